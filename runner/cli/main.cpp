@@ -1,0 +1,49 @@
+// attnsweep: declares the command line and hands off to runner/cli/commands.
+#include <CLI/CLI.hpp>
+
+#include "runner/cli/commands.hpp"
+#include "runner/common/errors.hpp"
+#include "runner/common/log.hpp"
+#include "version.hpp"
+
+int main(int argc, char** argv) {
+  using namespace attnsweep;
+  CLI::App app{"attnsweep: profile attention variants over a sweep of shapes and dtypes on CPU or CUDA,\n"
+               "and store kernel counts, timings and numerics in SQLite.\n\n"
+               "Exit codes: 0 done (some cases may be unsupported), 1 runtime failure,\n"
+               "2 bad input (command line, config or database). Docs: docs/cli.md"};
+  app.set_version_flag("--version", std::string("attnsweep ") + kVersion + " (" + kGitSha + ")");
+  app.require_subcommand(1);
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (logs go to stderr)")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+
+  cli::RunOptions run;
+  auto* run_command = app.add_subcommand("run", "Run every case of a sweep config and store the results");
+  run_command->add_option("config", run.config_path, "sweep config (YAML), e.g. configs/quickstart.yaml")->required();
+  run_command->add_option("--db", run.db_path, "SQLite results database, created when absent")
+      ->capture_default_str();
+  run_command->add_option("--device", run.device, "auto, cpu, cuda or cuda:N (default: the config's, else auto)");
+  run_command->add_option("--traces", run.traces_dir, "write one Chrome trace (Perfetto) per case into DIR");
+
+  std::string plan_config, plan_device;
+  auto* plan_command = app.add_subcommand("plan", "Validate a config and list the cases it would run; runs nothing");
+  plan_command->add_option("config", plan_config, "sweep config (YAML)")->required();
+  plan_command->add_option("--device", plan_device, "device to plan for: auto, cpu, cuda or cuda:N");
+
+  std::string variants_device;
+  auto* variants_command = app.add_subcommand("variants", "List the attention variants and where they run");
+  variants_command->add_option("--device", variants_device, "auto (default), cpu, cuda or cuda:N");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    const int code = app.exit(error);
+    return code == 0 ? kExitOk : kExitBadInput;
+  }
+  log::set_level(log_level);
+  if (*run_command) return cli::run_command(run);
+  if (*plan_command) return cli::plan_command(plan_config, plan_device);
+  if (*variants_command) return cli::variants_command(variants_device);
+  return kExitBadInput;
+}

@@ -1,0 +1,19 @@
+#pragma once
+// Small string helpers shared by the config loader and the printers.
+#include <string>
+#include <vector>
+
+namespace attnsweep::text {
+
+std::string join(const std::vector<std::string>& items, const std::string& separator);
+
+// Levenshtein distance, for "did you mean" suggestions.
+std::size_t edit_distance(const std::string& a, const std::string& b);
+
+// The candidate closest to `word`, or "" when none is close enough to help.
+std::string nearest(const std::string& word, const std::vector<std::string>& candidates);
+
+// Fixed-point formatting with `digits` decimals.
+std::string fixed(double value, int digits);
+
+}  // namespace attnsweep::text

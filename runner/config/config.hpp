@@ -1,0 +1,58 @@
+#pragma once
+// A validated sweep configuration, as written in the YAML file (docs/config.md).
+// The plan (runner/plan) expands it into cases.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runner/common/errors.hpp"
+#include "runner/config/measure_settings.hpp"
+
+namespace attnsweep {
+
+// The shape axes, in the order they are expanded and printed.
+inline const std::vector<std::string>& shape_axis_names() {
+  static const std::vector<std::string> names = {"batch",      "heads",      "kv_heads",
+                                                 "seq_len_q",  "seq_len_kv", "head_dim"};
+  return names;
+}
+
+// One entry of `shapes`: the product of its axes, times its zipped rows.
+struct ShapeBlock {
+  std::map<std::string, std::vector<std::int64_t>> axes;         // keys of shape_axis_names()
+  std::vector<std::map<std::string, std::int64_t>> zip_rows;     // each row sets axes together
+  SourceLocation where;
+};
+
+// A case is dropped when every key of one rule matches it; values are strings
+// ("bf16", "true", "1024") and any listed value matches.
+struct ExcludeRule {
+  std::map<std::string, std::vector<std::string>> match;
+  SourceLocation where;
+};
+
+struct Config {
+  std::string source_path;  // the file it came from, for messages
+  std::string yaml_text;    // the file's exact text, stored with the run
+  std::string name;
+  std::string description;
+  std::string device = "auto";
+  std::uint64_t seed = 0;
+  std::vector<std::string> variants;
+  std::vector<std::string> dtypes;
+  std::vector<bool> causal;
+  std::vector<ShapeBlock> shapes;
+  std::vector<ExcludeRule> exclude;
+  MeasureSettings measure;
+  SourceLocation shapes_where;
+};
+
+// Reads and validates a config file. Throws ConfigError (file:line:column: key:
+// message) on the first problem, or BadInputError when the file cannot be read.
+Config load_config(const std::string& path);
+Config parse_config(const std::string& yaml_text, const std::string& source_name);
+
+const std::vector<std::string>& dtype_names();  // bf16, fp16, fp32
+
+}  // namespace attnsweep

@@ -1,0 +1,11 @@
+#include "runner/config/measure_settings.hpp"
+
+namespace attnsweep {
+
+std::vector<std::string> MeasureSettings::keys() {
+  return {"warmup",           "profiled_forwards", "max_profile_attempts", "min_samples",
+          "max_samples",      "target_rel_stdev",  "max_case_seconds",     "accuracy_check",
+          "traces"};
+}
+
+}  // namespace attnsweep

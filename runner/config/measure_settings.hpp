@@ -1,0 +1,22 @@
+#pragma once
+// How each case is measured. Defaults are the documented ones (docs/config.md).
+#include <string>
+#include <vector>
+
+namespace attnsweep {
+
+struct MeasureSettings {
+  int warmup = 5;                  // unmeasured forwards before timing
+  int profiled_forwards = 5;       // forwards per profiling session
+  int max_profile_attempts = 3;    // re-profile while per-forward counts disagree
+  int min_samples = 10;            // timed forwards, at least
+  int max_samples = 2000;          // timed forwards, at most
+  double target_rel_stdev = 0.02;  // stop once stdev/mean of the samples is under this
+  double max_case_seconds = 10.0;  // stop timing a case after this much wall time
+  bool accuracy_check = true;      // compare against a float64 reference
+  bool traces = false;             // write a Chrome trace per case
+
+  static std::vector<std::string> keys();
+};
+
+}  // namespace attnsweep

@@ -1,0 +1,74 @@
+#pragma once
+// Everything measured for one case: plain data that flows to the store.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/measure/statistics.hpp"
+#include "runner/plan/case.hpp"
+
+namespace attnsweep {
+
+// One row of the `kernels` table: device activity of one name, per forward.
+struct KernelStat {
+  std::string name;
+  std::string kind;                 // kernel, memcpy, memset
+  double launches_per_forward = 0;
+  double total_us = 0;              // summed duration per forward
+  double mean_us = 0, min_us = 0, max_us = 0;  // per launch
+  std::int64_t stream = -1;
+};
+
+// One row of the `ops` table: host-side activity of one name, per forward.
+struct OpStat {
+  std::string name;
+  std::string kind;                 // op (aten::...), cuda_runtime, cuda_driver
+  double calls_per_forward = 0;
+  double self_cpu_us = 0;           // per forward, children excluded
+  double total_cpu_us = 0;          // per forward, children included
+};
+
+struct TimingSample {
+  std::optional<double> gpu_time_us;  // CUDA events around the forward
+  std::optional<double> cpu_time_us;  // wall time of the forward on the CPU device
+  double host_dispatch_us = 0;        // time for the forward call to return
+};
+
+// What the profiler saw per forward, after attribution (runner/profile).
+struct ProfileSummary {
+  int profiled_forwards = 0;
+  int attempts = 0;
+  bool counts_consistent = true;
+  std::vector<int> kernels_each_forward, memcpy_each_forward, memset_each_forward;
+  int cpu_ops_per_forward = 0;      // aten operator calls per forward
+  int unattributed_device_events = 0;
+  double kernel_time_us_per_forward = 0;  // sum of device activity durations
+  std::vector<KernelStat> kernels;
+  std::vector<OpStat> ops;
+};
+
+struct CaseResult {
+  std::string status = "ok";  // ok, unsupported, oom, error
+  std::string error_message;
+  std::string sdpa_backend;   // for sdpa_* variants: the backend that ran
+  std::string device;         // cpu, cuda:0
+  std::string timer;          // cuda_event or steady_clock
+  std::string stop_reason;
+  std::optional<SampleStatistics> gpu_time_us;
+  std::optional<SampleStatistics> cpu_time_us;
+  std::optional<double> cpu_dispatch_us_median;
+  std::optional<double> rel_error;
+  std::optional<std::int64_t> peak_mem_bytes;
+  double flops = 0;
+  double min_bytes = 0;
+  std::optional<double> tflops;
+  std::optional<double> bandwidth_gbps;
+  std::string trace_path;
+  std::optional<ProfileSummary> profile;  // absent when the case did not run
+  std::vector<TimingSample> samples;
+  std::vector<std::string> warnings;      // e.g. inconsistent kernel counts
+  double wall_seconds = 0;
+};
+
+}  // namespace attnsweep

@@ -1,0 +1,210 @@
+#include "runner/measure/case_runner.hpp"
+
+#include <ATen/ATen.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/autograd/grad_mode.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "runner/measure/device.hpp"
+#include "runner/measure/flops.hpp"
+#include "runner/measure/inputs.hpp"
+#include "runner/measure/stopping_rule.hpp"
+#include "runner/measure/timer.hpp"
+#include "runner/profile/kineto_profiler.hpp"
+#include "runner/variants/naive_attention.hpp"
+#include "runner/variants/registry.hpp"
+#include "runner/variants/variant_names.hpp"
+
+namespace attnsweep {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+bool contains(const std::string& text, const char* fragment) { return text.find(fragment) != std::string::npos; }
+
+}  // namespace
+
+struct CaseRunner::Impl {
+  std::string device;
+  MeasureSettings settings;
+  std::uint64_t seed;
+  bool cuda;
+  std::unique_ptr<Timer> timer;
+  KinetoProfiler profiler;
+  bool profiler_warm = false;
+
+  Impl(std::string device_in, MeasureSettings settings_in, std::uint64_t seed_in)
+      : device(std::move(device_in)),
+        settings(settings_in),
+        seed(seed_in),
+        cuda(is_cuda_device(device)),
+        timer(make_timer(device)),
+        profiler(device) {}
+
+  int device_index() const { return cuda ? std::stoi(device.substr(5)) : -1; }
+
+  // Relative Frobenius error against float64, one batch entry at a time so the
+  // float64 score matrix stays small.
+  double relative_error(const at::Tensor& output, const AttentionInputs& inputs) {
+    double error_squares = 0, reference_squares = 0;
+    for (std::int64_t b = 0; b < inputs.query.size(0); ++b) {
+      AttentionInputs slice = inputs;
+      slice.query = inputs.query.narrow(0, b, 1);
+      slice.key = inputs.key.narrow(0, b, 1);
+      slice.value = inputs.value.narrow(0, b, 1);
+      const at::Tensor reference = reference_attention(slice);
+      const at::Tensor difference = output.narrow(0, b, 1).to(at::kDouble) - reference;
+      error_squares += difference.pow(2).sum().item<double>();
+      reference_squares += reference.pow(2).sum().item<double>();
+    }
+    return std::sqrt(error_squares) / std::sqrt(reference_squares);
+  }
+
+  void time_case(const std::function<void()>& forward, CaseResult& result) {
+    StoppingRule rule(settings);
+    std::vector<double> device_times, dispatch_times;
+    const auto start = Clock::now();
+    do {
+      TimingSample sample = timer->time(forward);
+      const double value = sample.gpu_time_us ? *sample.gpu_time_us : *sample.cpu_time_us;
+      rule.add_sample(value);
+      device_times.push_back(value);
+      dispatch_times.push_back(sample.host_dispatch_us);
+      result.samples.push_back(sample);
+    } while (!rule.should_stop(seconds_since(start)));
+    result.stop_reason = rule.reason();
+    result.timer = timer->name();
+    const SampleStatistics stats = summarize(device_times);
+    if (cuda) {
+      result.gpu_time_us = stats;
+    } else {
+      result.cpu_time_us = stats;
+    }
+    result.cpu_dispatch_us_median = summarize(dispatch_times).median;
+    if (stats.median > 0) {
+      result.tflops = result.flops / (stats.median * 1e-6) / 1e12;
+      result.bandwidth_gbps = result.min_bytes / (stats.median * 1e-6) / 1e9;
+    }
+  }
+
+  void profile_case(const std::function<void()>& forward, const std::string& trace_path, CaseResult& result) {
+    if (!profiler_warm) {
+      profiler.warm_up(forward);
+      profiler_warm = true;
+    }
+    ProfileSummary summary;
+    for (int attempt = 1; attempt <= settings.max_profile_attempts; ++attempt) {
+      const auto events = profiler.profile(forward, settings.profiled_forwards, trace_path);
+      summary = attribute_events(events, settings.profiled_forwards, cuda);
+      summary.attempts = attempt;
+      if (summary.counts_consistent) break;
+    }
+    if (!summary.counts_consistent) {
+      result.warnings.push_back("kernel counts differed between profiled forwards in all " +
+                                std::to_string(summary.attempts) + " profiling attempts; counts are not trustworthy");
+    }
+    if (!trace_path.empty()) result.trace_path = trace_path;
+    result.profile = std::move(summary);
+  }
+
+  void measure(const Case& c, const Variant& variant, const std::string& trace_path, CaseResult& result) {
+    const AttentionInputs inputs = make_inputs(c, device, seed);
+    const Support support = variant.check(inputs);
+    if (!support.supported) {
+      result.status = "unsupported";
+      result.error_message = support.reason;
+      return;
+    }
+    result.sdpa_backend = variant.sdpa_backend(inputs);
+
+    if (settings.accuracy_check) {
+      const double error = relative_error(variant.forward(inputs), inputs);
+      if (std::isfinite(error)) {
+        result.rel_error = error;
+      } else {
+        result.warnings.push_back("output is not finite (NaN or Inf); rel_error left empty");
+      }
+    }
+    if (cuda) {
+      synchronize_device(device);
+      c10::cuda::CUDACachingAllocator::emptyCache();
+      c10::cuda::CUDACachingAllocator::resetPeakStats(device_index());
+    }
+    at::Tensor output;
+    const std::function<void()> forward = [&] { output = variant.forward(inputs); };
+    for (int i = 0; i < settings.warmup; ++i) forward();
+    synchronize_device(device);
+    time_case(forward, result);
+    profile_case(forward, trace_path, result);
+    if (cuda) {
+      const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_index());
+      result.peak_mem_bytes = stats.allocated_bytes[static_cast<std::size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
+    }
+  }
+};
+
+CaseRunner::CaseRunner(std::string device, MeasureSettings settings, std::uint64_t seed)
+    : impl_(std::make_unique<Impl>(std::move(device), settings, seed)) {}
+
+CaseRunner::~CaseRunner() = default;
+
+CaseResult CaseRunner::run(const Case& c, const std::string& trace_path) {
+  const auto start = Clock::now();
+  CaseResult result;
+  result.device = impl_->device;
+  result.flops = forward_flops(c.shape, c.causal);
+  result.min_bytes = forward_min_bytes(c.shape, c.dtype);
+  const VariantInfo* info = find_variant_info(c.variant);
+  const Variant* variant = find_variant(c.variant);
+  if (!info || !variant) {
+    result.status = "error";
+    result.error_message = "unknown variant '" + c.variant + "'";
+    return result;
+  }
+  if (!impl_->cuda && !info->runs_on_cpu) {
+    result.status = "unsupported";
+    result.error_message = c.variant + " has no CPU implementation in PyTorch (CPU SDPA backends: flash, math)";
+    return result;
+  }
+  c10::OptionalDeviceGuard device_guard;
+  if (impl_->cuda) device_guard.reset_device(at::Device(impl_->device));
+  at::NoGradGuard no_grad;
+  try {
+    impl_->measure(c, *variant, trace_path, result);
+  } catch (const c10::OutOfMemoryError& error) {
+    result.status = "oom";
+    result.error_message = error.what_without_backtrace();
+  } catch (const c10::Error& error) {
+    const std::string message = error.what_without_backtrace();
+    // A backend PyTorch refuses at run time is unsupported, not an error.
+    result.status = contains(message, "No available kernel") || contains(message, "Invalid backend") ? "unsupported" : "error";
+    result.error_message = message;
+  } catch (const std::exception& error) {
+    result.status = "error";
+    result.error_message = error.what();
+  }
+  if (result.status != "ok") {
+    // Partial measurements of a failed case would mislead: keep only the reason.
+    const std::string status = result.status, message = result.error_message;
+    const double flops = result.flops, bytes = result.min_bytes;
+    result = CaseResult{};
+    result.status = status;
+    result.error_message = message;
+    result.device = impl_->device;
+    result.flops = flops;
+    result.min_bytes = bytes;
+    if (impl_->cuda) c10::cuda::CUDACachingAllocator::emptyCache();
+  }
+  result.wall_seconds = seconds_since(start);
+  return result;
+}
+
+}  // namespace attnsweep

@@ -1,0 +1,13 @@
+#pragma once
+// Which device a sweep runs on. No LibTorch types in the interface.
+#include <string>
+
+namespace attnsweep {
+
+int cuda_device_count();
+// "auto" -> "cuda:0" when a GPU is present, else "cpu"; "cuda" -> "cuda:0".
+// Throws BadInputError for an unknown device or a GPU that is not there.
+std::string resolve_device(const std::string& requested);
+bool is_cuda_device(const std::string& device);
+
+}  // namespace attnsweep

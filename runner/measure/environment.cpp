@@ -1,0 +1,79 @@
+#include "runner/measure/environment.hpp"
+
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <torch/version.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "runner/measure/device.hpp"
+
+namespace attnsweep {
+namespace {
+
+std::string dotted_version(int packed, int major_divisor, int minor_divisor) {
+  return std::to_string(packed / major_divisor) + "." + std::to_string((packed % major_divisor) / minor_divisor);
+}
+
+// The driver version through NVML, loaded at run time so the binary does not
+// depend on libnvidia-ml being present.
+std::string nvidia_driver_version() {
+  void* library = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!library) return "";
+  using InitFn = int (*)();
+  using VersionFn = int (*)(char*, unsigned);
+  auto init = reinterpret_cast<InitFn>(dlsym(library, "nvmlInit_v2"));
+  auto version = reinterpret_cast<VersionFn>(dlsym(library, "nvmlSystemGetDriverVersion"));
+  auto shutdown = reinterpret_cast<InitFn>(dlsym(library, "nvmlShutdown"));
+  std::string out;
+  if (init && version && init() == 0) {
+    char buffer[96] = {};
+    if (version(buffer, sizeof buffer) == 0) out = buffer;
+    if (shutdown) shutdown();
+  }
+  dlclose(library);
+  return out;
+}
+
+std::string cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "cpu";
+}
+
+}  // namespace
+
+EnvironmentInfo collect_environment(const std::string& device) {
+  EnvironmentInfo info;
+  info.device = device;
+  info.torch_version = TORCH_VERSION;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) info.hostname = host;
+  const auto& hooks = at::detail::getCUDAHooks();
+  if (hooks.hasCuDNN()) info.cudnn_version = std::to_string(hooks.versionCuDNN());
+  if (!is_cuda_device(device)) {
+    info.device_name = cpu_model();
+    return info;
+  }
+  const int index = std::stoi(device.substr(5));
+  const cudaDeviceProp* properties = at::cuda::getDeviceProperties(index);
+  info.device_name = properties->name;
+  info.sm_count = properties->multiProcessorCount;
+  info.device_memory_bytes = static_cast<std::int64_t>(properties->totalGlobalMem);
+  info.l2_cache_bytes = properties->l2CacheSize;
+  int runtime = 0;
+  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) info.cuda_version = dotted_version(runtime, 1000, 10);
+  info.driver_version = nvidia_driver_version();
+  return info;
+}
+
+}  // namespace attnsweep

@@ -1,0 +1,23 @@
+#pragma once
+// Facts about the machine and software, stored with every run.
+#include <cstdint>
+#include <string>
+
+namespace attnsweep {
+
+struct EnvironmentInfo {
+  std::string device;          // cpu, cuda:0
+  std::string device_name;     // NVIDIA H200, or the CPU model
+  std::string torch_version;
+  std::string cuda_version;    // CUDA runtime in use; empty on a CPU run
+  std::string cudnn_version;
+  std::string driver_version;  // NVIDIA driver (NVML); empty when unknown
+  std::string hostname;
+  int sm_count = 0;
+  std::int64_t device_memory_bytes = 0;
+  std::int64_t l2_cache_bytes = 0;
+};
+
+EnvironmentInfo collect_environment(const std::string& device);
+
+}  // namespace attnsweep

@@ -1,0 +1,22 @@
+#pragma once
+// The FLOP and byte conventions behind TFLOP/s and bandwidth (docs/schema.md).
+#include <cstdint>
+#include <string>
+
+#include "runner/plan/case.hpp"
+
+namespace attnsweep {
+
+// Stored with every run so numbers from different conventions are never mixed.
+extern const char* const kFlopConvention;
+
+// (query, key) pairs that take part: Sq*Skv, or with a causal mask aligned to
+// the top left (PyTorch's is_causal), sum over query rows i of min(i + 1, Skv).
+double attended_pairs(const Shape& shape, bool causal);
+// Forward FLOPs: two matrix products of 2*D FLOPs per attended pair and head.
+double forward_flops(const Shape& shape, bool causal);
+// Fewest bytes a forward must move: read q, k, v once and write the output once.
+double forward_min_bytes(const Shape& shape, const std::string& dtype);
+int dtype_bytes(const std::string& dtype);
+
+}  // namespace attnsweep

@@ -1,0 +1,37 @@
+#include "runner/measure/inputs.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <cmath>
+
+namespace attnsweep {
+
+at::ScalarType scalar_type_of(const std::string& dtype) {
+  if (dtype == "bf16") return at::kBFloat16;
+  if (dtype == "fp16") return at::kHalf;
+  return at::kFloat;
+}
+
+AttentionInputs make_inputs(const Case& c, const std::string& device, std::uint64_t seed) {
+  const Shape& s = c.shape;
+  at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+  const auto cpu_float = at::TensorOptions().dtype(at::kFloat);
+  const auto target = at::TensorOptions().device(device).dtype(scalar_type_of(c.dtype));
+  auto draw = [&](std::int64_t heads, std::int64_t seq) {
+    return at::randn({s.batch, heads, seq, s.head_dim}, generator, cpu_float).to(target);
+  };
+  AttentionInputs inputs;
+  inputs.query = draw(s.heads, s.seq_len_q);
+  inputs.key = draw(s.kv_heads, s.seq_len_kv);
+  inputs.value = draw(s.kv_heads, s.seq_len_kv);
+  inputs.causal = c.causal;
+  inputs.grouped = s.kv_heads != s.heads;
+  inputs.scale = 1.0 / std::sqrt(static_cast<double>(s.head_dim));
+  if (c.causal) {
+    // Top-left aligned, as PyTorch's is_causal: query i sees keys 0..i.
+    inputs.causal_mask = at::ones({s.seq_len_q, s.seq_len_kv}, at::TensorOptions().device(device).dtype(at::kBool)).triu(1);
+  }
+  return inputs;
+}
+
+}  // namespace attnsweep

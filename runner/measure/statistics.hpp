@@ -1,0 +1,18 @@
+#pragma once
+// Summary statistics of timing samples, computed in one place.
+#include <vector>
+
+namespace attnsweep {
+
+struct SampleStatistics {
+  int count = 0;
+  double median = 0, p10 = 0, p90 = 0, min = 0, max = 0, mean = 0, stdev = 0;
+  double rel_stdev() const { return mean > 0 ? stdev / mean : 0; }
+};
+
+// Percentiles by linear interpolation between order statistics (numpy's default);
+// stdev is the sample standard deviation (n - 1).
+SampleStatistics summarize(std::vector<double> samples);
+double percentile_sorted(const std::vector<double>& sorted, double fraction);
+
+}  // namespace attnsweep

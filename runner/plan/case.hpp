@@ -1,0 +1,35 @@
+#pragma once
+// One measurement to make: a variant on a shape, dtype and mask. Plain data,
+// so a case can be handed to a worker process or stored as is.
+#include <cstdint>
+#include <string>
+
+namespace attnsweep {
+
+struct Shape {
+  std::int64_t batch = 0;
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;    // grouped-query attention when < heads
+  std::int64_t seq_len_q = 0;
+  std::int64_t seq_len_kv = 0;
+  std::int64_t head_dim = 0;
+
+  bool operator==(const Shape& other) const {
+    return batch == other.batch && heads == other.heads && kv_heads == other.kv_heads &&
+           seq_len_q == other.seq_len_q && seq_len_kv == other.seq_len_kv && head_dim == other.head_dim;
+  }
+  // "8x16x1024x64" (B x H x S x D); "8x16/4x1x4096x64" with GQA and Sq != Skv.
+  std::string label() const;
+};
+
+struct Case {
+  int plan_index = 0;  // position in the plan, stable for a given config
+  std::string variant;
+  Shape shape;
+  std::string dtype;   // bf16, fp16, fp32
+  bool causal = true;
+
+  std::string label() const;  // "sdpa_flash 8x16x1024x64 bf16 causal"
+};
+
+}  // namespace attnsweep

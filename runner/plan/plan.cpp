@@ -1,0 +1,141 @@
+#include "runner/plan/plan.hpp"
+
+#include <algorithm>
+
+namespace attnsweep {
+
+std::string Shape::label() const {
+  std::string text = std::to_string(batch) + "x" + std::to_string(heads);
+  if (kv_heads != heads) text += "/" + std::to_string(kv_heads);
+  text += "x";
+  text += seq_len_q == seq_len_kv ? std::to_string(seq_len_q)
+                                  : std::to_string(seq_len_q) + "x" + std::to_string(seq_len_kv);
+  return text + "x" + std::to_string(head_dim);
+}
+
+std::string Case::label() const {
+  return variant + " " + shape.label() + " " + dtype + (causal ? " causal" : " full");
+}
+
+namespace {
+
+using AxisValues = std::map<std::string, std::int64_t>;
+
+// Cartesian product of the block's list axes, each combined with every zip row.
+std::vector<AxisValues> expand_block(const ShapeBlock& block) {
+  std::vector<AxisValues> combos = {{}};
+  for (const auto& [axis, values] : block.axes) {
+    std::vector<AxisValues> next;
+    for (const auto& combo : combos) {
+      for (auto value : values) {
+        AxisValues extended = combo;
+        extended[axis] = value;
+        next.push_back(extended);
+      }
+    }
+    combos = std::move(next);
+  }
+  if (block.zip_rows.empty()) return combos;
+  std::vector<AxisValues> zipped;
+  for (const auto& combo : combos) {
+    for (const auto& row : block.zip_rows) {
+      AxisValues extended = combo;
+      for (const auto& [axis, value] : row) extended[axis] = value;
+      zipped.push_back(extended);
+    }
+  }
+  return zipped;
+}
+
+Shape to_shape(const AxisValues& values) {
+  Shape shape;
+  shape.batch = values.at("batch");
+  shape.heads = values.at("heads");
+  shape.kv_heads = values.count("kv_heads") ? values.at("kv_heads") : shape.heads;
+  if (values.count("seq_len")) {
+    shape.seq_len_q = shape.seq_len_kv = values.at("seq_len");
+  } else {
+    shape.seq_len_q = values.at("seq_len_q");
+    shape.seq_len_kv = values.at("seq_len_kv");
+  }
+  shape.head_dim = values.at("head_dim");
+  return shape;
+}
+
+std::string field_value(const Case& c, const std::string& field) {
+  if (field == "variant") return c.variant;
+  if (field == "dtype") return c.dtype;
+  if (field == "causal") return c.causal ? "true" : "false";
+  if (field == "batch") return std::to_string(c.shape.batch);
+  if (field == "heads") return std::to_string(c.shape.heads);
+  if (field == "kv_heads") return std::to_string(c.shape.kv_heads);
+  if (field == "seq_len_q") return std::to_string(c.shape.seq_len_q);
+  if (field == "seq_len_kv") return std::to_string(c.shape.seq_len_kv);
+  if (field == "head_dim") return std::to_string(c.shape.head_dim);
+  return "";
+}
+
+bool matches(const ExcludeRule& rule, const Case& c) {
+  for (const auto& [field, values] : rule.match) {
+    auto any = [&](const std::string& actual) {
+      return std::find(values.begin(), values.end(), actual) != values.end();
+    };
+    if (field == "seq_len") {
+      // seq_len matches cases whose query and key/value lengths both equal it.
+      if (c.shape.seq_len_q != c.shape.seq_len_kv || !any(std::to_string(c.shape.seq_len_q))) return false;
+    } else if (!any(field_value(c, field))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Plan make_plan(const Config& config) {
+  Plan plan;
+  std::vector<Shape> shapes;
+  for (std::size_t b = 0; b < config.shapes.size(); ++b) {
+    const ShapeBlock& block = config.shapes[b];
+    for (const auto& values : expand_block(block)) {
+      const Shape shape = to_shape(values);
+      const std::string key = config.shapes.size() > 1 ? "shapes[" + std::to_string(b) + "]" : "shapes";
+      if (shape.kv_heads > shape.heads || shape.heads % shape.kv_heads != 0) {
+        throw ConfigError(config.source_path, block.where, key + ".kv_heads",
+                          "kv_heads (" + std::to_string(shape.kv_heads) + ") must divide heads (" +
+                              std::to_string(shape.heads) + ") for grouped-query attention");
+      }
+      if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) {
+        shapes.push_back(shape);
+      } else {
+        plan.duplicates += static_cast<int>(config.dtypes.size() * config.causal.size() * config.variants.size());
+      }
+    }
+  }
+  // Variants vary fastest, so the cases of one shape share inputs and run together.
+  for (const auto& shape : shapes) {
+    for (const auto& dtype : config.dtypes) {
+      for (bool causal : config.causal) {
+        for (const auto& variant : config.variants) {
+          Case c{0, variant, shape, dtype, causal};
+          const bool excluded = std::any_of(config.exclude.begin(), config.exclude.end(),
+                                            [&](const ExcludeRule& rule) { return matches(rule, c); });
+          if (excluded) {
+            ++plan.excluded;
+            continue;
+          }
+          c.plan_index = static_cast<int>(plan.cases.size());
+          plan.cases.push_back(c);
+        }
+      }
+    }
+  }
+  if (plan.cases.empty()) {
+    throw ConfigError(config.source_path, config.shapes_where, "exclude",
+                      "the sweep is empty: all " + std::to_string(plan.excluded) +
+                          " cases are excluded; relax the exclude rules");
+  }
+  return plan;
+}
+
+}  // namespace attnsweep

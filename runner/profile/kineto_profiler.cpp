@@ -1,0 +1,78 @@
+#include "runner/profile/kineto_profiler.hpp"
+
+#include <ATen/record_function.h>
+#include <ActivityType.h>  // from torch/include/kineto
+#include <torch/csrc/autograd/profiler_kineto.h>
+
+#include "runner/measure/device.hpp"
+#include "runner/measure/timer.hpp"
+
+namespace attnsweep {
+namespace {
+
+namespace profiler = torch::autograd::profiler;
+using torch::profiler::impl::ActivityType;
+using torch::profiler::impl::ProfilerConfig;
+using torch::profiler::impl::ProfilerState;
+
+Activity activity_of(std::uint8_t raw) {
+  switch (static_cast<libkineto::ActivityType>(raw)) {
+    case libkineto::ActivityType::CPU_OP: return Activity::cpu_op;
+    case libkineto::ActivityType::USER_ANNOTATION: return Activity::user_annotation;
+    case libkineto::ActivityType::GPU_USER_ANNOTATION: return Activity::gpu_user_annotation;
+    case libkineto::ActivityType::GPU_MEMCPY: return Activity::gpu_memcpy;
+    case libkineto::ActivityType::GPU_MEMSET: return Activity::gpu_memset;
+    case libkineto::ActivityType::CONCURRENT_KERNEL: return Activity::kernel;
+    case libkineto::ActivityType::CUDA_RUNTIME: return Activity::cuda_runtime;
+    case libkineto::ActivityType::CUDA_DRIVER: return Activity::cuda_driver;
+    default: return Activity::other;
+  }
+}
+
+ProfilerConfig make_config() {
+  torch::profiler::impl::ExperimentalConfig experimental;
+  experimental.expose_kineto_event_metadata = true;  // grid, block, registers (for later use)
+  return ProfilerConfig(ProfilerState::KINETO, /*report_input_shapes=*/false, /*profile_memory=*/false,
+                        /*with_stack=*/false, /*with_flops=*/false, /*with_modules=*/false, experimental);
+}
+
+}  // namespace
+
+KinetoProfiler::KinetoProfiler(const std::string& device) : device_(device), cuda_(is_cuda_device(device)) {}
+
+void KinetoProfiler::warm_up(const std::function<void()>& forward) { profile(forward, 1, ""); }
+
+std::vector<ProfiledEvent> KinetoProfiler::profile(const std::function<void()>& forward, int forwards,
+                                                   const std::string& trace_path) {
+  std::set<ActivityType> activities = {ActivityType::CPU};
+  if (cuda_) activities.insert(ActivityType::CUDA);
+  const ProfilerConfig config = make_config();
+  profiler::prepareProfiler(config, activities);
+  synchronize_device(device_);
+  profiler::enableProfiler(config, activities);
+  for (int i = 0; i < forwards; ++i) {
+    const std::string label = forward_label(i);
+    RECORD_USER_SCOPE(label);
+    forward();
+  }
+  synchronize_device(device_);
+  std::unique_ptr<profiler::ProfilerResult> result = profiler::disableProfiler();
+  if (!trace_path.empty()) result->save(trace_path);
+
+  std::vector<ProfiledEvent> events;
+  events.reserve(result->events().size());
+  for (const auto& event : result->events()) {
+    ProfiledEvent out;
+    out.activity = activity_of(event.activityType());
+    if (out.activity == Activity::other) continue;
+    out.name = event.name();
+    out.start_ns = event.startNs();
+    out.end_ns = event.endNs();
+    out.correlation_id = event.correlationId();
+    out.stream = event.deviceResourceId();
+    events.push_back(std::move(out));
+  }
+  return events;
+}
+
+}  // namespace attnsweep

@@ -1,0 +1,30 @@
+#pragma once
+// Profiles forwards with PyTorch's Kineto profiler (CPU + CUDA activities) and
+// hands back its events in our own plain form (event_attribution.hpp).
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "runner/profile/event_attribution.hpp"
+
+namespace attnsweep {
+
+class KinetoProfiler {
+ public:
+  explicit KinetoProfiler(const std::string& device);
+
+  // One throwaway session, so CUPTI's start-up cost lands in no measured case.
+  void warm_up(const std::function<void()>& forward);
+
+  // Runs `forward` `forwards` times, each under the record_function label
+  // forward_label(i), with the device synchronized before and after. Writes a
+  // Chrome trace to trace_path when it is not empty.
+  std::vector<ProfiledEvent> profile(const std::function<void()>& forward, int forwards,
+                                     const std::string& trace_path);
+
+ private:
+  std::string device_;
+  bool cuda_;
+};
+
+}  // namespace attnsweep

@@ -1,0 +1,137 @@
+#include "runner/variants/sdpa_common.hpp"
+
+#include <ATen/Context.h>
+#include <ATen/native/transformers/cuda/sdp_utils.h>
+#include <ATen/ops/_fused_sdp_choice.h>
+#include <ATen/ops/scaled_dot_product_attention.h>
+#include <c10/util/Exception.h>
+
+#include <vector>
+
+namespace attnsweep {
+namespace {
+
+// Collects TORCH_WARN messages: PyTorch explains a rejected backend only there.
+class WarningCollector final : public c10::WarningHandler {
+ public:
+  void process(const c10::Warning& warning) override { messages.push_back(warning.msg()); }
+  std::string joined() const {
+    std::string out;
+    for (const auto& message : messages) {
+      if (out.find(message) != std::string::npos) continue;
+      if (!out.empty()) out += " | ";
+      out += message;
+    }
+    return out;
+  }
+  std::vector<std::string> messages;
+};
+
+sdp::sdp_params params_of(const AttentionInputs& inputs) {
+  return sdp::sdp_params{inputs.query, inputs.key, inputs.value, std::nullopt, 0.0, inputs.causal, inputs.grouped};
+}
+
+// PyTorch's own checker for one CUDA backend, with its reasons (debug = true).
+std::string cuda_backend_reason(const AttentionInputs& inputs, at::SDPBackend backend) {
+  WarningCollector collector;
+  c10::WarningUtils::WarningHandlerGuard handler_guard(&collector);
+  c10::WarningUtils::WarnAlways warn_always(true);
+  const auto params = params_of(inputs);
+  bool ok = true;
+  switch (backend) {
+    case at::SDPBackend::flash_attention: ok = sdp::can_use_flash_attention(params, true); break;
+    case at::SDPBackend::efficient_attention: ok = sdp::can_use_mem_efficient_attention(params, true); break;
+    case at::SDPBackend::cudnn_attention: ok = sdp::can_use_cudnn_attention(params, true); break;
+    default: break;
+  }
+  return ok ? "" : collector.joined();
+}
+
+}  // namespace
+
+std::string sdpa_backend_name(at::SDPBackend backend) {
+  switch (backend) {
+    case at::SDPBackend::math: return "math";
+    case at::SDPBackend::flash_attention: return "flash_attention";
+    case at::SDPBackend::efficient_attention: return "efficient_attention";
+    case at::SDPBackend::cudnn_attention: return "cudnn_attention";
+    case at::SDPBackend::overrideable: return "overrideable";
+    default: return "error";
+  }
+}
+
+SdpaBackendGuard::SdpaBackendGuard(std::optional<at::SDPBackend> only) {
+  auto& context = at::globalContext();
+  flash_ = context.userEnabledFlashSDP();
+  fa3_ = context.userEnabledFA3SDP();
+  efficient_ = context.userEnabledMemEfficientSDP();
+  math_ = context.userEnabledMathSDP();
+  cudnn_ = context.userEnabledCuDNNSDP();
+  overrideable_ = context.userEnabledOverrideableSDP();
+  if (!only) return;
+  context.setSDPUseFlash(*only == at::SDPBackend::flash_attention);
+  context.setSDPUseFA3(false);
+  context.setSDPUseMemEfficient(*only == at::SDPBackend::efficient_attention);
+  context.setSDPUseMath(*only == at::SDPBackend::math);
+  context.setSDPUseCuDNN(*only == at::SDPBackend::cudnn_attention);
+  context.setSDPUseOverrideable(false);
+}
+
+SdpaBackendGuard::~SdpaBackendGuard() {
+  auto& context = at::globalContext();
+  context.setSDPUseFlash(flash_);
+  context.setSDPUseFA3(fa3_);
+  context.setSDPUseMemEfficient(efficient_);
+  context.setSDPUseMath(math_);
+  context.setSDPUseCuDNN(cudnn_);
+  context.setSDPUseOverrideable(overrideable_);
+}
+
+at::Tensor call_sdpa(const AttentionInputs& inputs) {
+  return at::scaled_dot_product_attention(inputs.query, inputs.key, inputs.value, /*attn_mask=*/{},
+                                          /*dropout_p=*/0.0, inputs.causal, /*scale=*/inputs.scale,
+                                          /*enable_gqa=*/inputs.grouped);
+}
+
+BackendChoice choose_sdpa_backend(const AttentionInputs& inputs) {
+  WarningCollector collector;
+  c10::WarningUtils::WarningHandlerGuard handler_guard(&collector);
+  c10::WarningUtils::WarnAlways warn_always(true);
+  BackendChoice choice;
+  try {
+    const auto raw = at::_fused_sdp_choice(inputs.query, inputs.key, inputs.value, {}, 0.0, inputs.causal,
+                                           inputs.scale, inputs.grouped);
+    const auto backend = static_cast<at::SDPBackend>(raw);
+    if (backend != at::SDPBackend::error) choice.backend = backend;
+  } catch (const c10::Error& error) {
+    collector.messages.push_back(error.msg());
+  }
+  choice.reason = collector.joined();
+  return choice;
+}
+
+Support SdpaVariant::check(const AttentionInputs& inputs) const {
+  SdpaBackendGuard guard(pinned_);
+  const BackendChoice choice = choose_sdpa_backend(inputs);
+  if (choice.backend && (!pinned_ || *choice.backend == *pinned_)) return {};
+  std::string reason = choice.reason;
+  if (pinned_ && inputs.query.is_cuda()) {
+    const std::string detail = cuda_backend_reason(inputs, *pinned_);
+    if (!detail.empty()) reason = detail;
+  }
+  if (reason.empty()) reason = "PyTorch found no SDPA backend for these inputs";
+  return {false, reason};
+}
+
+at::Tensor SdpaVariant::forward(const AttentionInputs& inputs) const {
+  SdpaBackendGuard guard(pinned_);
+  return call_sdpa(inputs);
+}
+
+std::string SdpaVariant::sdpa_backend(const AttentionInputs& inputs) const {
+  if (pinned_) return sdpa_backend_name(*pinned_);
+  const BackendChoice choice = choose_sdpa_backend(inputs);
+  return choice.backend ? sdpa_backend_name(*choice.backend) : "";
+}
+
+}  // namespace attnsweep

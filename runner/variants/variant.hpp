@@ -1,0 +1,39 @@
+#pragma once
+// The interface every attention variant implements (LibTorch side). Adding a
+// variant means one new file and one line in registry.cpp (plus its catalogue
+// entry in variant_names.cpp).
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <string>
+
+namespace attnsweep {
+
+// Inputs in (batch, heads, seq, head_dim) layout, built once per case.
+struct AttentionInputs {
+  at::Tensor query, key, value;
+  at::Tensor causal_mask;  // bool (Sq, Skv), true above the diagonal; undefined when not causal
+  bool causal = false;
+  double scale = 1.0;
+  bool grouped = false;    // kv_heads < heads
+};
+
+// Whether a variant can run these inputs, and PyTorch's reason when not.
+struct Support {
+  bool supported = true;
+  std::string reason;
+};
+
+class Variant {
+ public:
+  virtual ~Variant() = default;
+  virtual std::string name() const = 0;
+  // Asked once per case before anything runs.
+  virtual Support check(const AttentionInputs& inputs) const = 0;
+  // One forward pass. Called under no-grad; must not synchronize.
+  virtual at::Tensor forward(const AttentionInputs& inputs) const = 0;
+  // For SDPA variants, the backend that runs ("flash_attention", ...).
+  virtual std::string sdpa_backend(const AttentionInputs& inputs) const { return ""; }
+};
+
+}  // namespace attnsweep

@@ -1,0 +1,31 @@
+#include "runner/variants/variant_names.hpp"
+
+namespace attnsweep {
+
+const std::vector<VariantInfo>& variant_catalog() {
+  static const std::vector<VariantInfo> catalog = {
+      {"naive", "matmul(q, k^T) * scale, out-of-place masked_fill(-inf), softmax, matmul(v)", true, true},
+      {"naive_inplace", "as naive, with in-place masked_fill_", true, true},
+      {"sdpa_math", "scaled_dot_product_attention pinned to the math (composite) backend", true, true},
+      {"sdpa_efficient", "scaled_dot_product_attention pinned to memory-efficient attention", false, true},
+      {"sdpa_flash", "scaled_dot_product_attention pinned to FlashAttention (CPU: PyTorch's flash kernel)", true, true},
+      {"sdpa_cudnn", "scaled_dot_product_attention pinned to cuDNN attention", false, true},
+      {"sdpa_auto", "scaled_dot_product_attention, PyTorch chooses the backend (recorded)", true, true},
+  };
+  return catalog;
+}
+
+std::vector<std::string> variant_names() {
+  std::vector<std::string> names;
+  for (const auto& info : variant_catalog()) names.push_back(info.name);
+  return names;
+}
+
+const VariantInfo* find_variant_info(const std::string& name) {
+  for (const auto& info : variant_catalog()) {
+    if (info.name == name) return &info;
+  }
+  return nullptr;
+}
+
+}  // namespace attnsweep

@@ -1,0 +1,22 @@
+#pragma once
+// The catalogue of attention variants: names and where they can run. It holds
+// no LibTorch code, so config validation and `attnsweep variants` can use it;
+// the implementations live in runner/variants/<name>.cpp behind registry.hpp.
+#include <string>
+#include <vector>
+
+namespace attnsweep {
+
+struct VariantInfo {
+  std::string name;
+  std::string description;
+  bool runs_on_cpu = false;
+  bool runs_on_cuda = false;
+  // Tests-only variants are hidden from configs; none exist yet.
+};
+
+const std::vector<VariantInfo>& variant_catalog();
+std::vector<std::string> variant_names();
+const VariantInfo* find_variant_info(const std::string& name);
+
+}  // namespace attnsweep

@@ -1,0 +1,139 @@
+-- attnsweep results database, schema version 1 (PRAGMA user_version = 1).
+-- This file is the public contract: docs/schema.md documents every column.
+-- Units are in the names: _us microseconds, _bytes bytes, _ns nanoseconds.
+-- Changing it means a new version number and a forward migration in storage/store.cpp.
+
+CREATE TABLE IF NOT EXISTS runs (
+  run_id             INTEGER PRIMARY KEY,
+  name               TEXT NOT NULL,
+  description        TEXT,
+  config_path        TEXT,
+  config_yaml        TEXT NOT NULL,            -- the config file's exact text
+  config_sha256      TEXT NOT NULL,
+  status             TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'interrupted')),
+  started_at         TEXT NOT NULL,            -- UTC, ISO 8601
+  finished_at        TEXT,
+  device             TEXT NOT NULL,            -- cpu, cuda:0
+  device_name        TEXT,                     -- NVIDIA H200, or the CPU model
+  sm_count           INTEGER,
+  device_memory_bytes INTEGER,
+  l2_cache_bytes     INTEGER,
+  torch_version      TEXT,
+  cuda_version       TEXT,                     -- CUDA runtime in use; NULL on CPU runs
+  cudnn_version      TEXT,
+  driver_version     TEXT,                     -- NVIDIA driver, from NVML
+  hostname           TEXT,
+  attnsweep_version  TEXT NOT NULL,
+  git_sha            TEXT,
+  seed               INTEGER NOT NULL,
+  timing_protocol    TEXT NOT NULL,            -- how each timing sample was taken
+  flop_convention    TEXT NOT NULL,            -- how flops and min_bytes are counted
+  warmup             INTEGER NOT NULL,
+  profiled_forwards  INTEGER NOT NULL,
+  min_samples        INTEGER NOT NULL,
+  max_samples        INTEGER NOT NULL,
+  target_rel_stdev   REAL NOT NULL,
+  max_case_seconds   REAL NOT NULL,
+  planned_cases      INTEGER NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS cases (
+  case_id            INTEGER PRIMARY KEY,
+  run_id             INTEGER NOT NULL REFERENCES runs(run_id),
+  plan_index         INTEGER NOT NULL,         -- position in the run's plan
+  variant            TEXT NOT NULL,
+  batch              INTEGER NOT NULL,
+  heads              INTEGER NOT NULL,
+  kv_heads           INTEGER NOT NULL,
+  seq_len_q          INTEGER NOT NULL,
+  seq_len_kv         INTEGER NOT NULL,
+  head_dim           INTEGER NOT NULL,
+  dtype              TEXT NOT NULL CHECK (dtype IN ('bf16', 'fp16', 'fp32')),
+  causal             INTEGER NOT NULL CHECK (causal IN (0, 1)),
+  device             TEXT NOT NULL,
+  status             TEXT NOT NULL CHECK (status IN ('ok', 'unsupported', 'oom', 'error')),
+  error_message      TEXT,                     -- PyTorch's reason when status is not ok
+  warnings           TEXT,                     -- measurement warnings, '; '-separated
+  sdpa_backend       TEXT,                     -- backend that ran (sdpa_* variants)
+  timer              TEXT,                     -- cuda_event or steady_clock
+  stop_reason        TEXT,                     -- target_rel_stdev, max_case_seconds, max_samples
+  kernels_per_forward INTEGER,                 -- GPU kernel launches per forward; NULL on CPU
+  memcpy_per_forward INTEGER,                  -- GPU memcpy per forward; NULL on CPU
+  memset_per_forward INTEGER,                  -- GPU memset per forward; NULL on CPU
+  cpu_ops_per_forward INTEGER,                 -- aten operator calls per forward (all devices)
+  counts_consistent  INTEGER,                  -- 1 when every profiled forward had the same counts
+  profile_attempts   INTEGER,
+  profiled_forwards  INTEGER,
+  kernel_time_us_per_forward REAL,             -- sum of GPU activity durations per forward (profiler)
+  gpu_time_us_median REAL,                     -- CUDA events per forward; NULL on CPU
+  gpu_time_us_p10    REAL,
+  gpu_time_us_p90    REAL,
+  gpu_time_us_min    REAL,
+  gpu_time_us_mean   REAL,
+  gpu_time_us_stdev  REAL,
+  cpu_time_us_median REAL,                     -- wall time per forward on the CPU device; NULL on CUDA
+  cpu_time_us_p10    REAL,
+  cpu_time_us_p90    REAL,
+  cpu_time_us_min    REAL,
+  cpu_time_us_mean   REAL,
+  cpu_time_us_stdev  REAL,
+  samples            INTEGER,                  -- timed samples taken
+  cpu_dispatch_us_median REAL,                 -- time for the forward call to return (host cost)
+  rel_error          REAL,                     -- ||out - ref||_F / ||ref||_F, ref in float64
+  peak_mem_bytes     INTEGER,                  -- CUDA caching allocator peak; NULL on CPU
+  flops              REAL NOT NULL,            -- per forward, runs.flop_convention
+  min_bytes          REAL NOT NULL,            -- per forward, runs.flop_convention
+  tflops             REAL,                     -- flops / median time
+  bandwidth_gbps     REAL,                     -- min_bytes / median time, 1e9 bytes/s
+  trace_path         TEXT,                     -- Chrome trace (Perfetto) when traces are on
+  wall_seconds       REAL,                     -- wall time spent on the case
+  finished_at        TEXT NOT NULL,
+  UNIQUE (run_id, plan_index)
+);
+
+CREATE TABLE IF NOT EXISTS kernels (
+  case_id            INTEGER NOT NULL REFERENCES cases(case_id),
+  name               TEXT NOT NULL,
+  kind               TEXT NOT NULL CHECK (kind IN ('kernel', 'memcpy', 'memset')),
+  launches_per_forward REAL NOT NULL,
+  total_us           REAL NOT NULL,            -- summed duration per forward
+  mean_us            REAL NOT NULL,            -- per launch
+  min_us             REAL NOT NULL,
+  max_us             REAL NOT NULL,
+  stream             INTEGER,
+  PRIMARY KEY (case_id, kind, name)
+);
+
+CREATE TABLE IF NOT EXISTS ops (
+  case_id            INTEGER NOT NULL REFERENCES cases(case_id),
+  name               TEXT NOT NULL,
+  kind               TEXT NOT NULL CHECK (kind IN ('op', 'cuda_runtime', 'cuda_driver')),
+  calls_per_forward  REAL NOT NULL,
+  self_cpu_us        REAL NOT NULL,            -- per forward, children excluded
+  total_cpu_us       REAL NOT NULL,            -- per forward, children included
+  PRIMARY KEY (case_id, kind, name)
+);
+
+CREATE TABLE IF NOT EXISTS samples (
+  case_id            INTEGER NOT NULL REFERENCES cases(case_id),
+  sample_index       INTEGER NOT NULL,
+  gpu_time_us        REAL,                     -- CUDA events; NULL on CPU
+  cpu_time_us        REAL,                     -- steady clock on the CPU device; NULL on CUDA
+  host_dispatch_us   REAL NOT NULL,
+  PRIMARY KEY (case_id, sample_index)
+);
+
+CREATE INDEX IF NOT EXISTS cases_by_run ON cases(run_id);
+
+-- Everyday queries: one row per case with its run's context.
+CREATE VIEW IF NOT EXISTS results AS
+SELECT
+  r.run_id, r.name AS run_name, r.started_at, r.device_name, r.torch_version,
+  c.case_id, c.variant, c.batch, c.heads, c.kv_heads, c.seq_len_q, c.seq_len_kv, c.head_dim,
+  c.dtype, c.causal, c.device, c.status, c.sdpa_backend,
+  c.kernels_per_forward, c.memcpy_per_forward, c.memset_per_forward, c.cpu_ops_per_forward,
+  COALESCE(c.gpu_time_us_median, c.cpu_time_us_median) AS time_us_median,
+  c.gpu_time_us_median, c.cpu_time_us_median, c.cpu_dispatch_us_median,
+  c.tflops, c.bandwidth_gbps, c.rel_error, c.peak_mem_bytes, c.samples,
+  c.counts_consistent, c.error_message, c.trace_path
+FROM cases c JOIN runs r USING (run_id);

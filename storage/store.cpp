@@ -1,0 +1,275 @@
+#include "storage/store.hpp"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <cmath>
+#include <ctime>
+
+#include "runner/common/errors.hpp"
+#include "schema_sql.hpp"
+#include "version.hpp"
+
+namespace attnsweep::storage {
+namespace {
+
+template <typename T>
+void bind_optional(SQLite::Statement& statement, const char* name, const std::optional<T>& value) {
+  if (value) {
+    statement.bind(name, *value);
+  } else {
+    statement.bind(name);  // NULL
+  }
+}
+
+void bind_text_or_null(SQLite::Statement& statement, const char* name, const std::string& value) {
+  if (value.empty()) {
+    statement.bind(name);
+  } else {
+    statement.bind(name, value);
+  }
+}
+
+void bind_finite(SQLite::Statement& statement, const char* name, double value) {
+  if (std::isfinite(value)) {
+    statement.bind(name, value);
+  } else {
+    statement.bind(name);
+  }
+}
+
+void bind_statistics(SQLite::Statement& statement, const std::string& prefix,
+                     const std::optional<SampleStatistics>& stats) {
+  const std::vector<std::pair<std::string, double SampleStatistics::*>> fields = {
+      {"_median", &SampleStatistics::median}, {"_p10", &SampleStatistics::p10},   {"_p90", &SampleStatistics::p90},
+      {"_min", &SampleStatistics::min},       {"_mean", &SampleStatistics::mean}, {"_stdev", &SampleStatistics::stdev}};
+  for (const auto& [suffix, member] : fields) {
+    const std::string name = ":" + prefix + suffix;
+    if (stats) {
+      statement.bind(name, (*stats).*member);
+    } else {
+      statement.bind(name);
+    }
+  }
+}
+
+}  // namespace
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buffer;
+}
+
+struct Store::Impl {
+  SQLite::Database database;
+  explicit Impl(const std::string& path)
+      : database(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE, /*busy_timeout_ms=*/10000) {}
+};
+
+Store::Store(const std::string& path) : path_(path) {
+  try {
+    impl_ = std::make_unique<Impl>(path);
+    auto& db = impl_->database;
+    const int version = db.execAndGet("PRAGMA user_version").getInt();
+    if (version > kSchemaVersion) {
+      throw BadInputError(path + ": database schema version " + std::to_string(version) +
+                          " is newer than this attnsweep understands (" + std::to_string(kSchemaVersion) +
+                          "); use a newer attnsweep or another --db");
+    }
+    if (version == 0) {
+      // Version 0 is a new file, or a SQLite file that is not ours: refuse to write into the latter.
+      const int tables = db.execAndGet("SELECT count(*) FROM sqlite_master WHERE type = 'table'").getInt();
+      if (tables > 0) {
+        throw BadInputError(path + ": is a SQLite database but not an attnsweep one (user_version 0 with " +
+                            std::to_string(tables) + " tables); choose another --db");
+      }
+    }
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec("PRAGMA foreign_keys = ON");
+    if (version < kSchemaVersion) {
+      // Forward migrations go here, one step per version; version 1 is the first.
+      SQLite::Transaction transaction(db);
+      db.exec(kSchemaSql);
+      db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+      transaction.commit();
+    }
+  } catch (const SQLite::Exception& error) {
+    throw BadInputError(path + ": cannot use as a results database: " + error.what());
+  }
+}
+
+Store::~Store() = default;
+
+std::int64_t Store::begin_run(const RunRecord& run) {
+  auto& db = impl_->database;
+  SQLite::Statement insert(db, R"SQL(
+    INSERT INTO runs (name, description, config_path, config_yaml, config_sha256, status, started_at,
+      device, device_name, sm_count, device_memory_bytes, l2_cache_bytes, torch_version, cuda_version,
+      cudnn_version, driver_version, hostname, attnsweep_version, git_sha, seed, timing_protocol,
+      flop_convention, warmup, profiled_forwards, min_samples, max_samples, target_rel_stdev,
+      max_case_seconds, planned_cases)
+    VALUES (:name, :description, :config_path, :config_yaml, :config_sha256, 'running', :started_at,
+      :device, :device_name, :sm_count, :device_memory_bytes, :l2_cache_bytes, :torch_version, :cuda_version,
+      :cudnn_version, :driver_version, :hostname, :attnsweep_version, :git_sha, :seed, :timing_protocol,
+      :flop_convention, :warmup, :profiled_forwards, :min_samples, :max_samples, :target_rel_stdev,
+      :max_case_seconds, :planned_cases))SQL");
+  const EnvironmentInfo& env = run.environment;
+  insert.bind(":name", run.name);
+  bind_text_or_null(insert, ":description", run.description);
+  bind_text_or_null(insert, ":config_path", run.config_path);
+  insert.bind(":config_yaml", run.config_yaml);
+  insert.bind(":config_sha256", run.config_sha256);
+  insert.bind(":started_at", utc_now_iso8601());
+  insert.bind(":device", env.device);
+  bind_text_or_null(insert, ":device_name", env.device_name);
+  bind_optional(insert, ":sm_count", env.sm_count > 0 ? std::optional<int>(env.sm_count) : std::nullopt);
+  bind_optional(insert, ":device_memory_bytes",
+                env.device_memory_bytes > 0 ? std::optional<std::int64_t>(env.device_memory_bytes) : std::nullopt);
+  bind_optional(insert, ":l2_cache_bytes",
+                env.l2_cache_bytes > 0 ? std::optional<std::int64_t>(env.l2_cache_bytes) : std::nullopt);
+  bind_text_or_null(insert, ":torch_version", env.torch_version);
+  bind_text_or_null(insert, ":cuda_version", env.cuda_version);
+  bind_text_or_null(insert, ":cudnn_version", env.cudnn_version);
+  bind_text_or_null(insert, ":driver_version", env.driver_version);
+  bind_text_or_null(insert, ":hostname", env.hostname);
+  insert.bind(":attnsweep_version", std::string(attnsweep::kVersion));
+  insert.bind(":git_sha", std::string(attnsweep::kGitSha));
+  insert.bind(":seed", static_cast<std::int64_t>(run.seed));
+  insert.bind(":timing_protocol", run.timing_protocol);
+  insert.bind(":flop_convention", run.flop_convention);
+  insert.bind(":warmup", run.measure.warmup);
+  insert.bind(":profiled_forwards", run.measure.profiled_forwards);
+  insert.bind(":min_samples", run.measure.min_samples);
+  insert.bind(":max_samples", run.measure.max_samples);
+  insert.bind(":target_rel_stdev", run.measure.target_rel_stdev);
+  insert.bind(":max_case_seconds", run.measure.max_case_seconds);
+  insert.bind(":planned_cases", run.planned_cases);
+  insert.exec();
+  return db.getLastInsertRowid();
+}
+
+std::int64_t Store::add_case(std::int64_t run_id, const Case& c, const CaseResult& result) {
+  auto& db = impl_->database;
+  SQLite::Transaction transaction(db);
+  SQLite::Statement insert(db, R"SQL(
+    INSERT INTO cases (run_id, plan_index, variant, batch, heads, kv_heads, seq_len_q, seq_len_kv, head_dim,
+      dtype, causal, device, status, error_message, warnings, sdpa_backend, timer, stop_reason,
+      kernels_per_forward, memcpy_per_forward, memset_per_forward, cpu_ops_per_forward, counts_consistent,
+      profile_attempts, profiled_forwards, kernel_time_us_per_forward,
+      gpu_time_us_median, gpu_time_us_p10, gpu_time_us_p90, gpu_time_us_min, gpu_time_us_mean, gpu_time_us_stdev,
+      cpu_time_us_median, cpu_time_us_p10, cpu_time_us_p90, cpu_time_us_min, cpu_time_us_mean, cpu_time_us_stdev,
+      samples, cpu_dispatch_us_median, rel_error, peak_mem_bytes, flops, min_bytes, tflops, bandwidth_gbps,
+      trace_path, wall_seconds, finished_at)
+    VALUES (:run_id, :plan_index, :variant, :batch, :heads, :kv_heads, :seq_len_q, :seq_len_kv, :head_dim,
+      :dtype, :causal, :device, :status, :error_message, :warnings, :sdpa_backend, :timer, :stop_reason,
+      :kernels_per_forward, :memcpy_per_forward, :memset_per_forward, :cpu_ops_per_forward, :counts_consistent,
+      :profile_attempts, :profiled_forwards, :kernel_time_us_per_forward,
+      :gpu_time_us_median, :gpu_time_us_p10, :gpu_time_us_p90, :gpu_time_us_min, :gpu_time_us_mean, :gpu_time_us_stdev,
+      :cpu_time_us_median, :cpu_time_us_p10, :cpu_time_us_p90, :cpu_time_us_min, :cpu_time_us_mean, :cpu_time_us_stdev,
+      :samples, :cpu_dispatch_us_median, :rel_error, :peak_mem_bytes, :flops, :min_bytes, :tflops, :bandwidth_gbps,
+      :trace_path, :wall_seconds, :finished_at))SQL");
+  insert.bind(":run_id", run_id);
+  insert.bind(":plan_index", c.plan_index);
+  insert.bind(":variant", c.variant);
+  insert.bind(":batch", c.shape.batch);
+  insert.bind(":heads", c.shape.heads);
+  insert.bind(":kv_heads", c.shape.kv_heads);
+  insert.bind(":seq_len_q", c.shape.seq_len_q);
+  insert.bind(":seq_len_kv", c.shape.seq_len_kv);
+  insert.bind(":head_dim", c.shape.head_dim);
+  insert.bind(":dtype", c.dtype);
+  insert.bind(":causal", c.causal ? 1 : 0);
+  insert.bind(":device", result.device);
+  insert.bind(":status", result.status);
+  bind_text_or_null(insert, ":error_message", result.error_message);
+  std::string warnings;
+  for (const auto& warning : result.warnings) warnings += (warnings.empty() ? "" : "; ") + warning;
+  bind_text_or_null(insert, ":warnings", warnings);
+  bind_text_or_null(insert, ":sdpa_backend", result.sdpa_backend);
+  bind_text_or_null(insert, ":timer", result.timer);
+  bind_text_or_null(insert, ":stop_reason", result.stop_reason);
+  const bool gpu = result.device.rfind("cuda", 0) == 0;
+  const auto& profile = result.profile;
+  auto per_forward = [&](const std::vector<int>* counts) -> std::optional<int> {
+    if (!profile || !gpu || counts->empty()) return std::nullopt;
+    return counts->front();  // equal in every forward when counts_consistent
+  };
+  bind_optional(insert, ":kernels_per_forward", per_forward(profile ? &profile->kernels_each_forward : nullptr));
+  bind_optional(insert, ":memcpy_per_forward", per_forward(profile ? &profile->memcpy_each_forward : nullptr));
+  bind_optional(insert, ":memset_per_forward", per_forward(profile ? &profile->memset_each_forward : nullptr));
+  bind_optional(insert, ":cpu_ops_per_forward", profile ? std::optional<int>(profile->cpu_ops_per_forward) : std::nullopt);
+  bind_optional(insert, ":counts_consistent", profile ? std::optional<int>(profile->counts_consistent ? 1 : 0) : std::nullopt);
+  bind_optional(insert, ":profile_attempts", profile ? std::optional<int>(profile->attempts) : std::nullopt);
+  bind_optional(insert, ":profiled_forwards", profile ? std::optional<int>(profile->profiled_forwards) : std::nullopt);
+  bind_optional(insert, ":kernel_time_us_per_forward",
+                profile && gpu ? std::optional<double>(profile->kernel_time_us_per_forward) : std::nullopt);
+  bind_statistics(insert, "gpu_time_us", result.gpu_time_us);
+  bind_statistics(insert, "cpu_time_us", result.cpu_time_us);
+  bind_optional(insert, ":samples", result.samples.empty() ? std::nullopt : std::optional<int>(int(result.samples.size())));
+  bind_optional(insert, ":cpu_dispatch_us_median", result.cpu_dispatch_us_median);
+  bind_optional(insert, ":rel_error", result.rel_error);
+  bind_optional(insert, ":peak_mem_bytes", result.peak_mem_bytes);
+  insert.bind(":flops", result.flops);
+  insert.bind(":min_bytes", result.min_bytes);
+  bind_optional(insert, ":tflops", result.tflops);
+  bind_optional(insert, ":bandwidth_gbps", result.bandwidth_gbps);
+  bind_text_or_null(insert, ":trace_path", result.trace_path);
+  bind_finite(insert, ":wall_seconds", result.wall_seconds);
+  insert.bind(":finished_at", utc_now_iso8601());
+  insert.exec();
+  const std::int64_t case_id = db.getLastInsertRowid();
+
+  if (profile) {
+    SQLite::Statement kernel(db, "INSERT INTO kernels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const auto& k : profile->kernels) {
+      kernel.bind(1, static_cast<int64_t>(case_id));
+      kernel.bind(2, k.name);
+      kernel.bind(3, k.kind);
+      kernel.bind(4, k.launches_per_forward);
+      kernel.bind(5, k.total_us);
+      kernel.bind(6, k.mean_us);
+      kernel.bind(7, k.min_us);
+      kernel.bind(8, k.max_us);
+      kernel.bind(9, static_cast<std::int64_t>(k.stream));
+      kernel.exec();
+      kernel.reset();
+    }
+    SQLite::Statement op(db, "INSERT INTO ops VALUES (?, ?, ?, ?, ?, ?)");
+    for (const auto& o : profile->ops) {
+      op.bind(1, case_id);
+      op.bind(2, o.name);
+      op.bind(3, o.kind);
+      op.bind(4, o.calls_per_forward);
+      op.bind(5, o.self_cpu_us);
+      op.bind(6, o.total_cpu_us);
+      op.exec();
+      op.reset();
+    }
+  }
+  SQLite::Statement sample(db, "INSERT INTO samples VALUES (?, ?, ?, ?, ?)");
+  for (std::size_t i = 0; i < result.samples.size(); ++i) {
+    const auto& s = result.samples[i];
+    sample.bind(1, case_id);
+    sample.bind(2, static_cast<std::int64_t>(i));
+    if (s.gpu_time_us) sample.bind(3, *s.gpu_time_us); else sample.bind(3);
+    if (s.cpu_time_us) sample.bind(4, *s.cpu_time_us); else sample.bind(4);
+    sample.bind(5, s.host_dispatch_us);
+    sample.exec();
+    sample.reset();
+  }
+  transaction.commit();
+  return case_id;
+}
+
+void Store::finish_run(std::int64_t run_id, const std::string& status) {
+  SQLite::Statement update(impl_->database, "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?");
+  update.bind(1, status);
+  update.bind(2, utc_now_iso8601());
+  update.bind(3, run_id);
+  update.exec();
+}
+
+}  // namespace attnsweep::storage
