@@ -1,1 +1,143 @@
+// GPU checks: they skip where no CUDA device exists and run for real on the
+// device machine. Kernel counts are compared with torch.profiler in Python on
+// the same GPU (tests/gpu/torch_reference.py), never with hard-coded numbers.
+#include <gtest/gtest.h>
 
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "runner/measure/case_runner.hpp"
+#include "runner/measure/device.hpp"
+
+namespace attnsweep {
+namespace {
+
+#define SKIP_WITHOUT_CUDA() \
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device here"
+
+Case study_case(const std::string& variant, const std::string& dtype = "bf16") {
+  return Case{0, variant, Shape{8, 16, 16, 1024, 1024, 64}, dtype, true};
+}
+
+MeasureSettings quick_settings() {
+  MeasureSettings settings;
+  settings.warmup = 3;
+  settings.min_samples = 5;
+  settings.max_samples = 20;
+  settings.max_case_seconds = 2;
+  settings.profiled_forwards = 5;
+  return settings;
+}
+
+struct PythonCounts {
+  std::string status;
+  int kernels = -1, memcpy = -1, memset = -1;
+};
+
+// Runs the independent Python measurement once for all study variants.
+std::map<std::string, PythonCounts> python_counts(const std::string& dtype) {
+  const char* python = std::getenv("ATTNSWEEP_PYTHON");
+  const std::string command = std::string(python ? python : "python3") + " " ATTNSWEEP_SOURCE_DIR
+                              "/tests/gpu/torch_reference.py --counts-only --dtype " + dtype;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  std::map<std::string, PythonCounts> out;
+  if (!pipe) return out;
+  char line[4096];
+  while (fgets(line, sizeof line, pipe.get())) {
+    const std::string text = line;
+    auto field = [&](const std::string& key) -> std::string {
+      const auto at = text.find("\"" + key + "\": ");
+      if (at == std::string::npos) return "";
+      const auto start = at + key.size() + 4;
+      const auto end = text.find_first_of(",}", start);
+      std::string value = text.substr(start, end - start);
+      if (!value.empty() && value.front() == '"') value = value.substr(1, value.size() - 2);
+      return value;
+    };
+    PythonCounts counts;
+    counts.status = field("status");
+    if (counts.status == "ok") {
+      counts.kernels = static_cast<int>(std::stod(field("kernels")));
+      counts.memcpy = static_cast<int>(std::stod(field("memcpy")));
+      counts.memset = static_cast<int>(std::stod(field("memset")));
+    }
+    out[field("variant")] = counts;
+  }
+  return out;
+}
+
+TEST(GpuCases, KernelCountsMatchTorchProfilerInPython) {
+  SKIP_WITHOUT_CUDA();
+  const auto expected = python_counts("bf16");
+  ASSERT_EQ(expected.size(), 7u) << "tests/gpu/torch_reference.py gave no counts (is torch importable by python3?)";
+  CaseRunner runner("cuda:0", quick_settings(), 0);
+  for (const std::string variant :
+       {"naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto"}) {
+    const CaseResult result = runner.run(study_case(variant));
+    ASSERT_EQ(result.status, "ok") << variant << ": " << result.error_message;
+    ASSERT_TRUE(result.profile.has_value());
+    const auto& profile = *result.profile;
+    EXPECT_TRUE(profile.counts_consistent) << variant;
+    const PythonCounts& python = expected.at(variant);
+    ASSERT_EQ(python.status, "ok") << variant;
+    EXPECT_EQ(profile.kernels_each_forward.front(), python.kernels) << variant;
+    EXPECT_EQ(profile.memcpy_each_forward.front(), python.memcpy) << variant;
+    EXPECT_EQ(profile.memset_each_forward.front(), python.memset) << variant;
+    EXPECT_GT(result.gpu_time_us->median, 0) << variant;
+    ASSERT_TRUE(result.rel_error.has_value()) << variant;
+    EXPECT_LT(*result.rel_error, 2e-2) << variant;
+    EXPECT_GT(*result.peak_mem_bytes, 0) << variant;
+    std::printf("%-15s kernels %d memcpy %d memset %d (python %d/%d/%d) median %.1f us rel_error %.2e backend %s\n",
+                variant.c_str(), profile.kernels_each_forward.front(), profile.memcpy_each_forward.front(),
+                profile.memset_each_forward.front(), python.kernels, python.memcpy, python.memset,
+                result.gpu_time_us->median, *result.rel_error, result.sdpa_backend.c_str());
+  }
+}
+
+TEST(GpuCases, FlashAndCudnnRefuseFp32WithPyTorchsReason) {
+  SKIP_WITHOUT_CUDA();
+  CaseRunner runner("cuda:0", quick_settings(), 0);
+  for (const std::string variant : {"sdpa_flash", "sdpa_cudnn"}) {
+    const CaseResult result = runner.run(study_case(variant, "fp32"));
+    EXPECT_EQ(result.status, "unsupported") << variant;
+    EXPECT_NE(result.error_message.find("dtype"), std::string::npos) << variant << ": " << result.error_message;
+    EXPECT_FALSE(result.gpu_time_us.has_value());
+  }
+  // The math backend has no dtype restriction: the same case runs.
+  EXPECT_EQ(runner.run(study_case("sdpa_math", "fp32")).status, "ok");
+}
+
+TEST(GpuCases, CountsStayIdenticalAcrossManyProfilesInALongLivedProcess) {
+  SKIP_WITHOUT_CUDA();
+  MeasureSettings settings = quick_settings();
+  settings.accuracy_check = false;
+  CaseRunner runner("cuda:0", settings, 0);
+  std::vector<int> kernels, memsets;
+  for (int round = 0; round < 30; ++round) {
+    for (const std::string variant : {"naive", "sdpa_cudnn"}) {
+      const CaseResult result = runner.run(study_case(variant));
+      ASSERT_EQ(result.status, "ok");
+      ASSERT_TRUE(result.profile->counts_consistent) << "round " << round << " " << variant;
+      if (variant == "naive") kernels.push_back(result.profile->kernels_each_forward.front());
+      if (variant == "sdpa_cudnn") memsets.push_back(result.profile->memset_each_forward.front());
+    }
+  }
+  for (std::size_t i = 1; i < kernels.size(); ++i) EXPECT_EQ(kernels[i], kernels[0]) << "round " << i;
+  for (std::size_t i = 1; i < memsets.size(); ++i) EXPECT_EQ(memsets[i], memsets[0]) << "round " << i;
+  EXPECT_GT(kernels[0], 0);
+}
+
+TEST(GpuCases, AutoRecordsTheBackendPyTorchChose) {
+  SKIP_WITHOUT_CUDA();
+  CaseRunner runner("cuda:0", quick_settings(), 0);
+  const CaseResult result = runner.run(study_case("sdpa_auto"));
+  ASSERT_EQ(result.status, "ok");
+  EXPECT_TRUE(result.sdpa_backend == "cudnn_attention" || result.sdpa_backend == "flash_attention" ||
+              result.sdpa_backend == "efficient_attention" || result.sdpa_backend == "math")
+      << result.sdpa_backend;
+}
+
+}  // namespace
+}  // namespace attnsweep

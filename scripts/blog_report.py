@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Markdown report of the study sweep: attnsweep's numbers from its database next
+to the independent Python measurement (tests/gpu/torch_reference.py) from the
+same call.   usage: blog_report.py RESULTS.db PYTHON.jsonl [MACHINE.txt]"""
+import json
+import sqlite3
+import sys
+
+
+def main():
+    db_path, python_path = sys.argv[1], sys.argv[2]
+    machine = open(sys.argv[3]).read().strip() if len(sys.argv) > 3 else ""
+    python = {}
+    for line in open(python_path):
+        if line.strip():
+            row = json.loads(line)
+            python[row["variant"]] = row
+    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    db.row_factory = sqlite3.Row
+    run = db.execute("SELECT * FROM runs ORDER BY run_id DESC LIMIT 1").fetchone()
+    cases = db.execute("SELECT * FROM cases WHERE run_id = ? ORDER BY plan_index", (run["run_id"],)).fetchall()
+
+    print(f"# attnsweep on the study shape: {run['device_name']}\n")
+    print(f"Run {run['run_id']} '{run['name']}', {run['started_at']}; torch {run['torch_version']}, "
+          f"CUDA {run['cuda_version']}, cuDNN {run['cudnn_version']}, driver {run['driver_version']}, "
+          f"attnsweep {run['attnsweep_version']} ({run['git_sha']}).\n")
+    if machine:
+        print("```\n" + machine + "\n```\n")
+    print("Shape: batch 8, heads 16, seq 1024, head_dim 64, bf16, causal. Timing protocol, both columns: "
+          "device idle, CUDA event, one forward, CUDA event, synchronize (launch gaps included, no L2 flush). "
+          "attnsweep: its stopping rule (target 2% rel. stdev, >= 50 samples); Python: 200 samples. "
+          "Counts: attnsweep attributes Kineto events to each labelled forward from C++; Python counts "
+          "`kernel`, `gpu_memcpy`, `gpu_memset` events in torch.profiler's exported Chrome trace / forwards.\n")
+    print("| variant | status | backend | kernels | memcpy | memset | py kernels | py memcpy | py memset "
+          "| median us | py median us | diff % | TFLOP/s | host dispatch us | rel error | py rel error |")
+    print("|" + "---|" * 16)
+    for c in cases:
+        p = python.get(c["variant"], {})
+        if c["status"] != "ok":
+            print(f"| {c['variant']} | {c['status']} | | | | | | | | | | | | | | |")
+            continue
+        median, py_median = c["gpu_time_us_median"], p.get("median_us")
+        diff = f"{100 * (median - py_median) / py_median:+.1f}" if py_median else ""
+        fmt = lambda x, spec: format(x, spec) if x is not None else ""
+        print(f"| {c['variant']} | {c['status']} | {c['sdpa_backend'] or ''} | {c['kernels_per_forward']} "
+              f"| {c['memcpy_per_forward']} | {c['memset_per_forward']} | {fmt(p.get('kernels'), 'g')} "
+              f"| {fmt(p.get('memcpy'), 'g')} | {fmt(p.get('memset'), 'g')} | {median:.1f} | {fmt(py_median, '.1f')} "
+              f"| {diff} | {c['tflops']:.1f} | {c['cpu_dispatch_us_median']:.1f} | {c['rel_error']:.2e} "
+              f"| {fmt(p.get('rel_error'), '.2e')} |")
+    print("\n## Kernels per forward (attnsweep `kernels` table)\n")
+    print("| variant | kind | name | launches | total us | mean us |")
+    print("|---|---|---|---|---|---|")
+    for c in cases:
+        for k in db.execute("SELECT * FROM kernels WHERE case_id = ? ORDER BY total_us DESC", (c["case_id"],)):
+            print(f"| {c['variant']} | {k['kind']} | `{k['name'][:90]}` | {k['launches_per_forward']:g} "
+                  f"| {k['total_us']:.1f} | {k['mean_us']:.1f} |")
+    print("\n## Host time per forward (attnsweep `ops` table, top 3 by self CPU time)\n")
+    print("| variant | kind | name | calls | self CPU us | total CPU us |")
+    print("|---|---|---|---|---|---|")
+    for c in cases:
+        for o in db.execute("SELECT * FROM ops WHERE case_id = ? ORDER BY self_cpu_us DESC LIMIT 3", (c["case_id"],)):
+            print(f"| {c['variant']} | {o['kind']} | `{o['name'][:60]}` | {o['calls_per_forward']:g} "
+                  f"| {o['self_cpu_us']:.1f} | {o['total_cpu_us']:.1f} |")
+
+
+if __name__ == "__main__":
+    main()

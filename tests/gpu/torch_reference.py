@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Independent measurement of attnsweep's cases with PyTorch's Python API.
+
+For each variant at one shape and dtype: kernel, memcpy and memset launches per
+forward read from torch.profiler's exported Chrome trace (the way the study read
+its traces), the median of CUDA-event times per forward with the same protocol
+as attnsweep (device idle, event, one forward, event, sync), and the relative
+error against a float64 reference. Inputs are drawn exactly as attnsweep draws
+them (float32 randn from a CPU generator seeded with --seed, then cast), so the
+errors must match too. Prints one JSON object per line.
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import tempfile
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+BACKENDS = {
+    "sdpa_math": SDPBackend.MATH,
+    "sdpa_efficient": SDPBackend.EFFICIENT_ATTENTION,
+    "sdpa_flash": SDPBackend.FLASH_ATTENTION,
+    "sdpa_cudnn": SDPBackend.CUDNN_ATTENTION,
+}
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+
+
+def make_inputs(a, device):
+    gen = torch.Generator().manual_seed(a.seed)
+    q = torch.randn(a.batch, a.heads, a.seq_len, a.head_dim, generator=gen)
+    k = torch.randn(a.batch, a.heads, a.seq_len, a.head_dim, generator=gen)
+    v = torch.randn(a.batch, a.heads, a.seq_len, a.head_dim, generator=gen)
+    dtype = DTYPES[a.dtype]
+    return q.to(device, dtype), k.to(device, dtype), v.to(device, dtype)
+
+
+def forward_fn(variant, q, k, v, scale, causal):
+    mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).triu(1)
+
+    def naive():
+        scores = q @ k.transpose(-2, -1)
+        scores = scores * scale
+        if causal:
+            scores = scores.masked_fill(mask, float("-inf"))
+        return torch.softmax(scores, dim=-1) @ v
+
+    def naive_inplace():
+        scores = q @ k.transpose(-2, -1)
+        scores = scores * scale
+        if causal:
+            scores.masked_fill_(mask, float("-inf"))
+        return torch.softmax(scores, dim=-1) @ v
+
+    def sdpa():
+        if variant == "sdpa_auto":
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
+        with sdpa_kernel(BACKENDS[variant]):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
+
+    return {"naive": naive, "naive_inplace": naive_inplace}.get(variant, sdpa)
+
+
+def reference(q, k, v, scale, causal):
+    qd, kd, vd = q.double(), k.double(), v.double()
+    scores = (qd @ kd.transpose(-2, -1)) * scale
+    if causal:
+        mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).triu(1)
+        scores = scores.masked_fill(mask, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ vd
+
+
+def profile_counts(fn, forwards):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.json")
+        with torch.no_grad(), torch.profiler.profile(
+            activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        ) as prof:
+            for i in range(forwards):
+                with torch.profiler.record_function(f"forward{i}"):
+                    fn()
+            torch.cuda.synchronize()
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            events = json.load(f)["traceEvents"]
+    totals = {"kernel": 0, "gpu_memcpy": 0, "gpu_memset": 0}
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") in totals:
+            totals[e["cat"]] += 1
+    return {k: v / forwards for k, v in totals.items()}
+
+
+def cuda_event_median(fn, samples):
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    with torch.no_grad():
+        for _ in range(samples):
+            torch.cuda.synchronize()
+            start.record()
+            fn()
+            stop.record()
+            stop.synchronize()
+            times.append(start.elapsed_time(stop) * 1000.0)
+    return statistics.median(times)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--variants", default="naive,naive_inplace,sdpa_math,sdpa_efficient,sdpa_flash,sdpa_cudnn,sdpa_auto")
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--heads", type=int, default=16)
+    p.add_argument("--seq-len", type=int, default=1024)
+    p.add_argument("--head-dim", type=int, default=64)
+    p.add_argument("--dtype", default="bf16", choices=DTYPES)
+    p.add_argument("--causal", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--forwards", type=int, default=5)
+    p.add_argument("--samples", type=int, default=200)
+    p.add_argument("--counts-only", action="store_true", help="skip timing and numerics")
+    a = p.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("torch_reference.py needs a CUDA device")
+    q, k, v = make_inputs(a, "cuda")
+    scale = 1.0 / math.sqrt(a.head_dim)
+    causal = bool(a.causal)
+    ref = None
+    for variant in a.variants.split(","):
+        fn = forward_fn(variant, q, k, v, scale, causal)
+        row = {"variant": variant, "dtype": a.dtype, "batch": a.batch, "heads": a.heads, "seq_len": a.seq_len,
+               "head_dim": a.head_dim, "causal": causal}
+        try:
+            with torch.no_grad():
+                for _ in range(a.warmup):
+                    out = fn()
+                torch.cuda.synchronize()
+        except RuntimeError as error:
+            row.update(status="unsupported", reason=str(error).splitlines()[0])
+            print(json.dumps(row), flush=True)
+            continue
+        counts = profile_counts(fn, a.forwards)
+        row.update(status="ok", kernels=counts["kernel"], memcpy=counts["gpu_memcpy"], memset=counts["gpu_memset"])
+        if not a.counts_only:
+            if ref is None:
+                ref = reference(q, k, v, scale, causal)
+            row["rel_error"] = ((out.double() - ref).norm() / ref.norm()).item()
+            row["median_us"] = cuda_event_median(fn, a.samples)
+        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
