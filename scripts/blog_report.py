@@ -28,16 +28,19 @@ def main():
         print("```\n" + machine + "\n```\n")
     print("Shape: batch 8, heads 16, seq 1024, head_dim 64, bf16, causal. Timing protocol, both columns: "
           "device idle, CUDA event, one forward, CUDA event, synchronize (launch gaps included, no L2 flush). "
-          "attnsweep: its stopping rule (target 2% rel. stdev, >= 50 samples); Python: 200 samples. "
+          "attnsweep: its stopping rule (target 2% rel. stdev, >= 50 samples); Python: 200 samples, pinned "
+          "backends entered once outside the timed forward. 'profiler device us': sum of kernel, memcpy and "
+          "memset durations per forward in the profiler (no host gaps). "
           "Counts: attnsweep attributes Kineto events to each labelled forward from C++; Python counts "
           "`kernel`, `gpu_memcpy`, `gpu_memset` events in torch.profiler's exported Chrome trace / forwards.\n")
     print("| variant | status | backend | kernels | memcpy | memset | py kernels | py memcpy | py memset "
-          "| median us | py median us | diff % | TFLOP/s | host dispatch us | rel error | py rel error |")
-    print("|" + "---|" * 16)
+          "| median us | py median us | diff % | profiler device us | py profiler device us "
+          "| TFLOP/s | host dispatch us | rel error | py rel error |")
+    print("|" + "---|" * 18)
     for c in cases:
         p = python.get(c["variant"], {})
         if c["status"] != "ok":
-            print(f"| {c['variant']} | {c['status']} | | | | | | | | | | | | | | |")
+            print(f"| {c['variant']} | {c['status']} |" + " |" * 16)
             continue
         median, py_median = c["gpu_time_us_median"], p.get("median_us")
         diff = f"{100 * (median - py_median) / py_median:+.1f}" if py_median else ""
@@ -45,7 +48,8 @@ def main():
         print(f"| {c['variant']} | {c['status']} | {c['sdpa_backend'] or ''} | {c['kernels_per_forward']} "
               f"| {c['memcpy_per_forward']} | {c['memset_per_forward']} | {fmt(p.get('kernels'), 'g')} "
               f"| {fmt(p.get('memcpy'), 'g')} | {fmt(p.get('memset'), 'g')} | {median:.1f} | {fmt(py_median, '.1f')} "
-              f"| {diff} | {c['tflops']:.1f} | {c['cpu_dispatch_us_median']:.1f} | {c['rel_error']:.2e} "
+              f"| {diff} | {c['kernel_time_us_per_forward']:.1f} | {fmt(p.get('device_us'), '.1f')} "
+              f"| {c['tflops']:.1f} | {c['cpu_dispatch_us_median']:.1f} | {c['rel_error']:.2e} "
               f"| {fmt(p.get('rel_error'), '.2e')} |")
     print("\n## Kernels per forward (attnsweep `kernels` table)\n")
     print("| variant | kind | name | launches | total us | mean us |")

@@ -1,1 +1,71 @@
+// One case end to end on the CPU: timing, stopping rule, numerics, profile.
+#include <gtest/gtest.h>
 
+#include "runner/measure/case_runner.hpp"
+#include "runner/measure/flops.hpp"
+
+namespace attnsweep {
+namespace {
+
+MeasureSettings small_settings() {
+  MeasureSettings settings;
+  settings.warmup = 2;
+  settings.min_samples = 6;
+  settings.max_samples = 30;
+  settings.target_rel_stdev = 0.5;
+  settings.max_case_seconds = 5;
+  settings.profiled_forwards = 2;
+  return settings;
+}
+
+TEST(CaseRunnerCpu, MeasuresAnOkCase) {
+  CaseRunner runner("cpu", small_settings(), 0);
+  const Case c{0, "naive", Shape{1, 2, 2, 64, 64, 32}, "fp32", true};
+  const CaseResult r = runner.run(c);
+  ASSERT_EQ(r.status, "ok") << r.error_message;
+  EXPECT_EQ(r.device, "cpu");
+  EXPECT_EQ(r.timer, "steady_clock");
+  EXPECT_FALSE(r.gpu_time_us.has_value());
+  ASSERT_TRUE(r.cpu_time_us.has_value());
+  EXPECT_GE(r.cpu_time_us->count, 6);
+  EXPECT_LE(r.cpu_time_us->count, 30);
+  EXPECT_EQ(static_cast<std::size_t>(r.cpu_time_us->count), r.samples.size());
+  EXPECT_GT(r.cpu_time_us->median, 0);
+  EXPECT_LE(r.cpu_time_us->p10, r.cpu_time_us->median);
+  EXPECT_LE(r.cpu_time_us->median, r.cpu_time_us->p90);
+  EXPECT_FALSE(r.stop_reason.empty());
+  EXPECT_DOUBLE_EQ(r.flops, forward_flops(c.shape, true));
+  ASSERT_TRUE(r.tflops.has_value());
+  EXPECT_NEAR(*r.tflops, r.flops / (r.cpu_time_us->median * 1e-6) / 1e12, 1e-12);
+  ASSERT_TRUE(r.rel_error.has_value());
+  EXPECT_LT(*r.rel_error, 1e-5);
+  ASSERT_TRUE(r.profile.has_value());
+  EXPECT_TRUE(r.profile->counts_consistent);
+  EXPECT_EQ(r.profile->attempts, 1);
+  EXPECT_FALSE(r.peak_mem_bytes.has_value());  // CUDA allocator only
+  EXPECT_TRUE(r.warnings.empty());
+}
+
+TEST(CaseRunnerCpu, NoGpuOnlyBackendsOnTheCpu) {
+  CaseRunner runner("cpu", small_settings(), 0);
+  for (const std::string variant : {"sdpa_efficient", "sdpa_cudnn"}) {
+    const CaseResult r = runner.run(Case{0, variant, Shape{1, 2, 2, 16, 16, 8}, "fp32", true});
+    EXPECT_EQ(r.status, "unsupported") << variant;
+    EXPECT_NE(r.error_message.find("no CPU implementation"), std::string::npos) << r.error_message;
+    EXPECT_TRUE(r.samples.empty());
+    EXPECT_FALSE(r.profile.has_value());
+  }
+}
+
+TEST(CaseRunnerCpu, AccuracyCheckCanBeTurnedOff) {
+  MeasureSettings settings = small_settings();
+  settings.accuracy_check = false;
+  CaseRunner runner("cpu", settings, 0);
+  const CaseResult r = runner.run(Case{0, "sdpa_math", Shape{1, 2, 2, 16, 16, 8}, "bf16", false});
+  ASSERT_EQ(r.status, "ok");
+  EXPECT_FALSE(r.rel_error.has_value());
+  EXPECT_EQ(r.sdpa_backend, "math");
+}
+
+}  // namespace
+}  // namespace attnsweep

@@ -1,1 +1,223 @@
+// Config parsing and every rejection: each error names file, line, column, key
+// and what is allowed.
+#include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "runner/config/config.hpp"
+#include "runner/plan/plan.hpp"
+
+namespace attnsweep {
+namespace {
+
+const char* const kMinimal = R"(
+variants: [naive, sdpa_flash]
+dtypes: [bf16]
+shapes:
+  batch: 2
+  heads: 4
+  seq_len: 128
+  head_dim: 64
+)";
+
+// Parses `yaml` and expects a ConfigError whose message contains every fragment.
+void expect_rejected(const std::string& yaml, const std::vector<std::string>& fragments) {
+  try {
+    const Config config = parse_config(yaml, "sweep.yaml");
+    make_plan(config);
+    FAIL() << "accepted:\n" << yaml;
+  } catch (const ConfigError& error) {
+    const std::string message = error.what();
+    EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
+    for (const auto& fragment : fragments) {
+      EXPECT_NE(message.find(fragment), std::string::npos) << "'" << fragment << "' not in: " << message;
+    }
+  }
+}
+
+std::string with(const std::string& base, const std::string& from, const std::string& to) {
+  std::string out = base;
+  const auto at = out.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return out.replace(at, from.size(), to);
+}
+
+TEST(Config, ParsesTheStudyConfig) {
+  const Config config = load_config(ATTNSWEEP_SOURCE_DIR "/configs/blog.yaml");
+  EXPECT_EQ(config.name, "blog");
+  EXPECT_EQ(config.variants.size(), 7u);
+  EXPECT_EQ(config.dtypes, std::vector<std::string>{"bf16"});
+  EXPECT_EQ(config.causal, std::vector<bool>{true});
+  ASSERT_EQ(config.shapes.size(), 1u);
+  EXPECT_EQ(config.shapes[0].axes.at("batch"), std::vector<std::int64_t>{8});
+  EXPECT_EQ(config.shapes[0].axes.at("seq_len"), std::vector<std::int64_t>{1024});
+  EXPECT_EQ(config.measure.warmup, 10);
+  EXPECT_EQ(config.measure.min_samples, 50);
+  EXPECT_DOUBLE_EQ(config.measure.target_rel_stdev, 0.02);
+  EXPECT_NE(config.yaml_text.find("name: blog"), std::string::npos);
+}
+
+TEST(Config, DefaultsWhenOptionalKeysAreAbsent) {
+  const Config config = parse_config(kMinimal, "sweep.yaml");
+  EXPECT_EQ(config.device, "auto");
+  EXPECT_EQ(config.seed, 0u);
+  EXPECT_EQ(config.causal, std::vector<bool>{true});
+  const MeasureSettings defaults;
+  EXPECT_EQ(config.measure.warmup, defaults.warmup);
+  EXPECT_EQ(config.measure.max_samples, defaults.max_samples);
+  EXPECT_TRUE(config.measure.accuracy_check);
+  EXPECT_FALSE(config.measure.traces);
+}
+
+TEST(Config, AllVariantsAndScalarsAsOneElementLists) {
+  const Config config = parse_config(with(with(kMinimal, "[naive, sdpa_flash]", "all"), "[bf16]", "fp16"), "s.yaml");
+  EXPECT_EQ(config.variants.size(), 7u);
+  EXPECT_EQ(config.dtypes, std::vector<std::string>{"fp16"});
+}
+
+TEST(Config, MeasureSettingsAreRead) {
+  const Config config = parse_config(std::string(kMinimal) + R"(measure:
+  warmup: 7
+  profiled_forwards: 4
+  max_profile_attempts: 2
+  min_samples: 3
+  max_samples: 9
+  target_rel_stdev: 0.005
+  max_case_seconds: 1.5
+  accuracy_check: false
+  traces: true
+device: cuda:1
+seed: 42
+)", "s.yaml");
+  EXPECT_EQ(config.measure.warmup, 7);
+  EXPECT_EQ(config.measure.profiled_forwards, 4);
+  EXPECT_EQ(config.measure.max_profile_attempts, 2);
+  EXPECT_EQ(config.measure.min_samples, 3);
+  EXPECT_EQ(config.measure.max_samples, 9);
+  EXPECT_DOUBLE_EQ(config.measure.target_rel_stdev, 0.005);
+  EXPECT_DOUBLE_EQ(config.measure.max_case_seconds, 1.5);
+  EXPECT_FALSE(config.measure.accuracy_check);
+  EXPECT_TRUE(config.measure.traces);
+  EXPECT_EQ(config.device, "cuda:1");
+  EXPECT_EQ(config.seed, 42u);
+}
+
+TEST(ConfigRejects, UnknownTopLevelKeyWithSuggestion) {
+  expect_rejected(std::string(kMinimal) + "variantz: [naive]\n",
+                  {"sweep.yaml:9:1", "variantz", "unknown key", "did you mean 'variants'", "Allowed:"});
+}
+
+TEST(ConfigRejects, UnknownMeasureKeyWithSuggestion) {
+  expect_rejected(std::string(kMinimal) + "measure:\n  warmpu: 3\n",
+                  {"sweep.yaml:10:3", "measure.warmpu", "did you mean 'warmup'"});
+}
+
+TEST(ConfigRejects, UnknownShapeKey) {
+  expect_rejected(with(kMinimal, "  head_dim: 64", "  head_dim: 64\n  seqlen: 3"),
+                  {"sweep.yaml:9:3", "shapes.seqlen", "did you mean 'seq_len'"});
+}
+
+TEST(ConfigRejects, WrongTypeForASize) {
+  expect_rejected(with(kMinimal, "batch: 2", "batch: eight"), {"sweep.yaml:5:10", "shapes.batch", "expected an integer, got 'eight'"});
+  expect_rejected(with(kMinimal, "batch: 2", "batch: 2.5"), {"shapes.batch", "expected an integer, got '2.5'"});
+  expect_rejected(with(kMinimal, "batch: 2", "batch: {a: 1}"), {"shapes.batch", "got a mapping"});
+}
+
+TEST(ConfigRejects, ZeroNegativeAndAbsurdSizes) {
+  expect_rejected(with(kMinimal, "heads: 4", "heads: 0"), {"sweep.yaml:6:10", "shapes.heads", "must be between 1 and 16777216, got 0"});
+  expect_rejected(with(kMinimal, "head_dim: 64", "head_dim: -64"), {"shapes.head_dim", "got -64"});
+  expect_rejected(with(kMinimal, "seq_len: 128", "seq_len: [128, 99999999999]"), {"shapes.seq_len", "got 99999999999"});
+}
+
+TEST(ConfigRejects, UnknownVariantWithSuggestion) {
+  expect_rejected(with(kMinimal, "sdpa_flash]", "sdpa_flsh]"),
+                  {"sweep.yaml:2:19", "variants", "unknown value 'sdpa_flsh'", "did you mean 'sdpa_flash'", "sdpa_cudnn"});
+}
+
+TEST(ConfigRejects, UnknownDtype) {
+  expect_rejected(with(kMinimal, "[bf16]", "[bf16, fp8]"), {"sweep.yaml:3:16", "dtypes", "unknown value 'fp8'", "Allowed: bf16, fp16, fp32"});
+}
+
+TEST(ConfigRejects, EmptyLists) {
+  expect_rejected(with(kMinimal, "[naive, sdpa_flash]", "[]"), {"variants", "the list is empty"});
+  expect_rejected(with(kMinimal, "seq_len: 128", "seq_len: []"), {"shapes.seq_len", "the list is empty"});
+}
+
+TEST(ConfigRejects, YamlSyntaxErrorAndTabs) {
+  expect_rejected("variants: [naive\ndtypes: bf16\n", {"sweep.yaml:", "YAML syntax error"});
+  expect_rejected("variants: [naive]\n\tdtypes: bf16\n", {"sweep.yaml:", "YAML syntax error"});
+}
+
+TEST(ConfigRejects, EmptyFileAndNonMapping) {
+  expect_rejected("", {"sweep.yaml", "the file is empty"});
+  expect_rejected("# only a comment\n", {"the file is empty"});
+  expect_rejected("- naive\n- sdpa_flash\n", {"sweep.yaml:1:1", "expected a mapping at the top level"});
+}
+
+TEST(ConfigRejects, MissingRequiredKeys) {
+  expect_rejected("variants: [naive]\ndtypes: [bf16]\n", {"shapes", "missing"});
+  expect_rejected("dtypes: [bf16]\nshapes: {batch: 1, heads: 1, seq_len: 1, head_dim: 8}\n", {"variants", "missing"});
+  expect_rejected(with(kMinimal, "  seq_len: 128\n", ""), {"sweep.yaml:5:3", "shapes.seq_len", "missing"});
+  expect_rejected(with(kMinimal, "  batch: 2\n", ""), {"shapes.batch", "missing"});
+}
+
+TEST(ConfigRejects, SeqLenTogetherWithSeqLenQ) {
+  expect_rejected(with(kMinimal, "seq_len: 128", "seq_len: 128\n  seq_len_q: 1"), {"shapes.seq_len", "not both"});
+  expect_rejected(with(kMinimal, "seq_len: 128", "seq_len_q: 1"), {"shapes.seq_len", "both seq_len_q and seq_len_kv"});
+}
+
+TEST(ConfigRejects, KvHeadsMustDivideHeads) {
+  expect_rejected(with(kMinimal, "heads: 4", "heads: 4\n  kv_heads: 3"), {"sweep.yaml:7:3", "kv_heads", "kv_heads (3) must divide heads (4)"});
+  expect_rejected(with(kMinimal, "heads: 4", "heads: 4\n  kv_heads: 8"), {"kv_heads (8) must divide heads (4)"});
+}
+
+TEST(ConfigRejects, BadBooleansNumbersAndDevice) {
+  expect_rejected(std::string(kMinimal) + "causal: maybe\n", {"sweep.yaml:9:9", "causal", "expected true or false, got 'maybe'"});
+  expect_rejected(std::string(kMinimal) + "measure: {target_rel_stdev: 0}\n", {"measure.target_rel_stdev", "must be greater than 0"});
+  expect_rejected(std::string(kMinimal) + "measure: {max_case_seconds: soon}\n", {"measure.max_case_seconds", "expected a number"});
+  expect_rejected(std::string(kMinimal) + "measure: {min_samples: 10, max_samples: 5}\n", {"measure.max_samples", "at least measure.min_samples (10)"});
+  expect_rejected(std::string(kMinimal) + "measure: {traces: 1}\n", {"measure.traces", "expected true or false"});
+  expect_rejected(std::string(kMinimal) + "measure: [1]\n", {"measure", "expected a mapping"});
+  expect_rejected(std::string(kMinimal) + "device: tpu\n", {"sweep.yaml:9:9", "device", "allowed: auto, cpu, cuda, cuda:N"});
+  expect_rejected(std::string(kMinimal) + "seed: -1\n", {"seed", "got -1"});
+}
+
+TEST(ConfigRejects, DuplicateKeys) {
+  expect_rejected(std::string(kMinimal) + "dtypes: [fp32]\n", {"sweep.yaml:9:1", "dtypes", "duplicate key"});
+}
+
+TEST(ConfigRejects, MalformedZipAndExclude) {
+  expect_rejected(with(kMinimal, "seq_len: 128", "zip: [{seq_len_q: 1, seq_len_kv: 8}, {seq_len_q: 2}]"),
+                  {"shapes.zip[1]", "every zip row must set the same keys"});
+  expect_rejected(with(kMinimal, "seq_len: 128", "seq_len: 128\n  zip: [{seq_len: 4}]"),
+                  {"shapes.zip[0].seq_len", "also given as an axis"});
+  expect_rejected(with(kMinimal, "seq_len: 128", "zip: {seq_len: 4}"), {"shapes.zip", "non-empty list"});
+  expect_rejected(std::string(kMinimal) + "exclude: [{variant: naiv}]\n", {"exclude[0].variant", "did you mean 'naive'"});
+  expect_rejected(std::string(kMinimal) + "exclude: [{colour: red}]\n", {"exclude[0].colour", "unknown key"});
+  expect_rejected(std::string(kMinimal) + "exclude: {variant: naive}\n", {"exclude", "expected a list"});
+}
+
+TEST(ConfigRejects, SweepThatExcludesEverything) {
+  expect_rejected(std::string(kMinimal) + "exclude: [{dtype: bf16}]\n", {"the sweep is empty", "2 cases are excluded"});
+}
+
+TEST(ConfigFiles, MissingFileAndDirectoryAreBadInput) {
+  EXPECT_THROW(load_config("/nonexistent/sweep.yaml"), BadInputError);
+  try {
+    load_config(ATTNSWEEP_SOURCE_DIR "/configs");
+    FAIL();
+  } catch (const BadInputError& error) {
+    EXPECT_NE(std::string(error.what()).find("is a directory"), std::string::npos);
+  }
+}
+
+TEST(ConfigFiles, ShippedConfigsAreValid) {
+  for (const auto& entry : std::filesystem::directory_iterator(ATTNSWEEP_SOURCE_DIR "/configs")) {
+    const Config config = load_config(entry.path().string());
+    EXPECT_FALSE(make_plan(config).cases.empty()) << entry.path();
+  }
+}
+
+}  // namespace
+}  // namespace attnsweep

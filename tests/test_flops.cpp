@@ -1,1 +1,35 @@
+// The FLOP and byte conventions (docs/schema.md).
+#include <gtest/gtest.h>
 
+#include "runner/measure/flops.hpp"
+
+namespace attnsweep {
+namespace {
+
+TEST(Flops, NonCausalIsFourBHSqSkvD) {
+  const Shape shape{8, 16, 16, 1024, 1024, 64};
+  EXPECT_DOUBLE_EQ(forward_flops(shape, false), 4.0 * 8 * 16 * 1024 * 1024 * 64);
+}
+
+TEST(Flops, CausalCountsAttendedPairsExactly) {
+  const Shape shape{8, 16, 16, 1024, 1024, 64};
+  EXPECT_DOUBLE_EQ(attended_pairs(shape, true), 1024.0 * 1025 / 2);
+  EXPECT_DOUBLE_EQ(forward_flops(shape, true), 4.0 * 8 * 16 * 64 * (1024.0 * 1025 / 2));
+  // Just over half of the non-causal count, never more (no MFU over 100%).
+  EXPECT_NEAR(forward_flops(shape, true) / forward_flops(shape, false), 0.5, 0.001);
+}
+
+TEST(Flops, CausalWithDifferentLengthsIsTopLeftAligned) {
+  EXPECT_DOUBLE_EQ(attended_pairs(Shape{1, 1, 1, 1, 4096, 64}, true), 1);      // query 0 sees key 0
+  EXPECT_DOUBLE_EQ(attended_pairs(Shape{1, 1, 1, 1, 4096, 64}, false), 4096);
+  EXPECT_DOUBLE_EQ(attended_pairs(Shape{1, 1, 1, 6, 4, 64}, true), 1 + 2 + 3 + 4 + 4 + 4);
+}
+
+TEST(Flops, MinimumBytesCountGroupedKeyValueHeadsOnce) {
+  const Shape shape{2, 8, 2, 16, 32, 64};
+  EXPECT_DOUBLE_EQ(forward_min_bytes(shape, "bf16"), 2.0 * (2 * 2 * 8 * 16 * 64 + 2 * 2 * 2 * 32 * 64));
+  EXPECT_DOUBLE_EQ(forward_min_bytes(shape, "fp32"), 2 * forward_min_bytes(shape, "fp16"));
+}
+
+}  // namespace
+}  // namespace attnsweep

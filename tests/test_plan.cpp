@@ -1,1 +1,117 @@
+// Sweep expansion: cartesian product, zipped rows, exclusions, duplicates.
+#include <gtest/gtest.h>
 
+#include <set>
+
+#include "runner/config/config.hpp"
+#include "runner/plan/plan.hpp"
+
+namespace attnsweep {
+namespace {
+
+Plan plan_of(const std::string& yaml) { return make_plan(parse_config(yaml, "plan.yaml")); }
+
+TEST(Plan, CartesianProductWithVariantsFastest) {
+  const Plan plan = plan_of(R"(
+variants: [naive, sdpa_math, sdpa_flash]
+dtypes: [bf16, fp32]
+causal: [true, false]
+shapes: {batch: [1, 2], heads: 4, seq_len: [64, 128], head_dim: 32}
+)");
+  ASSERT_EQ(plan.cases.size(), 3u * 2 * 2 * 2 * 2);
+  for (std::size_t i = 0; i < plan.cases.size(); ++i) EXPECT_EQ(plan.cases[i].plan_index, static_cast<int>(i));
+  EXPECT_EQ(plan.cases[0].variant, "naive");
+  EXPECT_EQ(plan.cases[1].variant, "sdpa_math");
+  EXPECT_EQ(plan.cases[2].variant, "sdpa_flash");
+  EXPECT_EQ(plan.cases[0].shape, plan.cases[2].shape);
+  EXPECT_EQ(plan.cases[3].causal, false);
+  // Every combination appears exactly once.
+  std::set<std::string> labels;
+  for (const auto& c : plan.cases) labels.insert(c.label());
+  EXPECT_EQ(labels.size(), plan.cases.size());
+  EXPECT_EQ(plan.cases[0].shape.kv_heads, 4);  // defaults to heads
+  EXPECT_EQ(plan.cases[0].shape.seq_len_q, plan.cases[0].shape.seq_len_kv);
+}
+
+TEST(Plan, ZippedRowsAreTuplesNotAProduct) {
+  const Plan plan = plan_of(R"(
+variants: [sdpa_flash]
+dtypes: [bf16]
+causal: false
+shapes:
+  batch: [1, 4]
+  heads: 32
+  kv_heads: 8
+  head_dim: 128
+  zip:
+    - {seq_len_q: 1, seq_len_kv: 4096}
+    - {seq_len_q: 1, seq_len_kv: 8192}
+    - {seq_len_q: 512, seq_len_kv: 512}
+)");
+  ASSERT_EQ(plan.cases.size(), 2u * 3);  // 2 batches x 3 rows, not 2 x 3 x 3
+  std::set<std::pair<std::int64_t, std::int64_t>> lengths;
+  for (const auto& c : plan.cases) {
+    lengths.insert({c.shape.seq_len_q, c.shape.seq_len_kv});
+    EXPECT_EQ(c.shape.kv_heads, 8);
+    EXPECT_EQ(c.shape.heads, 32);
+  }
+  EXPECT_EQ(lengths, (std::set<std::pair<std::int64_t, std::int64_t>>{{1, 4096}, {1, 8192}, {512, 512}}));
+  EXPECT_EQ(plan.cases[0].shape.label(), "1x32/8x1x4096x128");
+}
+
+TEST(Plan, ListOfShapeBlocksIsAUnionAndDuplicatesAreDropped) {
+  const Plan plan = plan_of(R"(
+variants: [naive]
+dtypes: [fp32]
+shapes:
+  - {batch: 1, heads: 2, seq_len: [16, 32], head_dim: 8}
+  - {batch: 1, heads: 2, seq_len: [32, 64], head_dim: 8}
+)");
+  ASSERT_EQ(plan.cases.size(), 3u);
+  EXPECT_EQ(plan.duplicates, 1);
+  EXPECT_EQ(plan.cases[2].shape.seq_len_q, 64);
+}
+
+TEST(Plan, ExcludeRulesMatchEveryKeyOfOneRule) {
+  const Plan plan = plan_of(R"(
+variants: [naive, sdpa_math, sdpa_flash]
+dtypes: [bf16, fp32]
+shapes: {batch: 1, heads: 2, seq_len: [128, 1024], head_dim: 16}
+exclude:
+  - {variant: sdpa_math, seq_len: 1024}
+  - {variant: [naive, sdpa_flash], dtype: fp32, seq_len: 128}
+)");
+  // 12 cases: sdpa_math at 1024 (2 dtypes) and naive/flash fp32 at 128 (2) removed.
+  EXPECT_EQ(plan.excluded, 4);
+  ASSERT_EQ(plan.cases.size(), 8u);
+  for (const auto& c : plan.cases) {
+    EXPECT_FALSE(c.variant == "sdpa_math" && c.shape.seq_len_q == 1024) << c.label();
+    EXPECT_FALSE(c.variant != "sdpa_math" && c.dtype == "fp32" && c.shape.seq_len_q == 128) << c.label();
+  }
+}
+
+TEST(Plan, ExcludeSeqLenOnlyMatchesSquareShapes) {
+  const Plan plan = plan_of(R"(
+variants: [naive]
+dtypes: [fp32]
+causal: false
+shapes:
+  - {batch: 1, heads: 2, seq_len: 64, head_dim: 8}
+  - {batch: 1, heads: 2, seq_len_q: 1, seq_len_kv: 64, head_dim: 8}
+exclude: [{seq_len: 64}]
+)");
+  ASSERT_EQ(plan.cases.size(), 1u);
+  EXPECT_EQ(plan.cases[0].shape.seq_len_q, 1);
+}
+
+TEST(Plan, ShippedQuickstartCoversGqaAndDecoding) {
+  const Plan plan = make_plan(load_config(ATTNSWEEP_SOURCE_DIR "/configs/quickstart.yaml"));
+  EXPECT_EQ(plan.cases.size(), 42u);
+  EXPECT_EQ(plan.excluded, 42);
+  bool decoding = false;
+  for (const auto& c : plan.cases) decoding |= c.shape.seq_len_q == 1 && c.shape.kv_heads == 2 && !c.causal;
+  EXPECT_TRUE(decoding);
+}
+
+}  // namespace
+}  // namespace attnsweep

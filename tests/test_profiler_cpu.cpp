@@ -1,1 +1,77 @@
+// The real Kineto profiler on the CPU: labelled forwards, aten operators with
+// self times, and no device activity.
+#include <gtest/gtest.h>
+#include <torch/csrc/autograd/grad_mode.h>
 
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "runner/measure/inputs.hpp"
+#include "runner/profile/kineto_profiler.hpp"
+#include "runner/variants/registry.hpp"
+
+namespace attnsweep {
+namespace {
+
+std::map<std::string, OpStat> profile_ops(const std::string& variant_name, ProfileSummary* summary_out = nullptr,
+                                          const std::string& trace = "") {
+  const Case c{0, variant_name, Shape{1, 2, 2, 32, 32, 16}, "fp32", true};
+  const AttentionInputs inputs = make_inputs(c, "cpu", 0);
+  const Variant* variant = find_variant(variant_name);
+  at::NoGradGuard no_grad;
+  KinetoProfiler profiler("cpu");
+  const auto events = profiler.profile([&] { variant->forward(inputs); }, 3, trace);
+  int labels = 0;
+  for (const auto& e : events) labels += e.activity == Activity::user_annotation ? 1 : 0;
+  EXPECT_EQ(labels, 3);
+  const ProfileSummary summary = attribute_events(events, 3, false);
+  if (summary_out) *summary_out = summary;
+  std::map<std::string, OpStat> ops;
+  for (const auto& op : summary.ops) ops[op.name] = op;
+  return ops;
+}
+
+TEST(CpuProfiler, NaiveForwardShowsItsOperatorsAndNoDeviceActivity) {
+  ProfileSummary summary;
+  const auto ops = profile_ops("naive", &summary);
+  EXPECT_TRUE(summary.counts_consistent);
+  EXPECT_TRUE(summary.kernels.empty());
+  EXPECT_EQ(summary.kernels_each_forward, (std::vector<int>{0, 0, 0}));
+  EXPECT_EQ(summary.memcpy_each_forward, (std::vector<int>{0, 0, 0}));
+  ASSERT_TRUE(ops.count("aten::matmul"));
+  EXPECT_DOUBLE_EQ(ops.at("aten::matmul").calls_per_forward, 2);
+  EXPECT_DOUBLE_EQ(ops.at("aten::softmax").calls_per_forward, 1);
+  EXPECT_DOUBLE_EQ(ops.at("aten::masked_fill").calls_per_forward, 1);  // out of place
+  EXPECT_EQ(ops.at("aten::matmul").kind, "op");
+  EXPECT_GT(ops.at("aten::matmul").total_cpu_us, 0);
+  EXPECT_LE(ops.at("aten::matmul").self_cpu_us, ops.at("aten::matmul").total_cpu_us);
+  EXPECT_GT(summary.cpu_ops_per_forward, 5);
+}
+
+TEST(CpuProfiler, InPlaceMaskingUsesMaskedFillUnderscore) {
+  const auto ops = profile_ops("naive_inplace");
+  EXPECT_DOUBLE_EQ(ops.at("aten::masked_fill_").calls_per_forward, 1);
+  EXPECT_FALSE(ops.count("aten::masked_fill"));
+}
+
+TEST(CpuProfiler, FlashOnCpuRunsPyTorchsCpuKernel) {
+  const auto ops = profile_ops("sdpa_flash");
+  EXPECT_TRUE(ops.count("aten::_scaled_dot_product_flash_attention_for_cpu"));
+  EXPECT_FALSE(ops.count("aten::matmul"));
+}
+
+TEST(CpuProfiler, WritesAChromeTraceThatPerfettoCanRead) {
+  const auto path = (std::filesystem::temp_directory_path() / "attnsweep-profiler-trace.json").string();
+  std::filesystem::remove(path);
+  profile_ops("naive", nullptr, path);
+  std::ifstream file(path);
+  ASSERT_TRUE(file.good());
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"traceEvents\""), std::string::npos);
+  EXPECT_NE(text.find("attnsweep::forward#2"), std::string::npos);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace attnsweep

@@ -1,1 +1,74 @@
+// Statistics and the stopping rule.
+#include <gtest/gtest.h>
 
+#include "runner/measure/statistics.hpp"
+#include "runner/measure/stopping_rule.hpp"
+
+namespace attnsweep {
+namespace {
+
+TEST(Statistics, MatchesNumpyConventions) {
+  const SampleStatistics s = summarize({10, 1, 9, 2, 8, 3, 7, 4, 6, 5});
+  EXPECT_EQ(s.count, 10);
+  EXPECT_DOUBLE_EQ(s.median, 5.5);
+  EXPECT_DOUBLE_EQ(s.p10, 1.9);   // numpy.percentile(range(1, 11), 10)
+  EXPECT_DOUBLE_EQ(s.p90, 9.1);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 10);
+  EXPECT_DOUBLE_EQ(s.mean, 5.5);
+  EXPECT_NEAR(s.stdev, 3.0276503540974917, 1e-12);  // sample stdev (n - 1)
+  EXPECT_NEAR(s.rel_stdev(), 3.0276503540974917 / 5.5, 1e-12);
+}
+
+TEST(Statistics, EmptyAndSingleSample) {
+  EXPECT_EQ(summarize({}).count, 0);
+  const SampleStatistics one = summarize({42});
+  EXPECT_DOUBLE_EQ(one.median, 42);
+  EXPECT_DOUBLE_EQ(one.p10, 42);
+  EXPECT_DOUBLE_EQ(one.stdev, 0);
+}
+
+MeasureSettings settings(int min_samples, int max_samples, double target, double seconds) {
+  MeasureSettings s;
+  s.min_samples = min_samples;
+  s.max_samples = max_samples;
+  s.target_rel_stdev = target;
+  s.max_case_seconds = seconds;
+  return s;
+}
+
+TEST(StoppingRule, StopsAtTargetNoiseOnlyAfterMinimumSamples) {
+  StoppingRule rule(settings(5, 100, 0.01, 60));
+  for (int i = 0; i < 4; ++i) {
+    rule.add_sample(100);
+    EXPECT_FALSE(rule.should_stop(0.1)) << i;
+  }
+  rule.add_sample(100);
+  EXPECT_TRUE(rule.should_stop(0.1));
+  EXPECT_EQ(rule.reason(), "target_rel_stdev");
+  EXPECT_EQ(rule.count(), 5);
+}
+
+TEST(StoppingRule, NoisySamplesRunToTheSampleCap) {
+  StoppingRule rule(settings(2, 10, 0.01, 60));
+  int taken = 0;
+  do {
+    rule.add_sample(taken % 2 ? 100 : 200);
+    ++taken;
+  } while (!rule.should_stop(0.1));
+  EXPECT_EQ(taken, 10);
+  EXPECT_EQ(rule.reason(), "max_samples");
+  EXPECT_NEAR(rule.rel_stdev(), summarize({200, 100, 200, 100, 200, 100, 200, 100, 200, 100}).rel_stdev(), 1e-12);
+}
+
+TEST(StoppingRule, TimeCapWinsOverMinimumSamples) {
+  StoppingRule rule(settings(50, 100, 0.01, 1.0));
+  rule.add_sample(1e6);
+  EXPECT_FALSE(rule.should_stop(0.5));
+  rule.add_sample(1e6);
+  EXPECT_TRUE(rule.should_stop(1.0));
+  EXPECT_EQ(rule.reason(), "max_case_seconds");
+}
+
+}  // namespace
+}  // namespace attnsweep

@@ -1,1 +1,202 @@
+// The SQLite store on real files: round trip, versioning, refusal of foreign
+// or newer databases, one transaction per case.
+#include <gtest/gtest.h>
 
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "runner/common/errors.hpp"
+#include "storage/store.hpp"
+
+namespace attnsweep::storage {
+namespace {
+
+namespace fs = std::filesystem;
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    directory_ = fs::temp_directory_path() / ("attnsweep-store-" + std::to_string(::getpid()) + "-" +
+                                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(directory_);
+    fs::create_directories(directory_);
+    path_ = (directory_ / "results.db").string();
+  }
+  void TearDown() override { fs::remove_all(directory_); }
+
+  static RunRecord run_record() {
+    RunRecord run;
+    run.name = "unit";
+    run.config_yaml = "variants: [naive]\n";
+    run.config_sha256 = "abc123";
+    run.environment.device = "cuda:0";
+    run.environment.device_name = "NVIDIA H200";
+    run.environment.torch_version = "2.11.0";
+    run.timing_protocol = "test protocol";
+    run.flop_convention = "test convention";
+    run.seed = 7;
+    run.planned_cases = 2;
+    return run;
+  }
+
+  static std::pair<Case, CaseResult> gpu_case() {
+    Case c{3, "sdpa_cudnn", Shape{8, 16, 16, 1024, 1024, 64}, "bf16", true};
+    CaseResult r;
+    r.device = "cuda:0";
+    r.timer = "cuda_event";
+    r.sdpa_backend = "cudnn_attention";
+    r.stop_reason = "target_rel_stdev";
+    r.gpu_time_us = summarize({80, 81, 82, 79, 80});
+    r.cpu_dispatch_us_median = 25.5;
+    r.rel_error = 2e-3;
+    r.peak_mem_bytes = 123456789;
+    r.flops = 1e9;
+    r.min_bytes = 1e6;
+    r.tflops = 12.5;
+    r.bandwidth_gbps = 100;
+    ProfileSummary profile;
+    profile.profiled_forwards = 2;
+    profile.attempts = 1;
+    profile.kernels_each_forward = {1, 1};
+    profile.memcpy_each_forward = {0, 0};
+    profile.memset_each_forward = {1, 1};
+    profile.cpu_ops_per_forward = 6;
+    profile.kernel_time_us_per_forward = 57.8;
+    profile.kernels = {{"cudnn_generated_fort_native_sdpa", "kernel", 1, 57.1, 57.1, 56.9, 57.3, 7},
+                       {"Memset (Device)", "memset", 1, 0.7, 0.7, 0.6, 0.8, 7}};
+    profile.ops = {{"aten::_cudnn_attention_forward", "op", 1, 30.4, 130.5}, {"cudaMemsetAsync", "cuda_runtime", 1, 76.1, 76.1}};
+    r.profile = profile;
+    for (int i = 0; i < 5; ++i) r.samples.push_back({80.0 + i, std::nullopt, 25.0 + i});
+    return {c, r};
+  }
+
+  fs::path directory_;
+  std::string path_;
+};
+
+TEST_F(StoreTest, RoundTripOfRunCaseKernelsOpsAndSamples) {
+  std::int64_t run_id = 0, case_id = 0;
+  {
+    Store store(path_);
+    run_id = store.begin_run(run_record());
+    const auto [c, r] = gpu_case();
+    case_id = store.add_case(run_id, c, r);
+    store.finish_run(run_id, "done");
+  }
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+  EXPECT_EQ(db.execAndGet("PRAGMA journal_mode").getString(), "wal");
+  SQLite::Statement run(db, "SELECT name, status, device_name, seed, config_sha256, finished_at IS NOT NULL, planned_cases FROM runs");
+  ASSERT_TRUE(run.executeStep());
+  EXPECT_EQ(run.getColumn(0).getString(), "unit");
+  EXPECT_EQ(run.getColumn(1).getString(), "done");
+  EXPECT_EQ(run.getColumn(2).getString(), "NVIDIA H200");
+  EXPECT_EQ(run.getColumn(3).getInt(), 7);
+  EXPECT_EQ(run.getColumn(4).getString(), "abc123");
+  EXPECT_EQ(run.getColumn(5).getInt(), 1);
+  EXPECT_EQ(run.getColumn(6).getInt(), 2);
+
+  SQLite::Statement row(db, "SELECT variant, plan_index, batch, seq_len_kv, dtype, causal, status, sdpa_backend, "
+                            "kernels_per_forward, memcpy_per_forward, memset_per_forward, gpu_time_us_median, "
+                            "gpu_time_us_p10, samples, cpu_time_us_median IS NULL, rel_error, peak_mem_bytes, tflops, "
+                            "counts_consistent, kernel_time_us_per_forward FROM cases WHERE case_id = ?");
+  row.bind(1, case_id);
+  ASSERT_TRUE(row.executeStep());
+  EXPECT_EQ(row.getColumn(0).getString(), "sdpa_cudnn");
+  EXPECT_EQ(row.getColumn(1).getInt(), 3);
+  EXPECT_EQ(row.getColumn(2).getInt(), 8);
+  EXPECT_EQ(row.getColumn(3).getInt(), 1024);
+  EXPECT_EQ(row.getColumn(4).getString(), "bf16");
+  EXPECT_EQ(row.getColumn(5).getInt(), 1);
+  EXPECT_EQ(row.getColumn(6).getString(), "ok");
+  EXPECT_EQ(row.getColumn(7).getString(), "cudnn_attention");
+  EXPECT_EQ(row.getColumn(8).getInt(), 1);
+  EXPECT_EQ(row.getColumn(9).getInt(), 0);
+  EXPECT_EQ(row.getColumn(10).getInt(), 1);
+  EXPECT_DOUBLE_EQ(row.getColumn(11).getDouble(), 80);
+  EXPECT_DOUBLE_EQ(row.getColumn(12).getDouble(), 79.4);
+  EXPECT_EQ(row.getColumn(13).getInt(), 5);
+  EXPECT_EQ(row.getColumn(14).getInt(), 1);
+  EXPECT_DOUBLE_EQ(row.getColumn(15).getDouble(), 2e-3);
+  EXPECT_EQ(row.getColumn(16).getInt64(), 123456789);
+  EXPECT_DOUBLE_EQ(row.getColumn(17).getDouble(), 12.5);
+  EXPECT_EQ(row.getColumn(18).getInt(), 1);
+  EXPECT_DOUBLE_EQ(row.getColumn(19).getDouble(), 57.8);
+
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM kernels").getInt(), 2);
+  EXPECT_EQ(db.execAndGet("SELECT kind FROM kernels WHERE name = 'Memset (Device)'").getString(), "memset");
+  EXPECT_DOUBLE_EQ(db.execAndGet("SELECT self_cpu_us FROM ops WHERE name = 'cudaMemsetAsync'").getDouble(), 76.1);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM samples").getInt(), 5);
+  EXPECT_DOUBLE_EQ(db.execAndGet("SELECT gpu_time_us FROM samples WHERE sample_index = 4").getDouble(), 84);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM samples WHERE cpu_time_us IS NULL").getInt(), 5);
+  EXPECT_DOUBLE_EQ(db.execAndGet("SELECT time_us_median FROM results").getDouble(), 80);
+}
+
+TEST_F(StoreTest, UnsupportedCaseKeepsItsReasonAndNoMeasurements) {
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record());
+  Case c{0, "sdpa_flash", Shape{1, 1, 1, 8, 8, 8}, "fp32", true};
+  CaseResult r;
+  r.status = "unsupported";
+  r.error_message = "Expected query, key and value to all be of dtype: {Half, BFloat16}";
+  r.device = "cuda:0";
+  store.add_case(run_id, c, r);
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  SQLite::Statement row(db, "SELECT status, error_message, kernels_per_forward IS NULL, gpu_time_us_median IS NULL, samples IS NULL FROM cases");
+  ASSERT_TRUE(row.executeStep());
+  EXPECT_EQ(row.getColumn(0).getString(), "unsupported");
+  EXPECT_NE(row.getColumn(1).getString().find("dtype"), std::string::npos);
+  EXPECT_EQ(row.getColumn(2).getInt(), 1);
+  EXPECT_EQ(row.getColumn(3).getInt(), 1);
+  EXPECT_EQ(row.getColumn(4).getInt(), 1);
+}
+
+TEST_F(StoreTest, EachCaseIsVisibleToOtherReadersAsSoonAsItIsAdded) {
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record());
+  const auto [c, r] = gpu_case();
+  store.add_case(run_id, c, r);
+  // The run is still 'running', yet another connection sees the finished case.
+  SQLite::Database reader(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(reader.execAndGet("SELECT count(*) FROM cases").getInt(), 1);
+  EXPECT_EQ(reader.execAndGet("SELECT status FROM runs").getString(), "running");
+}
+
+TEST_F(StoreTest, ReopeningKeepsEarlierRuns) {
+  { Store(path_).begin_run(run_record()); }
+  { Store(path_).begin_run(run_record()); }
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM runs").getInt(), 2);
+}
+
+TEST_F(StoreTest, RefusesANewerSchema) {
+  { SQLite::Database db(path_, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE); db.exec("PRAGMA user_version = 99"); }
+  try {
+    Store store(path_);
+    FAIL();
+  } catch (const BadInputError& error) {
+    EXPECT_NE(std::string(error.what()).find("schema version 99 is newer"), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(StoreTest, RefusesAForeignSqliteDatabaseAndLeavesItAlone) {
+  { SQLite::Database db(path_, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE); db.exec("CREATE TABLE mine (x)"); }
+  EXPECT_THROW(Store store(path_), BadInputError);
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sqlite_master").getInt(), 1);
+}
+
+TEST_F(StoreTest, RefusesAFileThatIsNotSqlite) {
+  { std::ofstream(path_) << "this is not a database, just text that is long enough to have a header........"; }
+  try {
+    Store store(path_);
+    FAIL();
+  } catch (const BadInputError& error) {
+    EXPECT_NE(std::string(error.what()).find("cannot use as a results database"), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace attnsweep::storage

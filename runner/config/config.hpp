@@ -22,6 +22,7 @@ inline const std::vector<std::string>& shape_axis_names() {
 struct ShapeBlock {
   std::map<std::string, std::vector<std::int64_t>> axes;         // keys of shape_axis_names()
   std::vector<std::map<std::string, std::int64_t>> zip_rows;     // each row sets axes together
+  std::map<std::string, SourceLocation> axis_where;              // where each axis key was written
   SourceLocation where;
 };
 

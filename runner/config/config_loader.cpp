@@ -250,6 +250,7 @@ class Loader {
     block.where = location(node.Mark());
     for (const auto& entry : node) {
       const std::string key = entry.first.Scalar();
+      block.axis_where[key] = location(entry.first.Mark());
       if (key == "zip") continue;
       block.axes[key] = sizes(entry.second, prefix + "." + key);
     }

@@ -101,7 +101,9 @@ Plan make_plan(const Config& config) {
       const Shape shape = to_shape(values);
       const std::string key = config.shapes.size() > 1 ? "shapes[" + std::to_string(b) + "]" : "shapes";
       if (shape.kv_heads > shape.heads || shape.heads % shape.kv_heads != 0) {
-        throw ConfigError(config.source_path, block.where, key + ".kv_heads",
+        const auto written = block.axis_where.find(block.axes.count("kv_heads") ? "kv_heads" : "zip");
+        throw ConfigError(config.source_path, written != block.axis_where.end() ? written->second : block.where,
+                          key + ".kv_heads",
                           "kv_heads (" + std::to_string(shape.kv_heads) + ") must divide heads (" +
                               std::to_string(shape.heads) + ") for grouped-query attention");
       }
