@@ -1,1 +1,208 @@
+// The attnsweep binary end to end: exit codes, messages, and the database it
+// writes (a real SQLite file, read back with SQL).
+#include <gtest/gtest.h>
 
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "runner/common/sha256.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Outcome run(const std::string& arguments) {
+  const std::string command = std::string(ATTNSWEEP_BINARY) + " " + arguments + " 2>&1";
+  Outcome outcome;
+  FILE* pipe = popen(command.c_str(), "r");
+  std::array<char, 4096> buffer{};
+  while (fgets(buffer.data(), buffer.size(), pipe)) outcome.output += buffer.data();
+  const int status = pclose(pipe);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+const char* const kTinyConfig = R"(name: tiny
+variants: [naive, sdpa_math, sdpa_efficient, sdpa_flash]
+dtypes: [fp32]
+shapes: {batch: 1, heads: 2, seq_len: [16, 32], head_dim: 8}
+measure: {warmup: 1, profiled_forwards: 2, min_samples: 3, max_samples: 5, max_case_seconds: 1}
+)";
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    directory_ = fs::temp_directory_path() / ("attnsweep-cli-" + std::to_string(::getpid()) + "-" +
+                                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(directory_);
+    fs::create_directories(directory_);
+  }
+  void TearDown() override { fs::remove_all(directory_); }
+  std::string write(const std::string& name, const std::string& text) {
+    const fs::path path = directory_ / name;
+    std::ofstream(path, std::ios::binary) << text;
+    return path.string();
+  }
+  std::string path(const std::string& name) const { return (directory_ / name).string(); }
+  fs::path directory_;
+};
+
+TEST_F(Cli, VersionAndHelpExitZero) {
+  const Outcome version = run("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_NE(version.output.find("attnsweep 0.1.0"), std::string::npos) << version.output;
+  for (const std::string command : {"--help", "run --help", "plan --help", "variants --help"}) {
+    const Outcome help = run(command);
+    EXPECT_EQ(help.exit_code, 0) << command;
+    EXPECT_NE(help.output.find("--"), std::string::npos) << command;
+  }
+  EXPECT_NE(run("--help").output.find("Exit codes: 0 done"), std::string::npos);
+  EXPECT_NE(run("run --help").output.find("--traces"), std::string::npos);
+}
+
+TEST_F(Cli, CommandLineMistakesExitTwo) {
+  EXPECT_EQ(run("").exit_code, 2);
+  EXPECT_EQ(run("frobnicate").exit_code, 2);
+  EXPECT_EQ(run("run").exit_code, 2);
+  EXPECT_EQ(run("run a.yaml --no-such-flag").exit_code, 2);
+  EXPECT_EQ(run("--log-level loud variants").exit_code, 2);
+}
+
+TEST_F(Cli, MissingConfigFileExitsTwoWithItsPath) {
+  const Outcome outcome = run("run " + path("absent.yaml") + " --db " + path("r.db"));
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_NE(outcome.output.find("absent.yaml: config file not found"), std::string::npos) << outcome.output;
+  EXPECT_FALSE(fs::exists(path("r.db")));
+}
+
+TEST_F(Cli, BadConfigExitsTwoAndCreatesNoDatabase) {
+  const std::string config = write("bad.yaml", std::string(kTinyConfig) + "measure_typo: 1\n");
+  const Outcome outcome = run("run " + config + " --db " + path("r.db"));
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_NE(outcome.output.find("bad.yaml:6:1: measure_typo: unknown key; did you mean 'measure'?"), std::string::npos)
+      << outcome.output;
+  EXPECT_FALSE(fs::exists(path("r.db")));
+}
+
+TEST_F(Cli, BadConfigLeavesAnExistingDatabaseUnchanged) {
+  const std::string good = write("good.yaml", kTinyConfig);
+  ASSERT_EQ(run("run " + good + " --device cpu --db " + path("r.db")).exit_code, 0);
+  const std::string before = attnsweep::sha256_hex(read_file(path("r.db")));
+  const std::string bad = write("bad.yaml", std::string(kTinyConfig) + "dtypes: [fp32]\n");
+  EXPECT_EQ(run("run " + bad + " --device cpu --db " + path("r.db")).exit_code, 2);
+  EXPECT_EQ(run("run " + good + " --device tpu --db " + path("r.db")).exit_code, 2);
+  EXPECT_EQ(attnsweep::sha256_hex(read_file(path("r.db"))), before);
+}
+
+TEST_F(Cli, UnknownOrAbsentDeviceExitsTwo) {
+  const std::string config = write("c.yaml", kTinyConfig);
+  const Outcome unknown = run("run " + config + " --device tpu --db " + path("r.db"));
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.output.find("unknown device 'tpu'"), std::string::npos) << unknown.output;
+  const Outcome missing = run("run " + config + " --device cuda:64 --db " + path("r.db"));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.output.find("cuda:64"), std::string::npos) << missing.output;
+  EXPECT_FALSE(fs::exists(path("r.db")));
+}
+
+TEST_F(Cli, ANonSqliteDatabaseExitsTwoAndIsLeftAlone) {
+  const std::string config = write("c.yaml", kTinyConfig);
+  const std::string notes = write("notes.db", "my precious notes, not a database, long enough for a header........");
+  const Outcome outcome = run("run " + config + " --device cpu --db " + notes);
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_NE(outcome.output.find("cannot use as a results database"), std::string::npos) << outcome.output;
+  EXPECT_EQ(read_file(notes), "my precious notes, not a database, long enough for a header........");
+}
+
+TEST_F(Cli, PlanListsCasesWithTheirCountAndRunsNothing) {
+  const Outcome outcome = run(std::string("plan ") + ATTNSWEEP_SOURCE_DIR "/configs/quickstart.yaml --device cpu");
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_NE(outcome.output.find("42 cases, 42 excluded"), std::string::npos) << outcome.output;
+  EXPECT_NE(outcome.output.find("unsupported on cpu"), std::string::npos);
+  const Outcome blog = run(std::string("plan ") + ATTNSWEEP_SOURCE_DIR "/configs/blog.yaml --device cuda");
+  EXPECT_EQ(blog.exit_code, 0) << blog.output;
+  EXPECT_NE(blog.output.find("7 cases"), std::string::npos) << blog.output;
+  EXPECT_EQ(blog.output.find("unsupported"), std::string::npos) << blog.output;
+  EXPECT_EQ(run("plan " + write("bad.yaml", "variants: [naive]\n")).exit_code, 2);
+}
+
+TEST_F(Cli, VariantsListsEveryVariantAndWhereItRuns) {
+  const Outcome outcome = run("variants --device cpu");
+  EXPECT_EQ(outcome.exit_code, 0);
+  for (const std::string name : {"naive ", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto"}) {
+    EXPECT_NE(outcome.output.find(name), std::string::npos) << name;
+  }
+  EXPECT_NE(outcome.output.find("sdpa_cudnn      no   yes   no"), std::string::npos) << outcome.output;
+  EXPECT_EQ(run("variants --device quantum").exit_code, 2);
+}
+
+TEST_F(Cli, RunOnCpuStoresEveryCaseAndPrintsTheSummary) {
+  const std::string config = write("tiny.yaml", kTinyConfig);
+  const Outcome outcome = run("run " + config + " --device cpu --db " + path("r.db") + " --traces " + path("traces"));
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_NE(outcome.output.find("median_us"), std::string::npos);
+  EXPECT_NE(outcome.output.find("run 1 stored in " + path("r.db")), std::string::npos) << outcome.output;
+  EXPECT_NE(outcome.output.find("SELECT variant"), std::string::npos);
+
+  SQLite::Database db(path("r.db"), SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT status FROM runs").getString(), "done");
+  EXPECT_EQ(db.execAndGet("SELECT device FROM runs").getString(), "cpu");
+  EXPECT_EQ(db.execAndGet("SELECT config_yaml FROM runs").getString(), kTinyConfig);
+  EXPECT_EQ(db.execAndGet("SELECT config_sha256 FROM runs").getString(), attnsweep::sha256_hex(kTinyConfig));
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases").getInt(), 8);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE status = 'ok'").getInt(), 6);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE status = 'unsupported' AND variant = 'sdpa_efficient'").getInt(), 2);
+  // On the CPU there are no GPU launches: the count columns are NULL and operators live in `ops`.
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE kernels_per_forward IS NOT NULL").getInt(), 0);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE status = 'ok' AND cpu_ops_per_forward > 0").getInt(), 6);
+  EXPECT_EQ(db.execAndGet("SELECT calls_per_forward FROM ops JOIN cases USING (case_id) "
+                          "WHERE variant = 'naive' AND seq_len_q = 16 AND name = 'aten::matmul'").getDouble(), 2.0);
+  // Every sample is stored, and the stored statistics agree with them.
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases c WHERE status = 'ok' AND samples != "
+                          "(SELECT count(*) FROM samples s WHERE s.case_id = c.case_id)").getInt(), 0);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases c WHERE status = 'ok' AND cpu_time_us_min != "
+                          "(SELECT min(cpu_time_us) FROM samples s WHERE s.case_id = c.case_id)").getInt(), 0);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE status = 'ok' AND time_us_median > 0 AND tflops > 0 "
+                          "AND rel_error < 1e-5").getInt(), 6);
+  // One Chrome trace per measured case, its path stored.
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE trace_path IS NOT NULL").getInt(), 6);
+  const std::string trace = db.execAndGet("SELECT trace_path FROM cases WHERE status = 'ok' LIMIT 1").getString();
+  EXPECT_TRUE(fs::exists(trace)) << trace;
+  EXPECT_NE(read_file(trace).find("traceEvents"), std::string::npos);
+}
+
+TEST_F(Cli, ASecondRunAppendsToTheSameDatabase) {
+  const std::string config = write("tiny.yaml", kTinyConfig);
+  ASSERT_EQ(run("run " + config + " --device cpu --db " + path("r.db")).exit_code, 0);
+  const Outcome second = run("run " + config + " --device cpu --db " + path("r.db"));
+  ASSERT_EQ(second.exit_code, 0);
+  EXPECT_NE(second.output.find("run 2 stored"), std::string::npos);
+  SQLite::Database db(path("r.db"), SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases").getInt(), 16);
+}
+
+TEST_F(Cli, DatabaseWithANewerSchemaExitsTwo) {
+  { SQLite::Database db(path("new.db"), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE); db.exec("PRAGMA user_version = 5"); }
+  const Outcome outcome = run("run " + write("c.yaml", kTinyConfig) + " --device cpu --db " + path("new.db"));
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_NE(outcome.output.find("newer"), std::string::npos) << outcome.output;
+}
+
+}  // namespace

@@ -29,6 +29,13 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 }
 
 std::string nearest(const std::string& word, const std::vector<std::string>& candidates) {
+  // A word that extends or truncates a candidate ("measure_typo", "seq") is a near miss too.
+  for (const auto& candidate : candidates) {
+    if (candidate.size() >= 3 && word.size() >= 3 &&
+        (word.rfind(candidate, 0) == 0 || candidate.rfind(word, 0) == 0)) {
+      return candidate;
+    }
+  }
   std::string best;
   std::size_t best_distance = std::string::npos;
   for (const auto& candidate : candidates) {

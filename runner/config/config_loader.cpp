@@ -96,7 +96,7 @@ class Loader {
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
         const std::string suggestion = text::nearest(key, allowed);
         std::string message = "unknown key";
-        if (!suggestion.empty()) message += "; did you mean '" + suggestion + "'?";
+        message += suggestion.empty() ? "." : "; did you mean '" + suggestion + "'?";
         fail(entry.first, full, message + " Allowed: " + text::join(allowed, ", "));
       }
     }
@@ -185,7 +185,7 @@ class Loader {
       if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
         const std::string suggestion = text::nearest(value, allowed);
         std::string message = "unknown value '" + value + "'";
-        if (!suggestion.empty()) message += "; did you mean '" + suggestion + "'?";
+        message += suggestion.empty() ? "." : "; did you mean '" + suggestion + "'?";
         fail(item, key, message + " Allowed: " + text::join(allowed, ", "));
       }
       if (std::find(out.begin(), out.end(), value) == out.end()) out.push_back(value);
