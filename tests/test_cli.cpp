@@ -141,6 +141,9 @@ TEST_F(Cli, PlanListsCasesWithTheirCountAndRunsNothing) {
   EXPECT_NE(blog.output.find("7 cases"), std::string::npos) << blog.output;
   EXPECT_EQ(blog.output.find("unsupported"), std::string::npos) << blog.output;
   EXPECT_EQ(run("plan " + write("bad.yaml", "variants: [naive]\n")).exit_code, 2);
+  const Outcome bad_device = run(std::string("plan ") + ATTNSWEEP_SOURCE_DIR "/configs/blog.yaml --device tpu");
+  EXPECT_EQ(bad_device.exit_code, 2);
+  EXPECT_NE(bad_device.output.find("unknown device 'tpu'; allowed: auto, cpu, cuda, cuda:N"), std::string::npos);
 }
 
 TEST_F(Cli, VariantsListsEveryVariantAndWhereItRuns) {

@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "runner/cli/summary_table.hpp"
+#include "runner/common/device_name.hpp"
 #include "runner/common/errors.hpp"
 #include "runner/common/log.hpp"
 #include "runner/common/sha256.hpp"
@@ -133,6 +134,7 @@ int plan_command(const std::string& config_path, const std::string& device_optio
     const Config config = load_config(config_path);
     const Plan plan = make_plan(config);
     const std::string requested = device_option.empty() ? config.device : device_option;
+    check_device_name(requested);
     // Planning needs no GPU: "auto" and "cuda" are listed as they would run on a GPU.
     const std::string device = requested == "auto" ? resolve_device("auto") : requested;
     char line[256];

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <sys/stat.h>
 
+#include "runner/common/device_name.hpp"
 #include "runner/common/text.hpp"
 #include "runner/config/config.hpp"
 #include "runner/variants/variant_names.hpp"
@@ -209,11 +210,7 @@ class Loader {
 
   std::string device(const YAML::Node& node) const {
     const std::string value = scalar_string(node, "device");
-    if (value == "auto" || value == "cpu" || value == "cuda") return value;
-    if (value.rfind("cuda:", 0) == 0 && value.size() > 5 &&
-        value.find_first_not_of("0123456789", 5) == std::string::npos) {
-      return value;
-    }
+    if (is_valid_device_name(value)) return value;
     fail(node, "device", "unknown device '" + value + "'; allowed: auto, cpu, cuda, cuda:N");
   }
 

@@ -3,6 +3,7 @@
 #include <ATen/Context.h>
 #include <c10/cuda/CUDAFunctions.h>
 
+#include "runner/common/device_name.hpp"
 #include "runner/common/errors.hpp"
 
 namespace attnsweep {
@@ -12,18 +13,11 @@ int cuda_device_count() { return at::hasCUDA() ? static_cast<int>(c10::cuda::dev
 bool is_cuda_device(const std::string& device) { return device.rfind("cuda", 0) == 0; }
 
 std::string resolve_device(const std::string& requested) {
+  check_device_name(requested);
   const int gpus = cuda_device_count();
   if (requested == "auto") return gpus > 0 ? "cuda:0" : "cpu";
   if (requested == "cpu") return "cpu";
-  int index = -1;
-  if (requested == "cuda") {
-    index = 0;
-  } else if (requested.rfind("cuda:", 0) == 0 && requested.size() > 5 &&
-             requested.find_first_not_of("0123456789", 5) == std::string::npos) {
-    index = std::stoi(requested.substr(5));
-  } else {
-    throw BadInputError("unknown device '" + requested + "'; allowed: auto, cpu, cuda, cuda:N");
-  }
+  const int index = requested == "cuda" ? 0 : std::stoi(requested.substr(5));
   if (gpus == 0) {
     throw BadInputError("device '" + requested + "' asked for, but no CUDA device is available here; "
                         "use --device cpu or --device auto");
