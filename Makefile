@@ -6,7 +6,7 @@ VENV          ?= $(HOME)/.cache/attnsweep/venv-torch-$(TORCH_VERSION)
 BUILD_DIR     ?= build
 CONFIG        ?= configs/quickstart.yaml
 DB            ?= results.db
-DEVICE        ?= auto
+DEVICE        ?=
 JOBS          ?= $(shell nproc)
 
 export ATTNSWEEP_VENV := $(VENV)
@@ -28,7 +28,7 @@ test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 run: build
-	$(BUILD_DIR)/attnsweep run $(CONFIG) --db $(DB) --device $(DEVICE)
+	$(BUILD_DIR)/attnsweep run $(CONFIG) --db $(DB) $(if $(DEVICE),--device $(DEVICE))
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -22,19 +22,24 @@ grep -E "tests passed|tests failed|Failed|FAILED|\(Failed\)|Skipped" "$OUT/build
 grep -E "^(naive|sdpa)" "$OUT/build_test.log" | head -20
 
 echo "== study sweep (configs/blog.yaml)"
-rm -f "$OUT/blog.db"
-build/attnsweep run configs/blog.yaml --db "$OUT/blog.db" --traces /tmp/blog-traces > "$OUT/blog_run.txt" 2> "$OUT/blog_run.log"
+# Databases are written under /tmp and copied to $OUT as single files (SQLite's backup API),
+# because $OUT brings back at most 8 files and a WAL database is three.
+rm -rf /tmp/blog.db* /tmp/quick.db* /tmp/blog-traces
+build/attnsweep run configs/blog.yaml --db /tmp/blog.db --traces /tmp/blog-traces 2> "$OUT/blog_run.log"
 echo "attnsweep exit $?"
-cat "$OUT/blog_run.txt"
 ls /tmp/blog-traces | head -3; du -sh /tmp/blog-traces
+backup() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()" "$1" "$2"; }
+backup /tmp/blog.db "$OUT/blog.db"
 
 echo "== independent measurement (torch.profiler + CUDA events in Python)"
 python3 tests/gpu/torch_reference.py --dtype bf16 > "$OUT/python_blog.jsonl" 2> "$OUT/python_blog.err"
 echo "python exit $?"
-python3 scripts/blog_report.py "$OUT/blog.db" "$OUT/python_blog.jsonl" "$OUT/machine.txt" > "$OUT/h200-blog.md"
+python3 scripts/blog_report.py /tmp/blog.db "$OUT/python_blog.jsonl" "$OUT/machine.txt" > "$OUT/h200-blog.md"
 cat "$OUT/h200-blog.md"
 
 echo "== make run equivalent (quickstart on the GPU)"
-build/attnsweep run configs/quickstart.yaml --db /tmp/quick.db > "$OUT/quickstart.txt" 2>&1
-echo "quickstart exit $?"; tail -15 "$OUT/quickstart.txt"
+start=$(date +%s)
+build/attnsweep run configs/quickstart.yaml --db /tmp/quick.db > /tmp/quickstart.txt 2>&1
+echo "quickstart exit $? in $(( $(date +%s) - start )) s"; tail -46 /tmp/quickstart.txt | head -44
+backup /tmp/quick.db "$OUT/quick.db"
 exit $status

@@ -129,7 +129,7 @@ CREATE INDEX IF NOT EXISTS cases_by_run ON cases(run_id);
 CREATE VIEW IF NOT EXISTS results AS
 SELECT
   r.run_id, r.name AS run_name, r.started_at, r.device_name, r.torch_version,
-  c.case_id, c.variant, c.batch, c.heads, c.kv_heads, c.seq_len_q, c.seq_len_kv, c.head_dim,
+  c.case_id, c.plan_index, c.variant, c.batch, c.heads, c.kv_heads, c.seq_len_q, c.seq_len_kv, c.head_dim,
   c.dtype, c.causal, c.device, c.status, c.sdpa_backend,
   c.kernels_per_forward, c.memcpy_per_forward, c.memset_per_forward, c.cpu_ops_per_forward,
   COALESCE(c.gpu_time_us_median, c.cpu_time_us_median) AS time_us_median,

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
-#include <ATen/Context.h>
+#include <ATen/ATen.h>
 
 #include "runner/measure/inputs.hpp"
 #include "runner/variants/naive_attention.hpp"

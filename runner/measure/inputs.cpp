@@ -1,5 +1,6 @@
 #include "runner/measure/inputs.hpp"
 
+#include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <cmath>

@@ -1,6 +1,8 @@
 // naive: matmul(q, k^T), scale, out-of-place masked_fill(-inf), softmax, matmul(v).
 #include "runner/variants/naive_attention.hpp"
 
+#include <ATen/ATen.h>
+
 #include <limits>
 
 namespace attnsweep {

@@ -2,7 +2,7 @@
 // The interface every attention variant implements (LibTorch side). Adding a
 // variant means one new file and one line in registry.cpp (plus its catalogue
 // entry in variant_names.cpp).
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include <optional>
 #include <string>
