@@ -1,7 +1,10 @@
--- attnsweep results database, schema version 1 (PRAGMA user_version = 1).
+-- attnsweep results database, schema version 2 (PRAGMA user_version = 2).
 -- This file is the public contract: docs/schema.md documents every column.
 -- Units are in the names: _us microseconds, _bytes bytes, _ns nanoseconds.
--- Changing it means a new version number and a forward migration in storage/store.cpp.
+-- It always describes the newest version; a change means a new version number and a forward
+-- migration in storage/migrations.cpp (tested from a saved database of every earlier version).
+-- Version history: 1 first release; 2 cases.status gains 'crashed' and 'timeout' (--isolate),
+-- runs gains isolate and case_timeout_s.
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id             INTEGER PRIMARY KEY,
@@ -34,7 +37,9 @@ CREATE TABLE IF NOT EXISTS runs (
   max_samples        INTEGER NOT NULL,
   target_rel_stdev   REAL NOT NULL,
   max_case_seconds   REAL NOT NULL,
-  planned_cases      INTEGER NOT NULL
+  planned_cases      INTEGER NOT NULL,
+  isolate            INTEGER NOT NULL DEFAULT 0, -- 1: each case ran in its own worker process
+  case_timeout_s     REAL                       -- per-case limit with --isolate; NULL without
 );
 
 CREATE TABLE IF NOT EXISTS cases (
@@ -51,7 +56,7 @@ CREATE TABLE IF NOT EXISTS cases (
   dtype              TEXT NOT NULL CHECK (dtype IN ('bf16', 'fp16', 'fp32')),
   causal             INTEGER NOT NULL CHECK (causal IN (0, 1)),
   device             TEXT NOT NULL,
-  status             TEXT NOT NULL CHECK (status IN ('ok', 'unsupported', 'oom', 'error')),
+  status             TEXT NOT NULL CHECK (status IN ('ok', 'unsupported', 'oom', 'error', 'crashed', 'timeout')),
   error_message      TEXT,                     -- PyTorch's reason when status is not ok
   warnings           TEXT,                     -- measurement warnings, '; '-separated
   sdpa_backend       TEXT,                     -- backend that ran (sdpa_* variants)

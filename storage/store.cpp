@@ -7,6 +7,7 @@
 
 #include "runner/common/errors.hpp"
 #include "schema_sql.hpp"
+#include "storage/migrations.hpp"
 #include "version.hpp"
 
 namespace attnsweep::storage {
@@ -73,29 +74,39 @@ Store::Store(const std::string& path) : path_(path) {
   try {
     impl_ = std::make_unique<Impl>(path);
     auto& db = impl_->database;
+    // Refuse what is not ours before writing anything, even the journal mode.
     const int version = db.execAndGet("PRAGMA user_version").getInt();
     if (version > kSchemaVersion) {
       throw BadInputError(path + ": database schema version " + std::to_string(version) +
                           " is newer than this attnsweep understands (" + std::to_string(kSchemaVersion) +
                           "); use a newer attnsweep or another --db");
     }
-    if (version == 0) {
-      // Version 0 is a new file, or a SQLite file that is not ours: refuse to write into the latter.
-      const int tables = db.execAndGet("SELECT count(*) FROM sqlite_master WHERE type = 'table'").getInt();
-      if (tables > 0) {
-        throw BadInputError(path + ": is a SQLite database but not an attnsweep one (user_version 0 with " +
-                            std::to_string(tables) + " tables); choose another --db");
-      }
+    const int tables = db.execAndGet("SELECT count(*) FROM sqlite_master WHERE type = 'table'").getInt();
+    if (version == 0 && tables > 0) {
+      throw BadInputError(path + ": is a SQLite database but not an attnsweep one (user_version 0 with " +
+                          std::to_string(tables) + " tables); choose another --db");
     }
     db.exec("PRAGMA journal_mode = WAL");
-    db.exec("PRAGMA foreign_keys = ON");
     if (version < kSchemaVersion) {
-      // Forward migrations go here, one step per version; version 1 is the first.
-      SQLite::Transaction transaction(db);
-      db.exec(kSchemaSql);
-      db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
-      transaction.commit();
+      // One writer at a time creates or migrates: others wait on the lock, then
+      // find the current version and do nothing.
+      db.exec("PRAGMA foreign_keys = OFF");
+      db.exec("BEGIN IMMEDIATE");
+      try {
+        const int locked_version = db.execAndGet("PRAGMA user_version").getInt();
+        if (locked_version == 0) {
+          db.exec(kSchemaSql);
+        } else if (locked_version < kSchemaVersion) {
+          migrate(db, locked_version);
+        }
+        db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+        db.exec("COMMIT");
+      } catch (...) {
+        db.exec("ROLLBACK");
+        throw;
+      }
     }
+    db.exec("PRAGMA foreign_keys = ON");
   } catch (const SQLite::Exception& error) {
     throw BadInputError(path + ": cannot use as a results database: " + error.what());
   }
@@ -110,12 +121,12 @@ std::int64_t Store::begin_run(const RunRecord& run) {
       device, device_name, sm_count, device_memory_bytes, l2_cache_bytes, torch_version, cuda_version,
       cudnn_version, driver_version, hostname, attnsweep_version, git_sha, seed, timing_protocol,
       flop_convention, warmup, profiled_forwards, min_samples, max_samples, target_rel_stdev,
-      max_case_seconds, planned_cases)
+      max_case_seconds, planned_cases, isolate, case_timeout_s)
     VALUES (:name, :description, :config_path, :config_yaml, :config_sha256, 'running', :started_at,
       :device, :device_name, :sm_count, :device_memory_bytes, :l2_cache_bytes, :torch_version, :cuda_version,
       :cudnn_version, :driver_version, :hostname, :attnsweep_version, :git_sha, :seed, :timing_protocol,
       :flop_convention, :warmup, :profiled_forwards, :min_samples, :max_samples, :target_rel_stdev,
-      :max_case_seconds, :planned_cases))SQL");
+      :max_case_seconds, :planned_cases, :isolate, :case_timeout_s))SQL");
   const EnvironmentInfo& env = run.environment;
   insert.bind(":name", run.name);
   bind_text_or_null(insert, ":description", run.description);
@@ -147,6 +158,9 @@ std::int64_t Store::begin_run(const RunRecord& run) {
   insert.bind(":target_rel_stdev", run.measure.target_rel_stdev);
   insert.bind(":max_case_seconds", run.measure.max_case_seconds);
   insert.bind(":planned_cases", run.planned_cases);
+  insert.bind(":isolate", run.isolate ? 1 : 0);
+  bind_optional(insert, ":case_timeout_s",
+                run.isolate ? std::optional<double>(run.measure.case_timeout_s) : std::nullopt);
   insert.exec();
   return db.getLastInsertRowid();
 }
@@ -270,6 +284,81 @@ void Store::finish_run(std::int64_t run_id, const std::string& status) {
   update.bind(2, utc_now_iso8601());
   update.bind(3, run_id);
   update.exec();
+}
+
+std::optional<StoredRun> Store::find_run(std::optional<std::int64_t> run_id) {
+  SQLite::Statement query(impl_->database,
+                          run_id ? "SELECT run_id, status, config_sha256, device, planned_cases FROM runs WHERE run_id = ?"
+                                 : "SELECT run_id, status, config_sha256, device, planned_cases FROM runs "
+                                   "ORDER BY run_id DESC LIMIT 1");
+  if (run_id) query.bind(1, *run_id);
+  if (!query.executeStep()) return std::nullopt;
+  return StoredRun{query.getColumn(0).getInt64(), query.getColumn(1).getString(), query.getColumn(2).getString(),
+                   query.getColumn(3).getString(), query.getColumn(4).getInt()};
+}
+
+std::set<int> Store::stored_plan_indexes(std::int64_t run_id) {
+  SQLite::Statement query(impl_->database, "SELECT plan_index FROM cases WHERE run_id = ?");
+  query.bind(1, run_id);
+  std::set<int> indexes;
+  while (query.executeStep()) indexes.insert(query.getColumn(0).getInt());
+  return indexes;
+}
+
+void Store::reopen_run(std::int64_t run_id) {
+  SQLite::Statement update(impl_->database, "UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = ?");
+  update.bind(1, run_id);
+  update.exec();
+}
+
+std::vector<std::pair<Case, CaseResult>> Store::load_cases(std::int64_t run_id) {
+  SQLite::Statement query(impl_->database, R"SQL(
+    SELECT plan_index, variant, batch, heads, kv_heads, seq_len_q, seq_len_kv, head_dim, dtype, causal,
+           device, status, error_message, sdpa_backend, kernels_per_forward, memcpy_per_forward,
+           memset_per_forward, counts_consistent, gpu_time_us_median, cpu_time_us_median, tflops, rel_error,
+           samples, stop_reason
+    FROM cases WHERE run_id = ? ORDER BY plan_index)SQL");
+  query.bind(1, run_id);
+  std::vector<std::pair<Case, CaseResult>> rows;
+  auto optional_double = [&](int column) -> std::optional<double> {
+    return query.getColumn(column).isNull() ? std::nullopt : std::optional<double>(query.getColumn(column).getDouble());
+  };
+  while (query.executeStep()) {
+    Case c;
+    c.plan_index = query.getColumn(0).getInt();
+    c.variant = query.getColumn(1).getString();
+    c.shape = Shape{query.getColumn(2).getInt64(), query.getColumn(3).getInt64(), query.getColumn(4).getInt64(),
+                    query.getColumn(5).getInt64(), query.getColumn(6).getInt64(), query.getColumn(7).getInt64()};
+    c.dtype = query.getColumn(8).getString();
+    c.causal = query.getColumn(9).getInt() != 0;
+    CaseResult r;
+    r.device = query.getColumn(10).getString();
+    r.status = query.getColumn(11).getString();
+    r.error_message = query.getColumn(12).getString();
+    r.sdpa_backend = query.getColumn(13).getString();
+    if (!query.getColumn(14).isNull()) {
+      ProfileSummary profile;
+      profile.kernels_each_forward = {query.getColumn(14).getInt()};
+      profile.memcpy_each_forward = {query.getColumn(15).getInt()};
+      profile.memset_each_forward = {query.getColumn(16).getInt()};
+      profile.counts_consistent = query.getColumn(17).getInt() != 0;
+      r.profile = profile;
+    }
+    if (auto median = optional_double(18)) {
+      r.gpu_time_us = SampleStatistics{};
+      r.gpu_time_us->median = *median;
+    }
+    if (auto median = optional_double(19)) {
+      r.cpu_time_us = SampleStatistics{};
+      r.cpu_time_us->median = *median;
+    }
+    r.tflops = optional_double(20);
+    r.rel_error = optional_double(21);
+    r.samples.resize(query.getColumn(22).isNull() ? 0 : query.getColumn(22).getInt());
+    r.stop_reason = query.getColumn(23).getString();
+    rows.emplace_back(c, r);
+  }
+  return rows;
 }
 
 }  // namespace attnsweep::storage

@@ -4,7 +4,11 @@
 // the case in flight.
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "runner/config/measure_settings.hpp"
 #include "runner/measure/case_result.hpp"
@@ -13,7 +17,7 @@
 
 namespace attnsweep::storage {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 struct RunRecord {
   std::string name;
@@ -26,6 +30,16 @@ struct RunRecord {
   std::string timing_protocol;
   std::string flop_convention;
   MeasureSettings measure;
+  int planned_cases = 0;
+  bool isolate = false;
+};
+
+// What --resume needs to know about an earlier run.
+struct StoredRun {
+  std::int64_t run_id = 0;
+  std::string status;
+  std::string config_sha256;
+  std::string device;
   int planned_cases = 0;
 };
 
@@ -42,6 +56,13 @@ class Store {
   std::int64_t begin_run(const RunRecord& run);
   std::int64_t add_case(std::int64_t run_id, const Case& c, const CaseResult& result);
   void finish_run(std::int64_t run_id, const std::string& status);
+
+  // The run with this id, or the latest run when none is given.
+  std::optional<StoredRun> find_run(std::optional<std::int64_t> run_id);
+  std::set<int> stored_plan_indexes(std::int64_t run_id);
+  void reopen_run(std::int64_t run_id);
+  // Every stored case of a run, in plan order, as much as the summary table needs.
+  std::vector<std::pair<Case, CaseResult>> load_cases(std::int64_t run_id);
 
   const std::string& path() const { return path_; }
 

@@ -5,6 +5,9 @@
 #include <system_error>
 
 #include "runner/cli/summary_table.hpp"
+#include "runner/cli/worker.hpp"
+#include "runner/common/interrupt.hpp"
+#include "runner/common/text.hpp"
 #include "runner/common/device_name.hpp"
 #include "runner/common/errors.hpp"
 #include "runner/common/log.hpp"
@@ -16,7 +19,12 @@
 #include "runner/measure/flops.hpp"
 #include "runner/plan/plan.hpp"
 #include "runner/variants/variant_names.hpp"
+#include "storage/query.hpp"
 #include "storage/store.hpp"
+
+#include <memory>
+#include <optional>
+#include <set>
 
 namespace attnsweep::cli {
 namespace {
@@ -62,69 +70,176 @@ int guarded(Body body) {
 
 }  // namespace
 
+namespace {
+
+// Which earlier run --resume continues, after checking it may be continued.
+std::int64_t run_to_resume(storage::Store& store, const RunOptions& options, const std::string& config_sha256,
+                           const std::string& device) {
+  std::optional<std::int64_t> wanted;
+  if (options.resume_run != "latest") {
+    try {
+      std::size_t used = 0;
+      wanted = std::stoll(options.resume_run, &used);
+      if (used != options.resume_run.size()) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      throw BadInputError("--resume takes a run id or 'latest', got '" + options.resume_run + "'");
+    }
+  }
+  const auto run = store.find_run(wanted);
+  if (!run) {
+    throw BadInputError(options.db_path + ": no run " + (wanted ? std::to_string(*wanted) : std::string("at all")) +
+                        " to resume; run without --resume to start one");
+  }
+  if (run->config_sha256 != config_sha256) {
+    throw BadInputError("run " + std::to_string(run->run_id) + " was made from a different config (sha256 " +
+                        run->config_sha256.substr(0, 12) + ", now " + config_sha256.substr(0, 12) + " for " +
+                        options.config_path + "); resume with the same file, or start a new run without --resume");
+  }
+  if (run->device != device) {
+    throw BadInputError("run " + std::to_string(run->run_id) + " ran on " + run->device + ", not " + device +
+                        "; resume it on the same device (--device " + run->device + ")");
+  }
+  return run->run_id;
+}
+
+// Refuses cases whose inputs and output alone exceed the device's memory.
+void check_cases_fit(const Plan& plan, const std::string& device, const std::string& config_path) {
+  const double available = device_memory_bytes(device);
+  for (const Case& c : plan.cases) {
+    const double needed = forward_min_bytes(c.shape, c.dtype);
+    if (needed > available) {
+      throw BadInputError(config_path + ": case " + c.label() + " needs " + text::fixed(needed / (1 << 30), 1) +
+                          " GiB for q, k, v and the output alone; " + device + " has " +
+                          text::fixed(available / (1 << 30), 1) + " GiB. Use smaller shapes or exclude it");
+    }
+  }
+}
+
+std::string trace_file(const std::string& traces, std::int64_t run_id, const Case& c) {
+  if (traces.empty()) return "";
+  return (fs::path(traces) / safe_file_name("run" + std::to_string(run_id) + "-" + std::to_string(c.plan_index) +
+                                             "-" + c.variant + "-" + c.shape.label() + "-" + c.dtype + ".json"))
+      .string();
+}
+
+CaseResult failed_worker_result(const std::string& device, const cli::WorkerOutcome& outcome, const Case& c) {
+  CaseResult result;
+  result.status = outcome.kind == cli::WorkerOutcome::Kind::timed_out ? "timeout" : "crashed";
+  result.error_message = outcome.detail;
+  result.device = device;
+  result.flops = forward_flops(c.shape, c.causal);
+  result.min_bytes = forward_min_bytes(c.shape, c.dtype);
+  return result;
+}
+
+}  // namespace
+
 int run_command(const RunOptions& options) {
   return guarded([&] {
     // Everything the user gave is checked before the database is touched.
     const Config config = load_config(options.config_path);
     const Plan plan = make_plan(config);
     const std::string device = resolve_device(options.device.empty() ? config.device : options.device);
+    check_cases_fit(plan, device, options.config_path);
     const std::string traces = trace_directory(options, config);
     if (!traces.empty()) {
       std::error_code error;
       fs::create_directories(traces, error);
       if (error) throw BadInputError(traces + ": cannot create the trace directory: " + error.message());
     }
+    const std::string config_sha256 = sha256_hex(config.yaml_text);
     storage::Store store(options.db_path);
 
-    log::info("collecting environment for " + device);
-    storage::RunRecord record;
-    record.name = config.name.empty() ? fs::path(options.config_path).stem().string() : config.name;
-    record.description = config.description;
-    record.config_path = options.config_path;
-    record.config_yaml = config.yaml_text;
-    record.config_sha256 = sha256_hex(config.yaml_text);
-    record.environment = collect_environment(device);
-    record.seed = config.seed;
-    record.timing_protocol = is_cuda_device(device) ? kCudaTimingProtocol : kCpuTimingProtocol;
-    record.flop_convention = kFlopConvention;
-    record.measure = config.measure;
-    record.planned_cases = static_cast<int>(plan.cases.size());
-    const std::int64_t run_id = store.begin_run(record);
-    log::info("run " + std::to_string(run_id) + " '" + record.name + "': " + std::to_string(plan.cases.size()) +
-              " cases on " + device + " (" + record.environment.device_name + ")");
+    std::int64_t run_id = 0;
+    std::set<int> done;
+    if (options.resume) {
+      run_id = run_to_resume(store, options, config_sha256, device);
+      done = store.stored_plan_indexes(run_id);
+      store.reopen_run(run_id);
+      log::info("resuming run " + std::to_string(run_id) + ": " + std::to_string(done.size()) + " of " +
+                std::to_string(plan.cases.size()) + " cases already stored");
+    } else {
+      log::info("collecting environment for " + device);
+      storage::RunRecord record;
+      record.name = config.name.empty() ? fs::path(options.config_path).stem().string() : config.name;
+      record.description = config.description;
+      record.config_path = options.config_path;
+      record.config_yaml = config.yaml_text;
+      record.config_sha256 = config_sha256;
+      record.environment = collect_environment(device);
+      record.seed = config.seed;
+      record.timing_protocol = is_cuda_device(device) ? kCudaTimingProtocol : kCpuTimingProtocol;
+      record.flop_convention = kFlopConvention;
+      record.measure = config.measure;
+      record.planned_cases = static_cast<int>(plan.cases.size());
+      record.isolate = options.isolate;
+      run_id = store.begin_run(record);
+      log::info("run " + std::to_string(run_id) + " '" + record.name + "': " + std::to_string(plan.cases.size()) +
+                " cases on " + device + " (" + record.environment.device_name + ")" +
+                (options.isolate ? ", one worker process per case" : ""));
+    }
+    install_interrupt_handlers();
 
-    std::vector<std::pair<Case, CaseResult>> rows;
     try {
-      CaseRunner runner(device, config.measure, config.seed);
+      std::unique_ptr<CaseRunner> runner;  // in this process, unless --isolate
       const int total = static_cast<int>(plan.cases.size());
       for (const Case& c : plan.cases) {
-        std::string trace_path;
-        if (!traces.empty()) {
-          trace_path = (fs::path(traces) / safe_file_name("run" + std::to_string(run_id) + "-" +
-                                                          std::to_string(c.plan_index) + "-" + c.variant + "-" +
-                                                          c.shape.label() + "-" + c.dtype + ".json"))
-                           .string();
-        }
+        if (done.count(c.plan_index)) continue;
+        if (interrupt_requested()) break;
         log::info("[" + std::to_string(c.plan_index + 1) + "/" + std::to_string(total) + "] " + c.label());
-        CaseResult result = runner.run(c, trace_path);
+        const std::string trace_path = trace_file(traces, run_id, c);
+        if (options.isolate) {
+          const cli::WorkerOutcome outcome = cli::run_case_in_worker(
+              {options.config_path, config_sha256, options.db_path, run_id, c.plan_index, device, trace_path},
+              config.measure.case_timeout_s);
+          if (outcome.kind == cli::WorkerOutcome::Kind::interrupted) break;
+          if (outcome.kind != cli::WorkerOutcome::Kind::finished) {
+            const CaseResult result = failed_worker_result(device, outcome, c);
+            store.add_case(run_id, c, result);
+            log::warn("  " + one_line_result(c, result));
+          }
+          continue;
+        }
+        if (!runner) runner = std::make_unique<CaseRunner>(device, config.measure, config.seed);
+        CaseResult result;
+        try {
+          result = runner->run(c, trace_path);
+        } catch (const Interrupted&) {
+          break;  // the case in flight is dropped; --resume redoes it
+        }
         store.add_case(run_id, c, result);
         (result.status == "ok" ? log::info : log::warn)("  " + one_line_result(c, result));
         for (const auto& warning : result.warnings) log::warn("  " + warning);
-        rows.emplace_back(c, std::move(result));
       }
     } catch (...) {
       store.finish_run(run_id, "failed");
       throw;
     }
-    store.finish_run(run_id, "done");
 
+    const auto rows = store.load_cases(run_id);
     std::cout << "\n";
     print_summary_table(std::cout, rows);
+    if (interrupt_requested()) {
+      store.finish_run(run_id, "interrupted");
+      std::cout << "\nrun " << run_id << " interrupted (signal " << interrupt_signal() << ") with " << rows.size()
+                << " of " << plan.cases.size() << " cases stored in " << options.db_path << "\n"
+                << "continue it with: attnsweep run " << options.config_path << " --db " << options.db_path
+                << " --resume " << run_id << "\n";
+      return interrupted_exit_code();
+    }
+    store.finish_run(run_id, "done");
     std::cout << "\nrun " << run_id << " stored in " << options.db_path << "\n"
               << "example: sqlite3 -header -column " << options.db_path
               << " \"SELECT variant, dtype, kernels_per_forward, time_us_median, tflops FROM results WHERE run_id = "
               << run_id << " ORDER BY time_us_median\"\n";
     if (!traces.empty()) std::cout << "traces: " << traces << " (open in https://ui.perfetto.dev)\n";
+    return static_cast<int>(kExitOk);
+  });
+}
+
+int query_command(const std::string& db_path, const std::string& sql) {
+  return guarded([&] {
+    storage::print_query(db_path, sql, std::cout);
     return static_cast<int>(kExitOk);
   });
 }

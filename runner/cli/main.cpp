@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "runner/cli/commands.hpp"
+#include "runner/cli/worker.hpp"
 #include "runner/common/errors.hpp"
 #include "runner/common/log.hpp"
 #include "version.hpp"
@@ -11,7 +12,9 @@ int main(int argc, char** argv) {
   CLI::App app{"attnsweep: profile attention variants over a sweep of shapes and dtypes on CPU or CUDA,\n"
                "and store kernel counts, timings and numerics in SQLite.\n\n"
                "Exit codes: 0 done (some cases may be unsupported), 1 runtime failure,\n"
-               "2 bad input (command line, config or database). Docs: docs/cli.md"};
+               "2 bad input (command line, config or database), 130/143 interrupted by\n"
+               "SIGINT/SIGTERM (finished cases stay stored; continue with run --resume).\n"
+               "Docs: docs/cli.md"};
   app.set_version_flag("--version", std::string("attnsweep ") + kVersion + " (" + kGitSha + ")");
   app.require_subcommand(1);
   std::string log_level = "info";
@@ -25,11 +28,36 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   run_command->add_option("--device", run.device, "auto, cpu, cuda or cuda:N (default: the config's, else auto)");
   run_command->add_option("--traces", run.traces_dir, "write one Chrome trace (Perfetto) per case into DIR");
+  run_command
+      ->add_option("--resume", run.resume_run,
+                   "continue an interrupted run (its id, or 'latest'): stored cases are kept and skipped; "
+                   "refused if the config or device changed")
+      ->expected(0, 1)
+      ->default_str("latest");
+  run_command->add_flag("--isolate", run.isolate,
+                        "run each case in its own worker process: a crash or a poisoned CUDA context costs one "
+                        "case (status crashed), a hang is killed after measure.case_timeout_s (status timeout)");
 
   std::string plan_config, plan_device;
   auto* plan_command = app.add_subcommand("plan", "Validate a config and list the cases it would run; runs nothing");
   plan_command->add_option("config", plan_config, "sweep config (YAML)")->required();
   plan_command->add_option("--device", plan_device, "device to plan for: auto, cpu, cuda or cuda:N");
+
+  std::string query_db, query_sql;
+  auto* query_command = app.add_subcommand("query", "Run one SQL statement on a results database, opened read-only");
+  query_command->add_option("db", query_db, "results database")->required();
+  query_command->add_option("sql", query_sql, "SQL, e.g. \"SELECT * FROM results\" (docs/schema.md)")->required();
+
+  cli::WorkerRequest worker;
+  auto* worker_command = app.add_subcommand("worker", "");  // internal: one case for --isolate (hidden)
+  worker_command->group("");
+  worker_command->add_option("--config", worker.config_path)->required();
+  worker_command->add_option("--config-sha256", worker.config_sha256)->required();
+  worker_command->add_option("--db", worker.db_path)->required();
+  worker_command->add_option("--run-id", worker.run_id)->required();
+  worker_command->add_option("--plan-index", worker.plan_index)->required();
+  worker_command->add_option("--device", worker.device)->required();
+  worker_command->add_option("--trace", worker.trace_path);
 
   std::string variants_device;
   auto* variants_command = app.add_subcommand("variants", "List the attention variants and where they run");
@@ -42,7 +70,13 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitBadInput;
   }
   log::set_level(log_level);
-  if (*run_command) return cli::run_command(run);
+  if (*run_command) {
+    run.resume = run_command->count("--resume") > 0;
+    if (run.resume && run.resume_run.empty()) run.resume_run = "latest";
+    return cli::run_command(run);
+  }
+  if (*query_command) return cli::query_command(query_db, query_sql);
+  if (*worker_command) return cli::worker_command(worker);
   if (*plan_command) return cli::plan_command(plan_config, plan_device);
   if (*variants_command) return cli::variants_command(variants_device);
   return kExitBadInput;

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <climits>
+#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -349,6 +350,7 @@ class Loader {
     if (node["max_case_seconds"]) settings.max_case_seconds = number(node["max_case_seconds"], "measure.max_case_seconds", 0);
     if (node["accuracy_check"]) settings.accuracy_check = boolean(node["accuracy_check"], "measure.accuracy_check");
     if (node["traces"]) settings.traces = boolean(node["traces"], "measure.traces");
+    if (node["case_timeout_s"]) settings.case_timeout_s = number(node["case_timeout_s"], "measure.case_timeout_s", 0);
     if (settings.max_samples < settings.min_samples) {
       fail(node["max_samples"] ? node["max_samples"] : node, "measure.max_samples",
            "must be at least measure.min_samples (" + std::to_string(settings.min_samples) + ")");
@@ -359,7 +361,36 @@ class Loader {
 
 }  // namespace
 
+namespace {
+
+// YAML must be UTF-8; name the first byte that is not.
+void check_utf8(const std::string& text, const std::string& source_name) {
+  int line = 1, column = 1;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    std::size_t length = byte < 0x80 ? 1 : (byte >> 5) == 0x6 ? 2 : (byte >> 4) == 0xE ? 3 : (byte >> 3) == 0x1E ? 4 : 0;
+    bool valid = length > 0 && i + length <= text.size();
+    for (std::size_t k = 1; valid && k < length; ++k) valid = (static_cast<unsigned char>(text[i + k]) >> 6) == 0x2;
+    if (!valid) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", byte);
+      throw ConfigError(source_name, {line, column}, "",
+                        std::string("not valid UTF-8 (byte ") + hex + "); save the config as UTF-8 text");
+    }
+    if (byte == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+    i += length;
+  }
+}
+
+}  // namespace
+
 Config parse_config(const std::string& yaml_text, const std::string& source_name) {
+  check_utf8(yaml_text, source_name);
   return Loader(source_name).load(yaml_text);
 }
 

@@ -5,7 +5,7 @@ namespace attnsweep {
 std::vector<std::string> MeasureSettings::keys() {
   return {"warmup",           "profiled_forwards", "max_profile_attempts", "min_samples",
           "max_samples",      "target_rel_stdev",  "max_case_seconds",     "accuracy_check",
-          "traces"};
+          "traces",           "case_timeout_s"};
 }
 
 }  // namespace attnsweep

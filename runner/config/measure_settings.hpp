@@ -15,6 +15,7 @@ struct MeasureSettings {
   double max_case_seconds = 10.0;  // stop timing a case after this much wall time
   bool accuracy_check = true;      // compare against a float64 reference
   bool traces = false;             // write a Chrome trace per case
+  double case_timeout_s = 900;     // with --isolate: a worker running longer is killed (timeout)
 
   static std::vector<std::string> keys();
 };

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "runner/common/interrupt.hpp"
 #include "runner/measure/device.hpp"
 #include "runner/measure/flops.hpp"
 #include "runner/measure/inputs.hpp"
@@ -73,6 +74,7 @@ struct CaseRunner::Impl {
     std::vector<double> device_times, dispatch_times;
     const auto start = Clock::now();
     do {
+      if (interrupt_requested()) throw Interrupted{};
       TimingSample sample = timer->time(forward);
       const double value = sample.gpu_time_us ? *sample.gpu_time_us : *sample.cpu_time_us;
       rule.add_sample(value);
@@ -140,7 +142,10 @@ struct CaseRunner::Impl {
     }
     at::Tensor output;
     const std::function<void()> forward = [&] { output = variant.forward(inputs); };
-    for (int i = 0; i < settings.warmup; ++i) forward();
+    for (int i = 0; i < settings.warmup; ++i) {
+      if (interrupt_requested()) throw Interrupted{};
+      forward();
+    }
     synchronize_device(device);
     time_case(forward, result);
     profile_case(forward, trace_path, result);

@@ -3,6 +3,9 @@
 #include <ATen/Context.h>
 #include <c10/cuda/CUDAFunctions.h>
 
+#include <ATen/cuda/CUDAContext.h>
+#include <unistd.h>
+
 #include "runner/common/device_name.hpp"
 #include "runner/common/errors.hpp"
 
@@ -11,6 +14,13 @@ namespace attnsweep {
 int cuda_device_count() { return at::hasCUDA() ? static_cast<int>(c10::cuda::device_count()) : 0; }
 
 bool is_cuda_device(const std::string& device) { return device.rfind("cuda", 0) == 0; }
+
+double device_memory_bytes(const std::string& device) {
+  if (is_cuda_device(device)) {
+    return static_cast<double>(at::cuda::getDeviceProperties(std::stoi(device.substr(5)))->totalGlobalMem);
+  }
+  return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
 
 std::string resolve_device(const std::string& requested) {
   check_device_name(requested);

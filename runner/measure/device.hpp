@@ -9,5 +9,7 @@ int cuda_device_count();
 // Throws BadInputError for an unknown device or a GPU that is not there.
 std::string resolve_device(const std::string& requested);
 bool is_cuda_device(const std::string& device);
+// Memory a case can use: the GPU's total memory, or the machine's RAM for "cpu".
+double device_memory_bytes(const std::string& device);
 
 }  // namespace attnsweep

@@ -4,6 +4,9 @@
 
 namespace attnsweep {
 
+// A sweep larger than this is almost certainly a typo (a list where a value was meant).
+constexpr std::size_t kMaxCases = 100000;
+
 std::string Shape::label() const {
   std::string text = std::to_string(batch) + "x" + std::to_string(heads);
   if (kv_heads != heads) text += "/" + std::to_string(kv_heads);
@@ -113,6 +116,12 @@ Plan make_plan(const Config& config) {
         plan.duplicates += static_cast<int>(config.dtypes.size() * config.causal.size() * config.variants.size());
       }
     }
+  }
+  const std::size_t total = shapes.size() * config.dtypes.size() * config.causal.size() * config.variants.size();
+  if (total > kMaxCases) {
+    throw ConfigError(config.source_path, config.shapes_where, "shapes",
+                      "the sweep would have " + std::to_string(total) + " cases; at most " +
+                          std::to_string(kMaxCases) + " are allowed in one config (split it, or use zip or exclude)");
   }
   // Variants vary fastest, so the cases of one shape share inputs and run together.
   for (const auto& shape : shapes) {

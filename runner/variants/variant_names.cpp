@@ -1,5 +1,8 @@
 #include "runner/variants/variant_names.hpp"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace attnsweep {
 
 const std::vector<VariantInfo>& variant_catalog() {
@@ -12,7 +15,16 @@ const std::vector<VariantInfo>& variant_catalog() {
       {"sdpa_cudnn", "scaled_dot_product_attention pinned to cuDNN attention", false, true},
       {"sdpa_auto", "scaled_dot_product_attention, PyTorch chooses the backend (recorded)", true, true},
   };
-  return catalog;
+  // Variants that fail on purpose, for the reliability tests (docs/reliability.md).
+  static const std::vector<VariantInfo> with_test_variants = [] {
+    std::vector<VariantInfo> all = catalog;
+    all.push_back({"test_abort", "TEST ONLY: calls abort() in the forward", true, true, true});
+    all.push_back({"test_hang", "TEST ONLY: never returns from the forward", true, true, true});
+    all.push_back({"test_device_fault", "TEST ONLY: out-of-bounds index (device-side assert on CUDA)", true, true, true});
+    return all;
+  }();
+  const char* flag = std::getenv("ATTNSWEEP_TEST_VARIANTS");
+  return flag && std::strcmp(flag, "1") == 0 ? with_test_variants : catalog;
 }
 
 std::vector<std::string> variant_names() {

@@ -12,9 +12,10 @@ struct VariantInfo {
   std::string description;
   bool runs_on_cpu = false;
   bool runs_on_cuda = false;
-  // Tests-only variants are hidden from configs; none exist yet.
+  bool test_only = false;  // listed only when ATTNSWEEP_TEST_VARIANTS=1 (fault-injection tests)
 };
 
+// The variants a config may name; test-only ones only when ATTNSWEEP_TEST_VARIANTS=1.
 const std::vector<VariantInfo>& variant_catalog();
 std::vector<std::string> variant_names();
 const VariantInfo* find_variant_info(const std::string& name);

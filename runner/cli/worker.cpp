@@ -1,0 +1,113 @@
+#include "runner/cli/worker.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <thread>
+#include <vector>
+
+#include "runner/common/errors.hpp"
+#include "runner/common/interrupt.hpp"
+#include "runner/common/sha256.hpp"
+#include "runner/common/text.hpp"
+#include "runner/config/config.hpp"
+#include "runner/measure/case_runner.hpp"
+#include "runner/plan/plan.hpp"
+#include "storage/store.hpp"
+
+namespace attnsweep::cli {
+namespace {
+
+std::string self_executable() {
+  std::vector<char> buffer(4096);
+  const ssize_t length = readlink("/proc/self/exe", buffer.data(), buffer.size() - 1);
+  if (length <= 0) throw std::runtime_error("cannot find the attnsweep executable (/proc/self/exe)");
+  return std::string(buffer.data(), static_cast<std::size_t>(length));
+}
+
+std::string describe_exit(int status) {
+  if (WIFSIGNALED(status)) {
+    const int signal = WTERMSIG(status);
+    return "worker killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+  }
+  return "worker exited with code " + std::to_string(WEXITSTATUS(status)) + " without storing the case";
+}
+
+}  // namespace
+
+WorkerOutcome run_case_in_worker(const WorkerRequest& request, double timeout_seconds) {
+  const std::string executable = self_executable();
+  std::vector<std::string> arguments = {executable,
+                                        "worker",
+                                        "--config", request.config_path,
+                                        "--config-sha256", request.config_sha256,
+                                        "--db", request.db_path,
+                                        "--run-id", std::to_string(request.run_id),
+                                        "--plan-index", std::to_string(request.plan_index),
+                                        "--device", request.device};
+  if (!request.trace_path.empty()) {
+    arguments.push_back("--trace");
+    arguments.push_back(request.trace_path);
+  }
+  std::vector<char*> argv;
+  for (auto& argument : arguments) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("cannot start a worker: ") + std::strerror(errno));
+  if (pid == 0) {
+    // Its own process group: a terminal's Ctrl-C reaches the parent, which decides.
+    setpgid(0, 0);
+    execv(executable.c_str(), argv.data());
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  const auto start = std::chrono::steady_clock::now();
+  int status = 0;
+  for (;;) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const bool interrupted = interrupt_requested();
+    if (interrupted || elapsed > timeout_seconds) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      if (interrupted) return {WorkerOutcome::Kind::interrupted, "stopped by signal"};
+      return {WorkerOutcome::Kind::timed_out, "worker ran longer than measure.case_timeout_s = " +
+                                                  text::fixed(timeout_seconds, 1) + " s and was killed"};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {WorkerOutcome::Kind::finished, ""};
+  return {WorkerOutcome::Kind::crashed, describe_exit(status)};
+}
+
+int worker_command(const WorkerRequest& request) {
+  try {
+    const Config config = load_config(request.config_path);
+    if (sha256_hex(config.yaml_text) != request.config_sha256) {
+      throw BadInputError(request.config_path + ": changed since the run began; not measuring it");
+    }
+    const Plan plan = make_plan(config);
+    if (request.plan_index < 0 || request.plan_index >= static_cast<int>(plan.cases.size())) {
+      throw BadInputError("plan index " + std::to_string(request.plan_index) + " is not in the plan");
+    }
+    const Case& c = plan.cases[static_cast<std::size_t>(request.plan_index)];
+    CaseRunner runner(request.device, config.measure, config.seed);
+    const CaseResult result = runner.run(c, request.trace_path);
+    storage::Store(request.db_path).add_case(request.run_id, c, result);
+    return kExitOk;
+  } catch (const BadInputError& error) {
+    std::cerr << "worker error: " << error.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& error) {
+    std::cerr << "worker error: " << error.what() << "\n";
+    return kExitRuntimeFailure;
+  }
+}
+
+}  // namespace attnsweep::cli

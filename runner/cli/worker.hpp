@@ -1,0 +1,32 @@
+#pragma once
+// --isolate: every case runs in a worker process, the same binary started as
+// `attnsweep worker ...`, which measures one case and stores it through the
+// same Store. A crash, a poisoned CUDA context or a hang then costs one case.
+#include <cstdint>
+#include <string>
+
+namespace attnsweep::cli {
+
+struct WorkerRequest {
+  std::string config_path;
+  std::string config_sha256;  // the worker refuses a config that changed since the run began
+  std::string db_path;
+  std::int64_t run_id = 0;
+  int plan_index = 0;
+  std::string device;
+  std::string trace_path;
+};
+
+struct WorkerOutcome {
+  enum class Kind { finished, crashed, timed_out, interrupted } kind = Kind::finished;
+  std::string detail;  // why a worker did not finish
+};
+
+// Starts a worker, waits for it at most timeout_seconds (then kills it), and
+// kills it at once when the parent is asked to stop.
+WorkerOutcome run_case_in_worker(const WorkerRequest& request, double timeout_seconds);
+
+// The worker's side: measure one case of the plan and store it.
+int worker_command(const WorkerRequest& request);
+
+}  // namespace attnsweep::cli
