@@ -198,5 +198,65 @@ TEST_F(StoreTest, RefusesAFileThatIsNotSqlite) {
   }
 }
 
+// tests/data/schema_v1.db was written by attnsweep with schema version 1 (two
+// cases: naive ok with 3 samples, sdpa_efficient unsupported). Every later
+// version must open it, keep every row, and accept the new statuses.
+TEST_F(StoreTest, MigratesASavedVersionOneDatabase) {
+  fs::copy_file(ATTNSWEEP_SOURCE_DIR "/tests/data/schema_v1.db", path_);
+  {
+    SQLite::Database before(path_, SQLite::OPEN_READONLY);
+    ASSERT_EQ(before.execAndGet("PRAGMA user_version").getInt(), 1);
+  }
+  {
+    Store store(path_);
+    const auto [c, r] = gpu_case();
+    CaseResult crashed;
+    crashed.status = "crashed";
+    crashed.error_message = "worker killed by signal 6 (Aborted)";
+    crashed.device = "cpu";
+    store.add_case(1, Case{5, "naive", c.shape, "bf16", true}, crashed);
+  }
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+  EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM pragma_foreign_key_check").getInt(), 0);
+  EXPECT_EQ(db.execAndGet("SELECT name FROM runs").getString(), "saved-v1");
+  EXPECT_EQ(db.execAndGet("SELECT isolate FROM runs").getInt(), 0);
+  EXPECT_TRUE(db.execAndGet("SELECT case_timeout_s FROM runs").isNull());
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(variant || ':' || status, ',') FROM (SELECT * FROM cases ORDER BY case_id)").getString(),
+            "naive:ok,sdpa_efficient:unsupported,naive:crashed");
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM samples").getInt(), 3);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM samples JOIN cases USING (case_id) WHERE variant = 'naive'").getInt(), 3);
+  EXPECT_GT(db.execAndGet("SELECT count(*) FROM ops").getInt(), 0);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results").getInt(), 3);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sqlite_master WHERE name = 'cases_v1'").getInt(), 0);
+}
+
+TEST_F(StoreTest, NewStatusesAreAcceptedAndUnknownOnesRefusedByTheSchema) {
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record());
+  Case c{0, "naive", Shape{1, 1, 1, 8, 8, 8}, "fp32", true};
+  CaseResult r;
+  r.device = "cpu";
+  r.status = "timeout";
+  store.add_case(run_id, c, r);
+  r.status = "exploded";
+  c.plan_index = 1;
+  EXPECT_THROW(store.add_case(run_id, c, r), SQLite::Exception);
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases").getInt(), 1);  // the refused case left nothing behind
+}
+
+TEST_F(StoreTest, TheSameCaseOfARunIsStoredOnlyOnce) {
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record());
+  const auto [c, r] = gpu_case();
+  store.add_case(run_id, c, r);
+  EXPECT_THROW(store.add_case(run_id, c, r), SQLite::Exception);
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases").getInt(), 1);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM samples").getInt(), 5);
+}
+
 }  // namespace
 }  // namespace attnsweep::storage

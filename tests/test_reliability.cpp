@@ -1,0 +1,296 @@
+// Reliability of the attnsweep binary (docs/reliability.md): bad input never
+// costs a database, interruptions and kills lose at most the case in flight,
+// --resume finishes a run exactly once per case, --isolate survives crashes
+// and hangs, several writers share one database, and queries cannot write.
+#include <gtest/gtest.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "runner/common/sha256.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// Starts attnsweep with `arguments`, stdout and stderr into `log`; returns its pid.
+pid_t spawn(const std::vector<std::string>& arguments, const std::string& log, bool test_variants = false) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    if (test_variants) setenv("ATTNSWEEP_TEST_VARIANTS", "1", 1);
+    std::vector<std::string> all = {ATTNSWEEP_BINARY};
+    all.insert(all.end(), arguments.begin(), arguments.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(ATTNSWEEP_BINARY, argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int run_to_end(const std::vector<std::string>& arguments, const std::string& log, bool test_variants = false) {
+  return wait_exit(spawn(arguments, log, test_variants));
+}
+
+// A CPU sweep of 20 cases (15 that run), each timed for about 0.5 s.
+const char* const kSlowConfig = R"(name: slow
+variants: [naive, sdpa_math, sdpa_efficient, sdpa_flash]
+dtypes: [fp32]
+shapes: {batch: 1, heads: 2, seq_len: [16, 32, 64, 128, 256], head_dim: 8}
+measure: {warmup: 1, profiled_forwards: 2, min_samples: 3, max_samples: 1000000, target_rel_stdev: 0.000001, max_case_seconds: 0.5}
+)";
+
+const char* const kQuickConfig = R"(name: quick
+variants: [naive, sdpa_math, sdpa_flash, sdpa_cudnn]
+dtypes: [fp32]
+shapes: {batch: 1, heads: 2, seq_len: [16, 32], head_dim: 8}
+measure: {warmup: 1, profiled_forwards: 2, min_samples: 3, max_samples: 5}
+)";
+
+class Reliability : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    directory_ = fs::temp_directory_path() / ("attnsweep-rel-" + std::to_string(::getpid()) + "-" +
+                                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(directory_);
+    fs::create_directories(directory_);
+  }
+  void TearDown() override { fs::remove_all(directory_); }
+  std::string path(const std::string& name) const { return (directory_ / name).string(); }
+  std::string write(const std::string& name, const std::string& text) {
+    std::ofstream(path(name), std::ios::binary) << text;
+    return path(name);
+  }
+  fs::path directory_;
+};
+
+// Every planned case of the run is stored exactly once and the file is sound.
+void expect_complete_run(const std::string& db_path, int planned) {
+  SQLite::Database db(db_path, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM runs").getInt(), 1);
+  EXPECT_EQ(db.execAndGet("SELECT status FROM runs").getString(), "done");
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases").getInt(), planned);
+  EXPECT_EQ(db.execAndGet("SELECT count(DISTINCT plan_index) FROM cases").getInt(), planned);
+  EXPECT_EQ(db.execAndGet("SELECT min(plan_index) FROM cases").getInt(), 0);
+  EXPECT_EQ(db.execAndGet("SELECT max(plan_index) FROM cases").getInt(), planned - 1);
+  // No orphans: every sample, kernel and op row belongs to a stored case.
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM samples WHERE case_id NOT IN (SELECT case_id FROM cases)").getInt(), 0);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM ops WHERE case_id NOT IN (SELECT case_id FROM cases)").getInt(), 0);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases c WHERE status = 'ok' AND samples != "
+                          "(SELECT count(*) FROM samples s WHERE s.case_id = c.case_id)").getInt(), 0);
+}
+
+TEST_F(Reliability, SigintAndSigtermStopAtASafePointAndResumeFinishesTheRun) {
+  const std::string config = write("slow.yaml", kSlowConfig), db = path("r.db");
+  const pid_t first = spawn({"run", config, "--device", "cpu", "--db", db}, path("first.log"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  kill(first, SIGINT);
+  EXPECT_EQ(wait_exit(first), 130) << read_file(path("first.log"));
+  const std::string log = read_file(path("first.log"));
+  EXPECT_NE(log.find("interrupted (signal 2)"), std::string::npos) << log;
+  EXPECT_NE(log.find("--resume 1"), std::string::npos) << log;
+  int stored = 0;
+  {
+    SQLite::Database check(db, SQLite::OPEN_READONLY);
+    EXPECT_EQ(check.execAndGet("SELECT status FROM runs").getString(), "interrupted");
+    stored = check.execAndGet("SELECT count(*) FROM cases").getInt();
+    EXPECT_GT(stored, 0);
+    EXPECT_LT(stored, 20);
+  }
+  const pid_t second = spawn({"run", config, "--device", "cpu", "--db", db, "--resume"}, path("second.log"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  kill(second, SIGTERM);
+  EXPECT_EQ(wait_exit(second), 143) << read_file(path("second.log"));
+  EXPECT_EQ(run_to_end({"run", config, "--device", "cpu", "--db", db, "--resume", "1"}, path("third.log")), 0)
+      << read_file(path("third.log"));
+  expect_complete_run(db, 20);
+}
+
+TEST_F(Reliability, ResumeRefusesAChangedConfigAnUnknownRunAndAFinishedDatabaseIsUntouched) {
+  const std::string config = write("quick.yaml", kQuickConfig), db = path("r.db");
+  ASSERT_EQ(run_to_end({"run", config, "--device", "cpu", "--db", db}, path("a.log")), 0);
+  const std::string before = attnsweep::sha256_hex(read_file(db));
+  write("quick.yaml", std::string(kQuickConfig) + "seed: 1\n");
+  EXPECT_EQ(run_to_end({"run", config, "--device", "cpu", "--db", db, "--resume"}, path("b.log")), 2);
+  EXPECT_NE(read_file(path("b.log")).find("was made from a different config"), std::string::npos) << read_file(path("b.log"));
+  EXPECT_EQ(run_to_end({"run", config, "--device", "cpu", "--db", db, "--resume", "42"}, path("c.log")), 2);
+  EXPECT_NE(read_file(path("c.log")).find("no run 42 to resume"), std::string::npos);
+  EXPECT_EQ(run_to_end({"run", config, "--device", "cpu", "--db", db, "--resume", "x"}, path("d.log")), 2);
+  EXPECT_EQ(attnsweep::sha256_hex(read_file(db)), before);
+}
+
+TEST_F(Reliability, SigkillAtRandomMomentsTwentyTimesThenResumeLosesNothing) {
+  const std::string config = write("slow.yaml", kSlowConfig), db = path("r.db");
+  const unsigned seed = std::random_device{}();
+  std::mt19937 random(seed);
+  std::uniform_int_distribution<int> delay_ms(100, 1500);
+  std::string delays;
+  for (int round = 0; round < 20; ++round) {
+    bool has_run = false;
+    if (fs::exists(db)) {
+      SQLite::Database check(db, SQLite::OPEN_READONLY);
+      has_run = check.execAndGet("SELECT count(*) FROM sqlite_master WHERE name = 'runs'").getInt() == 1 &&
+                check.execAndGet("SELECT count(*) FROM runs").getInt() == 1;
+    }
+    std::vector<std::string> arguments = {"run", config, "--device", "cpu", "--db", db};
+    if (has_run) arguments.push_back("--resume");
+    const pid_t pid = spawn(arguments, path("round.log"));
+    const int delay = delay_ms(random);
+    delays += std::to_string(delay) + " ";
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+    kill(pid, SIGKILL);
+    wait_exit(pid);
+  }
+  SCOPED_TRACE("seed " + std::to_string(seed) + ", kill delays (ms): " + delays);
+  const bool has_run = fs::exists(db);
+  std::vector<std::string> arguments = {"run", config, "--device", "cpu", "--db", db};
+  if (has_run) arguments.push_back("--resume");
+  ASSERT_EQ(run_to_end(arguments, path("final.log")), 0) << read_file(path("final.log"));
+  expect_complete_run(db, 20);
+}
+
+TEST_F(Reliability, IsolatedWorkersTurnCrashesAndHangsIntoStatusesAndTheSweepGoesOn) {
+  const std::string config = write("faults.yaml", R"(
+variants: [naive, test_abort, test_hang, test_device_fault, sdpa_flash]
+dtypes: [fp32]
+shapes: {batch: 1, heads: 2, seq_len: 16, head_dim: 8}
+measure: {warmup: 1, profiled_forwards: 2, min_samples: 3, max_samples: 5, case_timeout_s: 3}
+)");
+  const std::string db = path("r.db");
+  ASSERT_EQ(run_to_end({"run", config, "--device", "cpu", "--db", db, "--isolate"}, path("run.log"), true), 0)
+      << read_file(path("run.log"));
+  SQLite::Database check(db, SQLite::OPEN_READONLY);
+  auto status_of = [&](const std::string& variant) {
+    return check.execAndGet("SELECT status || ': ' || coalesce(error_message, '') FROM cases WHERE variant = '" + variant + "'").getString();
+  };
+  EXPECT_EQ(status_of("naive"), "ok: ");
+  EXPECT_EQ(status_of("test_abort"), "crashed: worker killed by signal 6 (Aborted)");
+  EXPECT_EQ(status_of("test_hang").rfind("timeout: worker ran longer than measure.case_timeout_s = 3.0 s", 0), 0u) << status_of("test_hang");
+  EXPECT_EQ(status_of("test_device_fault").rfind("error: index", 0), 0u) << status_of("test_device_fault");
+  EXPECT_EQ(status_of("sdpa_flash"), "ok: ");
+  EXPECT_EQ(check.execAndGet("SELECT isolate FROM runs").getInt(), 1);
+  EXPECT_DOUBLE_EQ(check.execAndGet("SELECT case_timeout_s FROM runs").getDouble(), 3.0);
+}
+
+TEST_F(Reliability, FourConcurrentWritersLoseNothing) {
+  const std::string config = write("quick.yaml", kQuickConfig), db = path("shared.db");
+  std::vector<pid_t> writers;
+  for (int i = 0; i < 4; ++i) writers.push_back(spawn({"run", config, "--device", "cpu", "--db", db}, path("w" + std::to_string(i) + ".log")));
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(wait_exit(writers[i]), 0) << read_file(path("w" + std::to_string(i) + ".log"));
+  SQLite::Database check(db, SQLite::OPEN_READONLY);
+  EXPECT_EQ(check.execAndGet("PRAGMA integrity_check").getString(), "ok");
+  EXPECT_EQ(check.execAndGet("SELECT count(*) FROM runs WHERE status = 'done'").getInt(), 4);
+  EXPECT_EQ(check.execAndGet("SELECT count(*) FROM cases").getInt(), 4 * 8);
+  EXPECT_EQ(check.execAndGet("SELECT count(*) FROM (SELECT run_id FROM cases GROUP BY run_id HAVING count(*) = 8 "
+                             "AND count(DISTINCT plan_index) = 8)").getInt(), 4);
+  EXPECT_EQ(check.execAndGet("SELECT count(*) FROM cases c WHERE status = 'ok' AND samples != "
+                             "(SELECT count(*) FROM samples s WHERE s.case_id = c.case_id)").getInt(), 0);
+}
+
+TEST_F(Reliability, QueryOpensReadOnlySoUserSqlCannotChangeResults) {
+  const std::string config = write("quick.yaml", kQuickConfig), db = path("r.db");
+  ASSERT_EQ(run_to_end({"run", config, "--device", "cpu", "--db", db}, path("a.log")), 0);
+  const std::string before = attnsweep::sha256_hex(read_file(db));
+  EXPECT_EQ(run_to_end({"query", db, "DELETE FROM cases"}, path("delete.log")), 2);
+  EXPECT_NE(read_file(path("delete.log")).find("attempt to write a readonly database"), std::string::npos)
+      << read_file(path("delete.log"));
+  EXPECT_EQ(run_to_end({"query", db, "DROP TABLE samples"}, path("drop.log")), 2);
+  EXPECT_EQ(run_to_end({"query", db, "SELECT count(*) AS n FROM cases"}, path("count.log")), 0);
+  EXPECT_NE(read_file(path("count.log")).find("n\n8\n"), std::string::npos) << read_file(path("count.log"));
+  EXPECT_EQ(attnsweep::sha256_hex(read_file(db)), before);
+}
+
+// --- bad input corpus -------------------------------------------------------
+
+class BadInput : public Reliability {
+ protected:
+  // A database with one finished run, which no bad input may change.
+  void make_database() {
+    db_ = path("existing.db");
+    ASSERT_EQ(run_to_end({"run", write("quick.yaml", kQuickConfig), "--device", "cpu", "--db", db_}, path("setup.log")), 0);
+    hash_ = attnsweep::sha256_hex(read_file(db_));
+  }
+  void expect_rejected(const std::vector<std::string>& arguments, const std::string& fragment) {
+    const std::string log = path("bad.log");
+    const int code = run_to_end(arguments, log);
+    const std::string output = read_file(log);
+    EXPECT_EQ(code, 2) << output;
+    EXPECT_EQ(std::count(output.begin(), output.end(), '\n'), 1) << "one line: " << output;
+    EXPECT_EQ(output.rfind("error: ", 0), 0u) << output;
+    EXPECT_NE(output.find(fragment), std::string::npos) << "'" << fragment << "' not in: " << output;
+    EXPECT_EQ(attnsweep::sha256_hex(read_file(db_)), hash_) << "the database changed";
+  }
+  std::string db_, hash_;
+};
+
+TEST_F(BadInput, EveryMalformedConfigInTheCorpusIsOneClearLineAndExitTwo) {
+  make_database();
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(ATTNSWEEP_SOURCE_DIR "/tests/bad_inputs")) {
+    std::ifstream file(entry.path());
+    std::string first_line;
+    std::getline(file, first_line);
+    ASSERT_EQ(first_line.rfind("# expect: ", 0), 0u) << entry.path();
+    SCOPED_TRACE(entry.path().filename().string());
+    expect_rejected({"run", entry.path().string(), "--device", "cpu", "--db", db_}, first_line.substr(10));
+    ++files;
+  }
+  EXPECT_GE(files, 35);
+}
+
+TEST_F(BadInput, MalformedCommandLinesAndDatabasesAreOneClearLineAndExitTwo) {
+  make_database();
+  const std::string good = write("good.yaml", kQuickConfig);
+  fs::create_directories(path("a-directory"));
+  expect_rejected({"run", path("absent.yaml"), "--db", db_}, "absent.yaml: config file not found");
+  expect_rejected({"run", path("a-directory"), "--db", db_}, "is a directory");
+  expect_rejected({"run", good, "--device", "tpu", "--db", db_}, "unknown device 'tpu'");
+  expect_rejected({"run", good, "--device", "cuda:7", "--db", db_}, "cuda:7");
+  expect_rejected({"run", good, "--device", "cpu", "--db", db_, "--resume", "abc"}, "--resume takes a run id or 'latest'");
+  expect_rejected({"run", good, "--device", "cpu", "--db", db_, "--resume", "99"}, "no run 99 to resume");
+  expect_rejected({"run", good, "--device", "cpu", "--db", "/nonexistent/folder/r.db"}, "cannot use as a results database");
+  expect_rejected({"run", good, "--device", "cpu", "--db", path("a-directory")}, "cannot use as a results database");
+  const std::string text = write("notes.txt", "plain text notes, not a database, long enough for a SQLite header.....");
+  expect_rejected({"run", good, "--device", "cpu", "--db", text}, "cannot use as a results database");
+  EXPECT_EQ(read_file(text), "plain text notes, not a database, long enough for a SQLite header.....");
+  {
+    SQLite::Database newer(path("newer.db"), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    newer.exec("PRAGMA user_version = 9");
+  }
+  expect_rejected({"run", good, "--device", "cpu", "--db", path("newer.db")}, "schema version 9 is newer");
+  expect_rejected({"run", good, "--device", "cpu", "--db", db_, "--traces", "/proc/attnsweep-traces"}, "cannot create the trace directory");
+  expect_rejected({"plan", good, "--device", "gpu"}, "unknown device 'gpu'");
+  expect_rejected({"query", path("absent.db"), "SELECT 1"}, "database not found");
+  expect_rejected({"query", db_, "SELEC 1"}, "query failed");
+  expect_rejected({"variants", "--device", "cuda:x"}, "unknown device 'cuda:x'");
+}
+
+}  // namespace
