@@ -12,7 +12,9 @@ JOBS          ?= $(shell nproc)
 export ATTNSWEEP_VENV := $(VENV)
 export TORCH_VERSION
 
-.PHONY: setup build test run clean
+FUZZ_SECONDS  ?= 60
+
+.PHONY: setup build test run fuzz clean
 
 setup:
 	@scripts/setup.sh
@@ -30,5 +32,14 @@ test: build
 run: build
 	$(BUILD_DIR)/attnsweep run $(CONFIG) --db $(DB) $(if $(DEVICE),--device $(DEVICE))
 
+# Fuzz the config loader for FUZZ_SECONDS; fails on a crash, a leak or an unexpected exception.
+# New inputs go to build-fuzz/corpus, the seed corpus in tests/fuzz/corpus stays as it is.
+fuzz: setup
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DATTNSWEEP_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build build-fuzz
+	mkdir -p build-fuzz/corpus
+	build-fuzz/fuzz_config build-fuzz/corpus tests/fuzz/corpus -max_total_time=$(FUZZ_SECONDS) \
+	  -timeout=10 -rss_limit_mb=4096 -artifact_prefix=build-fuzz/ -print_final_stats=1
+
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) build-fuzz

@@ -79,7 +79,9 @@ std::string field_value(const Case& c, const std::string& field) {
 }
 
 bool matches(const ExcludeRule& rule, const Case& c) {
-  for (const auto& [field, values] : rule.match) {
+  for (const auto& entry : rule.match) {
+    const std::string& field = entry.first;
+    const std::vector<std::string>& values = entry.second;  // named, not bound: lambdas capture it
     auto any = [&](const std::string& actual) {
       return std::find(values.begin(), values.end(), actual) != values.end();
     };
