@@ -141,3 +141,21 @@ TEST(GpuCases, AutoRecordsTheBackendPyTorchChose) {
 
 }  // namespace
 }  // namespace attnsweep
+
+namespace attnsweep {
+namespace {
+
+TEST(GpuFaults, OutOfMemoryIsAStatusWithTheSizeAndTheNextCaseStillRuns) {
+  SKIP_WITHOUT_CUDA();
+  CaseRunner runner("cuda:0", quick_settings(), 0);
+  // Inputs of 0.27 GB each, but the naive score matrix would need 16 x 131072^2 x 2 bytes = 550 GB.
+  const CaseResult oom = runner.run(Case{0, "naive", Shape{1, 16, 16, 131072, 131072, 64}, "bf16", true});
+  EXPECT_EQ(oom.status, "oom") << oom.error_message;
+  EXPECT_NE(oom.error_message.find("Tried to allocate"), std::string::npos) << oom.error_message;
+  EXPECT_FALSE(oom.gpu_time_us.has_value());
+  const CaseResult next = runner.run(study_case("sdpa_flash"));
+  EXPECT_EQ(next.status, "ok") << next.error_message;
+}
+
+}  // namespace
+}  // namespace attnsweep

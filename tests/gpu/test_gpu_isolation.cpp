@@ -1,0 +1,57 @@
+// On a GPU: a device-side assert poisons the CUDA context of the process it
+// happens in. Without --isolate every later case of the sweep fails; with
+// --isolate only the faulty case does. Skips where no CUDA device exists.
+#include <gtest/gtest.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string capture(const std::string& command) {
+  std::string output;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  std::array<char, 4096> buffer{};
+  while (fgets(buffer.data(), buffer.size(), pipe)) output += buffer.data();
+  pclose(pipe);
+  return output;
+}
+
+bool has_cuda() {
+  return capture(std::string(ATTNSWEEP_BINARY) + " variants").find("(0 CUDA device(s) visible)") == std::string::npos;
+}
+
+std::string status_after_fault(bool isolate, const fs::path& directory) {
+  const fs::path config = directory / "fault.yaml";
+  std::ofstream(config) << "variants: [test_device_fault, sdpa_flash]\n"
+                           "dtypes: [bf16]\n"
+                           "shapes: {batch: 1, heads: 2, seq_len: 128, head_dim: 64}\n"
+                           "measure: {warmup: 1, profiled_forwards: 2, min_samples: 3, max_samples: 5}\n";
+  const fs::path db = directory / (isolate ? "isolated.db" : "shared.db");
+  const std::string output = capture("ATTNSWEEP_TEST_VARIANTS=1 " + std::string(ATTNSWEEP_BINARY) + " run " +
+                                     config.string() + " --device cuda --db " + db.string() + (isolate ? " --isolate" : ""));
+  SQLite::Database check(db.string(), SQLite::OPEN_READONLY);
+  const std::string fault = check.execAndGet("SELECT status || ': ' || error_message FROM cases WHERE variant = 'test_device_fault'").getString();
+  EXPECT_EQ(fault.rfind("error: ", 0), 0u) << fault << "\n" << output;
+  EXPECT_NE(fault.find("device-side assert"), std::string::npos) << fault;
+  return check.execAndGet("SELECT status || ': ' || coalesce(error_message, '') FROM cases WHERE variant = 'sdpa_flash'").getString();
+}
+
+TEST(GpuIsolation, ADeviceSideAssertCostsOneCaseOnlyWithIsolate) {
+  if (!has_cuda()) GTEST_SKIP() << "no CUDA device here";
+  const fs::path directory = fs::temp_directory_path() / ("attnsweep-gpu-isolation-" + std::to_string(::getpid()));
+  fs::create_directories(directory);
+  const std::string shared = status_after_fault(false, directory);
+  EXPECT_EQ(shared.rfind("error: ", 0), 0u) << "without --isolate the poisoned context fails the next case: " << shared;
+  const std::string isolated = status_after_fault(true, directory);
+  EXPECT_EQ(isolated, "ok: ") << isolated;
+  fs::remove_all(directory);
+}
+
+}  // namespace
