@@ -210,6 +210,11 @@ int run_command(const RunOptions& options) {
         store.add_case(run_id, c, result);
         (result.status == "ok" ? log::info : log::warn)("  " + one_line_result(c, result));
         for (const auto& warning : result.warnings) log::warn("  " + warning);
+        if (result.device_unusable) {
+          throw std::runtime_error("the CUDA context of this process is unusable after " + c.label() +
+                                   " (stored as 'error'); no later case can run here. Continue in a fresh process "
+                                   "with --resume, and use --isolate for sweeps that may fault");
+        }
       }
     } catch (...) {
       store.finish_run(run_id, "failed");

@@ -69,6 +69,9 @@ struct CaseResult {
   std::vector<TimingSample> samples;
   std::vector<std::string> warnings;      // e.g. inconsistent kernel counts
   double wall_seconds = 0;
+  // The failure left this process's CUDA context unusable (a device-side assert,
+  // an illegal memory access): no later case can run in this process. Not stored.
+  bool device_unusable = false;
 };
 
 }  // namespace attnsweep

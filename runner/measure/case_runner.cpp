@@ -206,7 +206,16 @@ CaseResult CaseRunner::run(const Case& c, const std::string& trace_path) {
     result.device = impl_->device;
     result.flops = flops;
     result.min_bytes = bytes;
-    if (impl_->cuda) c10::cuda::CUDACachingAllocator::emptyCache();
+    if (impl_->cuda) {
+      // CUDA errors such as a device-side assert are sticky: the context stays
+      // broken and every later call fails. Find out now, once.
+      try {
+        synchronize_device(impl_->device);
+        c10::cuda::CUDACachingAllocator::emptyCache();
+      } catch (const std::exception&) {
+        result.device_unusable = true;
+      }
+    }
   }
   result.wall_seconds = seconds_since(start);
   return result;

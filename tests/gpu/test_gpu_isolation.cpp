@@ -6,6 +6,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <array>
+#include <utility>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -27,7 +28,8 @@ bool has_cuda() {
   return capture(std::string(ATTNSWEEP_BINARY) + " variants").find("(0 CUDA device(s) visible)") == std::string::npos;
 }
 
-std::string status_after_fault(bool isolate, const fs::path& directory) {
+// Runs the fault and then sdpa_flash; returns the exit code and sdpa_flash's stored status.
+std::pair<int, std::string> run_after_fault(bool isolate, const fs::path& directory) {
   const fs::path config = directory / "fault.yaml";
   std::ofstream(config) << "variants: [test_device_fault, sdpa_flash]\n"
                            "dtypes: [bf16]\n"
@@ -35,22 +37,30 @@ std::string status_after_fault(bool isolate, const fs::path& directory) {
                            "measure: {warmup: 1, profiled_forwards: 2, min_samples: 3, max_samples: 5}\n";
   const fs::path db = directory / (isolate ? "isolated.db" : "shared.db");
   const std::string output = capture("ATTNSWEEP_TEST_VARIANTS=1 " + std::string(ATTNSWEEP_BINARY) + " run " +
-                                     config.string() + " --device cuda --db " + db.string() + (isolate ? " --isolate" : ""));
+                                     config.string() + " --device cuda --db " + db.string() +
+                                     (isolate ? " --isolate" : "") + "; echo exit=$?");
+  const int exit_code = std::stoi(output.substr(output.rfind("exit=") + 5));
+  SCOPED_TRACE(output);
   SQLite::Database check(db.string(), SQLite::OPEN_READONLY);
   const std::string fault = check.execAndGet("SELECT status || ': ' || error_message FROM cases WHERE variant = 'test_device_fault'").getString();
   EXPECT_EQ(fault.rfind("error: ", 0), 0u) << fault << "\n" << output;
   EXPECT_NE(fault.find("device-side assert"), std::string::npos) << fault;
-  return check.execAndGet("SELECT status || ': ' || coalesce(error_message, '') FROM cases WHERE variant = 'sdpa_flash'").getString();
+  SQLite::Statement flash(check, "SELECT status || ': ' || coalesce(error_message, '') FROM cases WHERE variant = 'sdpa_flash'");
+  return {exit_code, flash.executeStep() ? flash.getColumn(0).getString() : "absent"};
 }
 
 TEST(GpuIsolation, ADeviceSideAssertCostsOneCaseOnlyWithIsolate) {
   if (!has_cuda()) GTEST_SKIP() << "no CUDA device here";
   const fs::path directory = fs::temp_directory_path() / ("attnsweep-gpu-isolation-" + std::to_string(::getpid()));
   fs::create_directories(directory);
-  const std::string shared = status_after_fault(false, directory);
-  EXPECT_EQ(shared.rfind("error: ", 0), 0u) << "without --isolate the poisoned context fails the next case: " << shared;
-  const std::string isolated = status_after_fault(true, directory);
-  EXPECT_EQ(isolated, "ok: ") << isolated;
+  // Without --isolate the poisoned context ends the sweep (exit 1) after storing the fault.
+  const auto [shared_exit, shared_flash] = run_after_fault(false, directory);
+  EXPECT_EQ(shared_exit, 1);
+  EXPECT_EQ(shared_flash, "absent");
+  // With --isolate the next case runs in a fresh worker and succeeds.
+  const auto [isolated_exit, isolated_flash] = run_after_fault(true, directory);
+  EXPECT_EQ(isolated_exit, 0);
+  EXPECT_EQ(isolated_flash, "ok: ");
   fs::remove_all(directory);
 }
 
