@@ -8,7 +8,7 @@ set -euo pipefail
 TORCH_VERSION="${TORCH_VERSION:-2.11.0}"
 VENV="${ATTNSWEEP_VENV:-$HOME/.cache/attnsweep/venv-torch-$TORCH_VERSION}"
 PACKAGES=(cmake ninja-build g++ python3-venv libsqlitecpp-dev libsqlite3-dev libyaml-cpp-dev libspdlog-dev
-          libfmt-dev libcli11-dev libgtest-dev sqlite3
+          libfmt-dev libcli11-dev libgtest-dev nlohmann-json3-dev sqlite3
           clang libclang-rt-14-dev)
 
 missing=()

@@ -1,5 +1,5 @@
 #pragma once
-// Forward migrations between schema versions, one function per step.
+// Forward migration of an older database to the current schema (storage/schema.sql).
 namespace SQLite {
 class Database;
 }

@@ -1,10 +1,12 @@
--- attnsweep results database, schema version 2 (PRAGMA user_version = 2).
+-- attnsweep results database, schema version 3 (PRAGMA user_version = 3).
 -- This file is the public contract: docs/schema.md documents every column.
 -- Units are in the names: _us microseconds, _bytes bytes, _ns nanoseconds.
--- It always describes the newest version; a change means a new version number and a forward
--- migration in storage/migrations.cpp (tested from a saved database of every earlier version).
+-- It always describes the newest version; a change means a new version number, and older files
+-- are rebuilt into it by storage/migrations.cpp (tested from a saved database of every earlier
+-- version), so columns added later must be nullable or have a default.
 -- Version history: 1 first release; 2 cases.status gains 'crashed' and 'timeout' (--isolate),
--- runs gains isolate and case_timeout_s.
+-- runs gains isolate and case_timeout_s; 3 timing protocol v2 (L2 flush, CUDA-graph replay,
+-- SM clock per sample, device ceilings, per-kernel launch metadata).
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id             INTEGER PRIMARY KEY,
@@ -39,7 +41,14 @@ CREATE TABLE IF NOT EXISTS runs (
   max_case_seconds   REAL NOT NULL,
   planned_cases      INTEGER NOT NULL,
   isolate            INTEGER NOT NULL DEFAULT 0, -- 1: each case ran in its own worker process
-  case_timeout_s     REAL                       -- per-case limit with --isolate; NULL without
+  case_timeout_s     REAL,                      -- per-case limit with --isolate; NULL without
+  l2_flush           INTEGER,                   -- 1: the L2 cache was flushed before every timed sample
+  cuda_graph         INTEGER,                   -- 1: CUDA-graph replays were timed too
+  min_gpu_seconds    REAL,                      -- stopping rule: least summed time of the samples
+  throttle_fraction  REAL,                      -- samples under this share of the max SM clock are discarded
+  sm_clock_max_mhz   INTEGER,                   -- the GPU's maximum SM clock (NVML)
+  ceiling_bf16_tflops REAL,                     -- measured at run start: bf16 matmul on random data
+  ceiling_copy_gbps  REAL                       -- measured at run start: device-to-device copy, read + write bytes
 );
 
 CREATE TABLE IF NOT EXISTS cases (
@@ -93,6 +102,14 @@ CREATE TABLE IF NOT EXISTS cases (
   trace_path         TEXT,                     -- Chrome trace (Perfetto) when traces are on
   wall_seconds       REAL,                     -- wall time spent on the case
   finished_at        TEXT NOT NULL,
+  graph_time_us_median REAL,                   -- CUDA-graph replay of one captured forward; NULL when not timed
+  graph_time_us_p10  REAL,
+  graph_time_us_p90  REAL,
+  graph_time_us_min  REAL,
+  graph_samples      INTEGER,
+  graph_error        TEXT,                     -- why the forward could not be captured or replayed
+  sm_clock_mhz_mean  REAL,                     -- mean SM clock over the kept eager samples
+  throttled_samples  INTEGER,                  -- eager samples discarded for a clock under the throttle fraction
   UNIQUE (run_id, plan_index)
 );
 
@@ -106,6 +123,13 @@ CREATE TABLE IF NOT EXISTS kernels (
   min_us             REAL NOT NULL,
   max_us             REAL NOT NULL,
   stream             INTEGER,
+  grid               TEXT,                     -- launch metadata from Kineto (kernels only), e.g. [8, 8, 16]
+  block              TEXT,
+  registers_per_thread INTEGER,
+  shared_memory_bytes INTEGER,
+  blocks_per_sm      REAL,
+  warps_per_sm       REAL,
+  est_occupancy_pct  REAL,                     -- Kineto's estimated achieved occupancy
   PRIMARY KEY (case_id, kind, name)
 );
 
@@ -124,8 +148,11 @@ CREATE TABLE IF NOT EXISTS samples (
   sample_index       INTEGER NOT NULL,
   gpu_time_us        REAL,                     -- CUDA events; NULL on CPU
   cpu_time_us        REAL,                     -- steady clock on the CPU device; NULL on CUDA
-  host_dispatch_us   REAL NOT NULL,
-  PRIMARY KEY (case_id, sample_index)
+  host_dispatch_us   REAL,                     -- time for the call to return; NULL for graph replays
+  mode               TEXT NOT NULL DEFAULT 'eager' CHECK (mode IN ('eager', 'graph')),
+  sm_clock_mhz       REAL,                     -- SM clock read right after the sample (NVML)
+  throttled          INTEGER NOT NULL DEFAULT 0, -- 1: clock under the throttle fraction, left out of the statistics
+  PRIMARY KEY (case_id, mode, sample_index)
 );
 
 CREATE INDEX IF NOT EXISTS cases_by_run ON cases(run_id);
@@ -139,6 +166,9 @@ SELECT
   c.kernels_per_forward, c.memcpy_per_forward, c.memset_per_forward, c.cpu_ops_per_forward,
   COALESCE(c.gpu_time_us_median, c.cpu_time_us_median) AS time_us_median,
   c.gpu_time_us_median, c.cpu_time_us_median, c.cpu_dispatch_us_median,
-  c.tflops, c.bandwidth_gbps, c.rel_error, c.peak_mem_bytes, c.samples,
+  c.graph_time_us_median, c.tflops, c.bandwidth_gbps,
+  c.tflops / r.ceiling_bf16_tflops AS tflops_share,        -- of the bf16 matmul ceiling measured at run start
+  c.bandwidth_gbps / r.ceiling_copy_gbps AS bandwidth_share, -- of the copy ceiling measured at run start
+  c.sm_clock_mhz_mean, c.throttled_samples, c.rel_error, c.peak_mem_bytes, c.samples,
   c.counts_consistent, c.error_message, c.trace_path
 FROM cases c JOIN runs r USING (run_id);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <ctime>
+#include <map>
 
 #include "runner/common/errors.hpp"
 #include "schema_sql.hpp"
@@ -121,12 +122,14 @@ std::int64_t Store::begin_run(const RunRecord& run) {
       device, device_name, sm_count, device_memory_bytes, l2_cache_bytes, torch_version, cuda_version,
       cudnn_version, driver_version, hostname, attnsweep_version, git_sha, seed, timing_protocol,
       flop_convention, warmup, profiled_forwards, min_samples, max_samples, target_rel_stdev,
-      max_case_seconds, planned_cases, isolate, case_timeout_s)
+      max_case_seconds, planned_cases, isolate, case_timeout_s, l2_flush, cuda_graph, min_gpu_seconds,
+      throttle_fraction, sm_clock_max_mhz, ceiling_bf16_tflops, ceiling_copy_gbps)
     VALUES (:name, :description, :config_path, :config_yaml, :config_sha256, 'running', :started_at,
       :device, :device_name, :sm_count, :device_memory_bytes, :l2_cache_bytes, :torch_version, :cuda_version,
       :cudnn_version, :driver_version, :hostname, :attnsweep_version, :git_sha, :seed, :timing_protocol,
       :flop_convention, :warmup, :profiled_forwards, :min_samples, :max_samples, :target_rel_stdev,
-      :max_case_seconds, :planned_cases, :isolate, :case_timeout_s))SQL");
+      :max_case_seconds, :planned_cases, :isolate, :case_timeout_s, :l2_flush, :cuda_graph, :min_gpu_seconds,
+      :throttle_fraction, :sm_clock_max_mhz, :ceiling_bf16_tflops, :ceiling_copy_gbps))SQL");
   const EnvironmentInfo& env = run.environment;
   insert.bind(":name", run.name);
   bind_text_or_null(insert, ":description", run.description);
@@ -161,6 +164,15 @@ std::int64_t Store::begin_run(const RunRecord& run) {
   insert.bind(":isolate", run.isolate ? 1 : 0);
   bind_optional(insert, ":case_timeout_s",
                 run.isolate ? std::optional<double>(run.measure.case_timeout_s) : std::nullopt);
+  const bool gpu = env.device.rfind("cuda", 0) == 0;
+  bind_optional(insert, ":l2_flush", gpu ? std::optional<int>(run.measure.l2_flush ? 1 : 0) : std::nullopt);
+  bind_optional(insert, ":cuda_graph", gpu ? std::optional<int>(run.measure.cuda_graph ? 1 : 0) : std::nullopt);
+  insert.bind(":min_gpu_seconds", run.measure.min_gpu_seconds);
+  bind_optional(insert, ":throttle_fraction", gpu ? std::optional<double>(run.measure.throttle_fraction) : std::nullopt);
+  bind_optional(insert, ":sm_clock_max_mhz",
+                env.sm_clock_max_mhz > 0 ? std::optional<int>(env.sm_clock_max_mhz) : std::nullopt);
+  bind_optional(insert, ":ceiling_bf16_tflops", run.ceiling_bf16_tflops);
+  bind_optional(insert, ":ceiling_copy_gbps", run.ceiling_copy_gbps);
   insert.exec();
   return db.getLastInsertRowid();
 }
@@ -176,7 +188,8 @@ std::int64_t Store::add_case(std::int64_t run_id, const Case& c, const CaseResul
       gpu_time_us_median, gpu_time_us_p10, gpu_time_us_p90, gpu_time_us_min, gpu_time_us_mean, gpu_time_us_stdev,
       cpu_time_us_median, cpu_time_us_p10, cpu_time_us_p90, cpu_time_us_min, cpu_time_us_mean, cpu_time_us_stdev,
       samples, cpu_dispatch_us_median, rel_error, peak_mem_bytes, flops, min_bytes, tflops, bandwidth_gbps,
-      trace_path, wall_seconds, finished_at)
+      trace_path, wall_seconds, finished_at, graph_time_us_median, graph_time_us_p10, graph_time_us_p90,
+      graph_time_us_min, graph_samples, graph_error, sm_clock_mhz_mean, throttled_samples)
     VALUES (:run_id, :plan_index, :variant, :batch, :heads, :kv_heads, :seq_len_q, :seq_len_kv, :head_dim,
       :dtype, :causal, :device, :status, :error_message, :warnings, :sdpa_backend, :timer, :stop_reason,
       :kernels_per_forward, :memcpy_per_forward, :memset_per_forward, :cpu_ops_per_forward, :counts_consistent,
@@ -184,7 +197,8 @@ std::int64_t Store::add_case(std::int64_t run_id, const Case& c, const CaseResul
       :gpu_time_us_median, :gpu_time_us_p10, :gpu_time_us_p90, :gpu_time_us_min, :gpu_time_us_mean, :gpu_time_us_stdev,
       :cpu_time_us_median, :cpu_time_us_p10, :cpu_time_us_p90, :cpu_time_us_min, :cpu_time_us_mean, :cpu_time_us_stdev,
       :samples, :cpu_dispatch_us_median, :rel_error, :peak_mem_bytes, :flops, :min_bytes, :tflops, :bandwidth_gbps,
-      :trace_path, :wall_seconds, :finished_at))SQL");
+      :trace_path, :wall_seconds, :finished_at, :graph_time_us_median, :graph_time_us_p10, :graph_time_us_p90,
+      :graph_time_us_min, :graph_samples, :graph_error, :sm_clock_mhz_mean, :throttled_samples))SQL");
   insert.bind(":run_id", run_id);
   insert.bind(":plan_index", c.plan_index);
   insert.bind(":variant", c.variant);
@@ -222,7 +236,9 @@ std::int64_t Store::add_case(std::int64_t run_id, const Case& c, const CaseResul
                 profile && gpu ? std::optional<double>(profile->kernel_time_us_per_forward) : std::nullopt);
   bind_statistics(insert, "gpu_time_us", result.gpu_time_us);
   bind_statistics(insert, "cpu_time_us", result.cpu_time_us);
-  bind_optional(insert, ":samples", result.samples.empty() ? std::nullopt : std::optional<int>(int(result.samples.size())));
+  int eager_samples = 0;
+  for (const auto& sample : result.samples) eager_samples += sample.mode == "eager" ? 1 : 0;
+  bind_optional(insert, ":samples", eager_samples == 0 ? std::nullopt : std::optional<int>(eager_samples));
   bind_optional(insert, ":cpu_dispatch_us_median", result.cpu_dispatch_us_median);
   bind_optional(insert, ":rel_error", result.rel_error);
   bind_optional(insert, ":peak_mem_bytes", result.peak_mem_bytes);
@@ -233,11 +249,21 @@ std::int64_t Store::add_case(std::int64_t run_id, const Case& c, const CaseResul
   bind_text_or_null(insert, ":trace_path", result.trace_path);
   bind_finite(insert, ":wall_seconds", result.wall_seconds);
   insert.bind(":finished_at", utc_now_iso8601());
+  const auto& graph = result.graph_time_us;
+  bind_optional(insert, ":graph_time_us_median", graph ? std::optional<double>(graph->median) : std::nullopt);
+  bind_optional(insert, ":graph_time_us_p10", graph ? std::optional<double>(graph->p10) : std::nullopt);
+  bind_optional(insert, ":graph_time_us_p90", graph ? std::optional<double>(graph->p90) : std::nullopt);
+  bind_optional(insert, ":graph_time_us_min", graph ? std::optional<double>(graph->min) : std::nullopt);
+  bind_optional(insert, ":graph_samples", graph ? std::optional<int>(graph->count) : std::nullopt);
+  bind_text_or_null(insert, ":graph_error", result.graph_error);
+  bind_optional(insert, ":sm_clock_mhz_mean", result.sm_clock_mhz_mean);
+  bind_optional(insert, ":throttled_samples",
+                gpu && !result.samples.empty() ? std::optional<int>(result.throttled_samples) : std::nullopt);
   insert.exec();
   const std::int64_t case_id = db.getLastInsertRowid();
 
   if (profile) {
-    SQLite::Statement kernel(db, "INSERT INTO kernels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    SQLite::Statement kernel(db, "INSERT INTO kernels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (const auto& k : profile->kernels) {
       kernel.bind(1, static_cast<int64_t>(case_id));
       kernel.bind(2, k.name);
@@ -248,6 +274,13 @@ std::int64_t Store::add_case(std::int64_t run_id, const Case& c, const CaseResul
       kernel.bind(7, k.min_us);
       kernel.bind(8, k.max_us);
       kernel.bind(9, static_cast<std::int64_t>(k.stream));
+      if (k.grid.empty()) kernel.bind(10); else kernel.bind(10, k.grid);
+      if (k.block.empty()) kernel.bind(11); else kernel.bind(11, k.block);
+      if (k.registers_per_thread) kernel.bind(12, *k.registers_per_thread); else kernel.bind(12);
+      if (k.shared_memory_bytes) kernel.bind(13, static_cast<std::int64_t>(*k.shared_memory_bytes)); else kernel.bind(13);
+      if (k.blocks_per_sm) kernel.bind(14, *k.blocks_per_sm); else kernel.bind(14);
+      if (k.warps_per_sm) kernel.bind(15, *k.warps_per_sm); else kernel.bind(15);
+      if (k.est_occupancy_pct) kernel.bind(16, *k.est_occupancy_pct); else kernel.bind(16);
       kernel.exec();
       kernel.reset();
     }
@@ -263,14 +296,18 @@ std::int64_t Store::add_case(std::int64_t run_id, const Case& c, const CaseResul
       op.reset();
     }
   }
-  SQLite::Statement sample(db, "INSERT INTO samples VALUES (?, ?, ?, ?, ?)");
-  for (std::size_t i = 0; i < result.samples.size(); ++i) {
-    const auto& s = result.samples[i];
+  SQLite::Statement sample(db, "INSERT INTO samples (case_id, sample_index, gpu_time_us, cpu_time_us, "
+                               "host_dispatch_us, mode, sm_clock_mhz, throttled) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  std::map<std::string, std::int64_t> next_index;  // numbered per mode
+  for (const auto& s : result.samples) {
     sample.bind(1, case_id);
-    sample.bind(2, static_cast<std::int64_t>(i));
+    sample.bind(2, next_index[s.mode]++);
     if (s.gpu_time_us) sample.bind(3, *s.gpu_time_us); else sample.bind(3);
     if (s.cpu_time_us) sample.bind(4, *s.cpu_time_us); else sample.bind(4);
-    sample.bind(5, s.host_dispatch_us);
+    if (s.host_dispatch_us) sample.bind(5, *s.host_dispatch_us); else sample.bind(5);
+    sample.bind(6, s.mode);
+    if (s.sm_clock_mhz) sample.bind(7, *s.sm_clock_mhz); else sample.bind(7);
+    sample.bind(8, s.throttled ? 1 : 0);
     sample.exec();
     sample.reset();
   }

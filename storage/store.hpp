@@ -17,7 +17,7 @@
 
 namespace attnsweep::storage {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 struct RunRecord {
   std::string name;
@@ -32,6 +32,8 @@ struct RunRecord {
   MeasureSettings measure;
   int planned_cases = 0;
   bool isolate = false;
+  std::optional<double> ceiling_bf16_tflops;  // measured at run start on the GPU
+  std::optional<double> ceiling_copy_gbps;
 };
 
 // What --resume needs to know about an earlier run.

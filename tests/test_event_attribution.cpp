@@ -105,3 +105,48 @@ TEST(EventAttribution, DeviceWindowIsTheFallbackAndOthersAreUnattributed) {
 
 }  // namespace
 }  // namespace attnsweep
+
+namespace attnsweep {
+namespace {
+
+TEST(EventAttribution, KernelLaunchMetadataIsParsedFromKinetosFragment) {
+  std::vector<ProfiledEvent> events;
+  add_forward(events, 0, 1000000, 10);
+  for (auto& e : events) {
+    if (e.activity == Activity::kernel) {
+      // As seen for flash at 8x16x1024x64 bf16 on H200 (../shared/LIBTORCH.md).
+      e.metadata_json = "\"queued\": 0, \"device\": 0, \"context\": 1, \"stream\": 7, \"correlation\": 10, "
+                        "\"registers per thread\": 255, \"shared memory\": 49152, \"blocks per SM\": 7.76, "
+                        "\"warps per SM\": 31.0, \"grid\": [8, 8, 16], \"block\": [128, 1, 1], "
+                        "\"est. achieved occupancy %\": 13";
+    }
+  }
+  const ProfileSummary summary = attribute_events(events, 1, true);
+  const KernelStat& gemm = summary.kernels.front();
+  ASSERT_EQ(gemm.name, "gemm");
+  EXPECT_EQ(gemm.grid, "[8,8,16]");
+  EXPECT_EQ(gemm.block, "[128,1,1]");
+  EXPECT_EQ(gemm.registers_per_thread, 255);
+  EXPECT_EQ(gemm.shared_memory_bytes, 49152);
+  EXPECT_DOUBLE_EQ(*gemm.blocks_per_sm, 7.76);
+  EXPECT_DOUBLE_EQ(*gemm.warps_per_sm, 31.0);
+  EXPECT_DOUBLE_EQ(*gemm.est_occupancy_pct, 13);
+  // The memset carries no launch metadata and gets none.
+  for (const auto& k : summary.kernels) {
+    if (k.kind != "kernel") EXPECT_FALSE(k.registers_per_thread.has_value()) << k.name;
+  }
+}
+
+TEST(EventAttribution, MalformedMetadataIsIgnored) {
+  std::vector<ProfiledEvent> events;
+  add_forward(events, 0, 1000000, 10);
+  for (auto& e : events) {
+    if (e.activity == Activity::kernel) e.metadata_json = "\"grid\": [8, 8";
+  }
+  const ProfileSummary summary = attribute_events(events, 1, true);
+  EXPECT_TRUE(summary.kernels.front().grid.empty());
+  EXPECT_EQ(summary.kernels_each_forward, (std::vector<int>{1}));
+}
+
+}  // namespace
+}  // namespace attnsweep

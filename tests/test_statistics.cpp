@@ -34,6 +34,7 @@ MeasureSettings settings(int min_samples, int max_samples, double target, double
   s.max_samples = max_samples;
   s.target_rel_stdev = target;
   s.max_case_seconds = seconds;
+  s.min_gpu_seconds = 0;
   return s;
 }
 
@@ -68,6 +69,33 @@ TEST(StoppingRule, TimeCapWinsOverMinimumSamples) {
   rule.add_sample(1e6);
   EXPECT_TRUE(rule.should_stop(1.0));
   EXPECT_EQ(rule.reason(), "max_case_seconds");
+}
+
+TEST(StoppingRule, WaitsForTheMinimumSummedTime) {
+  MeasureSettings s = settings(2, 1000, 0.5, 60);
+  s.min_gpu_seconds = 0.001;  // 1000 us
+  StoppingRule rule(s);
+  for (int i = 0; i < 9; ++i) {
+    rule.add_sample(100);
+    EXPECT_FALSE(rule.should_stop(0.1)) << i;  // 900 us so far
+  }
+  rule.add_sample(100);
+  EXPECT_TRUE(rule.should_stop(0.1));
+  EXPECT_EQ(rule.reason(), "target_rel_stdev");
+}
+
+TEST(StoppingRule, StopsWhenTheNoiseEstimateNoLongerMoves) {
+  // Alternating 90/110: the relative stdev settles near 0.1, far over the
+  // 0.001 target, so more samples cannot help.
+  StoppingRule rule(settings(10, 100000, 0.001, 60));
+  int taken = 0;
+  do {
+    rule.add_sample(taken % 2 ? 90 : 110);
+    ++taken;
+  } while (!rule.should_stop(0.1));
+  EXPECT_EQ(rule.reason(), "noise_converged");
+  EXPECT_LT(taken, 200);
+  EXPECT_NEAR(rule.rel_stdev(), 0.1, 0.01);
 }
 
 }  // namespace

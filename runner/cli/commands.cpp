@@ -14,6 +14,7 @@
 #include "runner/common/sha256.hpp"
 #include "runner/config/config.hpp"
 #include "runner/measure/case_runner.hpp"
+#include "runner/measure/ceilings.hpp"
 #include "runner/measure/device.hpp"
 #include "runner/measure/environment.hpp"
 #include "runner/measure/flops.hpp"
@@ -31,9 +32,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* const kCudaTimingProtocol =
-    "cuda_event_per_forward_v1: stream synchronized, event, one forward, event, event synchronized; "
-    "no L2 flush; launch latency included";
+// How a CUDA sample is taken; the L2 flush is optional (runs.l2_flush).
+std::string cuda_timing_protocol(const MeasureSettings& measure) {
+  return std::string("cuda_event_per_forward_v2: stream synchronized; ") +
+         (measure.l2_flush ? "L2 flushed (memset of 2x L2 bytes, queued before the start event); " : "no L2 flush; ") +
+         "start event, one forward, stop event, stop synchronized; SM clock read (NVML) and samples under "
+         "throttle_fraction x max clock discarded; launch latency included" +
+         (measure.cuda_graph ? "; also CUDA-graph replays of one captured forward, same protocol" : "");
+}
 const char* const kCpuTimingProtocol = "steady_clock_per_forward_v1: wall time of one forward call on the CPU";
 
 bool variant_runs_on(const VariantInfo& info, const std::string& device) {
@@ -168,7 +174,14 @@ int run_command(const RunOptions& options) {
       record.config_sha256 = config_sha256;
       record.environment = collect_environment(device);
       record.seed = config.seed;
-      record.timing_protocol = is_cuda_device(device) ? kCudaTimingProtocol : kCpuTimingProtocol;
+      record.timing_protocol = is_cuda_device(device) ? cuda_timing_protocol(config.measure) : kCpuTimingProtocol;
+      if (is_cuda_device(device) && !options.isolate) {
+        // With --isolate the parent runs no kernels, so no ceilings either.
+        log::info("measuring device ceilings (bf16 matmul, device-to-device copy)");
+        const DeviceCeilings ceilings = measure_ceilings(device);
+        record.ceiling_bf16_tflops = ceilings.bf16_tflops;
+        record.ceiling_copy_gbps = ceilings.copy_gbps;
+      }
       record.flop_convention = kFlopConvention;
       record.measure = config.measure;
       record.planned_cases = static_cast<int>(plan.cases.size());

@@ -128,7 +128,8 @@ class Loader {
     return value;
   }
 
-  double number(const YAML::Node& node, const std::string& key, double minimum_exclusive) const {
+  // A number above `minimum` (or at least `minimum` when inclusive).
+  double number(const YAML::Node& node, const std::string& key, double minimum, bool inclusive = false) const {
     if (!node.IsScalar()) fail(node, key, "expected a number, got a " + kind(node));
     const std::string& raw = node.Scalar();
     std::size_t used = 0;
@@ -139,8 +140,9 @@ class Loader {
       used = 0;
     }
     if (used == 0 || used != raw.size() || !(value == value)) fail(node, key, "expected a number, got '" + raw + "'");
-    if (!(value > minimum_exclusive)) {
-      fail(node, key, "must be greater than " + text::fixed(minimum_exclusive, 0) + ", got " + raw);
+    if (inclusive ? !(value >= minimum) : !(value > minimum)) {
+      fail(node, key, std::string(inclusive ? "must be at least " : "must be greater than ") + text::fixed(minimum, 0) +
+                          ", got " + raw);
     }
     return value;
   }
@@ -351,6 +353,15 @@ class Loader {
     if (node["accuracy_check"]) settings.accuracy_check = boolean(node["accuracy_check"], "measure.accuracy_check");
     if (node["traces"]) settings.traces = boolean(node["traces"], "measure.traces");
     if (node["case_timeout_s"]) settings.case_timeout_s = number(node["case_timeout_s"], "measure.case_timeout_s", 0);
+    if (node["min_gpu_seconds"]) settings.min_gpu_seconds = number(node["min_gpu_seconds"], "measure.min_gpu_seconds", 0, true);
+    if (node["l2_flush"]) settings.l2_flush = boolean(node["l2_flush"], "measure.l2_flush");
+    if (node["cuda_graph"]) settings.cuda_graph = boolean(node["cuda_graph"], "measure.cuda_graph");
+    if (node["throttle_fraction"]) {
+      settings.throttle_fraction = number(node["throttle_fraction"], "measure.throttle_fraction", 0, true);
+      if (settings.throttle_fraction >= 1) {
+        fail(node["throttle_fraction"], "measure.throttle_fraction", "must be at least 0 and under 1, got " + node["throttle_fraction"].Scalar());
+      }
+    }
     if (settings.max_samples < settings.min_samples) {
       fail(node["max_samples"] ? node["max_samples"] : node, "measure.max_samples",
            "must be at least measure.min_samples (" + std::to_string(settings.min_samples) + ")");

@@ -13,6 +13,10 @@ struct MeasureSettings {
   int max_samples = 2000;          // timed forwards, at most
   double target_rel_stdev = 0.02;  // stop once stdev/mean of the samples is under this
   double max_case_seconds = 10.0;  // stop timing a case after this much wall time
+  double min_gpu_seconds = 0.05;   // and not before the kept samples add up to this much time
+  bool l2_flush = true;            // CUDA: overwrite a buffer of 2x the L2 size before every sample
+  bool cuda_graph = true;          // CUDA: also time replays of the forward captured as a graph
+  double throttle_fraction = 0.75; // CUDA: samples under this share of the max SM clock are discarded
   bool accuracy_check = true;      // compare against a float64 reference
   bool traces = false;             // write a Chrome trace per case
   double case_timeout_s = 900;     // with --isolate: a worker running longer is killed (timeout)

@@ -18,6 +18,11 @@ struct KernelStat {
   double total_us = 0;              // summed duration per forward
   double mean_us = 0, min_us = 0, max_us = 0;  // per launch
   std::int64_t stream = -1;
+  // Launch metadata Kineto reports for kernels (absent for copies, or when not reported).
+  std::string grid, block;
+  std::optional<int> registers_per_thread;
+  std::optional<std::int64_t> shared_memory_bytes;
+  std::optional<double> blocks_per_sm, warps_per_sm, est_occupancy_pct;
 };
 
 // One row of the `ops` table: host-side activity of one name, per forward.
@@ -32,7 +37,10 @@ struct OpStat {
 struct TimingSample {
   std::optional<double> gpu_time_us;  // CUDA events around the forward
   std::optional<double> cpu_time_us;  // wall time of the forward on the CPU device
-  double host_dispatch_us = 0;        // time for the forward call to return
+  std::optional<double> host_dispatch_us;  // time for the forward call to return (eager only)
+  std::string mode = "eager";         // eager, or graph (a replay of the captured forward)
+  std::optional<double> sm_clock_mhz; // read right after the sample
+  bool throttled = false;             // clock under the throttle fraction: not in the statistics
 };
 
 // What the profiler saw per forward, after attribution (runner/profile).
@@ -66,7 +74,11 @@ struct CaseResult {
   std::optional<double> bandwidth_gbps;
   std::string trace_path;
   std::optional<ProfileSummary> profile;  // absent when the case did not run
-  std::vector<TimingSample> samples;
+  std::vector<TimingSample> samples;      // eager and graph samples, in the order taken
+  std::optional<SampleStatistics> graph_time_us;  // CUDA-graph replays
+  std::string graph_error;                // why the graph was not timed
+  std::optional<double> sm_clock_mhz_mean;
+  int throttled_samples = 0;
   std::vector<std::string> warnings;      // e.g. inconsistent kernel counts
   double wall_seconds = 0;
   // The failure left this process's CUDA context unusable (a device-side assert,

@@ -1,7 +1,10 @@
 #include "runner/measure/case_runner.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/cuda/CUDAGraph.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/util/Exception.h>
 #include <torch/csrc/autograd/grad_mode.h>
@@ -47,7 +50,7 @@ struct CaseRunner::Impl {
         settings(settings_in),
         seed(seed_in),
         cuda(is_cuda_device(device)),
-        timer(make_timer(device)),
+        timer(make_timer(device, settings_in.l2_flush)),
         profiler(device) {}
 
   int device_index() const { return cuda ? std::stoi(device.substr(5)) : -1; }
@@ -69,31 +72,83 @@ struct CaseRunner::Impl {
     return std::sqrt(error_squares) / std::sqrt(reference_squares);
   }
 
-  void time_case(const std::function<void()>& forward, CaseResult& result) {
+  // Samples whose SM clock fell under throttle_fraction x the maximum are kept
+  // in the samples table but left out of the statistics and the stopping rule.
+  bool throttled(const TimingSample& sample) const {
+    const auto max_clock = timer->max_sm_clock_mhz();
+    return sample.sm_clock_mhz && max_clock && *sample.sm_clock_mhz < settings.throttle_fraction * *max_clock;
+  }
+
+  // Takes samples of `call` until the stopping rule says stop; returns the kept times.
+  std::vector<double> sample_until_stop(const std::function<void()>& call, const std::string& mode, CaseResult& result) {
     StoppingRule rule(settings);
-    std::vector<double> device_times, dispatch_times;
+    std::vector<double> kept;
     const auto start = Clock::now();
     do {
       if (interrupt_requested()) throw Interrupted{};
-      TimingSample sample = timer->time(forward);
+      TimingSample sample = timer->time(call);
+      sample.mode = mode;
+      if (mode == "graph") sample.host_dispatch_us.reset();
+      sample.throttled = throttled(sample);
       const double value = sample.gpu_time_us ? *sample.gpu_time_us : *sample.cpu_time_us;
-      rule.add_sample(value);
-      device_times.push_back(value);
-      dispatch_times.push_back(sample.host_dispatch_us);
+      if (!sample.throttled) {
+        rule.add_sample(value);
+        kept.push_back(value);
+      }
       result.samples.push_back(sample);
     } while (!rule.should_stop(seconds_since(start)));
-    result.stop_reason = rule.reason();
+    if (mode == "eager") result.stop_reason = rule.reason();
+    return kept;
+  }
+
+  void time_case(const std::function<void()>& forward, CaseResult& result) {
+    const std::vector<double> kept = sample_until_stop(forward, "eager", result);
     result.timer = timer->name();
-    const SampleStatistics stats = summarize(device_times);
+    std::vector<double> dispatch_times, clocks;
+    for (const auto& sample : result.samples) {
+      if (sample.throttled) {
+        ++result.throttled_samples;
+        continue;
+      }
+      if (sample.host_dispatch_us) dispatch_times.push_back(*sample.host_dispatch_us);
+      if (sample.sm_clock_mhz) clocks.push_back(*sample.sm_clock_mhz);
+    }
+    if (kept.empty()) {
+      result.warnings.push_back("every sample ran under the throttle fraction of the maximum SM clock");
+      return;
+    }
+    const SampleStatistics stats = summarize(kept);
     if (cuda) {
       result.gpu_time_us = stats;
     } else {
       result.cpu_time_us = stats;
     }
     result.cpu_dispatch_us_median = summarize(dispatch_times).median;
+    if (!clocks.empty()) result.sm_clock_mhz_mean = summarize(clocks).mean;
     if (stats.median > 0) {
       result.tflops = result.flops / (stats.median * 1e-6) / 1e12;
       result.bandwidth_gbps = result.min_bytes / (stats.median * 1e-6) / 1e9;
+    }
+  }
+
+  // Captures one forward as a CUDA graph on a side stream and times replays
+  // with the same protocol: launch gaps between the forward's kernels vanish.
+  void time_graph(const std::function<void()>& forward, CaseResult& result) {
+    try {
+      at::cuda::CUDAGraph graph;
+      {
+        c10::cuda::CUDAStreamGuard capture_stream(c10::cuda::getStreamFromPool());
+        forward();  // warm up on the capture stream (workspaces, handles)
+        c10::cuda::getCurrentCUDAStream().synchronize();
+        graph.capture_begin();
+        forward();
+        graph.capture_end();
+      }
+      const std::vector<double> kept = sample_until_stop([&] { graph.replay(); }, "graph", result);
+      if (!kept.empty()) result.graph_time_us = summarize(kept);
+    } catch (const c10::Error& error) {
+      result.graph_error = error.what_without_backtrace();
+      (void)cudaGetLastError();  // a failed capture leaves a non-sticky error behind
     }
   }
 
@@ -148,6 +203,7 @@ struct CaseRunner::Impl {
     }
     synchronize_device(device);
     time_case(forward, result);
+    if (cuda && settings.cuda_graph) time_graph(forward, result);
     profile_case(forward, trace_path, result);
     if (cuda) {
       const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_index());

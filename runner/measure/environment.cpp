@@ -3,39 +3,19 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 #include <torch/version.h>
 #include <unistd.h>
 
 #include <fstream>
 
 #include "runner/measure/device.hpp"
+#include "runner/measure/nvml.hpp"
 
 namespace attnsweep {
 namespace {
 
 std::string dotted_version(int packed, int major_divisor, int minor_divisor) {
   return std::to_string(packed / major_divisor) + "." + std::to_string((packed % major_divisor) / minor_divisor);
-}
-
-// The driver version through NVML, loaded at run time so the binary does not
-// depend on libnvidia-ml being present.
-std::string nvidia_driver_version() {
-  void* library = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
-  if (!library) return "";
-  using InitFn = int (*)();
-  using VersionFn = int (*)(char*, unsigned);
-  auto init = reinterpret_cast<InitFn>(dlsym(library, "nvmlInit_v2"));
-  auto version = reinterpret_cast<VersionFn>(dlsym(library, "nvmlSystemGetDriverVersion"));
-  auto shutdown = reinterpret_cast<InitFn>(dlsym(library, "nvmlShutdown"));
-  std::string out;
-  if (init && version && init() == 0) {
-    char buffer[96] = {};
-    if (version(buffer, sizeof buffer) == 0) out = buffer;
-    if (shutdown) shutdown();
-  }
-  dlclose(library);
-  return out;
 }
 
 std::string cpu_model() {
@@ -72,7 +52,11 @@ EnvironmentInfo collect_environment(const std::string& device) {
   info.l2_cache_bytes = properties->l2CacheSize;
   int runtime = 0;
   if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) info.cuda_version = dotted_version(runtime, 1000, 10);
-  info.driver_version = nvidia_driver_version();
+  info.driver_version = nvml::driver_version();
+  char bus_id[32] = {};
+  if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, index) == cudaSuccess) {
+    info.sm_clock_max_mhz = nvml::Device(bus_id).max_sm_clock_mhz().value_or(0);
+  }
   return info;
 }
 

@@ -16,6 +16,7 @@ struct EnvironmentInfo {
   int sm_count = 0;
   std::int64_t device_memory_bytes = 0;
   std::int64_t l2_cache_bytes = 0;
+  int sm_clock_max_mhz = 0;     // NVML; 0 when unknown
 };
 
 EnvironmentInfo collect_environment(const std::string& device);

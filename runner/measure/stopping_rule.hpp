@@ -1,8 +1,11 @@
 #pragma once
-// When to stop taking timed samples of one case: at least min_samples, then
-// stop once the relative standard deviation is under the target, or the time
-// cap or the sample cap is reached. The reason is stored with the case.
+// When to stop taking timed samples of one case, after nvbench's stdrel: at
+// least min_samples and min_gpu_seconds of summed sample time; then stop once
+// the relative standard deviation is under the target, or once it has stopped
+// moving (more samples would not make the estimate tighter); and always at the
+// time cap or the sample cap. The reason is stored with the case.
 #include <string>
+#include <vector>
 
 #include "runner/config/measure_settings.hpp"
 
@@ -15,7 +18,7 @@ class StoppingRule {
   // Feed every sample (microseconds) and the wall time spent so far on timing.
   void add_sample(double value_us);
   bool should_stop(double elapsed_seconds);
-  // "target_rel_stdev", "max_case_seconds" or "max_samples"; empty while running.
+  // "target_rel_stdev", "noise_converged", "max_case_seconds" or "max_samples"; empty while running.
   const std::string& reason() const { return reason_; }
   double rel_stdev() const;
   int count() const { return count_; }
@@ -24,6 +27,8 @@ class StoppingRule {
   MeasureSettings settings_;
   int count_ = 0;
   double mean_ = 0, m2_ = 0;  // Welford's running variance
+  double total_us_ = 0;
+  std::vector<double> noise_history_;  // rel_stdev every kNoiseWindow samples once the minimums are met
   std::string reason_;
 };
 

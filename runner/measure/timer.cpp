@@ -1,11 +1,14 @@
 #include "runner/measure/timer.hpp"
 
+#include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "runner/measure/device.hpp"
+#include "runner/measure/nvml.hpp"
 
 namespace attnsweep {
 namespace {
@@ -30,14 +33,28 @@ class SteadyClockTimer final : public Timer {
   std::string name() const override { return "steady_clock"; }
 };
 
+std::string pci_bus_id(int device_index) {
+  char bus_id[32] = {};
+  return cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device_index) == cudaSuccess ? std::string(bus_id) : "";
+}
+
 class CudaEventTimer final : public Timer {
  public:
   // Timing must be enabled: at::cuda::CUDAEvent defaults to cudaEventDisableTiming.
-  CudaEventTimer() : start_(cudaEventDefault), stop_(cudaEventDefault) {}
+  CudaEventTimer(int device_index, bool l2_flush)
+      : start_(cudaEventDefault), stop_(cudaEventDefault), clock_(pci_bus_id(device_index)) {
+    if (l2_flush) {
+      // At least twice the L2 (60 MB on H200), so nothing of the last sample survives.
+      const std::int64_t l2 = at::cuda::getDeviceProperties(device_index)->l2CacheSize;
+      flush_buffer_ = at::empty({std::max<std::int64_t>(2 * l2, 64 << 20)},
+                                at::TensorOptions().device(at::Device(at::kCUDA, device_index)).dtype(at::kByte));
+    }
+  }
 
   TimingSample time(const std::function<void()>& forward) override {
     auto stream = at::cuda::getCurrentCUDAStream();
     stream.synchronize();  // start from an idle device: one forward per sample
+    if (flush_buffer_.defined()) flush_buffer_.zero_();  // queued before the start event: not timed
     start_.record(stream);
     const auto host_start = Clock::now();
     forward();
@@ -47,18 +64,22 @@ class CudaEventTimer final : public Timer {
     TimingSample sample;
     sample.gpu_time_us = start_.elapsed_time(stop_) * 1000.0;
     sample.host_dispatch_us = dispatch;
+    sample.sm_clock_mhz = clock_.sm_clock_mhz();
     return sample;
   }
   std::string name() const override { return "cuda_event"; }
+  std::optional<int> max_sm_clock_mhz() const override { return clock_.max_sm_clock_mhz(); }
 
  private:
   at::cuda::CUDAEvent start_, stop_;
+  nvml::Device clock_;
+  at::Tensor flush_buffer_;
 };
 
 }  // namespace
 
-std::unique_ptr<Timer> make_timer(const std::string& device) {
-  if (is_cuda_device(device)) return std::make_unique<CudaEventTimer>();
+std::unique_ptr<Timer> make_timer(const std::string& device, bool l2_flush) {
+  if (is_cuda_device(device)) return std::make_unique<CudaEventTimer>(std::stoi(device.substr(5)), l2_flush);
   return std::make_unique<SteadyClockTimer>();
 }
 

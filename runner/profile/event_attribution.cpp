@@ -1,5 +1,9 @@
 #include "runner/profile/event_attribution.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include <optional>
+
 #include <algorithm>
 #include <map>
 #include <unordered_map>
@@ -64,7 +68,27 @@ struct DeviceAccumulator {
   int launches = 0;
   double total_us = 0, min_us = 0, max_us = 0;
   std::int64_t stream = -1;
+  std::string metadata_json;  // of the first launch
 };
+
+// Kineto's kernel metadata is a JSON object without its braces:
+// "grid": [8, 8, 16], "block": [128, 1, 1], "registers per thread": 255, ...
+void add_launch_metadata(const std::string& fragment, KernelStat& stat) {
+  if (fragment.empty()) return;
+  const auto json = nlohmann::json::parse("{" + fragment + "}", nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) return;
+  auto number = [&](const char* key) -> std::optional<double> {
+    const auto it = json.find(key);
+    return it != json.end() && it->is_number() ? std::optional<double>(it->get<double>()) : std::nullopt;
+  };
+  if (json.contains("grid")) stat.grid = json["grid"].dump();
+  if (json.contains("block")) stat.block = json["block"].dump();
+  if (auto registers = number("registers per thread")) stat.registers_per_thread = static_cast<int>(*registers);
+  if (auto shared = number("shared memory")) stat.shared_memory_bytes = static_cast<std::int64_t>(*shared);
+  stat.blocks_per_sm = number("blocks per SM");
+  stat.warps_per_sm = number("warps per SM");
+  stat.est_occupancy_pct = number("est. achieved occupancy %");
+}
 
 struct HostAccumulator {
   int calls = 0;
@@ -158,12 +182,15 @@ ProfileSummary attribute_events(const std::vector<ProfiledEvent>& events, int fo
     acc.launches += 1;
     acc.total_us += us;
     acc.stream = e.stream;
+    if (acc.metadata_json.empty()) acc.metadata_json = e.metadata_json;
   }
 
   const double n = forwards > 0 ? forwards : 1;
   for (const auto& [key, acc] : device) {
-    summary.kernels.push_back({key.second, key.first, acc.launches / n, acc.total_us / n,
-                               acc.total_us / acc.launches, acc.min_us, acc.max_us, acc.stream});
+    KernelStat stat{key.second, key.first, acc.launches / n, acc.total_us / n,
+                    acc.total_us / acc.launches, acc.min_us, acc.max_us, acc.stream};
+    add_launch_metadata(acc.metadata_json, stat);
+    summary.kernels.push_back(stat);
   }
   for (const auto& [key, acc] : ops) {
     summary.ops.push_back({key.second, key.first, acc.calls / n, acc.self_us / n, acc.total_us / n});

@@ -70,6 +70,7 @@ std::vector<ProfiledEvent> KinetoProfiler::profile(const std::function<void()>& 
     out.end_ns = event.endNs();
     out.correlation_id = event.correlationId();
     out.stream = event.deviceResourceId();
+    if (out.activity == Activity::kernel) out.metadata_json = event.metadataJson();
     events.push_back(std::move(out));
   }
   return events;
