@@ -5,8 +5,8 @@
 -- are rebuilt into it by storage/migrations.cpp (tested from a saved database of every earlier
 -- version), so columns added later must be nullable or have a default.
 -- Version history: 1 first release; 2 cases.status gains 'crashed' and 'timeout' (--isolate),
--- runs gains isolate and case_timeout_s; 3 timing protocol v2 (L2 flush, CUDA-graph replay,
--- SM clock per sample, device ceilings, per-kernel launch metadata).
+-- runs gains isolate and case_timeout_s; 3 timing protocol v2 (L2 flush, blocking kernel,
+-- CUDA-graph replay, SM clock per sample, device ceilings, per-kernel launch metadata).
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id             INTEGER PRIMARY KEY,
@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS runs (
   case_timeout_s     REAL,                      -- per-case limit with --isolate; NULL without
   l2_flush           INTEGER,                   -- 1: the L2 cache was flushed before every timed sample
   cuda_graph         INTEGER,                   -- 1: CUDA-graph replays were timed too
+  hide_launch_latency INTEGER,                  -- 1: a blocking kernel held the stream while the host enqueued
   min_gpu_seconds    REAL,                      -- stopping rule: least summed time of the samples
   throttle_fraction  REAL,                      -- samples under this share of the max SM clock are discarded
   sm_clock_max_mhz   INTEGER,                   -- the GPU's maximum SM clock (NVML)
@@ -110,6 +111,7 @@ CREATE TABLE IF NOT EXISTS cases (
   graph_error        TEXT,                     -- why the forward could not be captured or replayed
   sm_clock_mhz_mean  REAL,                     -- mean SM clock over the kept eager samples
   throttled_samples  INTEGER,                  -- eager samples discarded for a clock under the throttle fraction
+  launch_latency_hidden INTEGER,               -- 1: kept samples were blocked (launch latency outside the interval)
   UNIQUE (run_id, plan_index)
 );
 
@@ -152,6 +154,8 @@ CREATE TABLE IF NOT EXISTS samples (
   mode               TEXT NOT NULL DEFAULT 'eager' CHECK (mode IN ('eager', 'graph')),
   sm_clock_mhz       REAL,                     -- SM clock read right after the sample (NVML)
   throttled          INTEGER NOT NULL DEFAULT 0, -- 1: clock under the throttle fraction, left out of the statistics
+  blocked            INTEGER NOT NULL DEFAULT 0, -- 1: the blocking kernel held the stream during enqueueing
+  block_timed_out    INTEGER NOT NULL DEFAULT 0, -- 1: the forward waited on the GPU; left out of the statistics
   PRIMARY KEY (case_id, mode, sample_index)
 );
 
@@ -169,6 +173,6 @@ SELECT
   c.graph_time_us_median, c.tflops, c.bandwidth_gbps,
   c.tflops / r.ceiling_bf16_tflops AS tflops_share,        -- of the bf16 matmul ceiling measured at run start
   c.bandwidth_gbps / r.ceiling_copy_gbps AS bandwidth_share, -- of the copy ceiling measured at run start
-  c.sm_clock_mhz_mean, c.throttled_samples, c.rel_error, c.peak_mem_bytes, c.samples,
+  c.sm_clock_mhz_mean, c.throttled_samples, c.launch_latency_hidden, c.rel_error, c.peak_mem_bytes, c.samples,
   c.counts_consistent, c.error_message, c.trace_path
 FROM cases c JOIN runs r USING (run_id);

@@ -122,13 +122,13 @@ std::int64_t Store::begin_run(const RunRecord& run) {
       device, device_name, sm_count, device_memory_bytes, l2_cache_bytes, torch_version, cuda_version,
       cudnn_version, driver_version, hostname, attnsweep_version, git_sha, seed, timing_protocol,
       flop_convention, warmup, profiled_forwards, min_samples, max_samples, target_rel_stdev,
-      max_case_seconds, planned_cases, isolate, case_timeout_s, l2_flush, cuda_graph, min_gpu_seconds,
+      max_case_seconds, planned_cases, isolate, case_timeout_s, l2_flush, cuda_graph, hide_launch_latency, min_gpu_seconds,
       throttle_fraction, sm_clock_max_mhz, ceiling_bf16_tflops, ceiling_copy_gbps)
     VALUES (:name, :description, :config_path, :config_yaml, :config_sha256, 'running', :started_at,
       :device, :device_name, :sm_count, :device_memory_bytes, :l2_cache_bytes, :torch_version, :cuda_version,
       :cudnn_version, :driver_version, :hostname, :attnsweep_version, :git_sha, :seed, :timing_protocol,
       :flop_convention, :warmup, :profiled_forwards, :min_samples, :max_samples, :target_rel_stdev,
-      :max_case_seconds, :planned_cases, :isolate, :case_timeout_s, :l2_flush, :cuda_graph, :min_gpu_seconds,
+      :max_case_seconds, :planned_cases, :isolate, :case_timeout_s, :l2_flush, :cuda_graph, :hide_launch_latency, :min_gpu_seconds,
       :throttle_fraction, :sm_clock_max_mhz, :ceiling_bf16_tflops, :ceiling_copy_gbps))SQL");
   const EnvironmentInfo& env = run.environment;
   insert.bind(":name", run.name);
@@ -167,6 +167,8 @@ std::int64_t Store::begin_run(const RunRecord& run) {
   const bool gpu = env.device.rfind("cuda", 0) == 0;
   bind_optional(insert, ":l2_flush", gpu ? std::optional<int>(run.measure.l2_flush ? 1 : 0) : std::nullopt);
   bind_optional(insert, ":cuda_graph", gpu ? std::optional<int>(run.measure.cuda_graph ? 1 : 0) : std::nullopt);
+  bind_optional(insert, ":hide_launch_latency",
+                gpu ? std::optional<int>(run.measure.hide_launch_latency ? 1 : 0) : std::nullopt);
   insert.bind(":min_gpu_seconds", run.measure.min_gpu_seconds);
   bind_optional(insert, ":throttle_fraction", gpu ? std::optional<double>(run.measure.throttle_fraction) : std::nullopt);
   bind_optional(insert, ":sm_clock_max_mhz",
@@ -189,7 +191,7 @@ std::int64_t Store::add_case(std::int64_t run_id, const Case& c, const CaseResul
       cpu_time_us_median, cpu_time_us_p10, cpu_time_us_p90, cpu_time_us_min, cpu_time_us_mean, cpu_time_us_stdev,
       samples, cpu_dispatch_us_median, rel_error, peak_mem_bytes, flops, min_bytes, tflops, bandwidth_gbps,
       trace_path, wall_seconds, finished_at, graph_time_us_median, graph_time_us_p10, graph_time_us_p90,
-      graph_time_us_min, graph_samples, graph_error, sm_clock_mhz_mean, throttled_samples)
+      graph_time_us_min, graph_samples, graph_error, sm_clock_mhz_mean, throttled_samples, launch_latency_hidden)
     VALUES (:run_id, :plan_index, :variant, :batch, :heads, :kv_heads, :seq_len_q, :seq_len_kv, :head_dim,
       :dtype, :causal, :device, :status, :error_message, :warnings, :sdpa_backend, :timer, :stop_reason,
       :kernels_per_forward, :memcpy_per_forward, :memset_per_forward, :cpu_ops_per_forward, :counts_consistent,
@@ -198,7 +200,8 @@ std::int64_t Store::add_case(std::int64_t run_id, const Case& c, const CaseResul
       :cpu_time_us_median, :cpu_time_us_p10, :cpu_time_us_p90, :cpu_time_us_min, :cpu_time_us_mean, :cpu_time_us_stdev,
       :samples, :cpu_dispatch_us_median, :rel_error, :peak_mem_bytes, :flops, :min_bytes, :tflops, :bandwidth_gbps,
       :trace_path, :wall_seconds, :finished_at, :graph_time_us_median, :graph_time_us_p10, :graph_time_us_p90,
-      :graph_time_us_min, :graph_samples, :graph_error, :sm_clock_mhz_mean, :throttled_samples))SQL");
+      :graph_time_us_min, :graph_samples, :graph_error, :sm_clock_mhz_mean, :throttled_samples,
+      :launch_latency_hidden))SQL");
   insert.bind(":run_id", run_id);
   insert.bind(":plan_index", c.plan_index);
   insert.bind(":variant", c.variant);
@@ -259,6 +262,8 @@ std::int64_t Store::add_case(std::int64_t run_id, const Case& c, const CaseResul
   bind_optional(insert, ":sm_clock_mhz_mean", result.sm_clock_mhz_mean);
   bind_optional(insert, ":throttled_samples",
                 gpu && !result.samples.empty() ? std::optional<int>(result.throttled_samples) : std::nullopt);
+  bind_optional(insert, ":launch_latency_hidden",
+                result.launch_latency_hidden ? std::optional<int>(*result.launch_latency_hidden ? 1 : 0) : std::nullopt);
   insert.exec();
   const std::int64_t case_id = db.getLastInsertRowid();
 
@@ -297,7 +302,8 @@ std::int64_t Store::add_case(std::int64_t run_id, const Case& c, const CaseResul
     }
   }
   SQLite::Statement sample(db, "INSERT INTO samples (case_id, sample_index, gpu_time_us, cpu_time_us, "
-                               "host_dispatch_us, mode, sm_clock_mhz, throttled) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+                               "host_dispatch_us, mode, sm_clock_mhz, throttled, blocked, block_timed_out) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   std::map<std::string, std::int64_t> next_index;  // numbered per mode
   for (const auto& s : result.samples) {
     sample.bind(1, case_id);
@@ -308,6 +314,8 @@ std::int64_t Store::add_case(std::int64_t run_id, const Case& c, const CaseResul
     sample.bind(6, s.mode);
     if (s.sm_clock_mhz) sample.bind(7, *s.sm_clock_mhz); else sample.bind(7);
     sample.bind(8, s.throttled ? 1 : 0);
+    sample.bind(9, s.blocked ? 1 : 0);
+    sample.bind(10, s.block_timed_out ? 1 : 0);
     sample.exec();
     sample.reset();
   }

@@ -87,6 +87,11 @@ TEST(Config, MeasureSettingsAreRead) {
   max_case_seconds: 1.5
   accuracy_check: false
   traces: true
+  case_timeout_s: 30
+  min_gpu_seconds: 0
+  l2_flush: false
+  cuda_graph: false
+  throttle_fraction: 0.5
 device: cuda:1
 seed: 42
 )", "s.yaml");
@@ -99,6 +104,11 @@ seed: 42
   EXPECT_DOUBLE_EQ(config.measure.max_case_seconds, 1.5);
   EXPECT_FALSE(config.measure.accuracy_check);
   EXPECT_TRUE(config.measure.traces);
+  EXPECT_DOUBLE_EQ(config.measure.case_timeout_s, 30);
+  EXPECT_DOUBLE_EQ(config.measure.min_gpu_seconds, 0);
+  EXPECT_FALSE(config.measure.l2_flush);
+  EXPECT_FALSE(config.measure.cuda_graph);
+  EXPECT_DOUBLE_EQ(config.measure.throttle_fraction, 0.5);
   EXPECT_EQ(config.device, "cuda:1");
   EXPECT_EQ(config.seed, 42u);
 }
@@ -178,6 +188,9 @@ TEST(ConfigRejects, BadBooleansNumbersAndDevice) {
   expect_rejected(std::string(kMinimal) + "measure: {max_case_seconds: soon}\n", {"measure.max_case_seconds", "expected a number"});
   expect_rejected(std::string(kMinimal) + "measure: {min_samples: 10, max_samples: 5}\n", {"measure.max_samples", "at least measure.min_samples (10)"});
   expect_rejected(std::string(kMinimal) + "measure: {traces: 1}\n", {"measure.traces", "expected true or false"});
+  expect_rejected(std::string(kMinimal) + "measure: {l2_flush: yes please}\n", {"measure.l2_flush", "expected true or false"});
+  expect_rejected(std::string(kMinimal) + "measure: {throttle_fraction: 1.5}\n", {"measure.throttle_fraction", "at least 0 and under 1"});
+  expect_rejected(std::string(kMinimal) + "measure: {min_gpu_seconds: -1}\n", {"measure.min_gpu_seconds", "must be at least 0, got -1"});
   expect_rejected(std::string(kMinimal) + "measure: [1]\n", {"measure", "expected a mapping"});
   expect_rejected(std::string(kMinimal) + "device: tpu\n", {"sweep.yaml:9:9", "device", "allowed: auto, cpu, cuda, cuda:N"});
   expect_rejected(std::string(kMinimal) + "seed: -1\n", {"seed", "got -1"});

@@ -64,7 +64,7 @@ const char* const kSlowConfig = R"(name: slow
 variants: [naive, sdpa_math, sdpa_efficient, sdpa_flash]
 dtypes: [fp32]
 shapes: {batch: 1, heads: 2, seq_len: [16, 32, 64, 128, 256], head_dim: 8}
-measure: {warmup: 1, profiled_forwards: 2, min_samples: 3, max_samples: 1000000, target_rel_stdev: 0.000001, max_case_seconds: 0.5}
+measure: {warmup: 1, profiled_forwards: 2, min_samples: 3, max_samples: 1000000, target_rel_stdev: 0.000001, min_gpu_seconds: 10, max_case_seconds: 0.5}
 )";
 
 const char* const kQuickConfig = R"(name: quick

@@ -201,26 +201,44 @@ TEST_F(StoreTest, RefusesAFileThatIsNotSqlite) {
 // tests/data/schema_v1.db was written by attnsweep with schema version 1 (two
 // cases: naive ok with 3 samples, sdpa_efficient unsupported). Every later
 // version must open it, keep every row, and accept the new statuses.
+void expect_migrated(const std::string& path, const std::string& run_name);
+
 TEST_F(StoreTest, MigratesASavedVersionOneDatabase) {
   fs::copy_file(ATTNSWEEP_SOURCE_DIR "/tests/data/schema_v1.db", path_);
   {
     SQLite::Database before(path_, SQLite::OPEN_READONLY);
     ASSERT_EQ(before.execAndGet("PRAGMA user_version").getInt(), 1);
   }
+  expect_migrated(path_, "saved-v1");
+}
+
+// tests/data/schema_v2.db: the same two cases, written with schema version 2.
+TEST_F(StoreTest, MigratesASavedVersionTwoDatabase) {
+  fs::copy_file(ATTNSWEEP_SOURCE_DIR "/tests/data/schema_v2.db", path_);
+  {
+    SQLite::Database before(path_, SQLite::OPEN_READONLY);
+    ASSERT_EQ(before.execAndGet("PRAGMA user_version").getInt(), 2);
+  }
+  expect_migrated(path_, "saved-v2");
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM samples WHERE mode = 'eager' AND throttled = 0").getInt(), 3);
+}
+
+void expect_migrated(const std::string& path_, const std::string& run_name) {
   {
     Store store(path_);
-    const auto [c, r] = gpu_case();
+    const Shape shape{8, 16, 16, 1024, 1024, 64};
     CaseResult crashed;
     crashed.status = "crashed";
     crashed.error_message = "worker killed by signal 6 (Aborted)";
     crashed.device = "cpu";
-    store.add_case(1, Case{5, "naive", c.shape, "bf16", true}, crashed);
+    store.add_case(1, Case{5, "naive", shape, "bf16", true}, crashed);
   }
   SQLite::Database db(path_, SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
   EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM pragma_foreign_key_check").getInt(), 0);
-  EXPECT_EQ(db.execAndGet("SELECT name FROM runs").getString(), "saved-v1");
+  EXPECT_EQ(db.execAndGet("SELECT name FROM runs").getString(), run_name);
   EXPECT_EQ(db.execAndGet("SELECT isolate FROM runs").getInt(), 0);
   EXPECT_TRUE(db.execAndGet("SELECT case_timeout_s FROM runs").isNull());
   EXPECT_EQ(db.execAndGet("SELECT group_concat(variant || ':' || status, ',') FROM (SELECT * FROM cases ORDER BY case_id)").getString(),
@@ -229,7 +247,8 @@ TEST_F(StoreTest, MigratesASavedVersionOneDatabase) {
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM samples JOIN cases USING (case_id) WHERE variant = 'naive'").getInt(), 3);
   EXPECT_GT(db.execAndGet("SELECT count(*) FROM ops").getInt(), 0);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results").getInt(), 3);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sqlite_master WHERE name = 'cases_v1'").getInt(), 0);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sqlite_master WHERE name LIKE '%_old'").getInt(), 0);
+  EXPECT_TRUE(db.execAndGet("SELECT ceiling_bf16_tflops FROM runs").isNull());
 }
 
 TEST_F(StoreTest, NewStatusesAreAcceptedAndUnknownOnesRefusedByTheSchema) {

@@ -36,8 +36,11 @@ namespace fs = std::filesystem;
 std::string cuda_timing_protocol(const MeasureSettings& measure) {
   return std::string("cuda_event_per_forward_v2: stream synchronized; ") +
          (measure.l2_flush ? "L2 flushed (memset of 2x L2 bytes, queued before the start event); " : "no L2 flush; ") +
-         "start event, one forward, stop event, stop synchronized; SM clock read (NVML) and samples under "
-         "throttle_fraction x max clock discarded; launch latency included" +
+         (measure.hide_launch_latency ? "stream held by a blocking kernel while the host enqueues " : "") +
+         "start event, one forward, stop event" + (measure.hide_launch_latency ? ", then released" : "") +
+         "; stop synchronized; SM clock read (NVML) and samples under throttle_fraction x max clock discarded; " +
+         (measure.hide_launch_latency ? "launch latency outside the interval (inter-kernel gaps of the forward inside)"
+                                      : "launch latency included") +
          (measure.cuda_graph ? "; also CUDA-graph replays of one captured forward, same protocol" : "");
 }
 const char* const kCpuTimingProtocol = "steady_clock_per_forward_v1: wall time of one forward call on the CPU";

@@ -356,6 +356,9 @@ class Loader {
     if (node["min_gpu_seconds"]) settings.min_gpu_seconds = number(node["min_gpu_seconds"], "measure.min_gpu_seconds", 0, true);
     if (node["l2_flush"]) settings.l2_flush = boolean(node["l2_flush"], "measure.l2_flush");
     if (node["cuda_graph"]) settings.cuda_graph = boolean(node["cuda_graph"], "measure.cuda_graph");
+    if (node["hide_launch_latency"]) {
+      settings.hide_launch_latency = boolean(node["hide_launch_latency"], "measure.hide_launch_latency");
+    }
     if (node["throttle_fraction"]) {
       settings.throttle_fraction = number(node["throttle_fraction"], "measure.throttle_fraction", 0, true);
       if (settings.throttle_fraction >= 1) {

@@ -16,6 +16,7 @@ struct MeasureSettings {
   double min_gpu_seconds = 0.05;   // and not before the kept samples add up to this much time
   bool l2_flush = true;            // CUDA: overwrite a buffer of 2x the L2 size before every sample
   bool cuda_graph = true;          // CUDA: also time replays of the forward captured as a graph
+  bool hide_launch_latency = true; // CUDA: hold the stream with a blocking kernel while the host enqueues
   double throttle_fraction = 0.75; // CUDA: samples under this share of the max SM clock are discarded
   bool accuracy_check = true;      // compare against a float64 reference
   bool traces = false;             // write a Chrome trace per case

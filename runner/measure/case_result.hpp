@@ -41,6 +41,8 @@ struct TimingSample {
   std::string mode = "eager";         // eager, or graph (a replay of the captured forward)
   std::optional<double> sm_clock_mhz; // read right after the sample
   bool throttled = false;             // clock under the throttle fraction: not in the statistics
+  bool blocked = false;               // a blocking kernel held the stream while the host enqueued
+  bool block_timed_out = false;       // the forward waited on the GPU: the block gave up (not kept)
 };
 
 // What the profiler saw per forward, after attribution (runner/profile).
@@ -79,6 +81,7 @@ struct CaseResult {
   std::string graph_error;                // why the graph was not timed
   std::optional<double> sm_clock_mhz_mean;
   int throttled_samples = 0;
+  std::optional<bool> launch_latency_hidden;  // CUDA: whether the kept samples were blocked
   std::vector<std::string> warnings;      // e.g. inconsistent kernel counts
   double wall_seconds = 0;
   // The failure left this process's CUDA context unusable (a device-side assert,

@@ -50,7 +50,7 @@ struct CaseRunner::Impl {
         settings(settings_in),
         seed(seed_in),
         cuda(is_cuda_device(device)),
-        timer(make_timer(device, settings_in.l2_flush)),
+        timer(make_timer(device, settings_in.l2_flush, settings_in.hide_launch_latency)),
         profiler(device) {}
 
   int device_index() const { return cuda ? std::stoi(device.substr(5)) : -1; }
@@ -90,8 +90,15 @@ struct CaseRunner::Impl {
       sample.mode = mode;
       if (mode == "graph") sample.host_dispatch_us.reset();
       sample.throttled = throttled(sample);
+      if (sample.block_timed_out) {
+        // The forward waited on the GPU while the stream was held: unblocked from now on.
+        timer->stop_blocking();
+        result.launch_latency_hidden = false;
+        result.warnings.push_back("the forward waits on the GPU, so launch latency could not be kept out of the "
+                                  "event interval; samples taken without the blocking kernel");
+      }
       const double value = sample.gpu_time_us ? *sample.gpu_time_us : *sample.cpu_time_us;
-      if (!sample.throttled) {
+      if (!sample.throttled && !sample.block_timed_out) {
         rule.add_sample(value);
         kept.push_back(value);
       }
@@ -102,14 +109,13 @@ struct CaseRunner::Impl {
   }
 
   void time_case(const std::function<void()>& forward, CaseResult& result) {
+    if (cuda) result.launch_latency_hidden = settings.hide_launch_latency;
     const std::vector<double> kept = sample_until_stop(forward, "eager", result);
     result.timer = timer->name();
     std::vector<double> dispatch_times, clocks;
     for (const auto& sample : result.samples) {
-      if (sample.throttled) {
-        ++result.throttled_samples;
-        continue;
-      }
+      if (sample.throttled) ++result.throttled_samples;
+      if (sample.throttled || sample.block_timed_out) continue;
       if (sample.host_dispatch_us) dispatch_times.push_back(*sample.host_dispatch_us);
       if (sample.sm_clock_mhz) clocks.push_back(*sample.sm_clock_mhz);
     }

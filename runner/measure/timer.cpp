@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "runner/measure/blocking_kernel.hpp"
 #include "runner/measure/device.hpp"
 #include "runner/measure/nvml.hpp"
 
@@ -41,8 +42,9 @@ std::string pci_bus_id(int device_index) {
 class CudaEventTimer final : public Timer {
  public:
   // Timing must be enabled: at::cuda::CUDAEvent defaults to cudaEventDisableTiming.
-  CudaEventTimer(int device_index, bool l2_flush)
+  CudaEventTimer(int device_index, bool l2_flush, bool hide_launch_latency)
       : start_(cudaEventDefault), stop_(cudaEventDefault), clock_(pci_bus_id(device_index)) {
+    if (hide_launch_latency) blocker_ = std::make_unique<StreamBlocker>();
     if (l2_flush) {
       // At least twice the L2 (60 MB on H200), so nothing of the last sample survives.
       const std::int64_t l2 = at::cuda::getDeviceProperties(device_index)->l2CacheSize;
@@ -55,13 +57,17 @@ class CudaEventTimer final : public Timer {
     auto stream = at::cuda::getCurrentCUDAStream();
     stream.synchronize();  // start from an idle device: one forward per sample
     if (flush_buffer_.defined()) flush_buffer_.zero_();  // queued before the start event: not timed
+    if (blocker_) blocker_->block(stream.stream(), kBlockTimeoutMs);
     start_.record(stream);
     const auto host_start = Clock::now();
     forward();
     const double dispatch = microseconds(Clock::now() - host_start);
     stop_.record(stream);
+    if (blocker_) blocker_->release();
     stop_.synchronize();
     TimingSample sample;
+    sample.blocked = blocker_ != nullptr;
+    sample.block_timed_out = blocker_ && blocker_->timed_out();
     sample.gpu_time_us = start_.elapsed_time(stop_) * 1000.0;
     sample.host_dispatch_us = dispatch;
     sample.sm_clock_mhz = clock_.sm_clock_mhz();
@@ -69,8 +75,13 @@ class CudaEventTimer final : public Timer {
   }
   std::string name() const override { return "cuda_event"; }
   std::optional<int> max_sm_clock_mhz() const override { return clock_.max_sm_clock_mhz(); }
+  void stop_blocking() override { blocker_.reset(); }
 
  private:
+  // Far above any host enqueue time of one forward; reached only when the
+  // forward waits for the GPU, which the blocked stream cannot serve.
+  static constexpr double kBlockTimeoutMs = 100;
+  std::unique_ptr<StreamBlocker> blocker_;
   at::cuda::CUDAEvent start_, stop_;
   nvml::Device clock_;
   at::Tensor flush_buffer_;
@@ -78,8 +89,10 @@ class CudaEventTimer final : public Timer {
 
 }  // namespace
 
-std::unique_ptr<Timer> make_timer(const std::string& device, bool l2_flush) {
-  if (is_cuda_device(device)) return std::make_unique<CudaEventTimer>(std::stoi(device.substr(5)), l2_flush);
+std::unique_ptr<Timer> make_timer(const std::string& device, bool l2_flush, bool hide_launch_latency) {
+  if (is_cuda_device(device)) {
+    return std::make_unique<CudaEventTimer>(std::stoi(device.substr(5)), l2_flush, hide_launch_latency);
+  }
   return std::make_unique<SteadyClockTimer>();
 }
 

@@ -1,9 +1,10 @@
 #pragma once
 // Times one forward (or one graph replay). On CUDA: the stream is drained, the
 // L2 cache flushed (a memset of twice its size, before the start event, so
-// outside the interval), then CUDA events around the call, then the SM clock
-// read through NVML. On the CPU: a steady clock. Both also record how long the
-// call took to return on the host.
+// outside the interval), the stream held by a blocking kernel while the host
+// enqueues start event, forward and stop event (so launch latency stays out of
+// the interval), then released; then the SM clock is read through NVML. On the
+// CPU: a steady clock. Both also record how long the call took to return.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -19,9 +20,11 @@ class Timer {
   virtual TimingSample time(const std::function<void()>& forward) = 0;
   virtual std::string name() const = 0;                 // cuda_event, steady_clock
   virtual std::optional<int> max_sm_clock_mhz() const { return std::nullopt; }
+  // Turns the blocking kernel off, e.g. for a forward that synchronizes.
+  virtual void stop_blocking() {}
 };
 
-std::unique_ptr<Timer> make_timer(const std::string& device, bool l2_flush);
+std::unique_ptr<Timer> make_timer(const std::string& device, bool l2_flush, bool hide_launch_latency);
 
 // Waits for all work queued on the device (no-op on the CPU).
 void synchronize_device(const std::string& device);
