@@ -33,5 +33,5 @@ cmake -S "$SOURCE" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAK
 cmake --build "$BUILD" -j "$(nproc)"
 if [ "${1:-}" = "--test" ]; then
   # GPU tests share one device: run the test programs one at a time.
-  (cd "$BUILD" && ctest --output-on-failure -j 1)
+  (cd "$BUILD" && ctest --output-on-failure -j 1 ${CTEST_REGEX:+-R "$CTEST_REGEX"})
 fi

@@ -76,13 +76,16 @@ Store::Store(const std::string& path) : path_(path) {
     impl_ = std::make_unique<Impl>(path);
     auto& db = impl_->database;
     // Refuse what is not ours before writing anything, even the journal mode.
+    // One snapshot for both reads: another process may be creating the schema right now.
+    db.exec("BEGIN");
     const int version = db.execAndGet("PRAGMA user_version").getInt();
+    const int tables = db.execAndGet("SELECT count(*) FROM sqlite_master WHERE type = 'table'").getInt();
+    db.exec("COMMIT");
     if (version > kSchemaVersion) {
       throw BadInputError(path + ": database schema version " + std::to_string(version) +
                           " is newer than this attnsweep understands (" + std::to_string(kSchemaVersion) +
                           "); use a newer attnsweep or another --db");
     }
-    const int tables = db.execAndGet("SELECT count(*) FROM sqlite_master WHERE type = 'table'").getInt();
     if (version == 0 && tables > 0) {
       throw BadInputError(path + ": is a SQLite database but not an attnsweep one (user_version 0 with " +
                           std::to_string(tables) + " tables); choose another --db");

@@ -159,3 +159,48 @@ TEST(GpuFaults, OutOfMemoryIsAStatusWithTheSizeAndTheNextCaseStillRuns) {
 
 }  // namespace
 }  // namespace attnsweep
+
+namespace attnsweep {
+namespace {
+
+// Timing protocol v2 on the GPU: clocks, blocked samples, graph replays and
+// launch metadata are recorded; the values are printed for the closing note.
+TEST(GpuProtocol, ClocksBlockingGraphReplaysAndLaunchMetadataAreRecorded) {
+  SKIP_WITHOUT_CUDA();
+  CaseRunner runner("cuda:0", quick_settings(), 0);
+  for (const std::string variant : {"naive", "sdpa_flash", "sdpa_cudnn"}) {
+    const CaseResult r = runner.run(study_case(variant));
+    ASSERT_EQ(r.status, "ok") << r.error_message;
+    EXPECT_EQ(r.launch_latency_hidden, std::optional<bool>(true)) << variant;
+    ASSERT_TRUE(r.graph_time_us.has_value()) << variant << ": " << r.graph_error;
+    EXPECT_GT(r.graph_time_us->median, 0);
+    ASSERT_TRUE(r.sm_clock_mhz_mean.has_value()) << "NVML gave no SM clock";
+    EXPECT_GT(*r.sm_clock_mhz_mean, 0);
+    int eager = 0, graph = 0;
+    for (const auto& s : r.samples) {
+      eager += s.mode == "eager";
+      graph += s.mode == "graph";
+      EXPECT_TRUE(s.blocked);
+      EXPECT_FALSE(s.block_timed_out);
+    }
+    EXPECT_GE(eager, 5);
+    EXPECT_GE(graph, 5);
+    const KernelStat* main_kernel = nullptr;
+    for (const auto& k : r.profile->kernels) {
+      if (k.kind == "kernel" && (!main_kernel || k.total_us > main_kernel->total_us)) main_kernel = &k;
+    }
+    ASSERT_NE(main_kernel, nullptr);
+    EXPECT_FALSE(main_kernel->grid.empty()) << main_kernel->name;
+    EXPECT_FALSE(main_kernel->block.empty()) << main_kernel->name;
+    std::printf("%-11s eager %.1f us, graph %.1f us, host dispatch %.1f us, SM clock %.0f MHz, throttled %d; "
+                "%s grid %s block %s regs %d smem %lld occupancy %.1f%%\n",
+                variant.c_str(), r.gpu_time_us->median, r.graph_time_us->median, *r.cpu_dispatch_us_median,
+                *r.sm_clock_mhz_mean, r.throttled_samples, main_kernel->name.substr(0, 40).c_str(),
+                main_kernel->grid.c_str(), main_kernel->block.c_str(), main_kernel->registers_per_thread.value_or(-1),
+                static_cast<long long>(main_kernel->shared_memory_bytes.value_or(-1)),
+                main_kernel->est_occupancy_pct.value_or(-1));
+  }
+}
+
+}  // namespace
+}  // namespace attnsweep

@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """Independent measurement of attnsweep's cases with PyTorch's Python API.
 
-For each variant at one shape and dtype: kernel, memcpy and memset launches per
+For each variant, shape and dtype: kernel, memcpy and memset launches per
 forward read from torch.profiler's exported Chrome trace (the way the study read
-its traces), the median of CUDA-event times per forward with the same protocol
-as attnsweep (device idle, event, one forward, event, sync), and the relative
-error against a float64 reference. Inputs are drawn exactly as attnsweep draws
-them (float32 randn from a CPU generator seeded with --seed, then cast), so the
+its traces), the median of CUDA-event times per forward, and the relative error
+against a float64 reference. Inputs are drawn exactly as attnsweep draws them
+(float32 randn from a CPU generator seeded with --seed, then cast), so the
 errors must match too. Prints one JSON object per line.
+
+Timing protocols (--protocol): "v1" is device idle, event, one forward, event,
+sync (launch latency included, attnsweep's v1). "v2" mirrors attnsweep's v2 with
+Python's own means: a memset of 2x the L2 size, then torch.cuda._sleep as the
+stream holder (a spin of ~1 ms, longer than the host takes to enqueue one
+forward), then event, forward, event, sync.
 """
 import argparse
 import contextlib
@@ -31,12 +36,13 @@ BACKENDS = {
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
 
-def make_inputs(a, device):
-    gen = torch.Generator().manual_seed(a.seed)
-    q = torch.randn(a.batch, a.heads, a.seq_len, a.head_dim, generator=gen)
-    k = torch.randn(a.batch, a.heads, a.seq_len, a.head_dim, generator=gen)
-    v = torch.randn(a.batch, a.heads, a.seq_len, a.head_dim, generator=gen)
-    dtype = DTYPES[a.dtype]
+def make_inputs(shape, dtype_name, seed, device):
+    batch, heads, seq_len, head_dim = shape
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(batch, heads, seq_len, head_dim, generator=gen)
+    k = torch.randn(batch, heads, seq_len, head_dim, generator=gen)
+    v = torch.randn(batch, heads, seq_len, head_dim, generator=gen)
+    dtype = DTYPES[dtype_name]
     return q.to(device, dtype), k.to(device, dtype), v.to(device, dtype)
 
 
@@ -95,12 +101,21 @@ def profile_counts(fn, forwards):
     return {k: v / forwards for k, v in totals.items()}
 
 
-def cuda_event_median(fn, samples):
+FLUSH = {}
+
+
+def cuda_event_median(fn, samples, protocol):
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    if protocol == "v2" and "buffer" not in FLUSH:
+        l2 = torch.cuda.get_device_properties(0).L2_cache_size
+        FLUSH["buffer"] = torch.empty(max(2 * l2, 64 << 20), dtype=torch.uint8, device="cuda")
     times = []
     with torch.no_grad():
         for _ in range(samples):
             torch.cuda.synchronize()
+            if protocol == "v2":
+                FLUSH["buffer"].zero_()
+                torch.cuda._sleep(2_000_000)  # ~1 ms at 2 GHz: holds the stream while we enqueue
             start.record()
             fn()
             stop.record()
@@ -126,38 +141,40 @@ def measure(variant, fn, row, a, make_reference):
     if not a.counts_only:
         ref = make_reference()
         row["rel_error"] = ((out.double() - ref).norm() / ref.norm()).item()
-        row["median_us"] = cuda_event_median(fn, a.samples)
+        row["median_us"] = cuda_event_median(fn, a.samples, a.protocol)
     print(json.dumps(row), flush=True)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--variants", default="naive,naive_inplace,sdpa_math,sdpa_efficient,sdpa_flash,sdpa_cudnn,sdpa_auto")
-    p.add_argument("--batch", type=int, default=8)
-    p.add_argument("--heads", type=int, default=16)
-    p.add_argument("--seq-len", type=int, default=1024)
-    p.add_argument("--head-dim", type=int, default=64)
-    p.add_argument("--dtype", default="bf16", choices=DTYPES)
+    p.add_argument("--shapes", default="8x16x1024x64", help="comma-separated BxHxSxD")
+    p.add_argument("--dtypes", "--dtype", dest="dtypes", default="bf16", help="comma-separated bf16, fp16, fp32")
     p.add_argument("--causal", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--forwards", type=int, default=5)
     p.add_argument("--samples", type=int, default=200)
+    p.add_argument("--protocol", choices=["v1", "v2"], default="v2")
     p.add_argument("--counts-only", action="store_true", help="skip timing and numerics")
     a = p.parse_args()
     if not torch.cuda.is_available():
         sys.exit("torch_reference.py needs a CUDA device")
-    q, k, v = make_inputs(a, "cuda")
-    scale = 1.0 / math.sqrt(a.head_dim)
     causal = bool(a.causal)
-    for variant in a.variants.split(","):
-        fn = forward_fn(variant, q, k, v, scale, causal)
-        row = {"variant": variant, "dtype": a.dtype, "batch": a.batch, "heads": a.heads, "seq_len": a.seq_len,
-               "head_dim": a.head_dim, "causal": causal}
-        pin = sdpa_kernel(BACKENDS[variant]) if variant in BACKENDS else contextlib.nullcontext()
-        with pin:
-            measure(variant, fn, row, a, lambda: reference(q, k, v, scale, causal))
-
+    for shape_text in a.shapes.split(","):
+        shape = tuple(int(x) for x in shape_text.split("x"))
+        scale = 1.0 / math.sqrt(shape[3])
+        for dtype in a.dtypes.split(","):
+            q, k, v = make_inputs(shape, dtype, a.seed, "cuda")
+            for variant in a.variants.split(","):
+                fn = forward_fn(variant, q, k, v, scale, causal)
+                row = {"variant": variant, "dtype": dtype, "batch": shape[0], "heads": shape[1], "seq_len": shape[2],
+                       "head_dim": shape[3], "causal": causal}
+                pin = sdpa_kernel(BACKENDS[variant]) if variant in BACKENDS else contextlib.nullcontext()
+                with pin:
+                    measure(variant, fn, row, a, lambda: reference(q, k, v, scale, causal))
+            del q, k, v
+            torch.cuda.empty_cache()
 
 if __name__ == "__main__":
     main()
