@@ -1,6 +1,8 @@
 #include "runner/plan/plan.hpp"
 
 #include <algorithm>
+#include <set>
+#include <tuple>
 
 namespace attnsweep {
 
@@ -97,9 +99,33 @@ bool matches(const ExcludeRule& rule, const Case& c) {
 
 }  // namespace
 
+// a * b, but never past kMaxCases + 1: enough to refuse, and no overflow.
+std::size_t capped_product(std::size_t a, std::size_t b) {
+  if (a == 0 || b == 0) return 0;
+  return a > (kMaxCases + 1) / b ? kMaxCases + 1 : std::min(a * b, kMaxCases + 1);
+}
+
+// Shapes a block lists before duplicates are dropped: the product of its axes times its rows.
+std::size_t listed_shapes(const ShapeBlock& block) {
+  std::size_t count = block.zip_rows.empty() ? 1 : block.zip_rows.size();
+  for (const auto& axis : block.axes) count = capped_product(count, axis.second.size());
+  return count;
+}
+
 Plan make_plan(const Config& config) {
   Plan plan;
+  // Refuse a huge sweep before expanding it: expansion itself would take long.
+  std::size_t listed = 0;
+  for (const auto& block : config.shapes) listed = std::min(listed + listed_shapes(block), kMaxCases + 1);
+  const std::size_t total = capped_product(
+      capped_product(capped_product(listed, config.dtypes.size()), config.causal.size()), config.variants.size());
+  if (total > kMaxCases) {
+    throw ConfigError(config.source_path, config.shapes_where, "shapes",
+                      "the sweep would have more than " + std::to_string(kMaxCases) + " cases; at most " +
+                          std::to_string(kMaxCases) + " are allowed in one config (split it, or use zip or exclude)");
+  }
   std::vector<Shape> shapes;
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>> seen;
   for (std::size_t b = 0; b < config.shapes.size(); ++b) {
     const ShapeBlock& block = config.shapes[b];
     for (const auto& values : expand_block(block)) {
@@ -112,18 +138,12 @@ Plan make_plan(const Config& config) {
                           "kv_heads (" + std::to_string(shape.kv_heads) + ") must divide heads (" +
                               std::to_string(shape.heads) + ") for grouped-query attention");
       }
-      if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) {
+      if (seen.insert({shape.batch, shape.heads, shape.kv_heads, shape.seq_len_q, shape.seq_len_kv, shape.head_dim}).second) {
         shapes.push_back(shape);
       } else {
         plan.duplicates += static_cast<int>(config.dtypes.size() * config.causal.size() * config.variants.size());
       }
     }
-  }
-  const std::size_t total = shapes.size() * config.dtypes.size() * config.causal.size() * config.variants.size();
-  if (total > kMaxCases) {
-    throw ConfigError(config.source_path, config.shapes_where, "shapes",
-                      "the sweep would have " + std::to_string(total) + " cases; at most " +
-                          std::to_string(kMaxCases) + " are allowed in one config (split it, or use zip or exclude)");
   }
   // Variants vary fastest, so the cases of one shape share inputs and run together.
   for (const auto& shape : shapes) {
