@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "runner/common/sha256.hpp"
+#include "tests/support/scratch_directory.hpp"
 
 namespace {
 
@@ -48,20 +49,9 @@ measure: {warmup: 1, profiled_forwards: 2, min_samples: 3, max_samples: 5, max_c
 
 class Cli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    directory_ = fs::temp_directory_path() / ("attnsweep-cli-" + std::to_string(::getpid()) + "-" +
-                                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(directory_);
-    fs::create_directories(directory_);
-  }
-  void TearDown() override { fs::remove_all(directory_); }
-  std::string write(const std::string& name, const std::string& text) {
-    const fs::path path = directory_ / name;
-    std::ofstream(path, std::ios::binary) << text;
-    return path.string();
-  }
-  std::string path(const std::string& name) const { return (directory_ / name).string(); }
-  fs::path directory_;
+  std::string write(const std::string& name, const std::string& text) { return scratch_.write(name, text); }
+  std::string path(const std::string& name) const { return scratch_.path(name); }
+  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-cli"};
 };
 
 TEST_F(Cli, VersionAndHelpExitZero) {

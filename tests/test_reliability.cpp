@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "runner/common/sha256.hpp"
+#include "tests/support/scratch_directory.hpp"
 
 namespace {
 
@@ -76,19 +77,9 @@ measure: {warmup: 1, profiled_forwards: 2, min_samples: 3, max_samples: 5}
 
 class Reliability : public ::testing::Test {
  protected:
-  void SetUp() override {
-    directory_ = fs::temp_directory_path() / ("attnsweep-rel-" + std::to_string(::getpid()) + "-" +
-                                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(directory_);
-    fs::create_directories(directory_);
-  }
-  void TearDown() override { fs::remove_all(directory_); }
-  std::string path(const std::string& name) const { return (directory_ / name).string(); }
-  std::string write(const std::string& name, const std::string& text) {
-    std::ofstream(path(name), std::ios::binary) << text;
-    return path(name);
-  }
-  fs::path directory_;
+  std::string path(const std::string& name) const { return scratch_.path(name); }
+  std::string write(const std::string& name, const std::string& text) { return scratch_.write(name, text); }
+  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-rel"};
 };
 
 // Every planned case of the run is stored exactly once and the file is sound.

@@ -9,6 +9,7 @@
 
 #include "runner/common/errors.hpp"
 #include "storage/store.hpp"
+#include "tests/support/scratch_directory.hpp"
 
 namespace attnsweep::storage {
 namespace {
@@ -17,14 +18,8 @@ namespace fs = std::filesystem;
 
 class StoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    directory_ = fs::temp_directory_path() / ("attnsweep-store-" + std::to_string(::getpid()) + "-" +
-                                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(directory_);
-    fs::create_directories(directory_);
-    path_ = (directory_ / "results.db").string();
-  }
-  void TearDown() override { fs::remove_all(directory_); }
+  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-store"};
+  std::string path_ = scratch_.path("results.db");
 
   static RunRecord run_record() {
     RunRecord run;
@@ -72,8 +67,6 @@ class StoreTest : public ::testing::Test {
     return {c, r};
   }
 
-  fs::path directory_;
-  std::string path_;
 };
 
 TEST_F(StoreTest, RoundTripOfRunCaseKernelsOpsAndSamples) {
