@@ -112,8 +112,7 @@ std::int64_t run_to_resume(storage::Store& store, const RunOptions& options, con
 }
 
 // Refuses cases whose inputs and output alone exceed the device's memory.
-void check_cases_fit(const Plan& plan, const std::string& device, const std::string& config_path) {
-  const double available = device_memory_bytes(device);
+void check_cases_fit(const Plan& plan, const std::string& device, double available, const std::string& config_path) {
   for (const Case& c : plan.cases) {
     const double needed = forward_min_bytes(c.shape, c.dtype);
     if (needed > available) {
@@ -148,8 +147,12 @@ int run_command(const RunOptions& options) {
     // Everything the user gave is checked before the database is touched.
     const Config config = load_config(options.config_path);
     const Plan plan = make_plan(config);
-    const std::string device = resolve_device(options.device.empty() ? config.device : options.device);
-    check_cases_fit(plan, device, options.config_path);
+    const std::string requested = options.device.empty() ? config.device : options.device;
+    // With --isolate the parent leaves CUDA alone: a worker answers the device questions.
+    std::optional<cli::DeviceProbe> probe;
+    if (options.isolate) probe = cli::probe_device_in_worker(requested);
+    const std::string device = probe ? probe->environment.device : resolve_device(requested);
+    check_cases_fit(plan, device, probe ? probe->memory_bytes : device_memory_bytes(device), options.config_path);
     const std::string traces = trace_directory(options, config);
     if (!traces.empty()) {
       std::error_code error;
@@ -175,7 +178,7 @@ int run_command(const RunOptions& options) {
       record.config_path = options.config_path;
       record.config_yaml = config.yaml_text;
       record.config_sha256 = config_sha256;
-      record.environment = collect_environment(device);
+      record.environment = probe ? probe->environment : collect_environment(device);
       record.seed = config.seed;
       record.timing_protocol = is_cuda_device(device) ? cuda_timing_protocol(config.measure) : kCpuTimingProtocol;
       if (is_cuda_device(device) && !options.isolate) {
@@ -249,6 +252,9 @@ int run_command(const RunOptions& options) {
       return interrupted_exit_code();
     }
     store.finish_run(run_id, "done");
+    if (options.isolate) {
+      log::info(std::string("parent process: CUDA driver ") + (cli::cuda_driver_loaded() ? "loaded" : "not loaded"));
+    }
     std::cout << "\nrun " << run_id << " stored in " << options.db_path << "\n"
               << "example: sqlite3 -header -column " << options.db_path
               << " \"SELECT variant, dtype, kernels_per_forward, time_us_median, tflops FROM results WHERE run_id = "

@@ -49,13 +49,15 @@ int main(int argc, char** argv) {
   query_command->add_option("sql", query_sql, "SQL, e.g. \"SELECT * FROM results\" (docs/schema.md)")->required();
 
   cli::WorkerRequest worker;
+  bool worker_probe = false;
   auto* worker_command = app.add_subcommand("worker", "");  // internal: one case for --isolate (hidden)
   worker_command->group("");
-  worker_command->add_option("--config", worker.config_path)->required();
-  worker_command->add_option("--config-sha256", worker.config_sha256)->required();
-  worker_command->add_option("--db", worker.db_path)->required();
-  worker_command->add_option("--run-id", worker.run_id)->required();
-  worker_command->add_option("--plan-index", worker.plan_index)->required();
+  worker_command->add_flag("--probe", worker_probe, "print the device's environment as JSON and exit");
+  worker_command->add_option("--config", worker.config_path);
+  worker_command->add_option("--config-sha256", worker.config_sha256);
+  worker_command->add_option("--db", worker.db_path);
+  worker_command->add_option("--run-id", worker.run_id);
+  worker_command->add_option("--plan-index", worker.plan_index);
   worker_command->add_option("--device", worker.device)->required();
   worker_command->add_option("--trace", worker.trace_path);
 
@@ -76,7 +78,7 @@ int main(int argc, char** argv) {
     return cli::run_command(run);
   }
   if (*query_command) return cli::query_command(query_db, query_sql);
-  if (*worker_command) return cli::worker_command(worker);
+  if (*worker_command) return worker_probe ? cli::probe_command(worker.device) : cli::worker_command(worker);
   if (*plan_command) return cli::plan_command(plan_config, plan_device);
   if (*variants_command) return cli::variants_command(variants_device);
   return kExitBadInput;

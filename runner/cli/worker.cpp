@@ -1,11 +1,15 @@
 #include "runner/cli/worker.hpp"
 
+#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <thread>
 #include <vector>
@@ -16,6 +20,7 @@
 #include "runner/common/text.hpp"
 #include "runner/config/config.hpp"
 #include "runner/measure/case_runner.hpp"
+#include "runner/measure/device.hpp"
 #include "runner/plan/plan.hpp"
 #include "storage/store.hpp"
 
@@ -108,6 +113,74 @@ int worker_command(const WorkerRequest& request) {
     std::cerr << "worker error: " << error.what() << "\n";
     return kExitRuntimeFailure;
   }
+}
+
+int probe_command(const std::string& requested_device) {
+  try {
+    const std::string device = resolve_device(requested_device);
+    const EnvironmentInfo env = collect_environment(device);
+    const nlohmann::json out = {{"device", env.device},
+                                {"device_name", env.device_name},
+                                {"torch_version", env.torch_version},
+                                {"cuda_version", env.cuda_version},
+                                {"cudnn_version", env.cudnn_version},
+                                {"driver_version", env.driver_version},
+                                {"hostname", env.hostname},
+                                {"sm_count", env.sm_count},
+                                {"device_memory_bytes", env.device_memory_bytes},
+                                {"l2_cache_bytes", env.l2_cache_bytes},
+                                {"sm_clock_max_mhz", env.sm_clock_max_mhz},
+                                {"memory_bytes", device_memory_bytes(device)}};
+    std::cout << out.dump() << std::endl;
+    return kExitOk;
+  } catch (const BadInputError& error) {
+    std::cerr << error.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& error) {
+    std::cerr << error.what() << "\n";
+    return kExitRuntimeFailure;
+  }
+}
+
+DeviceProbe probe_device_in_worker(const std::string& requested_device) {
+  const std::string command = "'" + self_executable() + "' worker --probe --device '" + requested_device + "' 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) throw std::runtime_error("cannot start the device probe: " + std::string(std::strerror(errno)));
+  std::string output;
+  std::array<char, 4096> buffer{};
+  while (fgets(buffer.data(), buffer.size(), pipe)) output += buffer.data();
+  const int status = pclose(pipe);
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  // The JSON is the last line; anything before it is the libraries' own chatter.
+  const auto start = output.rfind("\n{");
+  const std::string last = start == std::string::npos ? output : output.substr(start + 1);
+  if (code == kExitBadInput) throw BadInputError(output.substr(0, output.find_last_not_of("\n") + 1));
+  const auto json = nlohmann::json::parse(last, nullptr, /*allow_exceptions=*/false);
+  if (code != 0 || !json.is_object()) throw std::runtime_error("the device probe failed: " + output);
+  DeviceProbe probe;
+  EnvironmentInfo& env = probe.environment;
+  env.device = json.value("device", "");
+  env.device_name = json.value("device_name", "");
+  env.torch_version = json.value("torch_version", "");
+  env.cuda_version = json.value("cuda_version", "");
+  env.cudnn_version = json.value("cudnn_version", "");
+  env.driver_version = json.value("driver_version", "");
+  env.hostname = json.value("hostname", "");
+  env.sm_count = json.value("sm_count", 0);
+  env.device_memory_bytes = json.value("device_memory_bytes", std::int64_t{0});
+  env.l2_cache_bytes = json.value("l2_cache_bytes", std::int64_t{0});
+  env.sm_clock_max_mhz = json.value("sm_clock_max_mhz", 0);
+  probe.memory_bytes = json.value("memory_bytes", 0.0);
+  return probe;
+}
+
+bool cuda_driver_loaded() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find("/libcuda.so") != std::string::npos) return true;
+  }
+  return false;
 }
 
 }  // namespace attnsweep::cli

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "runner/measure/environment.hpp"
+
 namespace attnsweep::cli {
 
 struct WorkerRequest {
@@ -28,5 +30,19 @@ WorkerOutcome run_case_in_worker(const WorkerRequest& request, double timeout_se
 
 // The worker's side: measure one case of the plan and store it.
 int worker_command(const WorkerRequest& request);
+
+// What the parent of an isolated sweep needs to know about the device, asked
+// of a worker so that the parent itself never initializes CUDA.
+struct DeviceProbe {
+  EnvironmentInfo environment;  // environment.device is the resolved device (cpu, cuda:N)
+  double memory_bytes = 0;      // device_memory_bytes() of it
+};
+// Throws BadInputError with the worker's message for a device that is not there.
+DeviceProbe probe_device_in_worker(const std::string& requested_device);
+// The worker's side of the probe: one JSON line on stdout.
+int probe_command(const std::string& requested_device);
+
+// Whether this process has loaded the CUDA driver (libcuda), from /proc/self/maps.
+bool cuda_driver_loaded();
 
 }  // namespace attnsweep::cli
