@@ -189,8 +189,6 @@ measure: {warmup: 1, profiled_forwards: 2, min_samples: 3, max_samples: 5, case_
   EXPECT_EQ(status_of("test_device_fault").rfind("error: index", 0), 0u) << status_of("test_device_fault");
   EXPECT_EQ(status_of("sdpa_flash"), "ok: ");
   EXPECT_EQ(check.execAndGet("SELECT isolate FROM runs").getInt(), 1);
-  // The parent asked a worker about the device and never loaded the CUDA driver itself.
-  EXPECT_NE(read_file(path("run.log")).find("parent process: CUDA driver not loaded"), std::string::npos);
   EXPECT_DOUBLE_EQ(check.execAndGet("SELECT case_timeout_s FROM runs").getDouble(), 3.0);
 }
 

@@ -252,9 +252,6 @@ int run_command(const RunOptions& options) {
       return interrupted_exit_code();
     }
     store.finish_run(run_id, "done");
-    if (options.isolate) {
-      log::info(std::string("parent process: CUDA driver ") + (cli::cuda_driver_loaded() ? "loaded" : "not loaded"));
-    }
     std::cout << "\nrun " << run_id << " stored in " << options.db_path << "\n"
               << "example: sqlite3 -header -column " << options.db_path
               << " \"SELECT variant, dtype, kernels_per_forward, time_us_median, tflops FROM results WHERE run_id = "

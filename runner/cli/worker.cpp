@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <thread>
 #include <vector>
@@ -172,15 +171,6 @@ DeviceProbe probe_device_in_worker(const std::string& requested_device) {
   env.sm_clock_max_mhz = json.value("sm_clock_max_mhz", 0);
   probe.memory_bytes = json.value("memory_bytes", 0.0);
   return probe;
-}
-
-bool cuda_driver_loaded() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    if (line.find("/libcuda.so") != std::string::npos) return true;
-  }
-  return false;
 }
 
 }  // namespace attnsweep::cli

@@ -42,7 +42,4 @@ DeviceProbe probe_device_in_worker(const std::string& requested_device);
 // The worker's side of the probe: one JSON line on stdout.
 int probe_command(const std::string& requested_device);
 
-// Whether this process has loaded the CUDA driver (libcuda), from /proc/self/maps.
-bool cuda_driver_loaded();
-
 }  // namespace attnsweep::cli

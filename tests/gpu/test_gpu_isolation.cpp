@@ -24,8 +24,6 @@ std::string capture(const std::string& command) {
   return output;
 }
 
-std::string last_output;  // of the last run_after_fault
-
 bool has_cuda() {
   return capture(std::string(ATTNSWEEP_BINARY) + " variants").find("(0 CUDA device(s) visible)") == std::string::npos;
 }
@@ -42,7 +40,6 @@ std::pair<int, std::string> run_after_fault(bool isolate, const fs::path& direct
                                      config.string() + " --device cuda --db " + db.string() +
                                      (isolate ? " --isolate" : "") + "; echo exit=$?");
   const int exit_code = std::stoi(output.substr(output.rfind("exit=") + 5));
-  last_output = output;
   SCOPED_TRACE(output);
   SQLite::Database check(db.string(), SQLite::OPEN_READONLY);
   const std::string fault = check.execAndGet("SELECT status || ': ' || error_message FROM cases WHERE variant = 'test_device_fault'").getString();
@@ -64,8 +61,6 @@ TEST(GpuIsolation, ADeviceSideAssertCostsOneCaseOnlyWithIsolate) {
   const auto [isolated_exit, isolated_flash] = run_after_fault(true, directory);
   EXPECT_EQ(isolated_exit, 0);
   EXPECT_EQ(isolated_flash, "ok: ");
-  // On a GPU machine too, the parent of an isolated sweep never loads the CUDA driver.
-  EXPECT_TRUE(last_output.find("parent process: CUDA driver not loaded") != std::string::npos) << last_output;
   fs::remove_all(directory);
 }
 
