@@ -4,6 +4,7 @@
 #include <iostream>
 #include <system_error>
 
+#include "runner/cli/guarded.hpp"
 #include "runner/cli/summary_table.hpp"
 #include "runner/cli/worker.hpp"
 #include "runner/common/interrupt.hpp"
@@ -62,19 +63,6 @@ std::string safe_file_name(std::string text) {
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') ch = '_';
   }
   return text;
-}
-
-template <typename Body>
-int guarded(Body body) {
-  try {
-    return body();
-  } catch (const BadInputError& error) {
-    std::cerr << "error: " << error.what() << "\n";
-    return kExitBadInput;
-  } catch (const std::exception& error) {
-    std::cerr << "error: " << error.what() << "\n";
-    return kExitRuntimeFailure;
-  }
 }
 
 }  // namespace
@@ -143,7 +131,7 @@ CaseResult failed_worker_result(const std::string& device, const cli::WorkerOutc
 }  // namespace
 
 int run_command(const RunOptions& options) {
-  return guarded([&] {
+  return guarded("error: ", [&] {
     // Everything the user gave is checked before the database is touched.
     const Config config = load_config(options.config_path);
     const Plan plan = make_plan(config);
@@ -262,14 +250,14 @@ int run_command(const RunOptions& options) {
 }
 
 int query_command(const std::string& db_path, const std::string& sql) {
-  return guarded([&] {
+  return guarded("error: ", [&] {
     storage::print_query(db_path, sql, std::cout);
     return static_cast<int>(kExitOk);
   });
 }
 
 int plan_command(const std::string& config_path, const std::string& device_option) {
-  return guarded([&] {
+  return guarded("error: ", [&] {
     const Config config = load_config(config_path);
     const Plan plan = make_plan(config);
     const std::string requested = device_option.empty() ? config.device : device_option;
@@ -300,7 +288,7 @@ int plan_command(const std::string& config_path, const std::string& device_optio
 }
 
 int variants_command(const std::string& device_option) {
-  return guarded([&] {
+  return guarded("error: ", [&] {
     const std::string device = resolve_device(device_option.empty() ? "auto" : device_option);
     char line[512];
     const char* format = "%-15s %-4s %-5s %-9s %s\n";

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "runner/cli/guarded.hpp"
 #include "runner/common/errors.hpp"
 #include "runner/common/interrupt.hpp"
 #include "runner/common/sha256.hpp"
@@ -91,7 +92,7 @@ WorkerOutcome run_case_in_worker(const WorkerRequest& request, double timeout_se
 }
 
 int worker_command(const WorkerRequest& request) {
-  try {
+  return guarded("worker error: ", [&] {
     const Config config = load_config(request.config_path);
     if (sha256_hex(config.yaml_text) != request.config_sha256) {
       throw BadInputError(request.config_path + ": changed since the run began; not measuring it");
@@ -104,18 +105,13 @@ int worker_command(const WorkerRequest& request) {
     CaseRunner runner(request.device, config.measure, config.seed);
     const CaseResult result = runner.run(c, request.trace_path);
     storage::Store(request.db_path).add_case(request.run_id, c, result);
-    return kExitOk;
-  } catch (const BadInputError& error) {
-    std::cerr << "worker error: " << error.what() << "\n";
-    return kExitBadInput;
-  } catch (const std::exception& error) {
-    std::cerr << "worker error: " << error.what() << "\n";
-    return kExitRuntimeFailure;
-  }
+    return static_cast<int>(kExitOk);
+  });
 }
 
 int probe_command(const std::string& requested_device) {
-  try {
+  // No prefix: the parent shows the message as its own error line.
+  return guarded("", [&] {
     const std::string device = resolve_device(requested_device);
     const EnvironmentInfo env = collect_environment(device);
     const nlohmann::json out = {{"device", env.device},
@@ -131,14 +127,8 @@ int probe_command(const std::string& requested_device) {
                                 {"sm_clock_max_mhz", env.sm_clock_max_mhz},
                                 {"memory_bytes", device_memory_bytes(device)}};
     std::cout << out.dump() << std::endl;
-    return kExitOk;
-  } catch (const BadInputError& error) {
-    std::cerr << error.what() << "\n";
-    return kExitBadInput;
-  } catch (const std::exception& error) {
-    std::cerr << error.what() << "\n";
-    return kExitRuntimeFailure;
-  }
+    return static_cast<int>(kExitOk);
+  });
 }
 
 DeviceProbe probe_device_in_worker(const std::string& requested_device) {
