@@ -91,6 +91,7 @@ TEST(Config, MeasureSettingsAreRead) {
   min_gpu_seconds: 0
   l2_flush: false
   cuda_graph: false
+  hide_launch_latency: false
   throttle_fraction: 0.5
 device: cuda:1
 seed: 42
@@ -108,6 +109,7 @@ seed: 42
   EXPECT_DOUBLE_EQ(config.measure.min_gpu_seconds, 0);
   EXPECT_FALSE(config.measure.l2_flush);
   EXPECT_FALSE(config.measure.cuda_graph);
+  EXPECT_FALSE(config.measure.hide_launch_latency);
   EXPECT_DOUBLE_EQ(config.measure.throttle_fraction, 0.5);
   EXPECT_EQ(config.device, "cuda:1");
   EXPECT_EQ(config.seed, 42u);
@@ -191,6 +193,11 @@ TEST(ConfigRejects, BadBooleansNumbersAndDevice) {
   expect_rejected(std::string(kMinimal) + "measure: {l2_flush: yes please}\n", {"measure.l2_flush", "expected true or false"});
   expect_rejected(std::string(kMinimal) + "measure: {throttle_fraction: 1.5}\n", {"measure.throttle_fraction", "at least 0 and under 1"});
   expect_rejected(std::string(kMinimal) + "measure: {min_gpu_seconds: -1}\n", {"measure.min_gpu_seconds", "must be at least 0, got -1"});
+  expect_rejected(std::string(kMinimal) + "measure: {hide_launch_latency: 2}\n", {"measure.hide_launch_latency", "expected true or false, got '2'"});
+  expect_rejected(std::string(kMinimal) + "measure: {max_profile_attempts: 0}\n", {"measure.max_profile_attempts", "must be between 1 and 100, got 0"});
+  expect_rejected(std::string(kMinimal) + "measure: {profiled_forwards: 0}\n", {"measure.profiled_forwards", "must be between 1 and 1000, got 0"});
+  expect_rejected(std::string(kMinimal) + "measure: {warmup: -1}\n", {"measure.warmup", "must be between 0 and 100000, got -1"});
+  expect_rejected(std::string(kMinimal) + "measure: {min_samples: 0}\n", {"measure.min_samples", "must be between 1 and 10000000, got 0"});
   expect_rejected(std::string(kMinimal) + "measure: [1]\n", {"measure", "expected a mapping"});
   expect_rejected(std::string(kMinimal) + "device: tpu\n", {"sweep.yaml:9:9", "device", "allowed: auto, cpu, cuda, cuda:N"});
   expect_rejected(std::string(kMinimal) + "seed: -1\n", {"seed", "got -1"});
