@@ -1,4 +1,4 @@
--- attnsweep results database, schema version 3 (PRAGMA user_version = 3).
+-- attnsweep results database, schema version 4 (PRAGMA user_version = 4).
 -- This file is the public contract: docs/schema.md documents every column.
 -- Units are in the names: _us microseconds, _bytes bytes, _ns nanoseconds.
 -- It always describes the newest version; a change means a new version number, and older files
@@ -6,7 +6,8 @@
 -- version), so columns added later must be nullable or have a default.
 -- Version history: 1 first release; 2 cases.status gains 'crashed' and 'timeout' (--isolate),
 -- runs gains isolate and case_timeout_s; 3 timing protocol v2 (L2 flush, blocking kernel,
--- CUDA-graph replay, SM clock per sample, device ceilings, per-kernel launch metadata).
+-- CUDA-graph replay, SM clock per sample, device ceilings, per-kernel launch metadata); 4 cases
+-- gains median_ci_rel and the wall seconds of each phase of a case (setup_seconds ... profile_seconds).
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id             INTEGER PRIMARY KEY,
@@ -112,6 +113,13 @@ CREATE TABLE IF NOT EXISTS cases (
   sm_clock_mhz_mean  REAL,                     -- mean SM clock over the kept eager samples
   throttled_samples  INTEGER,                  -- eager samples discarded for a clock under the throttle fraction
   launch_latency_hidden INTEGER,               -- 1: kept samples were blocked (launch latency outside the interval)
+  median_ci_rel      REAL,                     -- half-width of the 95% CI of the eager median, relative to it
+  setup_seconds      REAL,                     -- wall seconds per phase of the case: inputs and support check,
+  accuracy_seconds   REAL,                     --   float64 comparison,
+  warmup_seconds     REAL,                     --   warm-up forwards,
+  timing_seconds     REAL,                     --   eager samples,
+  graph_seconds      REAL,                     --   graph capture and replay samples,
+  profile_seconds    REAL,                     --   profiling sessions and attribution
   UNIQUE (run_id, plan_index)
 );
 
@@ -169,6 +177,7 @@ SELECT
   c.dtype, c.causal, c.device, c.status, c.sdpa_backend,
   c.kernels_per_forward, c.memcpy_per_forward, c.memset_per_forward, c.cpu_ops_per_forward,
   COALESCE(c.gpu_time_us_median, c.cpu_time_us_median) AS time_us_median,
+  c.median_ci_rel,                                          -- the median is known to +- this share (95%)
   c.gpu_time_us_median, c.cpu_time_us_median, c.cpu_dispatch_us_median,
   c.graph_time_us_median, c.tflops, c.bandwidth_gbps,
   c.tflops / r.ceiling_bf16_tflops AS tflops_share,        -- of the bf16 matmul ceiling measured at run start

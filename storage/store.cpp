@@ -194,7 +194,8 @@ std::int64_t Store::add_case(std::int64_t run_id, const Case& c, const CaseResul
       cpu_time_us_median, cpu_time_us_p10, cpu_time_us_p90, cpu_time_us_min, cpu_time_us_mean, cpu_time_us_stdev,
       samples, cpu_dispatch_us_median, rel_error, peak_mem_bytes, flops, min_bytes, tflops, bandwidth_gbps,
       trace_path, wall_seconds, finished_at, graph_time_us_median, graph_time_us_p10, graph_time_us_p90,
-      graph_time_us_min, graph_samples, graph_error, sm_clock_mhz_mean, throttled_samples, launch_latency_hidden)
+      graph_time_us_min, graph_samples, graph_error, sm_clock_mhz_mean, throttled_samples, launch_latency_hidden,
+      median_ci_rel, setup_seconds, accuracy_seconds, warmup_seconds, timing_seconds, graph_seconds, profile_seconds)
     VALUES (:run_id, :plan_index, :variant, :batch, :heads, :kv_heads, :seq_len_q, :seq_len_kv, :head_dim,
       :dtype, :causal, :device, :status, :error_message, :warnings, :sdpa_backend, :timer, :stop_reason,
       :kernels_per_forward, :memcpy_per_forward, :memset_per_forward, :cpu_ops_per_forward, :counts_consistent,
@@ -204,7 +205,8 @@ std::int64_t Store::add_case(std::int64_t run_id, const Case& c, const CaseResul
       :samples, :cpu_dispatch_us_median, :rel_error, :peak_mem_bytes, :flops, :min_bytes, :tflops, :bandwidth_gbps,
       :trace_path, :wall_seconds, :finished_at, :graph_time_us_median, :graph_time_us_p10, :graph_time_us_p90,
       :graph_time_us_min, :graph_samples, :graph_error, :sm_clock_mhz_mean, :throttled_samples,
-      :launch_latency_hidden))SQL");
+      :launch_latency_hidden, :median_ci_rel, :setup_seconds, :accuracy_seconds, :warmup_seconds, :timing_seconds,
+      :graph_seconds, :profile_seconds))SQL");
   insert.bind(":run_id", run_id);
   insert.bind(":plan_index", c.plan_index);
   insert.bind(":variant", c.variant);
@@ -267,6 +269,16 @@ std::int64_t Store::add_case(std::int64_t run_id, const Case& c, const CaseResul
                 gpu && !result.samples.empty() ? std::optional<int>(result.throttled_samples) : std::nullopt);
   bind_optional(insert, ":launch_latency_hidden",
                 result.launch_latency_hidden ? std::optional<int>(*result.launch_latency_hidden ? 1 : 0) : std::nullopt);
+  const auto& primary = result.gpu_time_us ? result.gpu_time_us : result.cpu_time_us;
+  bind_optional(insert, ":median_ci_rel",
+                primary && primary->count >= 6 ? std::optional<double>(primary->median_ci_rel) : std::nullopt);
+  const PhaseSeconds& phases = result.phases;
+  bind_finite(insert, ":setup_seconds", phases.setup);
+  bind_finite(insert, ":accuracy_seconds", phases.accuracy);
+  bind_finite(insert, ":warmup_seconds", phases.warmup);
+  bind_finite(insert, ":timing_seconds", phases.timing);
+  bind_finite(insert, ":graph_seconds", phases.graph);
+  bind_finite(insert, ":profile_seconds", phases.profile);
   insert.exec();
   const std::int64_t case_id = db.getLastInsertRowid();
 

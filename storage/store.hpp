@@ -17,7 +17,7 @@
 
 namespace attnsweep::storage {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 struct RunRecord {
   std::string name;

@@ -43,7 +43,8 @@ class StoreTest : public ::testing::Test {
     r.timer = "cuda_event";
     r.sdpa_backend = "cudnn_attention";
     r.stop_reason = "target_rel_stdev";
-    r.gpu_time_us = summarize({80, 81, 82, 79, 80});
+    r.gpu_time_us = summarize({80, 81, 82, 79, 80, 84, 78});
+    r.phases = {0.01, 0.02, 0.03, 0.5, 0.25, 0.125};
     r.cpu_dispatch_us_median = 25.5;
     r.rel_error = 2e-3;
     r.peak_mem_bytes = 123456789;
@@ -109,7 +110,7 @@ TEST_F(StoreTest, RoundTripOfRunCaseKernelsOpsAndSamples) {
   EXPECT_EQ(row.getColumn(9).getInt(), 0);
   EXPECT_EQ(row.getColumn(10).getInt(), 1);
   EXPECT_DOUBLE_EQ(row.getColumn(11).getDouble(), 80);
-  EXPECT_DOUBLE_EQ(row.getColumn(12).getDouble(), 79.4);
+  EXPECT_DOUBLE_EQ(row.getColumn(12).getDouble(), 78.6);
   EXPECT_EQ(row.getColumn(13).getInt(), 5);
   EXPECT_EQ(row.getColumn(14).getInt(), 1);
   EXPECT_DOUBLE_EQ(row.getColumn(15).getDouble(), 2e-3);
@@ -117,6 +118,11 @@ TEST_F(StoreTest, RoundTripOfRunCaseKernelsOpsAndSamples) {
   EXPECT_DOUBLE_EQ(row.getColumn(17).getDouble(), 12.5);
   EXPECT_EQ(row.getColumn(18).getInt(), 1);
   EXPECT_DOUBLE_EQ(row.getColumn(19).getDouble(), 57.8);
+  // 7 samples: the 95% interval of the median runs from the 1st to the 7th, (84 - 78) / 2 / 80.
+  EXPECT_DOUBLE_EQ(db.execAndGet("SELECT median_ci_rel FROM cases").getDouble(), 0.0375);
+  EXPECT_EQ(db.execAndGet("SELECT printf('%g %g %g %g %g %g', setup_seconds, accuracy_seconds, warmup_seconds, "
+                          "timing_seconds, graph_seconds, profile_seconds) FROM cases").getString(),
+            "0.01 0.02 0.03 0.5 0.25 0.125");
 
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM kernels").getInt(), 2);
   EXPECT_EQ(db.execAndGet("SELECT kind FROM kernels WHERE name = 'Memset (Device)'").getString(), "memset");
@@ -203,6 +209,20 @@ TEST_F(StoreTest, MigratesASavedVersionOneDatabase) {
     ASSERT_EQ(before.execAndGet("PRAGMA user_version").getInt(), 1);
   }
   expect_migrated(path_, "saved-v1");
+}
+
+// tests/data/schema_v3.db: the same two cases, written with schema version 3.
+TEST_F(StoreTest, MigratesASavedVersionThreeDatabase) {
+  fs::copy_file(ATTNSWEEP_SOURCE_DIR "/tests/data/schema_v3.db", path_);
+  {
+    SQLite::Database before(path_, SQLite::OPEN_READONLY);
+    ASSERT_EQ(before.execAndGet("PRAGMA user_version").getInt(), 3);
+  }
+  expect_migrated(path_, "saved-v3");
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  // Columns of version 3 keep their values; the ones version 4 added are empty for old cases.
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE variant = 'naive' AND gpu_time_us_median IS NULL "
+                          "AND cpu_time_us_median > 0 AND samples = 3 AND timing_seconds IS NULL").getInt(), 1);
 }
 
 // tests/data/schema_v2.db: the same two cases, written with schema version 2.

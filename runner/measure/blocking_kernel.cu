@@ -37,6 +37,9 @@ StreamBlocker::StreamBlocker() {
   timed_out_ = static_cast<volatile int*>(timed_out);
   *flag_ = 0;
   *timed_out_ = 0;
+  // Resolved once: block() sits on every sample's path.
+  check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&flag_device_), flag, 0), "flag pointer");
+  check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&timed_out_device_), timed_out, 0), "timeout pointer");
 }
 
 StreamBlocker::~StreamBlocker() {
@@ -47,12 +50,7 @@ StreamBlocker::~StreamBlocker() {
 void StreamBlocker::block(cudaStream_t stream, double timeout_ms) {
   *flag_ = 0;
   *timed_out_ = 0;
-  int* flag_device = nullptr;
-  int* timed_out_device = nullptr;
-  check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&flag_device), const_cast<int*>(flag_), 0), "flag pointer");
-  check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&timed_out_device), const_cast<int*>(timed_out_), 0),
-        "timeout pointer");
-  block_stream<<<1, 1, 0, stream>>>(flag_device, timed_out_device,
+  block_stream<<<1, 1, 0, stream>>>(flag_device_, timed_out_device_,
                                     static_cast<unsigned long long>(timeout_ms * 1e6));
   check(cudaGetLastError(), "blocking kernel launch");
 }

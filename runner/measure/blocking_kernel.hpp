@@ -27,6 +27,8 @@ class StreamBlocker {
  private:
   volatile int* flag_ = nullptr;      // host-mapped: the host writes, the kernel polls
   volatile int* timed_out_ = nullptr;  // host-mapped: the kernel writes, the host reads
+  int* flag_device_ = nullptr;          // the same two, as the kernel addresses them
+  int* timed_out_device_ = nullptr;
 };
 
 }  // namespace attnsweep

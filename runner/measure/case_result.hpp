@@ -58,6 +58,16 @@ struct ProfileSummary {
   std::vector<OpStat> ops;
 };
 
+// Wall seconds spent on each part of a case: where a sweep's time goes.
+struct PhaseSeconds {
+  double setup = 0;     // inputs (drawn, or reused from the previous case) and the support check
+  double accuracy = 0;  // the forward compared against float64
+  double warmup = 0;    // unmeasured forwards
+  double timing = 0;    // eager samples
+  double graph = 0;     // capture and graph-replay samples
+  double profile = 0;   // profiling sessions and attribution
+};
+
 struct CaseResult {
   std::string status = "ok";  // ok, unsupported, oom, error
   std::string error_message;
@@ -84,6 +94,7 @@ struct CaseResult {
   std::optional<bool> launch_latency_hidden;  // CUDA: whether the kept samples were blocked
   std::vector<std::string> warnings;      // e.g. inconsistent kernel counts
   double wall_seconds = 0;
+  PhaseSeconds phases;
   // The failure left this process's CUDA context unusable (a device-side assert,
   // an illegal memory access): no later case can run in this process. Not stored.
   bool device_unusable = false;

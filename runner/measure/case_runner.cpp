@@ -193,8 +193,17 @@ struct CaseRunner::Impl {
   }
 
   void measure(const Case& c, const Variant& variant, const std::string& trace_path, CaseResult& result) {
+    PhaseSeconds& phases = result.phases;
+    auto phase_start = Clock::now();
+    // Adds the time since the last call to `phase` (phases run one after another).
+    auto end_phase = [&phase_start](double& phase) {
+      const auto now = Clock::now();
+      phase += std::chrono::duration<double>(now - phase_start).count();
+      phase_start = now;
+    };
     const AttentionInputs& inputs = inputs_for(c);
     const Support support = variant.check(inputs);
+    end_phase(phases.setup);
     if (!support.supported) {
       result.status = "unsupported";
       result.error_message = support.reason;
@@ -215,6 +224,7 @@ struct CaseRunner::Impl {
       c10::cuda::CUDACachingAllocator::emptyCache();
       c10::cuda::CUDACachingAllocator::resetPeakStats(device_index());
     }
+    end_phase(phases.accuracy);
     at::Tensor output;
     const std::function<void()> forward = [&] { output = variant.forward(inputs); };
     for (int i = 0; i < settings.warmup; ++i) {
@@ -222,9 +232,13 @@ struct CaseRunner::Impl {
       forward();
     }
     synchronize_device(device);
+    end_phase(phases.warmup);
     time_case(forward, result);
+    end_phase(phases.timing);
     if (cuda && settings.cuda_graph) time_graph(forward, result);
+    end_phase(phases.graph);
     profile_case(forward, trace_path, result);
+    end_phase(phases.profile);
     if (cuda) {
       const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_index());
       result.peak_mem_bytes = stats.allocated_bytes[static_cast<std::size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
@@ -276,7 +290,9 @@ CaseResult CaseRunner::run(const Case& c, const std::string& trace_path) {
     // Partial measurements of a failed case would mislead: keep only the reason.
     const std::string status = result.status, message = result.error_message;
     const double flops = result.flops, bytes = result.min_bytes;
+    const PhaseSeconds phases = result.phases;  // where the time went is still true
     result = CaseResult{};
+    result.phases = phases;
     result.status = status;
     result.error_message = message;
     result.device = impl_->device;

@@ -43,7 +43,8 @@ class CudaEventTimer final : public Timer {
  public:
   // Timing must be enabled: at::cuda::CUDAEvent defaults to cudaEventDisableTiming.
   CudaEventTimer(int device_index, bool l2_flush, bool hide_launch_latency)
-      : start_(cudaEventDefault), stop_(cudaEventDefault), clock_(pci_bus_id(device_index)) {
+      : start_(cudaEventDefault), stop_(cudaEventDefault), clock_(pci_bus_id(device_index)),
+        max_clock_(clock_.max_sm_clock_mhz()) {
     if (hide_launch_latency) blocker_ = std::make_unique<StreamBlocker>();
     if (l2_flush) {
       // At least twice the L2 (60 MB on H200), so nothing of the last sample survives.
@@ -74,7 +75,7 @@ class CudaEventTimer final : public Timer {
     return sample;
   }
   std::string name() const override { return "cuda_event"; }
-  std::optional<int> max_sm_clock_mhz() const override { return clock_.max_sm_clock_mhz(); }
+  std::optional<int> max_sm_clock_mhz() const override { return max_clock_; }
   void stop_blocking() override { blocker_.reset(); }
 
  private:
@@ -84,6 +85,7 @@ class CudaEventTimer final : public Timer {
   std::unique_ptr<StreamBlocker> blocker_;
   at::cuda::CUDAEvent start_, stop_;
   nvml::Device clock_;
+  std::optional<int> max_clock_;  // read once: asked for every sample's throttle check
   at::Tensor flush_buffer_;
 };
 

@@ -1,0 +1,161 @@
+// What one timed sample costs in wall time, piece by piece, for orderings of
+// the timing protocol's parts (sync, L2 flush, blocking kernel, events, NVML).
+// A bench tool for docs/benchmarks.md, not part of attnsweep run:
+//   build/attnsweep_sample_cost [samples] [variant] [BxHxSxD] [dtype]
+// Prints one JSON object per protocol: wall time per sample (median, mean),
+// the event time (median) and the host time of each step (medians), in us.
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <cuda_runtime_api.h>
+#include <torch/csrc/autograd/grad_mode.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runner/measure/blocking_kernel.hpp"
+#include "runner/measure/inputs.hpp"
+#include "runner/measure/nvml.hpp"
+#include "runner/measure/timer.hpp"
+#include "runner/variants/registry.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double us_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+double mean(const std::vector<double>& values) {
+  double sum = 0;
+  for (double v : values) sum += v;
+  return values.empty() ? 0 : sum / values.size();
+}
+
+// One protocol = an ordered list of steps; "fwd" sits between the events.
+struct Protocol {
+  std::string name;
+  std::vector<std::string> steps;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace attnsweep;
+  const int samples = argc > 1 ? std::stoi(argv[1]) : 500;
+  const std::string variant_name = argc > 2 ? argv[2] : "sdpa_cudnn";
+  const std::string shape_text = argc > 3 ? argv[3] : "16x16x512x64";
+  const std::string dtype = argc > 4 ? argv[4] : "bf16";
+
+  Case c;
+  c.variant = variant_name;
+  c.dtype = dtype;
+  std::sscanf(shape_text.c_str(), "%ldx%ldx%ldx%ld", &c.shape.batch, &c.shape.heads, &c.shape.seq_len_q,
+              &c.shape.head_dim);
+  c.shape.kv_heads = c.shape.heads;
+  c.shape.seq_len_kv = c.shape.seq_len_q;
+  const Variant* variant = find_variant(variant_name);
+  if (!variant) {
+    std::fprintf(stderr, "unknown variant %s\n", variant_name.c_str());
+    return 2;
+  }
+  at::NoGradGuard no_grad;
+  c10::cuda::CUDAGuard guard(0);
+  const AttentionInputs inputs = make_inputs(c, "cuda:0", 0);
+  at::Tensor output;
+  auto forward = [&] { output = variant->forward(inputs); };
+
+  const std::int64_t l2 = at::cuda::getDeviceProperties(0)->l2CacheSize;
+  at::Tensor flush = at::empty({2 * l2}, at::TensorOptions().device(at::kCUDA).dtype(at::kByte));
+  StreamBlocker blocker;
+  at::cuda::CUDAEvent start(cudaEventDefault), stop(cudaEventDefault);
+  char bus_id[32] = {};
+  cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, 0);
+  nvml::Device clock(bus_id);
+  auto stream = at::cuda::getCurrentCUDAStream();
+
+  const std::vector<Protocol> protocols = {
+      {"events_only", {"sync", "start", "fwd", "stop", "wait"}},
+      {"flush_zero", {"sync", "zero", "start", "fwd", "stop", "wait"}},
+      {"flush_memset", {"sync", "memset", "start", "fwd", "stop", "wait"}},
+      {"block", {"sync", "block", "start", "fwd", "stop", "release", "wait"}},
+      {"flush_zero_then_block (v2)", {"sync", "zero", "block", "start", "fwd", "stop", "release", "wait"}},
+      {"flush_memset_then_block", {"sync", "memset", "block", "start", "fwd", "stop", "release", "wait"}},
+      {"block_then_flush_zero", {"sync", "block", "zero", "start", "fwd", "stop", "release", "wait"}},
+      {"block_then_flush_memset", {"sync", "block", "memset", "start", "fwd", "stop", "release", "wait"}},
+      {"flush_zero_sync_block", {"sync", "zero", "sync", "block", "start", "fwd", "stop", "release", "wait"}},
+      {"v2_plus_nvml", {"sync", "zero", "block", "start", "fwd", "stop", "release", "wait", "nvml"}},
+      {"no_sync_v2", {"zero", "block", "start", "fwd", "stop", "release", "wait"}},
+  };
+  for (int i = 0; i < 20; ++i) forward();
+  stream.synchronize();
+
+  for (int round = 0; round < 2; ++round) {  // round 0 warms every path up, round 1 is printed
+    for (const Protocol& protocol : protocols) {
+      std::vector<double> wall, gpu;
+      std::map<std::string, std::vector<double>> step_us;
+      for (int s = 0; s < samples; ++s) {
+        const auto sample_start = Clock::now();
+        for (const std::string& step : protocol.steps) {
+          const auto t0 = Clock::now();
+          if (step == "sync") stream.synchronize();
+          else if (step == "zero") flush.zero_();
+          else if (step == "memset") cudaMemsetAsync(flush.data_ptr(), 0, flush.numel(), stream.stream());
+          else if (step == "block") blocker.block(stream.stream(), 100);
+          else if (step == "start") start.record(stream);
+          else if (step == "fwd") forward();
+          else if (step == "stop") stop.record(stream);
+          else if (step == "release") blocker.release();
+          else if (step == "wait") stop.synchronize();
+          else if (step == "nvml") (void)clock.sm_clock_mhz();
+          step_us[step].push_back(us_between(t0, Clock::now()));
+        }
+        wall.push_back(us_between(sample_start, Clock::now()));
+        gpu.push_back(start.elapsed_time(stop) * 1000.0);
+      }
+      if (round == 0) continue;
+      std::printf("{\"protocol\": \"%s\", \"variant\": \"%s\", \"shape\": \"%s\", \"dtype\": \"%s\", \"samples\": %d, "
+                  "\"wall_us_median\": %.1f, \"wall_us_mean\": %.1f, \"event_us_median\": %.2f, \"timed_out\": %d",
+                  protocol.name.c_str(), variant_name.c_str(), shape_text.c_str(), dtype.c_str(), samples,
+                  median(wall), mean(wall), median(gpu), blocker.timed_out() ? 1 : 0);
+      for (const auto& [step, values] : step_us) std::printf(", \"%s_us\": %.1f", step.c_str(), median(values));
+      std::printf("}\n");
+      std::fflush(stdout);
+    }
+  }
+
+  // The real timer, as attnsweep run uses it, for the four switch settings.
+  for (const bool l2_flush : {false, true}) {
+    for (const bool hide : {false, true}) {
+      auto timer = make_timer("cuda:0", l2_flush, hide);
+      std::vector<double> wall, gpu;
+      for (int s = 0; s < 2 * samples; ++s) {
+        const auto t0 = Clock::now();
+        const TimingSample sample = timer->time(forward);
+        if (s >= samples) {
+          wall.push_back(us_between(t0, Clock::now()));
+          gpu.push_back(*sample.gpu_time_us);
+        }
+      }
+      std::printf("{\"protocol\": \"Timer l2_flush=%d hide_launch_latency=%d\", \"samples\": %d, "
+                  "\"wall_us_median\": %.1f, \"wall_us_mean\": %.1f, \"event_us_median\": %.2f}\n",
+                  l2_flush, hide, samples, median(wall), mean(wall), median(gpu));
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
