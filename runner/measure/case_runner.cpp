@@ -298,7 +298,9 @@ CaseResult CaseRunner::run(const Case& c, const std::string& trace_path) {
     result.device = impl_->device;
     result.flops = flops;
     result.min_bytes = bytes;
-    impl_->inputs_cache.reset();  // a failed case may have left them in a bad state
+    // A case that failed while running may have left them in a bad state; an
+    // unsupported one never touched them (and redrawing cost up to a second).
+    if (status != "unsupported") impl_->inputs_cache.reset();
     if (impl_->cuda) {
       // CUDA errors such as a device-side assert are sticky: the context stays
       // broken and every later call fails. Find out now, once.

@@ -10,9 +10,11 @@ namespace attnsweep {
 
 at::ScalarType scalar_type_of(const std::string& dtype);
 
-// q, k, v ~ N(0, 1) drawn in float32 on the CPU from a generator seeded with
-// `seed` (so every device and dtype sees the same values for a shape), then
-// moved to the device and cast. The boolean causal mask is built here once.
+// q, k, v ~ N(0, 1) drawn in float32 on the case's device from a generator of
+// that device seeded with `seed`, then cast: every dtype and variant of a shape
+// sees the same values, and Python gets the same bits with
+// torch.Generator(device).manual_seed(seed) and torch.randn(..., generator=g,
+// device=device) on the same device. The boolean causal mask is built here once.
 AttentionInputs make_inputs(const Case& c, const std::string& device, std::uint64_t seed);
 
 }  // namespace attnsweep

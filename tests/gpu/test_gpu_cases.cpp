@@ -8,8 +8,14 @@
 #include <memory>
 #include <string>
 
+#include <ATen/ATen.h>
+
+#include <cstdlib>
+#include <vector>
+
 #include "runner/measure/case_runner.hpp"
 #include "runner/measure/device.hpp"
+#include "runner/measure/inputs.hpp"
 
 namespace attnsweep {
 namespace {
@@ -66,6 +72,35 @@ std::map<std::string, PythonCounts> python_counts(const std::string& dtype) {
     out[field("variant")] = counts;
   }
   return out;
+}
+
+// attnsweep and the Python reference must time the very same inputs: drawn on
+// the GPU from its generator with the config's seed, in float32, then cast.
+TEST(GpuCases, InputsHaveTheSameBitsAsPythonsDrawOnTheSameGpu) {
+  SKIP_WITHOUT_CUDA();
+  const char* python = std::getenv("ATTNSWEEP_PYTHON");
+  const std::string command = std::string(python ? python : "python3") + " " ATTNSWEEP_SOURCE_DIR
+                              "/tests/gpu/torch_reference.py --inputs-only --shapes 2x4x256x64 --dtypes bf16 --seed 7";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  ASSERT_TRUE(pipe);
+  char line[1024] = {};
+  ASSERT_TRUE(fgets(line, sizeof line, pipe.get())) << "no output from " << command;
+  std::vector<double> expected;
+  for (char* cursor = line; *cursor && *cursor != '\n';) {
+    char* end = nullptr;
+    expected.push_back(std::strtod(cursor, &end));
+    if (end == cursor) break;
+    cursor = end;
+  }
+  ASSERT_EQ(expected.size(), 6u) << line;
+  const AttentionInputs inputs = make_inputs(Case{0, "naive", Shape{2, 4, 4, 256, 256, 64}, "bf16", true}, "cuda:0", 7);
+  const at::Tensor first = inputs.query.index({0, 0, 0}).narrow(0, 0, 4).to(at::kDouble).cpu();
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(first[i].item<double>(), expected[static_cast<std::size_t>(i)]) << i;
+  EXPECT_EQ(inputs.key.index({-1, -1, -1, -1}).to(at::kDouble).item<double>(), expected[4]);
+  EXPECT_NEAR(inputs.value.to(at::kDouble).sum().item<double>(), expected[5], 1e-9 * std::abs(expected[5]) + 1e-9);
+  // Drawn in float32 and cast: the same seed gives the same values in another dtype, up to rounding.
+  const AttentionInputs fp32 = make_inputs(Case{0, "naive", Shape{2, 4, 4, 256, 256, 64}, "fp32", true}, "cuda:0", 7);
+  EXPECT_TRUE(at::equal(fp32.query.to(at::kBFloat16), inputs.query));
 }
 
 TEST(GpuCases, KernelCountsMatchTorchProfilerInPython) {

@@ -4,9 +4,11 @@
 For each variant, shape and dtype: kernel, memcpy and memset launches per
 forward read from torch.profiler's exported Chrome trace (the way the study read
 its traces), the median of CUDA-event times per forward, and the relative error
-against a float64 reference. Inputs are drawn exactly as attnsweep draws them
-(float32 randn from a CPU generator seeded with --seed, then cast), so the
-errors must match too. Prints one JSON object per line.
+against a float64 reference. Inputs are drawn exactly as attnsweep draws them,
+so the errors must match too. Prints one JSON object per line.
+(Inputs: float32 randn from a generator of the device seeded with --seed, then
+cast; --inputs-only prints a few of their values instead, for the test that
+checks the bits are the same.)
 
 Timing protocols (--protocol): "v1" is device idle, event, one forward, event,
 sync (launch latency included, attnsweep's v1). "v2" mirrors attnsweep's v2 with
@@ -38,12 +40,12 @@ DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
 def make_inputs(shape, dtype_name, seed, device):
     batch, heads, seq_len, head_dim = shape
-    gen = torch.Generator().manual_seed(seed)
-    q = torch.randn(batch, heads, seq_len, head_dim, generator=gen)
-    k = torch.randn(batch, heads, seq_len, head_dim, generator=gen)
-    v = torch.randn(batch, heads, seq_len, head_dim, generator=gen)
+    gen = torch.Generator(device).manual_seed(seed)
+    q = torch.randn(batch, heads, seq_len, head_dim, generator=gen, device=device)
+    k = torch.randn(batch, heads, seq_len, head_dim, generator=gen, device=device)
+    v = torch.randn(batch, heads, seq_len, head_dim, generator=gen, device=device)
     dtype = DTYPES[dtype_name]
-    return q.to(device, dtype), k.to(device, dtype), v.to(device, dtype)
+    return q.to(dtype), k.to(dtype), v.to(dtype)
 
 
 def forward_fn(variant, q, k, v, scale, causal):
@@ -157,9 +159,16 @@ def main():
     p.add_argument("--samples", type=int, default=200)
     p.add_argument("--protocol", choices=["v1", "v2"], default="v2")
     p.add_argument("--counts-only", action="store_true", help="skip timing and numerics")
+    p.add_argument("--inputs-only", action="store_true",
+                   help="print q[0,0,0,:4], k[-1,-1,-1,-1], v's float64 sum of the first shape and dtype, exactly")
     a = p.parse_args()
     if not torch.cuda.is_available():
         sys.exit("torch_reference.py needs a CUDA device")
+    if a.inputs_only:
+        q, k, v = make_inputs(tuple(int(x) for x in a.shapes.split(",")[0].split("x")), a.dtypes.split(",")[0], a.seed, "cuda")
+        values = q[0, 0, 0, :4].double().tolist() + [k[-1, -1, -1, -1].double().item(), v.double().sum().item()]
+        print(" ".join(repr(x) for x in values))
+        return
     causal = bool(a.causal)
     for shape_text in a.shapes.split(","):
         shape = tuple(int(x) for x in shape_text.split("x"))
