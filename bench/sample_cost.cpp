@@ -23,6 +23,7 @@
 #include "runner/measure/inputs.hpp"
 #include "runner/measure/nvml.hpp"
 #include "runner/measure/timer.hpp"
+#include "runner/profile/kineto_profiler.hpp"
 #include "runner/variants/registry.hpp"
 
 namespace {
@@ -138,24 +139,30 @@ int main(int argc, char** argv) {
     }
   }
 
-  // The real timer, as attnsweep run uses it, for the four switch settings.
-  for (const bool l2_flush : {false, true}) {
-    for (const bool hide : {false, true}) {
-      auto timer = make_timer("cuda:0", l2_flush, hide);
-      std::vector<double> wall, gpu;
-      for (int s = 0; s < 2 * samples; ++s) {
-        const auto t0 = Clock::now();
-        const TimingSample sample = timer->time(forward);
-        if (s >= samples) {
-          wall.push_back(us_between(t0, Clock::now()));
-          gpu.push_back(*sample.gpu_time_us);
-        }
-      }
-      std::printf("{\"protocol\": \"Timer l2_flush=%d hide_launch_latency=%d\", \"samples\": %d, "
-                  "\"wall_us_median\": %.1f, \"wall_us_mean\": %.1f, \"event_us_median\": %.2f}\n",
-                  l2_flush, hide, samples, median(wall), mean(wall), median(gpu));
-      std::fflush(stdout);
+  // The real timer, as attnsweep run uses it.
+  auto time_real_timer = [&](bool l2_flush, bool hide, const char* note) {
+    auto timer = make_timer("cuda:0", l2_flush, hide);
+    std::vector<double> wall, gpu, dispatch;
+    for (int s = 0; s < 2 * samples; ++s) {
+      const auto t0 = Clock::now();
+      const TimingSample sample = timer->time(forward);
+      if (s < samples) continue;  // the first half warms up
+      wall.push_back(us_between(t0, Clock::now()));
+      gpu.push_back(*sample.gpu_time_us);
+      dispatch.push_back(*sample.host_dispatch_us);
     }
+    std::printf("{\"protocol\": \"Timer l2_flush=%d hide_launch_latency=%d%s\", \"samples\": %d, "
+                "\"wall_us_median\": %.1f, \"wall_us_mean\": %.1f, \"event_us_median\": %.2f, "
+                "\"dispatch_us_median\": %.1f}\n",
+                l2_flush, hide, note, samples, median(wall), mean(wall), median(gpu), median(dispatch));
+    std::fflush(stdout);
+  };
+  for (const bool l2_flush : {false, true}) {
+    for (const bool hide : {false, true}) time_real_timer(l2_flush, hide, "");
   }
+  // Once more after a profiling session: does CUPTI stay attached and slow launches down?
+  KinetoProfiler("cuda:0").profile(forward, 3, "");
+  time_real_timer(false, false, " after a profile");
+  time_real_timer(true, true, " after a profile");
   return 0;
 }

@@ -7,7 +7,8 @@
 -- Version history: 1 first release; 2 cases.status gains 'crashed' and 'timeout' (--isolate),
 -- runs gains isolate and case_timeout_s; 3 timing protocol v2 (L2 flush, blocking kernel,
 -- CUDA-graph replay, SM clock per sample, device ceilings, per-kernel launch metadata); 4 cases
--- gains median_ci_rel and the wall seconds of each phase of a case (setup_seconds ... profile_seconds).
+-- gains median_ci_rel and the wall seconds of each phase of a case (setup_seconds ... profile_seconds),
+-- runs gains case_order.
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id             INTEGER PRIMARY KEY,
@@ -50,7 +51,9 @@ CREATE TABLE IF NOT EXISTS runs (
   throttle_fraction  REAL,                      -- samples under this share of the max SM clock are discarded
   sm_clock_max_mhz   INTEGER,                   -- the GPU's maximum SM clock (NVML)
   ceiling_bf16_tflops REAL,                     -- measured at run start: bf16 matmul on random data
-  ceiling_copy_gbps  REAL                       -- measured at run start: device-to-device copy, read + write bytes
+  ceiling_copy_gbps  REAL,                      -- measured at run start: device-to-device copy, read + write bytes
+  case_order         TEXT NOT NULL DEFAULT 'plan' CHECK (case_order IN ('plan', 'shuffled'))
+                                                -- order the cases ran in; cases.case_id follows it
 );
 
 CREATE TABLE IF NOT EXISTS cases (

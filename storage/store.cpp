@@ -126,13 +126,13 @@ std::int64_t Store::begin_run(const RunRecord& run) {
       cudnn_version, driver_version, hostname, attnsweep_version, git_sha, seed, timing_protocol,
       flop_convention, warmup, profiled_forwards, min_samples, max_samples, target_rel_stdev,
       max_case_seconds, planned_cases, isolate, case_timeout_s, l2_flush, cuda_graph, hide_launch_latency, min_gpu_seconds,
-      throttle_fraction, sm_clock_max_mhz, ceiling_bf16_tflops, ceiling_copy_gbps)
+      throttle_fraction, sm_clock_max_mhz, ceiling_bf16_tflops, ceiling_copy_gbps, case_order)
     VALUES (:name, :description, :config_path, :config_yaml, :config_sha256, 'running', :started_at,
       :device, :device_name, :sm_count, :device_memory_bytes, :l2_cache_bytes, :torch_version, :cuda_version,
       :cudnn_version, :driver_version, :hostname, :attnsweep_version, :git_sha, :seed, :timing_protocol,
       :flop_convention, :warmup, :profiled_forwards, :min_samples, :max_samples, :target_rel_stdev,
       :max_case_seconds, :planned_cases, :isolate, :case_timeout_s, :l2_flush, :cuda_graph, :hide_launch_latency, :min_gpu_seconds,
-      :throttle_fraction, :sm_clock_max_mhz, :ceiling_bf16_tflops, :ceiling_copy_gbps))SQL");
+      :throttle_fraction, :sm_clock_max_mhz, :ceiling_bf16_tflops, :ceiling_copy_gbps, :case_order))SQL");
   const EnvironmentInfo& env = run.environment;
   insert.bind(":name", run.name);
   bind_text_or_null(insert, ":description", run.description);
@@ -178,6 +178,7 @@ std::int64_t Store::begin_run(const RunRecord& run) {
                 env.sm_clock_max_mhz > 0 ? std::optional<int>(env.sm_clock_max_mhz) : std::nullopt);
   bind_optional(insert, ":ceiling_bf16_tflops", run.ceiling_bf16_tflops);
   bind_optional(insert, ":ceiling_copy_gbps", run.ceiling_copy_gbps);
+  insert.bind(":case_order", run.measure.case_order);
   insert.exec();
   return db.getLastInsertRowid();
 }

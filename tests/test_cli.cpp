@@ -174,11 +174,44 @@ TEST_F(Cli, RunOnCpuStoresEveryCaseAndPrintsTheSummary) {
                           "(SELECT min(cpu_time_us) FROM samples s WHERE s.case_id = c.case_id)").getInt(), 0);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE status = 'ok' AND time_us_median > 0 AND tflops > 0 "
                           "AND rel_error < 1e-5").getInt(), 6);
+  // Where each case's time went: the phases are filled and add up to no more than its wall time.
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE status = 'ok' AND timing_seconds > 0 AND profile_seconds > 0 "
+                          "AND accuracy_seconds > 0 AND graph_seconds >= 0 AND setup_seconds + accuracy_seconds + "
+                          "warmup_seconds + timing_seconds + graph_seconds + profile_seconds <= wall_seconds").getInt(), 6);
+  // At most 5 samples: too few for a 95% interval of the median.
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE median_ci_rel IS NOT NULL").getInt(), 0);
+  EXPECT_EQ(db.execAndGet("SELECT case_order FROM runs").getString(), "plan");
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(plan_index, ',') FROM (SELECT plan_index FROM cases ORDER BY case_id)").getString(),
+            "0,1,2,3,4,5,6,7");
   // One Chrome trace per measured case, its path stored.
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE trace_path IS NOT NULL").getInt(), 6);
   const std::string trace = db.execAndGet("SELECT trace_path FROM cases WHERE status = 'ok' LIMIT 1").getString();
   EXPECT_TRUE(fs::exists(trace)) << trace;
   EXPECT_NE(read_file(trace).find("traceEvents"), std::string::npos);
+}
+
+TEST_F(Cli, ShuffledCaseOrderRunsEveryCaseOnceInTheSeedsOrder) {
+  std::string yaml = kTinyConfig;
+  yaml.replace(yaml.find("max_case_seconds: 1}"), 20, "max_case_seconds: 1, min_samples: 6, max_samples: 8, case_order: shuffled}");
+  yaml.replace(yaml.find("min_samples: 3, "), 16, "");
+  yaml.replace(yaml.find("max_samples: 5, "), 16, "");
+  const std::string config = write("shuffled.yaml", yaml);
+  const Outcome outcome = run("run " + config + " --device cpu --db " + path("s.db"));
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output << yaml;
+  SQLite::Database db(path("s.db"), SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT case_order FROM runs").getString(), "shuffled");
+  EXPECT_EQ(db.execAndGet("SELECT count(DISTINCT plan_index) FROM cases").getInt(), 8);
+  const std::string order =
+      db.execAndGet("SELECT group_concat(plan_index, ',') FROM (SELECT plan_index FROM cases ORDER BY case_id)").getString();
+  EXPECT_NE(order, "0,1,2,3,4,5,6,7");
+  // The summary still lists the cases in plan order.
+  EXPECT_LT(outcome.output.find("naive "), outcome.output.find("sdpa_math "));
+  // 6 to 8 samples: the median's 95% interval is stored.
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE status = 'ok' AND median_ci_rel >= 0").getInt(), 6);
+  // A second run of the same config takes the same order.
+  ASSERT_EQ(run("run " + config + " --device cpu --db " + path("s.db")).exit_code, 0);
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(plan_index, ',') FROM (SELECT plan_index FROM cases WHERE run_id = 2 "
+                          "ORDER BY case_id)").getString(), order);
 }
 
 TEST_F(Cli, ASecondRunAppendsToTheSameDatabase) {

@@ -93,6 +93,7 @@ TEST(Config, MeasureSettingsAreRead) {
   cuda_graph: false
   hide_launch_latency: false
   throttle_fraction: 0.5
+  case_order: shuffled
 device: cuda:1
 seed: 42
 )", "s.yaml");
@@ -111,6 +112,7 @@ seed: 42
   EXPECT_FALSE(config.measure.cuda_graph);
   EXPECT_FALSE(config.measure.hide_launch_latency);
   EXPECT_DOUBLE_EQ(config.measure.throttle_fraction, 0.5);
+  EXPECT_EQ(config.measure.case_order, "shuffled");
   EXPECT_EQ(config.device, "cuda:1");
   EXPECT_EQ(config.seed, 42u);
 }
@@ -198,6 +200,8 @@ TEST(ConfigRejects, BadBooleansNumbersAndDevice) {
   expect_rejected(std::string(kMinimal) + "measure: {profiled_forwards: 0}\n", {"measure.profiled_forwards", "must be between 1 and 1000, got 0"});
   expect_rejected(std::string(kMinimal) + "measure: {warmup: -1}\n", {"measure.warmup", "must be between 0 and 100000, got -1"});
   expect_rejected(std::string(kMinimal) + "measure: {min_samples: 0}\n", {"measure.min_samples", "must be between 1 and 10000000, got 0"});
+  expect_rejected(std::string(kMinimal) + "measure: {case_order: random}\n",
+                  {"measure.case_order", "unknown order 'random'; allowed: plan, shuffled"});
   expect_rejected(std::string(kMinimal) + "measure: [1]\n", {"measure", "expected a mapping"});
   expect_rejected(std::string(kMinimal) + "device: tpu\n", {"sweep.yaml:9:9", "device", "allowed: auto, cpu, cuda, cuda:N"});
   expect_rejected(std::string(kMinimal) + "seed: -1\n", {"seed", "got -1"});

@@ -33,6 +33,37 @@ shapes: {batch: [1, 2], heads: 4, seq_len: [64, 128], head_dim: 32}
   EXPECT_EQ(plan.cases[0].shape.seq_len_q, plan.cases[0].shape.seq_len_kv);
 }
 
+TEST(Plan, ShuffledOrderIsAFixedPermutationOfThePlanDrawnFromTheSeed) {
+  const Plan plan = plan_of(R"(
+variants: [naive, sdpa_math, sdpa_flash]
+dtypes: [bf16, fp32]
+shapes: {batch: [1, 2, 4], heads: 4, seq_len: [64, 128], head_dim: 32}
+)");
+  const auto in_plan_order = execution_order(plan, "plan", 7);
+  for (std::size_t i = 0; i < plan.cases.size(); ++i) EXPECT_EQ(in_plan_order[i].plan_index, static_cast<int>(i));
+  const auto shuffled = execution_order(plan, "shuffled", 7);
+  ASSERT_EQ(shuffled.size(), plan.cases.size());
+  std::set<int> indexes;
+  int moved = 0;
+  for (std::size_t i = 0; i < shuffled.size(); ++i) {
+    indexes.insert(shuffled[i].plan_index);
+    moved += shuffled[i].plan_index != static_cast<int>(i);
+    // A case keeps its identity: plan_index still names the same variant, shape and dtype.
+    EXPECT_EQ(shuffled[i].label(), plan.cases[static_cast<std::size_t>(shuffled[i].plan_index)].label());
+  }
+  EXPECT_EQ(indexes.size(), plan.cases.size());
+  EXPECT_GT(moved, static_cast<int>(plan.cases.size()) / 2);
+  // The same seed gives the same order (resume and workers rely on it); another seed another.
+  const auto again = execution_order(plan, "shuffled", 7), other = execution_order(plan, "shuffled", 8);
+  bool same = true, differs = false;
+  for (std::size_t i = 0; i < shuffled.size(); ++i) {
+    same = same && again[i].plan_index == shuffled[i].plan_index;
+    differs = differs || other[i].plan_index != shuffled[i].plan_index;
+  }
+  EXPECT_TRUE(same);
+  EXPECT_TRUE(differs);
+}
+
 TEST(Plan, ZippedRowsAreTuplesNotAProduct) {
   const Plan plan = plan_of(R"(
 variants: [sdpa_flash]

@@ -190,7 +190,7 @@ int run_command(const RunOptions& options) {
     try {
       std::unique_ptr<CaseRunner> runner;  // in this process, unless --isolate
       const int total = static_cast<int>(plan.cases.size());
-      for (const Case& c : plan.cases) {
+      for (const Case& c : execution_order(plan, config.measure.case_order, config.seed)) {
         if (done.count(c.plan_index)) continue;
         if (interrupt_requested()) break;
         log::info("[" + std::to_string(c.plan_index + 1) + "/" + std::to_string(total) + "] " + c.label());

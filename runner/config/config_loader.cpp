@@ -365,6 +365,12 @@ class Loader {
         fail(node["throttle_fraction"], "measure.throttle_fraction", "must be at least 0 and under 1, got " + node["throttle_fraction"].Scalar());
       }
     }
+    if (node["case_order"]) {
+      settings.case_order = scalar_string(node["case_order"], "measure.case_order");
+      if (settings.case_order != "plan" && settings.case_order != "shuffled") {
+        fail(node["case_order"], "measure.case_order", "unknown order '" + settings.case_order + "'; allowed: plan, shuffled");
+      }
+    }
     if (settings.max_samples < settings.min_samples) {
       fail(node["max_samples"] ? node["max_samples"] : node, "measure.max_samples",
            "must be at least measure.min_samples (" + std::to_string(settings.min_samples) + ")");

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
 #include <chrono>
@@ -57,7 +58,11 @@ class CudaEventTimer final : public Timer {
   TimingSample time(const std::function<void()>& forward) override {
     auto stream = at::cuda::getCurrentCUDAStream();
     stream.synchronize();  // start from an idle device: one forward per sample
-    if (flush_buffer_.defined()) flush_buffer_.zero_();  // queued before the start event: not timed
+    if (flush_buffer_.defined()) {
+      // Queued before the start event: not timed. cudaMemsetAsync rather than
+      // zero_(): 6 us of host time instead of 10 (bench/sample_cost.cpp).
+      C10_CUDA_CHECK(cudaMemsetAsync(flush_buffer_.data_ptr(), 0, flush_buffer_.nbytes(), stream.stream()));
+    }
     if (blocker_) blocker_->block(stream.stream(), kBlockTimeoutMs);
     start_.record(stream);
     const auto host_start = Clock::now();

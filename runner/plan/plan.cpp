@@ -1,6 +1,7 @@
 #include "runner/plan/plan.hpp"
 
 #include <algorithm>
+#include <random>
 #include <set>
 #include <tuple>
 
@@ -169,6 +170,20 @@ Plan make_plan(const Config& config) {
                           " cases are excluded; relax the exclude rules");
   }
   return plan;
+}
+
+std::vector<Case> execution_order(const Plan& plan, const std::string& case_order, std::uint64_t seed) {
+  std::vector<Case> order = plan.cases;
+  if (case_order == "shuffled") {
+    // mt19937_64 and a hand-written Fisher-Yates: std::shuffle's algorithm is
+    // implementation-defined, and the order must not change with the compiler.
+    std::mt19937_64 generator(seed);
+    for (std::size_t i = order.size(); i > 1; --i) {
+      const std::size_t j = static_cast<std::size_t>(generator() % i);
+      std::swap(order[i - 1], order[j]);
+    }
+  }
+  return order;
 }
 
 }  // namespace attnsweep

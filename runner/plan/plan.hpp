@@ -17,4 +17,10 @@ struct Plan {
 // an empty sweep.
 Plan make_plan(const Config& config);
 
+// The order in which the cases run: the plan's own (all variants of a shape and
+// dtype back to back) or, with measure.case_order = shuffled, a permutation
+// drawn from `seed` (the same every time, so --resume and workers agree).
+// plan_index stays the case's identity either way.
+std::vector<Case> execution_order(const Plan& plan, const std::string& case_order, std::uint64_t seed);
+
 }  // namespace attnsweep
