@@ -3,33 +3,74 @@
 # after container/build.sh:  bash bench/run_benchmarks.sh  (results in $OUT).
 #   1. fidelity: configs/bench.yaml against tests/gpu/torch_reference.py (same protocol, same call)
 #   2. kernel counts against torch.profiler in Python
-#   3. sweep cost against bench/study_like.py (the study's way)
+#   3. sweep cost against bench/study_like.py (the study's way); also attnsweep
+#      without its extras (no CUDA-graph timing, no accuracy check), like for like
 #   4. stability: the same sweep three times
+#   5. case order: the same sweep three times more with measure.case_order: shuffled
+#   6. what one timed sample costs, step by step (build/attnsweep_sample_cost)
+# Everything lands in a work folder, the report is written there, and $OUT gets
+# benchmarks.md plus one archive of the rest ($OUT brings back at most 8 files).
 set -uo pipefail
 OUT="${OUT:-$PWD/bench-out}"
+WORK="${WORK:-/tmp/attnsweep-bench}"
 mkdir -p "$OUT"
+rm -rf "$WORK" && mkdir -p "$WORK"
 cd "$(dirname "$0")/.."
 SHAPES="8x16x1024x64,16x16x512x64,4x32x2048x128,1x16x4096x128"
 VARIANTS="naive,naive_inplace,sdpa_math,sdpa_efficient,sdpa_flash,sdpa_cudnn"
-seconds=()
+
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
+} > "$WORK/machine.txt" 2>&1
+cat "$WORK/machine.txt"
+
+# Variants of configs/bench.yaml: the same cases, other settings (appended to its measure block).
+with_settings() { sed "s/^measure:\$/measure:\n$1/" configs/bench.yaml > "$2"; }
+with_settings "  case_order: shuffled" "$WORK/bench_shuffled.yaml"
+with_settings "  accuracy_check: false\n  cuda_graph: false" "$WORK/bench_lean.yaml"
+
+ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+backup() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()" "$1" "$2"; }
+# sweep NAME CONFIG: one attnsweep process, timed from start to exit (database committed).
+sweep() {
+  rm -f "/tmp/$1.db"*
+  local start; start=$(date +%s%N)
+  timeout 300 build/attnsweep run "$2" --db "/tmp/$1.db" > "$WORK/$1.txt" 2> "$WORK/$1.log"
+  local status=$?
+  local ms; ms=$(ms_since "$start")
+  echo "attnsweep $1 exit $status in $ms ms" >&2
+  backup "/tmp/$1.db" "$WORK/$1.db"
+  echo "${ms}e-3"
+}
+plan=(); shuffled=()
 for i in 1 2 3; do
-  rm -f /tmp/bench$i.db*
-  start=$(date +%s%N)
-  timeout 100 build/attnsweep run configs/bench.yaml --db /tmp/bench$i.db > /tmp/bench$i.txt 2> /tmp/bench$i.log
-  echo "attnsweep run $i exit $? in $(( ($(date +%s%N) - start) / 1000000 )) ms"
-  seconds+=("$(( ($(date +%s%N) - start) / 1000000 ))e-3")
-  python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()" /tmp/bench$i.db "$OUT/bench$i.db"
+  plan+=("$(sweep "bench$i" configs/bench.yaml)")
+  shuffled+=("$(sweep "shuffled$i" "$WORK/bench_shuffled.yaml")")
 done
-tail -20 /tmp/bench1.txt
-timeout 120 python3 tests/gpu/torch_reference.py --shapes "$SHAPES" --dtypes bf16,fp16,fp32 --variants "$VARIANTS" \
-  --protocol v2 --samples 200 > "$OUT/python.jsonl" 2> /tmp/python.err
+lean="$(sweep lean "$WORK/bench_lean.yaml")"
+tail -20 "$WORK/bench1.txt"
+
+timeout 240 python3 tests/gpu/torch_reference.py --shapes "$SHAPES" --dtypes bf16,fp16,fp32 --variants "$VARIANTS" \
+  --protocol v2 --samples 200 > "$WORK/python.jsonl" 2> "$WORK/python.err"
 echo "python reference exit $?"
 start=$(date +%s%N)
-timeout 120 python3 bench/study_like.py --shapes "$SHAPES" --dtypes bf16,fp16,fp32 --variants "$VARIANTS" > "$OUT/study_like.jsonl" 2> /tmp/study.err
+timeout 120 python3 bench/study_like.py --shapes "$SHAPES" --dtypes bf16,fp16,fp32 --variants "$VARIANTS" \
+  > "$WORK/study_like.jsonl" 2> "$WORK/study.err"
 echo "study-like exit $?"
-study="$(( ($(date +%s%N) - start) / 1000000 ))e-3"
-echo "{\"attnsweep_seconds\": [${seconds[0]}, ${seconds[1]}, ${seconds[2]}], \"study_like_seconds\": $study}" > "$OUT/costs.json"
-cat "$OUT/costs.json"
-python3 bench/report.py "$OUT" > "$OUT/benchmarks.md"
+study="$(ms_since "$start")e-3"
+
+if [ -x build/attnsweep_sample_cost ]; then
+  timeout 120 build/attnsweep_sample_cost 500 sdpa_cudnn 16x16x512x64 bf16 > "$WORK/sample_cost.jsonl" 2> "$WORK/sample_cost.err"
+  timeout 120 build/attnsweep_sample_cost 200 sdpa_efficient 4x32x2048x128 bf16 >> "$WORK/sample_cost.jsonl" 2>> "$WORK/sample_cost.err"
+  echo "sample_cost exit $?"
+fi
+
+join() { local IFS=,; echo "$*"; }
+echo "{\"attnsweep_seconds\": [$(join "${plan[@]}")], \"shuffled_seconds\": [$(join "${shuffled[@]}")]," \
+     "\"lean_seconds\": $lean, \"study_like_seconds\": $study}" > "$WORK/costs.json"
+cat "$WORK/costs.json"
+python3 bench/report.py "$WORK" > "$WORK/benchmarks.md"
 echo "report exit $?"
-cp /tmp/bench1.log "$OUT/bench1.log"
+cp "$WORK/benchmarks.md" "$OUT/benchmarks.md"
+tar -C "$WORK" -czf "$OUT/bench-results.tar.gz" .

@@ -151,10 +151,11 @@ int main(int argc, char** argv) {
       gpu.push_back(*sample.gpu_time_us);
       dispatch.push_back(*sample.host_dispatch_us);
     }
-    std::printf("{\"protocol\": \"Timer l2_flush=%d hide_launch_latency=%d%s\", \"samples\": %d, "
-                "\"wall_us_median\": %.1f, \"wall_us_mean\": %.1f, \"event_us_median\": %.2f, "
-                "\"dispatch_us_median\": %.1f}\n",
-                l2_flush, hide, note, samples, median(wall), mean(wall), median(gpu), median(dispatch));
+    std::printf("{\"protocol\": \"Timer l2_flush=%d hide_launch_latency=%d%s\", \"variant\": \"%s\", "
+                "\"shape\": \"%s\", \"samples\": %d, \"wall_us_median\": %.1f, \"wall_us_mean\": %.1f, "
+                "\"event_us_median\": %.2f, \"dispatch_us_median\": %.1f}\n",
+                l2_flush, hide, note, variant_name.c_str(), shape_text.c_str(), samples, median(wall), mean(wall),
+                median(gpu), median(dispatch));
     std::fflush(stdout);
   };
   for (const bool l2_flush : {false, true}) {
