@@ -223,13 +223,14 @@ def main():
         print("build/attnsweep_sample_cost (bench/sample_cost.cpp): the steps of one sample in several orders, "
               "medians of 500 (cuDNN, 16x16x512x64 bf16) or 200 (efficient, 4x32x2048x128 bf16) samples after as "
               "many unprinted ones; 'Timer' rows are attnsweep's own timer.\n")
-        print("| case | protocol | wall us per sample | event us | host us per step (median) |")
-        print("|---|---|---|---|---|")
+        print("| case | protocol | wall us per sample | event us | forward's host dispatch us | host us per step (median) |")
+        print("|---|---|---|---|---|---|")
         for line in open(path):
             r = json.loads(line)
             steps = ", ".join(f"{k[:-3]} {v}" for k, v in r.items() if k.endswith("_us") and not k.startswith(("wall", "event")))
             case = f"{r.get('variant', '')} {r.get('shape', '')}".strip()
-            print(f"| {case} | {r['protocol']} | {r['wall_us_median']} | {r['event_us_median']} | {steps} |")
+            dispatch = r.get("dispatch_us_median", r.get("fwd_us", ""))
+            print(f"| {case} | {r['protocol']} | {r['wall_us_median']} | {r['event_us_median']} | {dispatch} | {steps} |")
 
 
 if __name__ == "__main__":
