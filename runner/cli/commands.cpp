@@ -34,6 +34,14 @@ namespace {
 namespace fs = std::filesystem;
 
 // How a CUDA sample is taken; the L2 flush is optional (runs.l2_flush).
+// The profiler asks for CUPTI's teardown unless the user set TEARDOWN_CUPTI (runner/profile).
+std::string cupti_teardown_note() {
+  const char* value = std::getenv("TEARDOWN_CUPTI");
+  if (!value || std::string(value) == "1") return "; CUPTI torn down after every profiling session";
+  return std::string("; CUPTI left attached between profiling sessions (TEARDOWN_CUPTI=") + value +
+         "), host-side times after the first profile include its callbacks";
+}
+
 std::string cuda_timing_protocol(const MeasureSettings& measure) {
   return std::string("cuda_event_per_forward_v2: stream synchronized; ") +
          (measure.l2_flush ? "L2 flushed (memset of 2x L2 bytes, queued before the start event); " : "no L2 flush; ") +
@@ -42,7 +50,8 @@ std::string cuda_timing_protocol(const MeasureSettings& measure) {
          "; stop synchronized; SM clock read (NVML) and samples under throttle_fraction x max clock discarded; " +
          (measure.hide_launch_latency ? "launch latency outside the interval (inter-kernel gaps of the forward inside)"
                                       : "launch latency included") +
-         (measure.cuda_graph ? "; also CUDA-graph replays of one captured forward, same protocol" : "");
+         (measure.cuda_graph ? "; also CUDA-graph replays of one captured forward, same protocol" : "") +
+         cupti_teardown_note();
 }
 const char* const kCpuTimingProtocol = "steady_clock_per_forward_v1: wall time of one forward call on the CPU";
 

@@ -4,6 +4,8 @@
 #include <ActivityType.h>  // from torch/include/kineto
 #include <torch/csrc/autograd/profiler_kineto.h>
 
+#include <cstdlib>
+
 #include "runner/measure/device.hpp"
 #include "runner/measure/timer.hpp"
 
@@ -38,7 +40,15 @@ ProfilerConfig make_config() {
 
 }  // namespace
 
-KinetoProfiler::KinetoProfiler(const std::string& device) : device_(device), cuda_(is_cuda_device(device)) {}
+KinetoProfiler::KinetoProfiler(const std::string& device) : device_(device), cuda_(is_cuda_device(device)) {
+  // Without CUPTI's teardown after each profiling session, CUPTI stays attached
+  // and every later CUDA call pays for its callbacks: on the H200 the host
+  // dispatch of a cuDNN forward measured 17 us before the first profile and 43
+  // us after it, and the sweep's host-side numbers for every case after the
+  // first were 1.6 to 2x too high (docs/benchmarks.md). Kineto reads this when
+  // a session ends; a value the user set is kept.
+  setenv("TEARDOWN_CUPTI", "1", /*overwrite=*/0);
+}
 
 void KinetoProfiler::warm_up(const std::function<void()>& forward) { profile(forward, 1, ""); }
 
