@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -30,6 +31,21 @@ std::map<std::string, OpStat> profile_ops(const std::string& variant_name, Profi
   std::map<std::string, OpStat> ops;
   for (const auto& op : summary.ops) ops[op.name] = op;
   return ops;
+}
+
+// CUPTI left attached after a session slows every later CUDA call (docs/measurement.md):
+// the profiler asks Kineto to tear it down, unless the user chose otherwise.
+TEST(CpuProfiler, AsksForCuptiTeardownUnlessTheUserChose) {
+  const char* before = std::getenv("TEARDOWN_CUPTI");
+  const std::string saved = before ? before : "";
+  unsetenv("TEARDOWN_CUPTI");
+  { KinetoProfiler profiler("cpu"); }
+  ASSERT_NE(std::getenv("TEARDOWN_CUPTI"), nullptr);
+  EXPECT_STREQ(std::getenv("TEARDOWN_CUPTI"), "1");
+  setenv("TEARDOWN_CUPTI", "0", 1);
+  { KinetoProfiler profiler("cpu"); }
+  EXPECT_STREQ(std::getenv("TEARDOWN_CUPTI"), "0");
+  if (before) setenv("TEARDOWN_CUPTI", saved.c_str(), 1); else unsetenv("TEARDOWN_CUPTI");
 }
 
 TEST(CpuProfiler, NaiveForwardShowsItsOperatorsAndNoDeviceActivity) {
