@@ -187,9 +187,16 @@ ProfileSummary attribute_events(const std::vector<ProfiledEvent>& events, int fo
 
   const double n = forwards > 0 ? forwards : 1;
   for (const auto& [key, acc] : device) {
-    KernelStat stat{key.second, key.first, acc.launches / n, acc.total_us / n,
-                    acc.total_us / acc.launches, acc.min_us, acc.max_us, acc.stream};
-    add_launch_metadata(acc.metadata_json, stat);
+    KernelStat stat;
+    stat.name = key.second;
+    stat.kind = key.first;
+    stat.launches_per_forward = acc.launches / n;
+    stat.total_us = acc.total_us / n;
+    stat.mean_us = acc.total_us / acc.launches;
+    stat.min_us = acc.min_us;
+    stat.max_us = acc.max_us;
+    stat.stream = acc.stream;
+    add_launch_metadata(acc.metadata_json, stat);  // grid, block, registers, ...
     summary.kernels.push_back(stat);
   }
   for (const auto& [key, acc] : ops) {
