@@ -34,16 +34,19 @@ std::map<std::string, OpStat> profile_ops(const std::string& variant_name, Profi
 }
 
 // CUPTI left attached after a session slows every later CUDA call (docs/measurement.md):
-// the profiler asks Kineto to tear it down, unless the user chose otherwise.
-TEST(CpuProfiler, AsksForCuptiTeardownUnlessTheUserChose) {
+// a CUDA profiler asks Kineto to tear it down, unless the user chose otherwise. A CPU
+// profiler must not: the teardown waits for a CUDA call that a CPU run never makes.
+TEST(CpuProfiler, AsksForCuptiTeardownOnlyForCudaAndUnlessTheUserChose) {
   const char* before = std::getenv("TEARDOWN_CUPTI");
   const std::string saved = before ? before : "";
   unsetenv("TEARDOWN_CUPTI");
   { KinetoProfiler profiler("cpu"); }
+  EXPECT_EQ(std::getenv("TEARDOWN_CUPTI"), nullptr);
+  { KinetoProfiler profiler("cuda:0"); }  // constructing touches no GPU
   ASSERT_NE(std::getenv("TEARDOWN_CUPTI"), nullptr);
   EXPECT_STREQ(std::getenv("TEARDOWN_CUPTI"), "1");
   setenv("TEARDOWN_CUPTI", "0", 1);
-  { KinetoProfiler profiler("cpu"); }
+  { KinetoProfiler profiler("cuda:0"); }
   EXPECT_STREQ(std::getenv("TEARDOWN_CUPTI"), "0");
   if (before) setenv("TEARDOWN_CUPTI", saved.c_str(), 1); else unsetenv("TEARDOWN_CUPTI");
 }

@@ -46,8 +46,10 @@ KinetoProfiler::KinetoProfiler(const std::string& device) : device_(device), cud
   // dispatch of a cuDNN forward measured 17 us before the first profile and 43
   // us after it, and the sweep's host-side numbers for every case after the
   // first were 1.6 to 2x too high (docs/benchmarks.md). Kineto reads this when
-  // a session ends; a value the user set is kept.
-  setenv("TEARDOWN_CUPTI", "1", /*overwrite=*/0);
+  // a session ends; a value the user set is kept. Only for CUDA profiling: the
+  // teardown completes inside the next CUDA call, and a CPU run on a GPU
+  // machine makes none, so its second session waited forever (seen on the H200).
+  if (cuda_) setenv("TEARDOWN_CUPTI", "1", /*overwrite=*/0);
 }
 
 void KinetoProfiler::warm_up(const std::function<void()>& forward) { profile(forward, 1, ""); }
