@@ -3,8 +3,9 @@
 # after container/build.sh:  bash bench/run_benchmarks.sh  (results in $OUT).
 #   1. fidelity: configs/bench.yaml against tests/gpu/torch_reference.py (same protocol, same call)
 #   2. kernel counts against torch.profiler in Python
-#   3. sweep cost against bench/study_like.py (the study's way); also attnsweep
-#      without its extras (no CUDA-graph timing, no accuracy check), like for like
+#   3. sweep cost against bench/study_like.py (the study's way, once as the study did it and
+#      once held to the same 1% noise target); also attnsweep without its extras (no
+#      CUDA-graph timing, no accuracy check), like for like
 #   4. stability: the same sweep three times
 #   5. case order: the same sweep three times more with measure.case_order: shuffled
 #   6. what one timed sample costs, step by step (build/attnsweep_sample_cost)
@@ -59,6 +60,13 @@ timeout 120 python3 bench/study_like.py --shapes "$SHAPES" --dtypes bf16,fp16,fp
   > "$WORK/study_like.jsonl" 2> "$WORK/study.err"
 echo "study-like exit $?"
 study="$(ms_since "$start")e-3"
+# The study's way held to attnsweep's noise target: the session repeated per case until its
+# samples' relative stdev is at most 1% or stops moving (at most 20 sessions per case).
+start=$(date +%s%N)
+timeout 360 python3 bench/study_like.py --shapes "$SHAPES" --dtypes bf16,fp16,fp32 --variants "$VARIANTS" \
+  --target-noise 0.01 --max-sessions 20 > "$WORK/study_like_noise.jsonl" 2> "$WORK/study_noise.err"
+echo "study-like to 1% noise exit $?"
+study_noise="$(ms_since "$start")e-3"
 
 if [ -x build/attnsweep_sample_cost ]; then
   timeout 120 build/attnsweep_sample_cost 500 sdpa_cudnn 16x16x512x64 bf16 > "$WORK/sample_cost.jsonl" 2> "$WORK/sample_cost.err"
@@ -68,7 +76,7 @@ fi
 
 join() { local IFS=,; echo "$*"; }
 echo "{\"attnsweep_seconds\": [$(join "${plan[@]}")], \"shuffled_seconds\": [$(join "${shuffled[@]}")]," \
-     "\"lean_seconds\": $lean, \"study_like_seconds\": $study}" > "$WORK/costs.json"
+     "\"lean_seconds\": $lean, \"study_like_seconds\": $study, \"study_like_noise_seconds\": $study_noise}" > "$WORK/costs.json"
 cat "$WORK/costs.json"
 python3 bench/report.py "$WORK" > "$WORK/benchmarks.md"
 echo "report exit $?"
