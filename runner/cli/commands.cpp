@@ -137,6 +137,121 @@ CaseResult failed_worker_result(const std::string& device, const cli::WorkerOutc
   return result;
 }
 
+// One `attnsweep run`: what it was asked, and where its results go.
+struct Sweep {
+  const RunOptions& options;
+  const Config& config;
+  const Plan& plan;
+  std::string device;
+  std::string traces;         // trace directory, empty when traces are off
+  std::string config_sha256;
+  storage::Store& store;
+  std::int64_t run_id = 0;
+  std::set<int> done;         // plan indexes already stored (--resume)
+};
+
+// A new run row: the environment (from the probe worker with --isolate), the
+// device ceilings (not with --isolate: the parent runs no kernels) and the settings.
+std::int64_t begin_new_run(const Sweep& sweep, const std::optional<cli::DeviceProbe>& probe) {
+  const Config& config = sweep.config;
+  log::info("collecting environment for " + sweep.device);
+  storage::RunRecord record;
+  record.name = config.name.empty() ? fs::path(sweep.options.config_path).stem().string() : config.name;
+  record.description = config.description;
+  record.config_path = sweep.options.config_path;
+  record.config_yaml = config.yaml_text;
+  record.config_sha256 = sweep.config_sha256;
+  record.environment = probe ? probe->environment : collect_environment(sweep.device);
+  record.seed = config.seed;
+  const bool cuda = is_cuda_device(sweep.device);
+  record.timing_protocol = cuda ? cuda_timing_protocol(config.measure) : kCpuTimingProtocol;
+  if (cuda && !sweep.options.isolate) {
+    log::info("measuring device ceilings (bf16 matmul, device-to-device copy)");
+    const DeviceCeilings ceilings = measure_ceilings(sweep.device);
+    record.ceiling_bf16_tflops = ceilings.bf16_tflops;
+    record.ceiling_copy_gbps = ceilings.copy_gbps;
+  }
+  record.flop_convention = kFlopConvention;
+  record.measure = config.measure;
+  record.planned_cases = static_cast<int>(sweep.plan.cases.size());
+  record.isolate = sweep.options.isolate;
+  const std::int64_t run_id = sweep.store.begin_run(record);
+  log::info("run " + std::to_string(run_id) + " '" + record.name + "': " + std::to_string(sweep.plan.cases.size()) +
+            " cases on " + sweep.device + " (" + record.environment.device_name + ")" +
+            (sweep.options.isolate ? ", one worker process per case" : ""));
+  return run_id;
+}
+
+// Runs every case not stored yet, in the configured order, storing each as it
+// finishes; stops early at an interrupt. Marks the run failed if anything throws.
+void run_cases(const Sweep& sweep) {
+  const Config& config = sweep.config;
+  try {
+    std::unique_ptr<CaseRunner> runner;  // in this process, unless --isolate
+    const int total = static_cast<int>(sweep.plan.cases.size());
+    for (const Case& c : execution_order(sweep.plan, config.measure.case_order, config.seed)) {
+      if (sweep.done.count(c.plan_index)) continue;
+      if (interrupt_requested()) break;
+      log::info("[" + std::to_string(c.plan_index + 1) + "/" + std::to_string(total) + "] " + c.label());
+      const std::string trace_path = trace_file(sweep.traces, sweep.run_id, c);
+      if (sweep.options.isolate) {
+        const cli::WorkerOutcome outcome = cli::run_case_in_worker(
+            {sweep.options.config_path, sweep.config_sha256, sweep.options.db_path, sweep.run_id, c.plan_index,
+             sweep.device, trace_path},
+            config.measure.case_timeout_s);
+        if (outcome.kind == cli::WorkerOutcome::Kind::interrupted) break;
+        if (outcome.kind != cli::WorkerOutcome::Kind::finished) {
+          const CaseResult result = failed_worker_result(sweep.device, outcome, c);
+          sweep.store.add_case(sweep.run_id, c, result);
+          log::warn("  " + one_line_result(c, result));
+        }
+        continue;
+      }
+      if (!runner) runner = std::make_unique<CaseRunner>(sweep.device, config.measure, config.seed);
+      CaseResult result;
+      try {
+        result = runner->run(c, trace_path);
+      } catch (const Interrupted&) {
+        break;  // the case in flight is dropped; --resume redoes it
+      }
+      sweep.store.add_case(sweep.run_id, c, result);
+      (result.status == "ok" ? log::info : log::warn)("  " + one_line_result(c, result));
+      for (const auto& warning : result.warnings) log::warn("  " + warning);
+      if (result.device_unusable) {
+        throw std::runtime_error("the CUDA context of this process is unusable after " + c.label() +
+                                 " (stored as 'error'); no later case can run here. Continue in a fresh process "
+                                 "with --resume, and use --isolate for sweeps that may fault");
+      }
+    }
+  } catch (...) {
+    sweep.store.finish_run(sweep.run_id, "failed");
+    throw;
+  }
+}
+
+// The summary table, the run's final status, and how to go on from here.
+int finish_run(const Sweep& sweep) {
+  const RunOptions& options = sweep.options;
+  const auto rows = sweep.store.load_cases(sweep.run_id);
+  std::cout << "\n";
+  print_summary_table(std::cout, rows);
+  if (interrupt_requested()) {
+    sweep.store.finish_run(sweep.run_id, "interrupted");
+    std::cout << "\nrun " << sweep.run_id << " interrupted (signal " << interrupt_signal() << ") with " << rows.size()
+              << " of " << sweep.plan.cases.size() << " cases stored in " << options.db_path << "\n"
+              << "continue it with: attnsweep run " << options.config_path << " --db " << options.db_path
+              << " --resume " << sweep.run_id << "\n";
+    return interrupted_exit_code();
+  }
+  sweep.store.finish_run(sweep.run_id, "done");
+  std::cout << "\nrun " << sweep.run_id << " stored in " << options.db_path << "\n"
+            << "example: sqlite3 -header -column " << options.db_path
+            << " \"SELECT variant, dtype, kernels_per_forward, time_us_median, tflops FROM results WHERE run_id = "
+            << sweep.run_id << " ORDER BY time_us_median\"\n";
+  if (!sweep.traces.empty()) std::cout << "traces: " << sweep.traces << " (open in https://ui.perfetto.dev)\n";
+  return static_cast<int>(kExitOk);
+}
+
 }  // namespace
 
 int run_command(const RunOptions& options) {
@@ -156,105 +271,20 @@ int run_command(const RunOptions& options) {
       fs::create_directories(traces, error);
       if (error) throw BadInputError(traces + ": cannot create the trace directory: " + error.message());
     }
-    const std::string config_sha256 = sha256_hex(config.yaml_text);
     storage::Store store(options.db_path);
-
-    std::int64_t run_id = 0;
-    std::set<int> done;
+    Sweep sweep{options, config, plan, device, traces, sha256_hex(config.yaml_text), store, 0, {}};
     if (options.resume) {
-      run_id = run_to_resume(store, options, config_sha256, device);
-      done = store.stored_plan_indexes(run_id);
-      store.reopen_run(run_id);
-      log::info("resuming run " + std::to_string(run_id) + ": " + std::to_string(done.size()) + " of " +
+      sweep.run_id = run_to_resume(store, options, sweep.config_sha256, device);
+      sweep.done = store.stored_plan_indexes(sweep.run_id);
+      store.reopen_run(sweep.run_id);
+      log::info("resuming run " + std::to_string(sweep.run_id) + ": " + std::to_string(sweep.done.size()) + " of " +
                 std::to_string(plan.cases.size()) + " cases already stored");
     } else {
-      log::info("collecting environment for " + device);
-      storage::RunRecord record;
-      record.name = config.name.empty() ? fs::path(options.config_path).stem().string() : config.name;
-      record.description = config.description;
-      record.config_path = options.config_path;
-      record.config_yaml = config.yaml_text;
-      record.config_sha256 = config_sha256;
-      record.environment = probe ? probe->environment : collect_environment(device);
-      record.seed = config.seed;
-      record.timing_protocol = is_cuda_device(device) ? cuda_timing_protocol(config.measure) : kCpuTimingProtocol;
-      if (is_cuda_device(device) && !options.isolate) {
-        // With --isolate the parent runs no kernels, so no ceilings either.
-        log::info("measuring device ceilings (bf16 matmul, device-to-device copy)");
-        const DeviceCeilings ceilings = measure_ceilings(device);
-        record.ceiling_bf16_tflops = ceilings.bf16_tflops;
-        record.ceiling_copy_gbps = ceilings.copy_gbps;
-      }
-      record.flop_convention = kFlopConvention;
-      record.measure = config.measure;
-      record.planned_cases = static_cast<int>(plan.cases.size());
-      record.isolate = options.isolate;
-      run_id = store.begin_run(record);
-      log::info("run " + std::to_string(run_id) + " '" + record.name + "': " + std::to_string(plan.cases.size()) +
-                " cases on " + device + " (" + record.environment.device_name + ")" +
-                (options.isolate ? ", one worker process per case" : ""));
+      sweep.run_id = begin_new_run(sweep, probe);
     }
     install_interrupt_handlers();
-
-    try {
-      std::unique_ptr<CaseRunner> runner;  // in this process, unless --isolate
-      const int total = static_cast<int>(plan.cases.size());
-      for (const Case& c : execution_order(plan, config.measure.case_order, config.seed)) {
-        if (done.count(c.plan_index)) continue;
-        if (interrupt_requested()) break;
-        log::info("[" + std::to_string(c.plan_index + 1) + "/" + std::to_string(total) + "] " + c.label());
-        const std::string trace_path = trace_file(traces, run_id, c);
-        if (options.isolate) {
-          const cli::WorkerOutcome outcome = cli::run_case_in_worker(
-              {options.config_path, config_sha256, options.db_path, run_id, c.plan_index, device, trace_path},
-              config.measure.case_timeout_s);
-          if (outcome.kind == cli::WorkerOutcome::Kind::interrupted) break;
-          if (outcome.kind != cli::WorkerOutcome::Kind::finished) {
-            const CaseResult result = failed_worker_result(device, outcome, c);
-            store.add_case(run_id, c, result);
-            log::warn("  " + one_line_result(c, result));
-          }
-          continue;
-        }
-        if (!runner) runner = std::make_unique<CaseRunner>(device, config.measure, config.seed);
-        CaseResult result;
-        try {
-          result = runner->run(c, trace_path);
-        } catch (const Interrupted&) {
-          break;  // the case in flight is dropped; --resume redoes it
-        }
-        store.add_case(run_id, c, result);
-        (result.status == "ok" ? log::info : log::warn)("  " + one_line_result(c, result));
-        for (const auto& warning : result.warnings) log::warn("  " + warning);
-        if (result.device_unusable) {
-          throw std::runtime_error("the CUDA context of this process is unusable after " + c.label() +
-                                   " (stored as 'error'); no later case can run here. Continue in a fresh process "
-                                   "with --resume, and use --isolate for sweeps that may fault");
-        }
-      }
-    } catch (...) {
-      store.finish_run(run_id, "failed");
-      throw;
-    }
-
-    const auto rows = store.load_cases(run_id);
-    std::cout << "\n";
-    print_summary_table(std::cout, rows);
-    if (interrupt_requested()) {
-      store.finish_run(run_id, "interrupted");
-      std::cout << "\nrun " << run_id << " interrupted (signal " << interrupt_signal() << ") with " << rows.size()
-                << " of " << plan.cases.size() << " cases stored in " << options.db_path << "\n"
-                << "continue it with: attnsweep run " << options.config_path << " --db " << options.db_path
-                << " --resume " << run_id << "\n";
-      return interrupted_exit_code();
-    }
-    store.finish_run(run_id, "done");
-    std::cout << "\nrun " << run_id << " stored in " << options.db_path << "\n"
-              << "example: sqlite3 -header -column " << options.db_path
-              << " \"SELECT variant, dtype, kernels_per_forward, time_us_median, tflops FROM results WHERE run_id = "
-              << run_id << " ORDER BY time_us_median\"\n";
-    if (!traces.empty()) std::cout << "traces: " << traces << " (open in https://ui.perfetto.dev)\n";
-    return static_cast<int>(kExitOk);
+    run_cases(sweep);
+    return finish_run(sweep);
   });
 }
 
