@@ -271,8 +271,7 @@ std::int64_t Store::add_case(std::int64_t run_id, const Case& c, const CaseResul
   bind_optional(insert, ":launch_latency_hidden",
                 result.launch_latency_hidden ? std::optional<int>(*result.launch_latency_hidden ? 1 : 0) : std::nullopt);
   const auto& primary = result.gpu_time_us ? result.gpu_time_us : result.cpu_time_us;
-  bind_optional(insert, ":median_ci_rel",
-                primary && primary->count >= 6 ? std::optional<double>(primary->median_ci_rel) : std::nullopt);
+  bind_optional(insert, ":median_ci_rel", primary ? primary->median_ci_rel : std::nullopt);
   const PhaseSeconds& phases = result.phases;
   bind_finite(insert, ":setup_seconds", phases.setup);
   bind_finite(insert, ":accuracy_seconds", phases.accuracy);

@@ -24,12 +24,12 @@ TEST(Statistics, MedianConfidenceIntervalUsesOrderStatistics) {
   // n = 100: ranks floor(50 - 9.8) = 40 and ceil(50 + 9.8 + 1) = 61 (Conover), median 50.5.
   std::vector<double> values;
   for (int i = 100; i >= 1; --i) values.push_back(i);
-  EXPECT_NEAR(summarize(values).median_ci_rel, (61.0 - 40.0) / 2 / 50.5, 1e-12);
+  EXPECT_NEAR(summarize(values).median_ci_rel.value(), (61.0 - 40.0) / 2 / 50.5, 1e-12);
   // n = 10: the interval is the whole range, ranks 1 and 10.
-  EXPECT_NEAR(summarize({10, 1, 9, 2, 8, 3, 7, 4, 6, 5}).median_ci_rel, (10.0 - 1.0) / 2 / 5.5, 1e-12);
+  EXPECT_NEAR(summarize({10, 1, 9, 2, 8, 3, 7, 4, 6, 5}).median_ci_rel.value(), (10.0 - 1.0) / 2 / 5.5, 1e-12);
   // Identical samples: no uncertainty; under 6 samples: not computed.
-  EXPECT_DOUBLE_EQ(summarize({7, 7, 7, 7, 7, 7, 7}).median_ci_rel, 0);
-  EXPECT_DOUBLE_EQ(summarize({1, 2, 3, 4, 5}).median_ci_rel, 0);
+  EXPECT_DOUBLE_EQ(summarize({7, 7, 7, 7, 7, 7, 7}).median_ci_rel.value(), 0);
+  EXPECT_FALSE(summarize({1, 2, 3, 4, 5}).median_ci_rel.has_value());
 }
 
 TEST(Statistics, EmptyAndSingleSample) {

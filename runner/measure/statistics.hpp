@@ -1,5 +1,6 @@
 #pragma once
 // Summary statistics of timing samples, computed in one place.
+#include <optional>
 #include <vector>
 
 namespace attnsweep {
@@ -9,8 +10,8 @@ struct SampleStatistics {
   double median = 0, p10 = 0, p90 = 0, min = 0, max = 0, mean = 0, stdev = 0;
   // Half-width of the distribution-free 95% confidence interval of the median
   // (order statistics n/2 -+ 0.98 sqrt(n)), relative to the median: how precisely
-  // the reported number is known. 0 when there are fewer than 6 samples.
-  double median_ci_rel = 0;
+  // the reported number is known. Empty under 6 samples.
+  std::optional<double> median_ci_rel;
   double rel_stdev() const { return mean > 0 ? stdev / mean : 0; }
 };
 
