@@ -45,9 +45,11 @@ TEST(CpuProfiler, AsksForCuptiTeardownOnlyForCudaAndUnlessTheUserChose) {
   { KinetoProfiler profiler("cuda:0"); }  // constructing touches no GPU
   ASSERT_NE(std::getenv("TEARDOWN_CUPTI"), nullptr);
   EXPECT_STREQ(std::getenv("TEARDOWN_CUPTI"), "1");
+  EXPECT_EQ(KinetoProfiler::cupti_kept_by_user(), "");
   setenv("TEARDOWN_CUPTI", "0", 1);
   { KinetoProfiler profiler("cuda:0"); }
   EXPECT_STREQ(std::getenv("TEARDOWN_CUPTI"), "0");
+  EXPECT_EQ(KinetoProfiler::cupti_kept_by_user(), "0");  // named in runs.timing_protocol
   if (before) setenv("TEARDOWN_CUPTI", saved.c_str(), 1); else unsetenv("TEARDOWN_CUPTI");
 }
 

@@ -20,6 +20,7 @@
 #include "runner/measure/environment.hpp"
 #include "runner/measure/flops.hpp"
 #include "runner/plan/plan.hpp"
+#include "runner/profile/kineto_profiler.hpp"
 #include "runner/variants/variant_names.hpp"
 #include "storage/query.hpp"
 #include "storage/store.hpp"
@@ -34,11 +35,10 @@ namespace {
 namespace fs = std::filesystem;
 
 // How a CUDA sample is taken; the L2 flush is optional (runs.l2_flush).
-// The profiler asks for CUPTI's teardown unless the user set TEARDOWN_CUPTI (runner/profile).
 std::string cupti_teardown_note() {
-  const char* value = std::getenv("TEARDOWN_CUPTI");
-  if (!value || std::string(value) == "1") return "; CUPTI torn down after every profiling session";
-  return std::string("; CUPTI left attached between profiling sessions (TEARDOWN_CUPTI=") + value +
+  const std::string kept = KinetoProfiler::cupti_kept_by_user();
+  if (kept.empty()) return "; CUPTI torn down after every profiling session";
+  return "; CUPTI left attached between profiling sessions (TEARDOWN_CUPTI=" + kept +
          "), host-side times after the first profile include its callbacks";
 }
 

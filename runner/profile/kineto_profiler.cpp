@@ -13,6 +13,8 @@ namespace attnsweep {
 namespace {
 
 namespace profiler = torch::autograd::profiler;
+
+constexpr const char* kTeardown = "1";  // TEARDOWN_CUPTI's value for "finalize CUPTI after each session"
 using torch::profiler::impl::ActivityType;
 using torch::profiler::impl::ProfilerConfig;
 using torch::profiler::impl::ProfilerState;
@@ -49,7 +51,12 @@ KinetoProfiler::KinetoProfiler(const std::string& device) : device_(device), cud
   // a session ends; a value the user set is kept. Only for CUDA profiling: the
   // teardown completes inside the next CUDA call, and a CPU run on a GPU
   // machine makes none, so its second session waited forever (seen on the H200).
-  if (cuda_) setenv("TEARDOWN_CUPTI", "1", /*overwrite=*/0);
+  if (cuda_) setenv("TEARDOWN_CUPTI", kTeardown, /*overwrite=*/0);
+}
+
+std::string KinetoProfiler::cupti_kept_by_user() {
+  const char* value = std::getenv("TEARDOWN_CUPTI");
+  return !value || std::string(value) == kTeardown ? "" : value;
 }
 
 void KinetoProfiler::warm_up(const std::function<void()>& forward) { profile(forward, 1, ""); }

@@ -13,6 +13,10 @@ class KinetoProfiler {
  public:
   explicit KinetoProfiler(const std::string& device);
 
+  // CUDA profiling tears CUPTI down after every session unless the user set
+  // TEARDOWN_CUPTI to something else than "1": that value, or "" when torn down.
+  static std::string cupti_kept_by_user();
+
   // One throwaway session, so CUPTI's start-up cost lands in no measured case.
   void warm_up(const std::function<void()>& forward);
 
