@@ -11,7 +11,6 @@
 #include <cuda_runtime_api.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -20,8 +19,10 @@
 #include <vector>
 
 #include "runner/measure/blocking_kernel.hpp"
+#include "runner/measure/device.hpp"
 #include "runner/measure/inputs.hpp"
 #include "runner/measure/nvml.hpp"
+#include "runner/measure/statistics.hpp"
 #include "runner/measure/timer.hpp"
 #include "runner/profile/kineto_profiler.hpp"
 #include "runner/variants/registry.hpp"
@@ -32,19 +33,6 @@ using Clock = std::chrono::steady_clock;
 
 double us_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
-double mean(const std::vector<double>& values) {
-  double sum = 0;
-  for (double v : values) sum += v;
-  return values.empty() ? 0 : sum / values.size();
 }
 
 // One protocol = an ordered list of steps; "fwd" sits between the events.
@@ -65,10 +53,18 @@ int main(int argc, char** argv) {
   Case c;
   c.variant = variant_name;
   c.dtype = dtype;
-  std::sscanf(shape_text.c_str(), "%ldx%ldx%ldx%ld", &c.shape.batch, &c.shape.heads, &c.shape.seq_len_q,
-              &c.shape.head_dim);
+  if (std::sscanf(shape_text.c_str(), "%ldx%ldx%ldx%ld", &c.shape.batch, &c.shape.heads, &c.shape.seq_len_q,
+                  &c.shape.head_dim) != 4 || c.shape.batch < 1 || c.shape.heads < 1 || c.shape.seq_len_q < 1 ||
+      c.shape.head_dim < 1) {
+    std::fprintf(stderr, "shape '%s': expected BxHxSxD with positive sizes, e.g. 16x16x512x64\n", shape_text.c_str());
+    return 2;
+  }
   c.shape.kv_heads = c.shape.heads;
   c.shape.seq_len_kv = c.shape.seq_len_q;
+  if (cuda_device_count() == 0) {
+    std::fprintf(stderr, "attnsweep_sample_cost needs a CUDA device; there is none here\n");
+    return 2;
+  }
   const Variant* variant = find_variant(variant_name);
   if (!variant) {
     std::fprintf(stderr, "unknown variant %s\n", variant_name.c_str());
@@ -132,8 +128,8 @@ int main(int argc, char** argv) {
       std::printf("{\"protocol\": \"%s\", \"variant\": \"%s\", \"shape\": \"%s\", \"dtype\": \"%s\", \"samples\": %d, "
                   "\"wall_us_median\": %.1f, \"wall_us_mean\": %.1f, \"event_us_median\": %.2f, \"timed_out\": %d",
                   protocol.name.c_str(), variant_name.c_str(), shape_text.c_str(), dtype.c_str(), samples,
-                  median(wall), mean(wall), median(gpu), blocker.timed_out() ? 1 : 0);
-      for (const auto& [step, values] : step_us) std::printf(", \"%s_us\": %.1f", step.c_str(), median(values));
+                  summarize(wall).median, summarize(wall).mean, summarize(gpu).median, blocker.timed_out() ? 1 : 0);
+      for (const auto& [step, values] : step_us) std::printf(", \"%s_us\": %.1f", step.c_str(), summarize(values).median);
       std::printf("}\n");
       std::fflush(stdout);
     }
@@ -154,8 +150,8 @@ int main(int argc, char** argv) {
     std::printf("{\"protocol\": \"Timer l2_flush=%d hide_launch_latency=%d%s\", \"variant\": \"%s\", "
                 "\"shape\": \"%s\", \"samples\": %d, \"wall_us_median\": %.1f, \"wall_us_mean\": %.1f, "
                 "\"event_us_median\": %.2f, \"dispatch_us_median\": %.1f}\n",
-                l2_flush, hide, note, variant_name.c_str(), shape_text.c_str(), samples, median(wall), mean(wall),
-                median(gpu), median(dispatch));
+                l2_flush, hide, note, variant_name.c_str(), shape_text.c_str(), samples, summarize(wall).median,
+                summarize(wall).mean, summarize(gpu).median, summarize(dispatch).median);
     std::fflush(stdout);
   };
   for (const bool l2_flush : {false, true}) {

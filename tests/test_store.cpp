@@ -197,27 +197,26 @@ TEST_F(StoreTest, RefusesAFileThatIsNotSqlite) {
   }
 }
 
+// Copies tests/data/schema_vN.db to `path` and checks it really is version N.
+void copy_saved_database(int version, const std::string& path) {
+  fs::copy_file(ATTNSWEEP_SOURCE_DIR "/tests/data/schema_v" + std::to_string(version) + ".db", path);
+  SQLite::Database before(path, SQLite::OPEN_READONLY);
+  ASSERT_EQ(before.execAndGet("PRAGMA user_version").getInt(), version);
+}
+
 // tests/data/schema_v1.db was written by attnsweep with schema version 1 (two
 // cases: naive ok with 3 samples, sdpa_efficient unsupported). Every later
 // version must open it, keep every row, and accept the new statuses.
 void expect_migrated(const std::string& path, const std::string& run_name);
 
 TEST_F(StoreTest, MigratesASavedVersionOneDatabase) {
-  fs::copy_file(ATTNSWEEP_SOURCE_DIR "/tests/data/schema_v1.db", path_);
-  {
-    SQLite::Database before(path_, SQLite::OPEN_READONLY);
-    ASSERT_EQ(before.execAndGet("PRAGMA user_version").getInt(), 1);
-  }
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(1, path_));
   expect_migrated(path_, "saved-v1");
 }
 
 // tests/data/schema_v3.db: the same two cases, written with schema version 3.
 TEST_F(StoreTest, MigratesASavedVersionThreeDatabase) {
-  fs::copy_file(ATTNSWEEP_SOURCE_DIR "/tests/data/schema_v3.db", path_);
-  {
-    SQLite::Database before(path_, SQLite::OPEN_READONLY);
-    ASSERT_EQ(before.execAndGet("PRAGMA user_version").getInt(), 3);
-  }
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(3, path_));
   expect_migrated(path_, "saved-v3");
   SQLite::Database db(path_, SQLite::OPEN_READONLY);
   // Columns of version 3 keep their values; the ones version 4 added are empty for old cases.
@@ -227,11 +226,7 @@ TEST_F(StoreTest, MigratesASavedVersionThreeDatabase) {
 
 // tests/data/schema_v2.db: the same two cases, written with schema version 2.
 TEST_F(StoreTest, MigratesASavedVersionTwoDatabase) {
-  fs::copy_file(ATTNSWEEP_SOURCE_DIR "/tests/data/schema_v2.db", path_);
-  {
-    SQLite::Database before(path_, SQLite::OPEN_READONLY);
-    ASSERT_EQ(before.execAndGet("PRAGMA user_version").getInt(), 2);
-  }
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(2, path_));
   expect_migrated(path_, "saved-v2");
   SQLite::Database db(path_, SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM samples WHERE mode = 'eager' AND throttled = 0").getInt(), 3);
