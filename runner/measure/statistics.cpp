@@ -15,6 +15,23 @@ double percentile_sorted(const std::vector<double>& sorted, double fraction) {
   return sorted[lower] + (sorted[upper] - sorted[lower]) * weight;
 }
 
+std::size_t median_interval_low_rank(std::size_t n) {
+  // The median lies below the k-th smallest of n samples with probability
+  // P(Binomial(n, 1/2) >= k); the interval [x(k), x(n+1-k)] misses it with
+  // probability 2 P(B <= k-1). k is the largest rank that keeps that at or under
+  // 5%. Exact, so small n get the narrowest interval that is still 95%.
+  std::size_t k = 0;
+  double below = 0;  // P(B <= k - 1), summed in log space (0.5^n underflows for n > 1074)
+  const double nd = static_cast<double>(n), log_half_n = nd * std::log(0.5);
+  for (std::size_t i = 0; i <= n / 2; ++i) {
+    const double id = static_cast<double>(i);
+    below += std::exp(std::lgamma(nd + 1) - std::lgamma(id + 1) - std::lgamma(nd - id + 1) + log_half_n);
+    if (below > 0.025) break;
+    k = i + 1;
+  }
+  return k;
+}
+
 SampleStatistics summarize(std::vector<double> samples) {
   SampleStatistics stats;
   stats.count = static_cast<int>(samples.size());
@@ -26,13 +43,8 @@ SampleStatistics summarize(std::vector<double> samples) {
   stats.p10 = percentile_sorted(samples, 0.1);
   stats.p90 = percentile_sorted(samples, 0.9);
   stats.mean = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
-  const double n = static_cast<double>(samples.size());
-  if (samples.size() >= 6 && stats.median > 0) {
-    // Ranks (1-based) of the interval's ends: n/2 -+ 1.96 sqrt(n)/2, the normal
-    // approximation of the binomial (Conover, Practical Nonparametric Statistics).
-    const double half = 1.96 * std::sqrt(n) / 2;
-    const auto low = static_cast<std::size_t>(std::max(1.0, std::floor(n / 2 - half)));
-    const auto high = static_cast<std::size_t>(std::min(n, std::ceil(n / 2 + half + 1)));
+  if (const std::size_t low = median_interval_low_rank(samples.size()); low > 0 && stats.median > 0) {
+    const std::size_t high = samples.size() + 1 - low;
     stats.median_ci_rel = (samples[high - 1] - samples[low - 1]) / 2 / stats.median;
   }
   if (samples.size() > 1) {
