@@ -46,6 +46,24 @@ TEST(CaseRunnerCpu, MeasuresAnOkCase) {
   EXPECT_TRUE(r.warnings.empty());
 }
 
+TEST(CaseRunnerCpu, AReusedReferenceGivesTheSameErrorAsAFreshOne) {
+  // One runner goes through other shapes and dtypes first, so a reference kept
+  // for the wrong inputs would show as a different (much larger) error.
+  CaseRunner warm("cpu", small_settings(), 0);
+  const Shape shape{2, 2, 2, 32, 32, 16}, other{2, 2, 2, 48, 48, 16};
+  for (const Case& c : {Case{0, "naive", shape, "fp32", true}, Case{1, "naive", other, "fp32", true},
+                        Case{2, "naive", shape, "bf16", true}, Case{3, "naive", shape, "fp32", true}}) {
+    ASSERT_EQ(warm.run(c).status, "ok");
+  }
+  const Case math{4, "sdpa_math", shape, "fp32", true};
+  const CaseResult reused = warm.run(math);
+  const CaseResult fresh = CaseRunner("cpu", small_settings(), 0).run(math);
+  ASSERT_TRUE(reused.rel_error.has_value());
+  ASSERT_TRUE(fresh.rel_error.has_value());
+  EXPECT_EQ(*reused.rel_error, *fresh.rel_error);
+  EXPECT_LT(*reused.rel_error, 1e-5);
+}
+
 TEST(CaseRunnerCpu, NoGpuOnlyBackendsOnTheCpu) {
   CaseRunner runner("cpu", small_settings(), 0);
   for (const std::string variant : {"sdpa_efficient", "sdpa_cudnn"}) {
