@@ -9,7 +9,7 @@ namespace {
 spdlog::logger& logger() {
   static auto instance = [] {
     auto created = spdlog::stderr_color_mt("attnsweep");
-    created->set_pattern("[%H:%M:%S] %^%l%$ %v");
+    created->set_pattern("[%H:%M:%S.%e] %^%l%$ %v");
     created->set_level(spdlog::level::info);
     return created;
   }();
