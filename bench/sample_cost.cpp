@@ -80,9 +80,7 @@ int main(int argc, char** argv) {
   at::Tensor flush = at::empty({2 * l2}, at::TensorOptions().device(at::kCUDA).dtype(at::kByte));
   StreamBlocker blocker;
   at::cuda::CUDAEvent start(cudaEventDefault), stop(cudaEventDefault);
-  char bus_id[32] = {};
-  cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, 0);
-  nvml::Device clock(bus_id);
+  const nvml::Device clock = nvml::Device::of_cuda_device(0);
   auto stream = at::cuda::getCurrentCUDAStream();
 
   const std::vector<Protocol> protocols = {

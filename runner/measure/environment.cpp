@@ -53,10 +53,7 @@ EnvironmentInfo collect_environment(const std::string& device) {
   int runtime = 0;
   if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) info.cuda_version = dotted_version(runtime, 1000, 10);
   info.driver_version = nvml::driver_version();
-  char bus_id[32] = {};
-  if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, index) == cudaSuccess) {
-    info.sm_clock_max_mhz = nvml::Device(bus_id).max_sm_clock_mhz().value_or(0);
-  }
+  info.sm_clock_max_mhz = nvml::Device::of_cuda_device(index).max_sm_clock_mhz().value_or(0);
   return info;
 }
 

@@ -1,5 +1,6 @@
 #include "runner/measure/nvml.hpp"
 
+#include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
 namespace attnsweep::nvml {
@@ -46,6 +47,12 @@ std::string driver_version() {
 Device::Device(const std::string& pci_bus_id) {
   const Library& nvml = library();
   if (nvml.ready && nvml.handle_by_pci_bus_id(pci_bus_id.c_str(), &handle_) != 0) handle_ = nullptr;
+}
+
+Device Device::of_cuda_device(int cuda_index) {
+  char bus_id[32] = {};
+  if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, cuda_index) != cudaSuccess) return Device("");
+  return Device(bus_id);
 }
 
 std::optional<double> Device::sm_clock_mhz() const {

@@ -13,6 +13,7 @@ std::string driver_version();  // empty when NVML is unavailable
 class Device {
  public:
   explicit Device(const std::string& pci_bus_id);
+  static Device of_cuda_device(int cuda_index);  // unavailable if CUDA cannot name its bus id
   bool available() const { return handle_ != nullptr; }
   std::optional<double> sm_clock_mhz() const;      // current SM clock
   std::optional<int> max_sm_clock_mhz() const;     // the highest the SM clock can go

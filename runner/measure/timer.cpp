@@ -35,16 +35,11 @@ class SteadyClockTimer final : public Timer {
   std::string name() const override { return "steady_clock"; }
 };
 
-std::string pci_bus_id(int device_index) {
-  char bus_id[32] = {};
-  return cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device_index) == cudaSuccess ? std::string(bus_id) : "";
-}
-
 class CudaEventTimer final : public Timer {
  public:
   // Timing must be enabled: at::cuda::CUDAEvent defaults to cudaEventDisableTiming.
   CudaEventTimer(int device_index, bool l2_flush, bool hide_launch_latency)
-      : start_(cudaEventDefault), stop_(cudaEventDefault), clock_(pci_bus_id(device_index)),
+      : start_(cudaEventDefault), stop_(cudaEventDefault), clock_(nvml::Device::of_cuda_device(device_index)),
         max_clock_(clock_.max_sm_clock_mhz()) {
     if (hide_launch_latency) blocker_ = std::make_unique<StreamBlocker>();
     if (l2_flush) {
