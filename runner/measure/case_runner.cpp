@@ -38,6 +38,20 @@ bool contains(const std::string& text, const char* fragment) { return text.find(
 // those inputs up to this size; larger ones are recomputed for every variant.
 constexpr std::int64_t kReferenceCacheBytes = std::int64_t{1} << 30;
 
+// A copy of a CUDA tensor in memory of its own (cudaMalloc), outside PyTorch's
+// caching allocator, so that a reference kept across cases is not counted in
+// their peak_mem_bytes. Empty when the device has no room (then not kept).
+std::optional<at::Tensor> copy_outside_allocator(const at::Tensor& tensor) {
+  void* data = nullptr;
+  if (cudaMalloc(&data, tensor.nbytes()) != cudaSuccess) {
+    (void)cudaGetLastError();  // out of memory is not sticky; clear it
+    return std::nullopt;
+  }
+  at::Tensor copy = at::from_blob(data, tensor.sizes(), [](void* pointer) { cudaFree(pointer); }, tensor.options());
+  copy.copy_(tensor);
+  return copy;
+}
+
 }  // namespace
 
 struct CaseRunner::Impl {
@@ -53,7 +67,8 @@ struct CaseRunner::Impl {
   std::string inputs_key;
   std::optional<AttentionInputs> inputs_cache;
   // Their float64 reference output, one tensor per batch entry, filled by the
-  // first accuracy check and reused by the other variants of the same inputs.
+  // first accuracy check and reused by the other variants of the same inputs
+  // (on CUDA held outside the caching allocator: see copy_outside_allocator).
   std::vector<at::Tensor> reference_cache;
 
   const AttentionInputs& inputs_for(const Case& c) {
@@ -64,6 +79,14 @@ struct CaseRunner::Impl {
       inputs_key = key;
     }
     return *inputs_cache;
+  }
+
+  void keep_reference(const at::Tensor& reference) {
+    if (!cuda) {
+      reference_cache.push_back(reference);
+    } else if (auto copy = copy_outside_allocator(reference)) {
+      reference_cache.push_back(std::move(*copy));
+    }
   }
 
   void drop_inputs() {
@@ -97,7 +120,7 @@ struct CaseRunner::Impl {
         slice.key = inputs.key.narrow(0, b, 1);
         slice.value = inputs.value.narrow(0, b, 1);
         reference = reference_attention(slice);
-        if (keep && index == reference_cache.size()) reference_cache.push_back(reference);
+        if (keep && index == reference_cache.size()) keep_reference(reference);
       }
       const at::Tensor difference = output.narrow(0, b, 1).to(at::kDouble) - reference;
       error_squares += difference.pow(2).sum().item<double>();

@@ -164,6 +164,23 @@ TEST(GpuCases, CountsStayIdenticalAcrossManyProfilesInALongLivedProcess) {
   EXPECT_GT(kernels[0], 0);
 }
 
+TEST(GpuCases, AKeptFloat64ReferenceIsNotInTheNextCasesPeakMemory) {
+  SKIP_WITHOUT_CUDA();
+  CaseRunner runner("cuda:0", quick_settings(), 0);
+  // The first case computes the float64 reference (64 MiB for this shape) and
+  // keeps it; the second reuses it. Were it held by PyTorch's caching allocator,
+  // the second case's peak would be 64 MiB higher.
+  const CaseResult first = runner.run(study_case("sdpa_flash"));
+  const CaseResult second = runner.run(study_case("sdpa_flash"));
+  ASSERT_EQ(first.status, "ok") << first.error_message;
+  ASSERT_EQ(second.status, "ok") << second.error_message;
+  ASSERT_TRUE(first.peak_mem_bytes && second.peak_mem_bytes);
+  EXPECT_LT(std::llabs(*second.peak_mem_bytes - *first.peak_mem_bytes), 1 << 20)
+      << *first.peak_mem_bytes << " then " << *second.peak_mem_bytes;
+  ASSERT_TRUE(first.rel_error && second.rel_error);
+  EXPECT_EQ(*first.rel_error, *second.rel_error);
+}
+
 TEST(GpuCases, AutoRecordsTheBackendPyTorchChose) {
   SKIP_WITHOUT_CUDA();
   CaseRunner runner("cuda:0", quick_settings(), 0);
