@@ -22,8 +22,9 @@ struct Outcome {
   std::string output;  // stdout and stderr together
 };
 
-Outcome run(const std::string& arguments) {
-  const std::string command = std::string(ATTNSWEEP_BINARY) + " " + arguments + " 2>&1";
+// `environment`: assignments put before the command, e.g. "NAME=value ".
+Outcome run(const std::string& arguments, const std::string& environment = "") {
+  const std::string command = environment + std::string(ATTNSWEEP_BINARY) + " " + arguments + " 2>&1";
   Outcome outcome;
   FILE* pipe = popen(command.c_str(), "r");
   std::array<char, 4096> buffer{};
@@ -222,6 +223,17 @@ TEST_F(Cli, ASecondRunAppendsToTheSameDatabase) {
   EXPECT_NE(second.output.find("run 2 stored"), std::string::npos);
   SQLite::Database db(path("r.db"), SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases").getInt(), 16);
+}
+
+// On a GPU machine a CPU run with TEARDOWN_CUPTI=1 made Kineto wait in every
+// profiling session; attnsweep removes it for CPU runs and says so.
+TEST_F(Cli, ACpuRunRemovesTeardownCuptiAndSaysSo) {
+  const std::string config = write("tiny.yaml", kTinyConfig);
+  const Outcome outcome = run("run " + config + " --device cpu --db " + path("t.db"), "TEARDOWN_CUPTI=1 ");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_NE(outcome.output.find("TEARDOWN_CUPTI=1 removed for this CPU run"), std::string::npos) << outcome.output;
+  SQLite::Database db(path("t.db"), SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE status = 'ok'").getInt(), 6);  // all but efficient
 }
 
 TEST_F(Cli, DatabaseWithANewerSchemaExitsTwo) {

@@ -35,7 +35,8 @@ std::map<std::string, OpStat> profile_ops(const std::string& variant_name, Profi
 
 // CUPTI left attached after a session slows every later CUDA call (docs/measurement.md):
 // a CUDA profiler asks Kineto to tear it down, unless the user chose otherwise. A CPU
-// profiler must not: the teardown waits for a CUDA call that a CPU run never makes.
+// profiler must not, and removes a TEARDOWN_CUPTI=1 it finds: the teardown waits for a
+// CUDA call that a CPU run never makes.
 TEST(CpuProfiler, AsksForCuptiTeardownOnlyForCudaAndUnlessTheUserChose) {
   const char* before = std::getenv("TEARDOWN_CUPTI");
   const std::string saved = before ? before : "";
@@ -50,6 +51,11 @@ TEST(CpuProfiler, AsksForCuptiTeardownOnlyForCudaAndUnlessTheUserChose) {
   { KinetoProfiler profiler("cuda:0"); }
   EXPECT_STREQ(std::getenv("TEARDOWN_CUPTI"), "0");
   EXPECT_EQ(KinetoProfiler::cupti_kept_by_user(), "0");  // named in runs.timing_protocol
+  { KinetoProfiler profiler("cpu"); }  // any value but "1" is left alone
+  EXPECT_STREQ(std::getenv("TEARDOWN_CUPTI"), "0");
+  setenv("TEARDOWN_CUPTI", "1", 1);
+  { KinetoProfiler profiler("cpu"); }
+  EXPECT_EQ(std::getenv("TEARDOWN_CUPTI"), nullptr);
   if (before) setenv("TEARDOWN_CUPTI", saved.c_str(), 1); else unsetenv("TEARDOWN_CUPTI");
 }
 
