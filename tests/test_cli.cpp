@@ -225,8 +225,8 @@ TEST_F(Cli, ASecondRunAppendsToTheSameDatabase) {
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases").getInt(), 16);
 }
 
-// On a GPU machine a CPU run with TEARDOWN_CUPTI=1 made Kineto wait in every
-// profiling session; attnsweep removes it for CPU runs and says so.
+// On a GPU machine a CPU run with TEARDOWN_CUPTI=1 hung (Kineto waits for a CUDA
+// call that never comes); attnsweep removes it for CPU runs and says so.
 TEST_F(Cli, ACpuRunRemovesTeardownCuptiAndSaysSo) {
   const std::string config = write("tiny.yaml", kTinyConfig);
   const Outcome outcome = run("run " + config + " --device cpu --db " + path("t.db"), "TEARDOWN_CUPTI=1 ");

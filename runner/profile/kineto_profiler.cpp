@@ -51,14 +51,15 @@ KinetoProfiler::KinetoProfiler(const std::string& device) : device_(device), cud
   // first were 1.6 to 2x too high (docs/benchmarks.md). Kineto reads this when
   // a session ends; a value the user set is kept. Only for CUDA profiling: the
   // teardown completes inside the next CUDA call, and a CPU run on a GPU
-  // machine makes none, so its next session waits for it (a CLI test hung on
-  // the H200 until this was fixed). Even a user's TEARDOWN_CUPTI=1 is removed then.
+  // machine makes none: a CLI test hung on the H200 until this was fixed, and
+  // there a Python process that profiled only the CPU with TEARDOWN_CUPTI=1 did
+  // not exit within 60 s. Even a user's TEARDOWN_CUPTI=1 is removed then.
   if (cuda_) {
     setenv("TEARDOWN_CUPTI", kTeardown, /*overwrite=*/0);
   } else if (const char* value = std::getenv("TEARDOWN_CUPTI"); value && std::string(value) == kTeardown) {
     unsetenv("TEARDOWN_CUPTI");
-    log::warn("TEARDOWN_CUPTI=1 removed for this CPU run: Kineto would wait in every profiling session for a "
-              "CUDA call that a CPU run never makes (CPU profiling does not use CUPTI)");
+    log::warn("TEARDOWN_CUPTI=1 removed for this CPU run: with it Kineto waits for a CUDA call that a CPU run "
+              "never makes, and on a GPU machine the process hangs (CPU profiling does not use CUPTI)");
   }
 }
 
