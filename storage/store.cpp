@@ -9,6 +9,7 @@
 #include "runner/common/errors.hpp"
 #include "schema_sql.hpp"
 #include "storage/migrations.hpp"
+#include "git_sha.hpp"
 #include "version.hpp"
 
 namespace attnsweep::storage {

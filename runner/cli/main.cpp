@@ -5,6 +5,7 @@
 #include "runner/cli/worker.hpp"
 #include "runner/common/errors.hpp"
 #include "runner/common/log.hpp"
+#include "git_sha.hpp"
 #include "version.hpp"
 
 int main(int argc, char** argv) {
