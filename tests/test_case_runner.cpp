@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "runner/measure/case_runner.hpp"
+#include "runner/measure/device.hpp"
 #include "runner/measure/flops.hpp"
 
 namespace attnsweep {
@@ -16,6 +17,13 @@ MeasureSettings small_settings() {
   settings.max_case_seconds = 5;
   settings.profiled_forwards = 2;
   return settings;
+}
+
+TEST(Device, IndexOfAResolvedDevice) {
+  EXPECT_EQ(cuda_device_index("cuda:0"), 0);
+  EXPECT_EQ(cuda_device_index("cuda:3"), 3);
+  EXPECT_EQ(cuda_device_index("cuda"), 0);
+  EXPECT_EQ(cuda_device_index("cpu"), -1);
 }
 
 TEST(CaseRunnerCpu, MeasuresAnOkCase) {

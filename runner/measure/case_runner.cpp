@@ -102,7 +102,6 @@ struct CaseRunner::Impl {
         timer(make_timer(device, settings_in.l2_flush, settings_in.hide_launch_latency)),
         profiler(device) {}
 
-  int device_index() const { return cuda ? std::stoi(device.substr(5)) : -1; }
 
   // Relative Frobenius error against float64, one batch entry at a time so the
   // float64 score matrix stays small.
@@ -265,7 +264,7 @@ struct CaseRunner::Impl {
     if (cuda) {
       synchronize_device(device);
       c10::cuda::CUDACachingAllocator::emptyCache();
-      c10::cuda::CUDACachingAllocator::resetPeakStats(device_index());
+      c10::cuda::CUDACachingAllocator::resetPeakStats(cuda_device_index(device));
     }
     end_phase(phases.accuracy);
     at::Tensor output;
@@ -283,7 +282,7 @@ struct CaseRunner::Impl {
     profile_case(forward, trace_path, result);
     end_phase(phases.profile);
     if (cuda) {
-      const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device_index());
+      const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(cuda_device_index(device));
       result.peak_mem_bytes = stats.allocated_bytes[static_cast<std::size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
     }
   }

@@ -15,9 +15,14 @@ int cuda_device_count() { return at::hasCUDA() ? static_cast<int>(c10::cuda::dev
 
 bool is_cuda_device(const std::string& device) { return device.rfind("cuda", 0) == 0; }
 
+int cuda_device_index(const std::string& device) {
+  if (!is_cuda_device(device)) return -1;
+  return device == "cuda" ? 0 : std::stoi(device.substr(5));
+}
+
 double device_memory_bytes(const std::string& device) {
   if (is_cuda_device(device)) {
-    return static_cast<double>(at::cuda::getDeviceProperties(std::stoi(device.substr(5)))->totalGlobalMem);
+    return static_cast<double>(at::cuda::getDeviceProperties(cuda_device_index(device))->totalGlobalMem);
   }
   return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
 }
@@ -27,7 +32,7 @@ std::string resolve_device(const std::string& requested) {
   const int gpus = cuda_device_count();
   if (requested == "auto") return gpus > 0 ? "cuda:0" : "cpu";
   if (requested == "cpu") return "cpu";
-  const int index = requested == "cuda" ? 0 : std::stoi(requested.substr(5));
+  const int index = cuda_device_index(requested);
   if (gpus == 0) {
     throw BadInputError("device '" + requested + "' asked for, but no CUDA device is available here; "
                         "use --device cpu or --device auto");

@@ -44,7 +44,7 @@ EnvironmentInfo collect_environment(const std::string& device) {
     info.device_name = cpu_model();
     return info;
   }
-  const int index = std::stoi(device.substr(5));
+  const int index = cuda_device_index(device);
   const cudaDeviceProp* properties = at::cuda::getDeviceProperties(index);
   info.device_name = properties->name;
   info.sm_count = properties->multiProcessorCount;

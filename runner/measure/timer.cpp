@@ -93,7 +93,7 @@ class CudaEventTimer final : public Timer {
 
 std::unique_ptr<Timer> make_timer(const std::string& device, bool l2_flush, bool hide_launch_latency) {
   if (is_cuda_device(device)) {
-    return std::make_unique<CudaEventTimer>(std::stoi(device.substr(5)), l2_flush, hide_launch_latency);
+    return std::make_unique<CudaEventTimer>(cuda_device_index(device), l2_flush, hide_launch_latency);
   }
   return std::make_unique<SteadyClockTimer>();
 }
