@@ -30,7 +30,7 @@ double seconds_per_call(const std::function<void()>& call, int repeats) {
 DeviceCeilings measure_ceilings(const std::string& device) {
   DeviceCeilings ceilings;
   if (!is_cuda_device(device)) return ceilings;
-  c10::OptionalDeviceGuard guard(at::Device(device));
+  c10::OptionalDeviceGuard guard{at::Device(device)};  // braces: with parentheses this declared a function
   at::NoGradGuard no_grad;
   const auto options = at::TensorOptions().device(device);
   {
