@@ -190,6 +190,10 @@ measure: {warmup: 1, profiled_forwards: 2, min_samples: 3, max_samples: 5, case_
   EXPECT_EQ(status_of("sdpa_flash"), "ok: ");
   EXPECT_EQ(check.execAndGet("SELECT isolate FROM runs").getInt(), 1);
   EXPECT_DOUBLE_EQ(check.execAndGet("SELECT case_timeout_s FROM runs").getDouble(), 3.0);
+  // The environment came from the probe worker, through its JSON line.
+  EXPECT_EQ(check.execAndGet("SELECT device FROM runs").getString(), "cpu");
+  EXPECT_EQ(check.execAndGet("SELECT torch_version FROM runs").getString().rfind("2.", 0), 0u);
+  EXPECT_EQ(check.execAndGet("SELECT length(device_name) > 0 AND length(hostname) > 0 FROM runs").getInt(), 1);
 }
 
 TEST_F(Reliability, FourConcurrentWritersLoseNothing) {

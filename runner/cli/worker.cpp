@@ -24,6 +24,13 @@
 #include "runner/plan/plan.hpp"
 #include "storage/store.hpp"
 
+namespace attnsweep {
+// The probe's JSON carries EnvironmentInfo field by field; one list for both directions.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EnvironmentInfo, device, device_name, torch_version, cuda_version,
+                                                cudnn_version, driver_version, hostname, sm_count,
+                                                device_memory_bytes, l2_cache_bytes, sm_clock_max_mhz)
+}  // namespace attnsweep
+
 namespace attnsweep::cli {
 namespace {
 
@@ -113,19 +120,8 @@ int probe_command(const std::string& requested_device) {
   // No prefix: the parent shows the message as its own error line.
   return guarded("", [&] {
     const std::string device = resolve_device(requested_device);
-    const EnvironmentInfo env = collect_environment(device);
-    const nlohmann::json out = {{"device", env.device},
-                                {"device_name", env.device_name},
-                                {"torch_version", env.torch_version},
-                                {"cuda_version", env.cuda_version},
-                                {"cudnn_version", env.cudnn_version},
-                                {"driver_version", env.driver_version},
-                                {"hostname", env.hostname},
-                                {"sm_count", env.sm_count},
-                                {"device_memory_bytes", env.device_memory_bytes},
-                                {"l2_cache_bytes", env.l2_cache_bytes},
-                                {"sm_clock_max_mhz", env.sm_clock_max_mhz},
-                                {"memory_bytes", device_memory_bytes(device)}};
+    nlohmann::json out = collect_environment(device);
+    out["memory_bytes"] = device_memory_bytes(device);
     std::cout << out.dump() << std::endl;
     return static_cast<int>(kExitOk);
   });
@@ -147,18 +143,7 @@ DeviceProbe probe_device_in_worker(const std::string& requested_device) {
   const auto json = nlohmann::json::parse(last, nullptr, /*allow_exceptions=*/false);
   if (code != 0 || !json.is_object()) throw std::runtime_error("the device probe failed: " + output);
   DeviceProbe probe;
-  EnvironmentInfo& env = probe.environment;
-  env.device = json.value("device", "");
-  env.device_name = json.value("device_name", "");
-  env.torch_version = json.value("torch_version", "");
-  env.cuda_version = json.value("cuda_version", "");
-  env.cudnn_version = json.value("cudnn_version", "");
-  env.driver_version = json.value("driver_version", "");
-  env.hostname = json.value("hostname", "");
-  env.sm_count = json.value("sm_count", 0);
-  env.device_memory_bytes = json.value("device_memory_bytes", std::int64_t{0});
-  env.l2_cache_bytes = json.value("l2_cache_bytes", std::int64_t{0});
-  env.sm_clock_max_mhz = json.value("sm_clock_max_mhz", 0);
+  probe.environment = json.get<EnvironmentInfo>();
   probe.memory_bytes = json.value("memory_bytes", 0.0);
   return probe;
 }
