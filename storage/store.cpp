@@ -15,8 +15,9 @@
 namespace attnsweep::storage {
 namespace {
 
-template <typename T>
-void bind_optional(SQLite::Statement& statement, const char* name, const std::optional<T>& value) {
+// `Key`: a parameter's name (":x") or its 1-based position.
+template <typename Key, typename T>
+void bind_optional(SQLite::Statement& statement, Key name, const std::optional<T>& value) {
   if (value) {
     statement.bind(name, *value);
   } else {
@@ -24,7 +25,8 @@ void bind_optional(SQLite::Statement& statement, const char* name, const std::op
   }
 }
 
-void bind_text_or_null(SQLite::Statement& statement, const char* name, const std::string& value) {
+template <typename Key>
+void bind_text_or_null(SQLite::Statement& statement, Key name, const std::string& value) {
   if (value.empty()) {
     statement.bind(name);
   } else {
@@ -295,13 +297,13 @@ std::int64_t Store::add_case(std::int64_t run_id, const Case& c, const CaseResul
       kernel.bind(7, k.min_us);
       kernel.bind(8, k.max_us);
       kernel.bind(9, static_cast<std::int64_t>(k.stream));
-      if (k.grid.empty()) kernel.bind(10); else kernel.bind(10, k.grid);
-      if (k.block.empty()) kernel.bind(11); else kernel.bind(11, k.block);
-      if (k.registers_per_thread) kernel.bind(12, *k.registers_per_thread); else kernel.bind(12);
-      if (k.shared_memory_bytes) kernel.bind(13, static_cast<std::int64_t>(*k.shared_memory_bytes)); else kernel.bind(13);
-      if (k.blocks_per_sm) kernel.bind(14, *k.blocks_per_sm); else kernel.bind(14);
-      if (k.warps_per_sm) kernel.bind(15, *k.warps_per_sm); else kernel.bind(15);
-      if (k.est_occupancy_pct) kernel.bind(16, *k.est_occupancy_pct); else kernel.bind(16);
+      bind_text_or_null(kernel, 10, k.grid);
+      bind_text_or_null(kernel, 11, k.block);
+      bind_optional(kernel, 12, k.registers_per_thread);
+      bind_optional(kernel, 13, k.shared_memory_bytes);
+      bind_optional(kernel, 14, k.blocks_per_sm);
+      bind_optional(kernel, 15, k.warps_per_sm);
+      bind_optional(kernel, 16, k.est_occupancy_pct);
       kernel.exec();
       kernel.reset();
     }
@@ -324,11 +326,11 @@ std::int64_t Store::add_case(std::int64_t run_id, const Case& c, const CaseResul
   for (const auto& s : result.samples) {
     sample.bind(1, case_id);
     sample.bind(2, next_index[s.mode]++);
-    if (s.gpu_time_us) sample.bind(3, *s.gpu_time_us); else sample.bind(3);
-    if (s.cpu_time_us) sample.bind(4, *s.cpu_time_us); else sample.bind(4);
-    if (s.host_dispatch_us) sample.bind(5, *s.host_dispatch_us); else sample.bind(5);
+    bind_optional(sample, 3, s.gpu_time_us);
+    bind_optional(sample, 4, s.cpu_time_us);
+    bind_optional(sample, 5, s.host_dispatch_us);
     sample.bind(6, s.mode);
-    if (s.sm_clock_mhz) sample.bind(7, *s.sm_clock_mhz); else sample.bind(7);
+    bind_optional(sample, 7, s.sm_clock_mhz);
     sample.bind(8, s.throttled ? 1 : 0);
     sample.bind(9, s.blocked ? 1 : 0);
     sample.bind(10, s.block_timed_out ? 1 : 0);

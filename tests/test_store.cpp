@@ -63,6 +63,12 @@ class StoreTest : public ::testing::Test {
     profile.kernels = {{"cudnn_generated_fort_native_sdpa", "kernel", 1, 57.1, 57.1, 56.9, 57.3, 7},
                        {"Memset (Device)", "memset", 1, 0.7, 0.7, 0.6, 0.8, 7}};
     profile.ops = {{"aten::_cudnn_attention_forward", "op", 1, 30.4, 130.5}, {"cudaMemsetAsync", "cuda_runtime", 1, 76.1, 76.1}};
+    KernelStat& cudnn = profile.kernels.front();  // launch metadata on one kernel; the memset has none
+    cudnn.grid = "[132,1,1]";
+    cudnn.block = "[384,1,1]";
+    cudnn.registers_per_thread = 168;
+    cudnn.shared_memory_bytes = 134144;
+    cudnn.est_occupancy_pct = 0.0;
     r.profile = profile;
     for (int i = 0; i < 5; ++i) r.samples.push_back({80.0 + i, std::nullopt, 25.0 + i});
     return {c, r};
@@ -126,10 +132,18 @@ TEST_F(StoreTest, RoundTripOfRunCaseKernelsOpsAndSamples) {
 
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM kernels").getInt(), 2);
   EXPECT_EQ(db.execAndGet("SELECT kind FROM kernels WHERE name = 'Memset (Device)'").getString(), "memset");
+  EXPECT_EQ(db.execAndGet("SELECT grid || ' ' || block || ' ' || registers_per_thread || ' ' || shared_memory_bytes || "
+                          "' ' || est_occupancy_pct || ' ' || (blocks_per_sm IS NULL) FROM kernels WHERE kind = 'kernel'")
+                .getString(),
+            "[132,1,1] [384,1,1] 168 134144 0.0 1");
+  EXPECT_EQ(db.execAndGet("SELECT grid IS NULL AND registers_per_thread IS NULL AND est_occupancy_pct IS NULL "
+                          "FROM kernels WHERE kind = 'memset'").getInt(), 1);
   EXPECT_DOUBLE_EQ(db.execAndGet("SELECT self_cpu_us FROM ops WHERE name = 'cudaMemsetAsync'").getDouble(), 76.1);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM samples").getInt(), 5);
   EXPECT_DOUBLE_EQ(db.execAndGet("SELECT gpu_time_us FROM samples WHERE sample_index = 4").getDouble(), 84);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM samples WHERE cpu_time_us IS NULL").getInt(), 5);
+  EXPECT_DOUBLE_EQ(db.execAndGet("SELECT host_dispatch_us FROM samples WHERE sample_index = 4").getDouble(), 29);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM samples WHERE sm_clock_mhz IS NULL").getInt(), 5);
   EXPECT_DOUBLE_EQ(db.execAndGet("SELECT time_us_median FROM results").getDouble(), 80);
 }
 
