@@ -79,14 +79,19 @@ TEST(StoppingRule, StopsAtTargetNoiseOnlyAfterMinimumSamples) {
   EXPECT_EQ(rule.count(), 5);
 }
 
-TEST(StoppingRule, NoisySamplesRunToTheSampleCap) {
-  StoppingRule rule(settings(2, 10, 0.01, 60));
+// Feeds `rule` alternating samples (even, odd, even, ...) until it stops; returns how many.
+int take_alternating(StoppingRule& rule, double even, double odd) {
   int taken = 0;
   do {
-    rule.add_sample(taken % 2 ? 100 : 200);
+    rule.add_sample(taken % 2 ? odd : even);
     ++taken;
   } while (!rule.should_stop(0.1));
-  EXPECT_EQ(taken, 10);
+  return taken;
+}
+
+TEST(StoppingRule, NoisySamplesRunToTheSampleCap) {
+  StoppingRule rule(settings(2, 10, 0.01, 60));
+  EXPECT_EQ(take_alternating(rule, 200, 100), 10);
   EXPECT_EQ(rule.reason(), "max_samples");
   EXPECT_NEAR(rule.rel_stdev(), summarize({200, 100, 200, 100, 200, 100, 200, 100, 200, 100}).rel_stdev(), 1e-12);
 }
@@ -117,11 +122,7 @@ TEST(StoppingRule, StopsWhenTheNoiseEstimateNoLongerMoves) {
   // Alternating 90/110: the relative stdev settles near 0.1, far over the
   // 0.001 target, so more samples cannot help.
   StoppingRule rule(settings(10, 100000, 0.001, 60));
-  int taken = 0;
-  do {
-    rule.add_sample(taken % 2 ? 90 : 110);
-    ++taken;
-  } while (!rule.should_stop(0.1));
+  const int taken = take_alternating(rule, 110, 90);
   EXPECT_EQ(rule.reason(), "noise_converged");
   EXPECT_LT(taken, 200);
   EXPECT_NEAR(rule.rel_stdev(), 0.1, 0.01);

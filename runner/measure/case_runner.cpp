@@ -63,7 +63,8 @@ struct CaseRunner::Impl {
   KinetoProfiler profiler;
   bool profiler_warm = false;
   // The inputs of the last case: the plan runs all variants of a shape and dtype
-  // back to back, and drawing large inputs on the CPU costs more than a case.
+  // back to back, and on the CPU device drawing large inputs anew for each would
+  // cost up to a second per case (on a GPU the draw is cheap).
   std::string inputs_key;
   std::optional<AttentionInputs> inputs_cache;
   // Their float64 reference output, one tensor per batch entry, filled by the
