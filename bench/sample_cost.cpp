@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "runner/measure/blocking_kernel.hpp"
-#include "runner/measure/device.hpp"
+#include "runner/device/device.hpp"
 #include "runner/measure/inputs.hpp"
-#include "runner/measure/nvml.hpp"
+#include "runner/device/nvml.hpp"
 #include "runner/measure/statistics.hpp"
 #include "runner/measure/timer.hpp"
 #include "runner/profile/kineto_profiler.hpp"
@@ -52,7 +52,11 @@ int main(int argc, char** argv) {
 
   Case c;
   c.variant = variant_name;
-  c.dtype = dtype;
+  if (!parse_dtype(dtype)) {
+    std::fprintf(stderr, "unknown dtype '%s'; allowed: bf16, fp16, fp32\n", dtype.c_str());
+    return 2;
+  }
+  c.dtype = *parse_dtype(dtype);
   if (std::sscanf(shape_text.c_str(), "%ldx%ldx%ldx%ld", &c.shape.batch, &c.shape.heads, &c.shape.seq_len_q,
                   &c.shape.head_dim) != 4 || c.shape.batch < 1 || c.shape.heads < 1 || c.shape.seq_len_q < 1 ||
       c.shape.head_dim < 1) {
@@ -72,7 +76,7 @@ int main(int argc, char** argv) {
   }
   at::NoGradGuard no_grad;
   c10::cuda::CUDAGuard guard(0);
-  const AttentionInputs inputs = make_inputs(c, "cuda:0", 0);
+  const AttentionInputs inputs = make_inputs(c, Device::cuda(0), 0);
   at::Tensor output;
   auto forward = [&] { output = variant->forward(inputs); };
 
@@ -135,7 +139,7 @@ int main(int argc, char** argv) {
 
   // The real timer, as attnsweep run uses it.
   auto time_real_timer = [&](bool l2_flush, bool hide, const char* note) {
-    auto timer = make_timer("cuda:0", l2_flush, hide);
+    auto timer = make_timer(Device::cuda(0), l2_flush, hide);
     std::vector<double> wall, gpu, dispatch;
     for (int s = 0; s < 2 * samples; ++s) {
       const auto t0 = Clock::now();
@@ -156,7 +160,7 @@ int main(int argc, char** argv) {
     for (const bool hide : {false, true}) time_real_timer(l2_flush, hide, "");
   }
   // Once more after a profiling session: does CUPTI stay attached and slow launches down?
-  KinetoProfiler("cuda:0").profile(forward, 3, "");
+  KinetoProfiler(Device::cuda(0)).profile(forward, 3, "");
   time_real_timer(false, false, " after a profile");
   time_real_timer(true, true, " after a profile");
   return 0;

@@ -1,18 +1,16 @@
 #pragma once
 // The one way results reach the database (SQLite, storage/schema.sql). Each
 // finished case is committed in its own transaction, so a crash loses at most
-// the case in flight.
+// the case in flight. Reading them back is storage/run_reader.hpp's job.
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
-#include <utility>
-#include <vector>
 
+#include "runner/common/identities.hpp"
 #include "runner/config/measure_settings.hpp"
+#include "runner/device/environment.hpp"
 #include "runner/measure/case_result.hpp"
-#include "runner/measure/environment.hpp"
 #include "runner/plan/case.hpp"
 
 namespace attnsweep::storage {
@@ -36,15 +34,6 @@ struct RunRecord {
   std::optional<double> ceiling_copy_gbps;
 };
 
-// What --resume needs to know about an earlier run.
-struct StoredRun {
-  std::int64_t run_id = 0;
-  std::string status;
-  std::string config_sha256;
-  std::string device;
-  int planned_cases = 0;
-};
-
 class Store {
  public:
   // Opens (creating when absent) the database at `path` and brings its schema
@@ -55,16 +44,16 @@ class Store {
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
+  // A new run, status running, started now; returns its run_id.
   std::int64_t begin_run(const RunRecord& run);
+  // One finished case with its kernels, ops and samples, in one transaction;
+  // returns its case_id. Throws SQLite::Exception (and stores nothing) when
+  // the schema refuses the row, e.g. a plan_index the run already has.
   std::int64_t add_case(std::int64_t run_id, const Case& c, const CaseResult& result);
-  void finish_run(std::int64_t run_id, const std::string& status);
-
-  // The run with this id, or the latest run when none is given.
-  std::optional<StoredRun> find_run(std::optional<std::int64_t> run_id);
-  std::set<int> stored_plan_indexes(std::int64_t run_id);
+  // Sets the run's final status and finished_at.
+  void finish_run(std::int64_t run_id, RunStatus status);
+  // --resume: the run is running again, with no finished_at.
   void reopen_run(std::int64_t run_id);
-  // Every stored case of a run, in plan order, as much as the summary table needs.
-  std::vector<std::pair<Case, CaseResult>> load_cases(std::int64_t run_id);
 
   const std::string& path() const { return path_; }
 

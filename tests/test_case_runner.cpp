@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "runner/measure/case_runner.hpp"
-#include "runner/measure/device.hpp"
+#include "runner/device/device.hpp"
 #include "runner/measure/flops.hpp"
 
 namespace attnsweep {
@@ -20,18 +20,18 @@ MeasureSettings small_settings() {
 }
 
 TEST(Device, IndexOfAResolvedDevice) {
-  EXPECT_EQ(cuda_device_index("cuda:0"), 0);
-  EXPECT_EQ(cuda_device_index("cuda:3"), 3);
-  EXPECT_EQ(cuda_device_index("cuda"), 0);
-  EXPECT_EQ(cuda_device_index("cpu"), -1);
+  EXPECT_EQ(Device::parse("cuda:0").cuda_index(), 0);
+  EXPECT_EQ(Device::parse("cuda:3").cuda_index(), 3);
+  EXPECT_EQ(Device::parse("cuda").cuda_index(), 0);
+  EXPECT_EQ(Device::parse("cpu").cuda_index(), -1);
 }
 
 TEST(CaseRunnerCpu, MeasuresAnOkCase) {
-  CaseRunner runner("cpu", small_settings(), 0);
-  const Case c{0, "naive", Shape{1, 2, 2, 64, 64, 32}, "fp32", true};
+  CaseRunner runner(Device::cpu(), small_settings(), 0);
+  const Case c{0, "naive", Shape{1, 2, 2, 64, 64, 32}, Dtype::fp32, true};
   const CaseResult r = runner.run(c);
-  ASSERT_EQ(r.status, "ok") << r.error_message;
-  EXPECT_EQ(r.device, "cpu");
+  ASSERT_EQ(r.status, CaseStatus::ok) << r.error_message;
+  EXPECT_EQ(r.device, Device::cpu());
   EXPECT_EQ(r.timer, "steady_clock");
   EXPECT_FALSE(r.gpu_time_us.has_value());
   ASSERT_TRUE(r.cpu_time_us.has_value());
@@ -57,15 +57,15 @@ TEST(CaseRunnerCpu, MeasuresAnOkCase) {
 TEST(CaseRunnerCpu, AReusedReferenceGivesTheSameErrorAsAFreshOne) {
   // One runner goes through other shapes and dtypes first, so a reference kept
   // for the wrong inputs would show as a different (much larger) error.
-  CaseRunner warm("cpu", small_settings(), 0);
+  CaseRunner warm(Device::cpu(), small_settings(), 0);
   const Shape shape{2, 2, 2, 32, 32, 16}, other{2, 2, 2, 48, 48, 16};
-  for (const Case& c : {Case{0, "naive", shape, "fp32", true}, Case{1, "naive", other, "fp32", true},
-                        Case{2, "naive", shape, "bf16", true}, Case{3, "naive", shape, "fp32", true}}) {
-    ASSERT_EQ(warm.run(c).status, "ok");
+  for (const Case& c : {Case{0, "naive", shape, Dtype::fp32, true}, Case{1, "naive", other, Dtype::fp32, true},
+                        Case{2, "naive", shape, Dtype::bf16, true}, Case{3, "naive", shape, Dtype::fp32, true}}) {
+    ASSERT_EQ(warm.run(c).status, CaseStatus::ok);
   }
-  const Case math{4, "sdpa_math", shape, "fp32", true};
+  const Case math{4, "sdpa_math", shape, Dtype::fp32, true};
   const CaseResult reused = warm.run(math);
-  const CaseResult fresh = CaseRunner("cpu", small_settings(), 0).run(math);
+  const CaseResult fresh = CaseRunner(Device::cpu(), small_settings(), 0).run(math);
   ASSERT_TRUE(reused.rel_error.has_value());
   ASSERT_TRUE(fresh.rel_error.has_value());
   EXPECT_EQ(*reused.rel_error, *fresh.rel_error);
@@ -73,10 +73,10 @@ TEST(CaseRunnerCpu, AReusedReferenceGivesTheSameErrorAsAFreshOne) {
 }
 
 TEST(CaseRunnerCpu, NoGpuOnlyBackendsOnTheCpu) {
-  CaseRunner runner("cpu", small_settings(), 0);
+  CaseRunner runner(Device::cpu(), small_settings(), 0);
   for (const std::string variant : {"sdpa_efficient", "sdpa_cudnn"}) {
-    const CaseResult r = runner.run(Case{0, variant, Shape{1, 2, 2, 16, 16, 8}, "fp32", true});
-    EXPECT_EQ(r.status, "unsupported") << variant;
+    const CaseResult r = runner.run(Case{0, variant, Shape{1, 2, 2, 16, 16, 8}, Dtype::fp32, true});
+    EXPECT_EQ(r.status, CaseStatus::unsupported) << variant;
     EXPECT_NE(r.error_message.find("no CPU implementation"), std::string::npos) << r.error_message;
     EXPECT_TRUE(r.samples.empty());
     EXPECT_FALSE(r.profile.has_value());
@@ -86,9 +86,9 @@ TEST(CaseRunnerCpu, NoGpuOnlyBackendsOnTheCpu) {
 TEST(CaseRunnerCpu, AccuracyCheckCanBeTurnedOff) {
   MeasureSettings settings = small_settings();
   settings.accuracy_check = false;
-  CaseRunner runner("cpu", settings, 0);
-  const CaseResult r = runner.run(Case{0, "sdpa_math", Shape{1, 2, 2, 16, 16, 8}, "bf16", false});
-  ASSERT_EQ(r.status, "ok");
+  CaseRunner runner(Device::cpu(), settings, 0);
+  const CaseResult r = runner.run(Case{0, "sdpa_math", Shape{1, 2, 2, 16, 16, 8}, Dtype::bf16, false});
+  ASSERT_EQ(r.status, CaseStatus::ok);
   EXPECT_FALSE(r.rel_error.has_value());
   EXPECT_EQ(r.sdpa_backend, "math");
 }

@@ -147,6 +147,42 @@ TEST_F(Cli, VariantsListsEveryVariantAndWhereItRuns) {
   EXPECT_EQ(run("variants --device quantum").exit_code, 2);
 }
 
+TEST_F(Cli, QueryPrintsTableCsvJsonAndMarkdown) {
+  const std::string config = write("tiny.yaml", kTinyConfig);
+  ASSERT_EQ(run("run " + config + " --device cpu --db " + path("q.db")).exit_code, 0);
+  // flops of 1x2x16x8 causal: 4 * 2 * 8 * 136 attended pairs = 8704 = 8.5 * 1024.
+  const std::string query = "query " + path("q.db") +
+                            " \"SELECT variant, seq_len_q, kernels_per_forward, flops / 1024.0 AS kflop FROM cases "
+                            "WHERE plan_index < 2 ORDER BY plan_index\"";
+  const Outcome table = run(query);
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_EQ(table.output,
+            "variant    seq_len_q  kernels_per_forward  kflop\n"
+            "naive      16         NULL                 8.5\n"
+            "sdpa_math  16         NULL                 8.5\n");
+  EXPECT_EQ(run(query + " --format table").output, table.output);
+  const Outcome csv = run(query + " --format csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.output;
+  EXPECT_EQ(csv.output, "variant,seq_len_q,kernels_per_forward,kflop\nnaive,16,,8.5\nsdpa_math,16,,8.5\n");
+  const Outcome json = run(query + " --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  EXPECT_EQ(json.output.front(), '[');
+  EXPECT_NE(json.output.find("\"variant\": \"sdpa_math\""), std::string::npos) << json.output;
+  EXPECT_NE(json.output.find("\"seq_len_q\": 16,"), std::string::npos) << json.output;
+  EXPECT_NE(json.output.find("\"kernels_per_forward\": null"), std::string::npos) << json.output;
+  EXPECT_NE(json.output.find("\"kflop\": 8.5"), std::string::npos) << json.output;
+  const Outcome markdown = run(query + " --format markdown");
+  ASSERT_EQ(markdown.exit_code, 0) << markdown.output;
+  EXPECT_EQ(markdown.output,
+            "| variant | seq_len_q | kernels_per_forward | kflop |\n"
+            "| --- | --- | --- | --- |\n"
+            "| naive | 16 | NULL | 8.5 |\n"
+            "| sdpa_math | 16 | NULL | 8.5 |\n");
+  const Outcome bad = run(query + " --format xml");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("xml"), std::string::npos) << bad.output;
+}
+
 TEST_F(Cli, RunOnCpuStoresEveryCaseAndPrintsTheSummary) {
   const std::string config = write("tiny.yaml", kTinyConfig);
   const Outcome outcome = run("run " + config + " --device cpu --db " + path("r.db") + " --traces " + path("traces"));

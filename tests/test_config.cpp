@@ -47,7 +47,7 @@ TEST(Config, ParsesTheStudyConfig) {
   const Config config = load_config(ATTNSWEEP_SOURCE_DIR "/configs/blog.yaml");
   EXPECT_EQ(config.name, "blog");
   EXPECT_EQ(config.variants.size(), 7u);
-  EXPECT_EQ(config.dtypes, std::vector<std::string>{"bf16"});
+  EXPECT_EQ(config.dtypes, std::vector<Dtype>{Dtype::bf16});
   EXPECT_EQ(config.causal, std::vector<bool>{true});
   ASSERT_EQ(config.shapes.size(), 1u);
   EXPECT_EQ(config.shapes[0].axes.at("batch"), std::vector<std::int64_t>{8});
@@ -60,7 +60,7 @@ TEST(Config, ParsesTheStudyConfig) {
 
 TEST(Config, DefaultsWhenOptionalKeysAreAbsent) {
   const Config config = parse_config(kMinimal, "sweep.yaml");
-  EXPECT_EQ(config.device, "auto");
+  EXPECT_EQ(config.device, Device::automatic());
   EXPECT_EQ(config.seed, 0u);
   EXPECT_EQ(config.causal, std::vector<bool>{true});
   const MeasureSettings defaults;
@@ -73,7 +73,7 @@ TEST(Config, DefaultsWhenOptionalKeysAreAbsent) {
 TEST(Config, AllVariantsAndScalarsAsOneElementLists) {
   const Config config = parse_config(with(with(kMinimal, "[naive, sdpa_flash]", "all"), "[bf16]", "fp16"), "s.yaml");
   EXPECT_EQ(config.variants.size(), 7u);
-  EXPECT_EQ(config.dtypes, std::vector<std::string>{"fp16"});
+  EXPECT_EQ(config.dtypes, std::vector<Dtype>{Dtype::fp16});
 }
 
 TEST(Config, MeasureSettingsAreRead) {
@@ -112,8 +112,8 @@ seed: 42
   EXPECT_FALSE(config.measure.cuda_graph);
   EXPECT_FALSE(config.measure.hide_launch_latency);
   EXPECT_DOUBLE_EQ(config.measure.throttle_fraction, 0.5);
-  EXPECT_EQ(config.measure.case_order, "shuffled");
-  EXPECT_EQ(config.device, "cuda:1");
+  EXPECT_EQ(config.measure.case_order, CaseOrder::shuffled);
+  EXPECT_EQ(config.device, Device::cuda(1));
   EXPECT_EQ(config.seed, 42u);
 }
 

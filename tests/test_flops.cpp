@@ -27,8 +27,8 @@ TEST(Flops, CausalWithDifferentLengthsIsTopLeftAligned) {
 
 TEST(Flops, MinimumBytesCountGroupedKeyValueHeadsOnce) {
   const Shape shape{2, 8, 2, 16, 32, 64};
-  EXPECT_DOUBLE_EQ(forward_min_bytes(shape, "bf16"), 2.0 * (2 * 2 * 8 * 16 * 64 + 2 * 2 * 2 * 32 * 64));
-  EXPECT_DOUBLE_EQ(forward_min_bytes(shape, "fp32"), 2 * forward_min_bytes(shape, "fp16"));
+  EXPECT_DOUBLE_EQ(forward_min_bytes(shape, Dtype::bf16), 2.0 * (2 * 2 * 8 * 16 * 64 + 2 * 2 * 2 * 32 * 64));
+  EXPECT_DOUBLE_EQ(forward_min_bytes(shape, Dtype::fp32), 2 * forward_min_bytes(shape, Dtype::fp16));
 }
 
 }  // namespace

@@ -39,9 +39,9 @@ variants: [naive, sdpa_math, sdpa_flash]
 dtypes: [bf16, fp32]
 shapes: {batch: [1, 2, 4], heads: 4, seq_len: [64, 128], head_dim: 32}
 )");
-  const auto in_plan_order = execution_order(plan, "plan", 7);
+  const auto in_plan_order = execution_order(plan, CaseOrder::plan, 7);
   for (std::size_t i = 0; i < plan.cases.size(); ++i) EXPECT_EQ(in_plan_order[i].plan_index, static_cast<int>(i));
-  const auto shuffled = execution_order(plan, "shuffled", 7);
+  const auto shuffled = execution_order(plan, CaseOrder::shuffled, 7);
   ASSERT_EQ(shuffled.size(), plan.cases.size());
   std::set<int> indexes;
   int moved = 0;
@@ -54,7 +54,7 @@ shapes: {batch: [1, 2, 4], heads: 4, seq_len: [64, 128], head_dim: 32}
   EXPECT_EQ(indexes.size(), plan.cases.size());
   EXPECT_GT(moved, static_cast<int>(plan.cases.size()) / 2);
   // The same seed gives the same order (resume and workers rely on it); another seed another.
-  const auto again = execution_order(plan, "shuffled", 7), other = execution_order(plan, "shuffled", 8);
+  const auto again = execution_order(plan, CaseOrder::shuffled, 7), other = execution_order(plan, CaseOrder::shuffled, 8);
   bool same = true, differs = false;
   for (std::size_t i = 0; i < shuffled.size(); ++i) {
     same = same && again[i].plan_index == shuffled[i].plan_index;
@@ -117,7 +117,7 @@ exclude:
   ASSERT_EQ(plan.cases.size(), 8u);
   for (const auto& c : plan.cases) {
     EXPECT_FALSE(c.variant == "sdpa_math" && c.shape.seq_len_q == 1024) << c.label();
-    EXPECT_FALSE(c.variant != "sdpa_math" && c.dtype == "fp32" && c.shape.seq_len_q == 128) << c.label();
+    EXPECT_FALSE(c.variant != "sdpa_math" && c.dtype == Dtype::fp32 && c.shape.seq_len_q == 128) << c.label();
   }
 }
 

@@ -17,11 +17,11 @@ namespace {
 
 std::map<std::string, OpStat> profile_ops(const std::string& variant_name, ProfileSummary* summary_out = nullptr,
                                           const std::string& trace = "") {
-  const Case c{0, variant_name, Shape{1, 2, 2, 32, 32, 16}, "fp32", true};
-  const AttentionInputs inputs = make_inputs(c, "cpu", 0);
+  const Case c{0, variant_name, Shape{1, 2, 2, 32, 32, 16}, Dtype::fp32, true};
+  const AttentionInputs inputs = make_inputs(c, Device::cpu(), 0);
   const Variant* variant = find_variant(variant_name);
   at::NoGradGuard no_grad;
-  KinetoProfiler profiler("cpu");
+  KinetoProfiler profiler(Device::cpu());
   const auto events = profiler.profile([&] { variant->forward(inputs); }, 3, trace);
   int labels = 0;
   for (const auto& e : events) labels += e.activity == Activity::user_annotation ? 1 : 0;
@@ -41,20 +41,20 @@ TEST(CpuProfiler, AsksForCuptiTeardownOnlyForCudaAndUnlessTheUserChose) {
   const char* before = std::getenv("TEARDOWN_CUPTI");
   const std::string saved = before ? before : "";
   unsetenv("TEARDOWN_CUPTI");
-  { KinetoProfiler profiler("cpu"); }
+  { KinetoProfiler profiler(Device::cpu()); }
   EXPECT_EQ(std::getenv("TEARDOWN_CUPTI"), nullptr);
-  { KinetoProfiler profiler("cuda:0"); }  // constructing touches no GPU
+  { KinetoProfiler profiler(Device::cuda(0)); }  // constructing touches no GPU
   ASSERT_NE(std::getenv("TEARDOWN_CUPTI"), nullptr);
   EXPECT_STREQ(std::getenv("TEARDOWN_CUPTI"), "1");
   EXPECT_EQ(KinetoProfiler::cupti_kept_by_user(), "");
   setenv("TEARDOWN_CUPTI", "0", 1);
-  { KinetoProfiler profiler("cuda:0"); }
+  { KinetoProfiler profiler(Device::cuda(0)); }
   EXPECT_STREQ(std::getenv("TEARDOWN_CUPTI"), "0");
   EXPECT_EQ(KinetoProfiler::cupti_kept_by_user(), "0");  // named in runs.timing_protocol
-  { KinetoProfiler profiler("cpu"); }  // any value but "1" is left alone
+  { KinetoProfiler profiler(Device::cpu()); }  // any value but "1" is left alone
   EXPECT_STREQ(std::getenv("TEARDOWN_CUPTI"), "0");
   setenv("TEARDOWN_CUPTI", "1", 1);
-  { KinetoProfiler profiler("cpu"); }
+  { KinetoProfiler profiler(Device::cpu()); }
   EXPECT_EQ(std::getenv("TEARDOWN_CUPTI"), nullptr);
   if (before) setenv("TEARDOWN_CUPTI", saved.c_str(), 1); else unsetenv("TEARDOWN_CUPTI");
 }

@@ -57,8 +57,8 @@ TEST(Statistics, EmptyAndSingleSample) {
   EXPECT_DOUBLE_EQ(one.stdev, 0);
 }
 
-MeasureSettings settings(int min_samples, int max_samples, double target, double seconds) {
-  MeasureSettings s;
+StoppingSettings settings(int min_samples, int max_samples, double target, double seconds) {
+  StoppingSettings s;
   s.min_samples = min_samples;
   s.max_samples = max_samples;
   s.target_rel_stdev = target;
@@ -106,7 +106,7 @@ TEST(StoppingRule, TimeCapWinsOverMinimumSamples) {
 }
 
 TEST(StoppingRule, WaitsForTheMinimumSummedTime) {
-  MeasureSettings s = settings(2, 1000, 0.5, 60);
+  StoppingSettings s = settings(2, 1000, 0.5, 60);
   s.min_gpu_seconds = 0.001;  // 1000 us
   StoppingRule rule(s);
   for (int i = 0; i < 9; ++i) {

@@ -4,10 +4,13 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "runner/common/errors.hpp"
+#include "storage/fields.hpp"
 #include "storage/store.hpp"
 #include "tests/support/scratch_directory.hpp"
 
@@ -26,7 +29,7 @@ class StoreTest : public ::testing::Test {
     run.name = "unit";
     run.config_yaml = "variants: [naive]\n";
     run.config_sha256 = "abc123";
-    run.environment.device = "cuda:0";
+    run.environment.device = Device::cuda(0);
     run.environment.device_name = "NVIDIA H200";
     run.environment.torch_version = "2.11.0";
     run.timing_protocol = "test protocol";
@@ -37,9 +40,9 @@ class StoreTest : public ::testing::Test {
   }
 
   static std::pair<Case, CaseResult> gpu_case() {
-    Case c{3, "sdpa_cudnn", Shape{8, 16, 16, 1024, 1024, 64}, "bf16", true};
+    Case c{3, "sdpa_cudnn", Shape{8, 16, 16, 1024, 1024, 64}, Dtype::bf16, true};
     CaseResult r;
-    r.device = "cuda:0";
+    r.device = Device::cuda(0);
     r.timer = "cuda_event";
     r.sdpa_backend = "cudnn_attention";
     r.stop_reason = "target_rel_stdev";
@@ -83,7 +86,7 @@ TEST_F(StoreTest, RoundTripOfRunCaseKernelsOpsAndSamples) {
     run_id = store.begin_run(run_record());
     const auto [c, r] = gpu_case();
     case_id = store.add_case(run_id, c, r);
-    store.finish_run(run_id, "done");
+    store.finish_run(run_id, RunStatus::done);
   }
   SQLite::Database db(path_, SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
@@ -150,11 +153,11 @@ TEST_F(StoreTest, RoundTripOfRunCaseKernelsOpsAndSamples) {
 TEST_F(StoreTest, UnsupportedCaseKeepsItsReasonAndNoMeasurements) {
   Store store(path_);
   const auto run_id = store.begin_run(run_record());
-  Case c{0, "sdpa_flash", Shape{1, 1, 1, 8, 8, 8}, "fp32", true};
+  Case c{0, "sdpa_flash", Shape{1, 1, 1, 8, 8, 8}, Dtype::fp32, true};
   CaseResult r;
-  r.status = "unsupported";
+  r.status = CaseStatus::unsupported;
   r.error_message = "Expected query, key and value to all be of dtype: {Half, BFloat16}";
-  r.device = "cuda:0";
+  r.device = Device::cuda(0);
   store.add_case(run_id, c, r);
   SQLite::Database db(path_, SQLite::OPEN_READONLY);
   SQLite::Statement row(db, "SELECT status, error_message, kernels_per_forward IS NULL, gpu_time_us_median IS NULL, samples IS NULL FROM cases");
@@ -251,10 +254,10 @@ void expect_migrated(const std::string& path_, const std::string& run_name) {
     Store store(path_);
     const Shape shape{8, 16, 16, 1024, 1024, 64};
     CaseResult crashed;
-    crashed.status = "crashed";
+    crashed.status = CaseStatus::crashed;
     crashed.error_message = "worker killed by signal 6 (Aborted)";
-    crashed.device = "cpu";
-    store.add_case(1, Case{5, "naive", shape, "bf16", true}, crashed);
+    crashed.device = Device::cpu();
+    store.add_case(1, Case{5, "naive", shape, Dtype::bf16, true}, crashed);
   }
   SQLite::Database db(path_, SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
@@ -276,16 +279,26 @@ void expect_migrated(const std::string& path_, const std::string& run_name) {
 TEST_F(StoreTest, NewStatusesAreAcceptedAndUnknownOnesRefusedByTheSchema) {
   Store store(path_);
   const auto run_id = store.begin_run(run_record());
-  Case c{0, "naive", Shape{1, 1, 1, 8, 8, 8}, "fp32", true};
+  Case c{0, "naive", Shape{1, 1, 1, 8, 8, 8}, Dtype::fp32, true};
   CaseResult r;
-  r.device = "cpu";
-  r.status = "timeout";
+  r.device = Device::cpu();
+  r.status = CaseStatus::timeout;
   store.add_case(run_id, c, r);
-  r.status = "exploded";
-  c.plan_index = 1;
-  EXPECT_THROW(store.add_case(run_id, c, r), SQLite::Exception);
-  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  // The typed API cannot spell an unknown status: the schema's CHECK is tested with raw SQL.
+  SQLite::Database db(path_, SQLite::OPEN_READWRITE);
+  SQLite::Statement exploded(db, "INSERT INTO cases (run_id, plan_index, variant, batch, heads, kv_heads, seq_len_q, "
+                                 "seq_len_kv, head_dim, dtype, causal, device, status, flops, min_bytes, finished_at) "
+                                 "VALUES (?, 1, 'naive', 1, 1, 1, 8, 8, 8, 'fp32', 1, 'cpu', 'exploded', 0, 0, ?)");
+  exploded.bind(1, run_id);
+  exploded.bind(2, utc_now_iso8601());
+  try {
+    exploded.exec();
+    ADD_FAILURE() << "the schema accepted status 'exploded'";
+  } catch (const SQLite::Exception& error) {
+    EXPECT_NE(std::string(error.what()).find("CHECK constraint"), std::string::npos) << error.what();
+  }
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases").getInt(), 1);  // the refused case left nothing behind
+  EXPECT_EQ(db.execAndGet("SELECT status FROM cases").getString(), "timeout");
 }
 
 TEST_F(StoreTest, TheSameCaseOfARunIsStoredOnlyOnce) {
@@ -297,6 +310,35 @@ TEST_F(StoreTest, TheSameCaseOfARunIsStoredOnlyOnce) {
   SQLite::Database db(path_, SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases").getInt(), 1);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM samples").getInt(), 5);
+}
+
+// The tables the store writes and the reader reads back as they are: their
+// field lists cover every column of the schema, in its order.
+TEST_F(StoreTest, DetailTableFieldListsNameEverySchemaColumn) {
+  { Store store(path_); }
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  auto schema_columns = [&](const std::string& table) {
+    std::vector<std::string> columns;
+    SQLite::Statement info(db, "SELECT name FROM pragma_table_info(?) ORDER BY cid");
+    info.bind(1, table);
+    while (info.executeStep()) columns.push_back(info.getColumn(0).getString());
+    return columns;
+  };
+  auto field_columns = [](const auto& table) {
+    std::vector<std::string> columns = table.keys;
+    for (const auto& field : table.fields) columns.push_back(field.column);
+    return columns;
+  };
+  auto in_schema_order = [](std::vector<std::string> columns, const std::vector<std::string>& schema) {
+    std::sort(columns.begin(), columns.end(), [&](const std::string& a, const std::string& b) {
+      return std::find(schema.begin(), schema.end(), a) < std::find(schema.begin(), schema.end(), b);
+    });
+    return columns;
+  };
+  EXPECT_EQ(field_columns(fields::kernels_table()), schema_columns("kernels"));
+  EXPECT_EQ(field_columns(fields::ops_table()), schema_columns("ops"));
+  // samples: the keys come first; the schema has sample_index second and mode later.
+  EXPECT_EQ(in_schema_order(field_columns(fields::samples_table()), schema_columns("samples")), schema_columns("samples"));
 }
 
 }  // namespace

@@ -18,7 +18,8 @@ double relative_error(const at::Tensor& output, const at::Tensor& reference) {
 }
 
 struct VariantCase {
-  std::string variant, dtype;
+  std::string variant;
+  Dtype dtype;
   bool causal;
   Shape shape;
 };
@@ -28,7 +29,7 @@ class CpuVariants : public ::testing::TestWithParam<VariantCase> {};
 TEST_P(CpuVariants, MatchFloat64Reference) {
   const VariantCase& p = GetParam();
   const Case c{0, p.variant, p.shape, p.dtype, p.causal};
-  const AttentionInputs inputs = make_inputs(c, "cpu", 1234);
+  const AttentionInputs inputs = make_inputs(c, Device::cpu(), 1234);
   const Variant* variant = find_variant(p.variant);
   ASSERT_NE(variant, nullptr);
   const Support support = variant->check(inputs);
@@ -38,7 +39,7 @@ TEST_P(CpuVariants, MatchFloat64Reference) {
   EXPECT_EQ(output.sizes(), inputs.query.sizes());
   EXPECT_EQ(output.scalar_type(), inputs.query.scalar_type());
   const double error = relative_error(output, reference_attention(inputs));
-  const double tolerance = p.dtype == "fp32" ? 1e-5 : 2e-2;
+  const double tolerance = p.dtype == Dtype::fp32 ? 1e-5 : 2e-2;
   EXPECT_LT(error, tolerance) << p.variant << " " << p.dtype;
   EXPECT_GT(error, 0.0) << "an exact match in low precision would mean the reference is not independent";
 }
@@ -46,12 +47,12 @@ TEST_P(CpuVariants, MatchFloat64Reference) {
 std::vector<VariantCase> cpu_cases() {
   std::vector<VariantCase> cases;
   for (const std::string variant : {"naive", "naive_inplace", "sdpa_math", "sdpa_flash", "sdpa_auto"}) {
-    for (const std::string dtype : {"fp32", "bf16"}) {
+    for (const Dtype dtype : {Dtype::fp32, Dtype::bf16}) {
       cases.push_back({variant, dtype, true, Shape{2, 4, 4, 64, 64, 32}});
       cases.push_back({variant, dtype, false, Shape{2, 4, 4, 64, 64, 32}});
     }
-    cases.push_back({variant, "fp32", false, Shape{2, 8, 2, 1, 96, 32}});  // GQA decoding
-    cases.push_back({variant, "fp32", true, Shape{1, 4, 2, 48, 80, 16}});  // GQA, Sq != Skv, causal top-left
+    cases.push_back({variant, Dtype::fp32, false, Shape{2, 8, 2, 1, 96, 32}});  // GQA decoding
+    cases.push_back({variant, Dtype::fp32, true, Shape{1, 4, 2, 48, 80, 16}});  // GQA, Sq != Skv, causal top-left
   }
   return cases;
 }
@@ -59,7 +60,7 @@ std::vector<VariantCase> cpu_cases() {
 INSTANTIATE_TEST_SUITE_P(AllCpuVariants, CpuVariants, ::testing::ValuesIn(cpu_cases()),
                          [](const ::testing::TestParamInfo<VariantCase>& info) {
                            const auto& p = info.param;
-                           return p.variant + "_" + p.dtype + (p.causal ? "_causal_" : "_full_") + std::to_string(info.index);
+                           return p.variant + "_" + to_string(p.dtype) + (p.causal ? "_causal_" : "_full_") + std::to_string(info.index);
                          });
 
 TEST(Variants, RegistryImplementsEveryCatalogueEntry) {
@@ -72,8 +73,8 @@ TEST(Variants, RegistryImplementsEveryCatalogueEntry) {
 }
 
 TEST(Variants, InputsAreSeededRandomNotZeros) {
-  const Case c{0, "naive", Shape{1, 2, 2, 16, 16, 8}, "fp32", true};
-  const AttentionInputs a = make_inputs(c, "cpu", 5), b = make_inputs(c, "cpu", 5), other = make_inputs(c, "cpu", 6);
+  const Case c{0, "naive", Shape{1, 2, 2, 16, 16, 8}, Dtype::fp32, true};
+  const AttentionInputs a = make_inputs(c, Device::cpu(), 5), b = make_inputs(c, Device::cpu(), 5), other = make_inputs(c, Device::cpu(), 6);
   EXPECT_TRUE(at::equal(a.query, b.query));
   EXPECT_FALSE(at::equal(a.query, other.query));
   EXPECT_FALSE(at::equal(a.query, a.key));
@@ -96,8 +97,8 @@ TEST(Variants, SdpaGuardPinsOneBackendAndRestoresTheFlags) {
 }
 
 TEST(Variants, SdpaBackendIsRecorded) {
-  const Case c{0, "sdpa_auto", Shape{1, 2, 2, 16, 16, 8}, "fp32", true};
-  const AttentionInputs inputs = make_inputs(c, "cpu", 0);
+  const Case c{0, "sdpa_auto", Shape{1, 2, 2, 16, 16, 8}, Dtype::fp32, true};
+  const AttentionInputs inputs = make_inputs(c, Device::cpu(), 0);
   EXPECT_EQ(find_variant("sdpa_math")->sdpa_backend(inputs), "math");
   EXPECT_EQ(find_variant("sdpa_flash")->sdpa_backend(inputs), "flash_attention");
   EXPECT_EQ(find_variant("sdpa_auto")->sdpa_backend(inputs), "flash_attention");  // PyTorch's CPU choice

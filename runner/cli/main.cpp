@@ -1,8 +1,7 @@
-// attnsweep: declares the command line and hands off to runner/cli/commands.
+// attnsweep: declares the command line and hands off to runner/cli/<subcommand>_command.cpp.
 #include <CLI/CLI.hpp>
 
 #include "runner/cli/commands.hpp"
-#include "runner/cli/worker.hpp"
 #include "runner/common/errors.hpp"
 #include "runner/common/log.hpp"
 #include "git_sha.hpp"
@@ -44,16 +43,21 @@ int main(int argc, char** argv) {
   plan_command->add_option("config", plan_config, "sweep config (YAML)")->required();
   plan_command->add_option("--device", plan_device, "device to plan for: auto, cpu, cuda or cuda:N");
 
-  std::string query_db, query_sql;
+  cli::QueryOptions query;
   auto* query_command = app.add_subcommand("query", "Run one SQL statement on a results database, opened read-only");
-  query_command->add_option("db", query_db, "results database")->required();
-  query_command->add_option("sql", query_sql, "SQL, e.g. \"SELECT * FROM results\" (docs/schema.md)")->required();
+  query_command->add_option("db", query.db_path, "results database")->required();
+  query_command->add_option("sql", query.sql, "SQL, e.g. \"SELECT * FROM results\" (docs/schema.md)")->required();
+  query_command
+      ->add_option("--format", query.format,
+                   "table (aligned columns, NULL spelled out), csv (RFC 4180), json (an array of objects, "
+                   "typed values) or markdown")
+      ->check(CLI::IsMember({"table", "csv", "json", "markdown"}))
+      ->capture_default_str();
 
-  cli::WorkerRequest worker;
-  bool worker_probe = false;
+  cli::WorkerOptions worker;
   auto* worker_command = app.add_subcommand("worker", "");  // internal: one case for --isolate (hidden)
   worker_command->group("");
-  worker_command->add_flag("--probe", worker_probe, "print the device's environment as JSON and exit");
+  worker_command->add_flag("--probe", worker.probe, "print the device's environment as JSON and exit");
   worker_command->add_option("--config", worker.config_path);
   worker_command->add_option("--config-sha256", worker.config_sha256);
   worker_command->add_option("--db", worker.db_path);
@@ -78,8 +82,8 @@ int main(int argc, char** argv) {
     if (run.resume && run.resume_run.empty()) run.resume_run = "latest";
     return cli::run_command(run);
   }
-  if (*query_command) return cli::query_command(query_db, query_sql);
-  if (*worker_command) return worker_probe ? cli::probe_command(worker.device) : cli::worker_command(worker);
+  if (*query_command) return cli::query_command(query);
+  if (*worker_command) return cli::worker_command(worker);
   if (*plan_command) return cli::plan_command(plan_config, plan_device);
   if (*variants_command) return cli::variants_command(variants_device);
   return kExitBadInput;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runner/common/errors.hpp"
+#include "runner/common/identities.hpp"
 #include "runner/config/measure_settings.hpp"
 
 namespace attnsweep {
@@ -38,10 +39,10 @@ struct Config {
   std::string yaml_text;    // the file's exact text, stored with the run
   std::string name;
   std::string description;
-  std::string device = "auto";
+  Device device;  // auto unless the config names one
   std::uint64_t seed = 0;
   std::vector<std::string> variants;
-  std::vector<std::string> dtypes;
+  std::vector<Dtype> dtypes;
   std::vector<bool> causal;
   std::vector<ShapeBlock> shapes;
   std::vector<ExcludeRule> exclude;
@@ -53,7 +54,5 @@ struct Config {
 // message) on the first problem, or BadInputError when the file cannot be read.
 Config load_config(const std::string& path);
 Config parse_config(const std::string& yaml_text, const std::string& source_name);
-
-const std::vector<std::string>& dtype_names();  // bf16, fp16, fp32
 
 }  // namespace attnsweep

@@ -9,17 +9,12 @@
 #include <sstream>
 #include <sys/stat.h>
 
-#include "runner/common/device_name.hpp"
+#include "runner/common/identities.hpp"
 #include "runner/common/text.hpp"
 #include "runner/config/config.hpp"
 #include "runner/variants/variant_names.hpp"
 
 namespace attnsweep {
-
-const std::vector<std::string>& dtype_names() {
-  static const std::vector<std::string> names = {"bf16", "fp16", "fp32"};
-  return names;
-}
 
 namespace {
 
@@ -61,7 +56,7 @@ class Loader {
     require(root, "variants", "a list of variant names, or 'all'");
     config.variants = variants(root["variants"]);
     require(root, "dtypes", "a list of " + text::join(dtype_names(), ", "));
-    config.dtypes = names(root["dtypes"], "dtypes", dtype_names());
+    for (const auto& dtype : names(root["dtypes"], "dtypes", dtype_names())) config.dtypes.push_back(*parse_dtype(dtype));
     config.causal = root["causal"] ? booleans(root["causal"], "causal") : std::vector<bool>{true};
 
     require(root, "shapes", "a mapping of shape axes, or a list of such mappings");
@@ -211,10 +206,10 @@ class Loader {
     return out;
   }
 
-  std::string device(const YAML::Node& node) const {
+  Device device(const YAML::Node& node) const {
     const std::string value = scalar_string(node, "device");
-    if (is_valid_device_name(value)) return value;
-    fail(node, "device", "unknown device '" + value + "'; allowed: auto, cpu, cuda, cuda:N");
+    if (auto parsed = Device::try_parse(value)) return *parsed;
+    fail(node, "device", "unknown device '" + value + "'; allowed: " + kDeviceNamesAllowed);
   }
 
   std::vector<std::int64_t> sizes(const YAML::Node& node, const std::string& key) const {
@@ -366,10 +361,13 @@ class Loader {
       }
     }
     if (node["case_order"]) {
-      settings.case_order = scalar_string(node["case_order"], "measure.case_order");
-      if (settings.case_order != "plan" && settings.case_order != "shuffled") {
-        fail(node["case_order"], "measure.case_order", "unknown order '" + settings.case_order + "'; allowed: plan, shuffled");
+      const std::string order = scalar_string(node["case_order"], "measure.case_order");
+      const auto parsed = parse_case_order(order);
+      if (!parsed) {
+        fail(node["case_order"], "measure.case_order",
+             "unknown order '" + order + "'; allowed: " + text::join(case_order_names(), ", "));
       }
+      settings.case_order = *parsed;
     }
     if (settings.max_samples < settings.min_samples) {
       fail(node["max_samples"] ? node["max_samples"] : node, "measure.max_samples",

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "runner/common/identities.hpp"
+
 namespace attnsweep {
 
 struct MeasureSettings {
@@ -21,7 +23,7 @@ struct MeasureSettings {
   bool accuracy_check = true;      // compare against a float64 reference
   bool traces = false;             // write a Chrome trace per case
   double case_timeout_s = 900;     // with --isolate: a worker running longer is killed (timeout)
-  std::string case_order = "plan"; // plan, or shuffled (a permutation drawn from the seed)
+  CaseOrder case_order = CaseOrder::plan;  // or shuffled: a permutation drawn from the seed
 
   static std::vector<std::string> keys();
 };

@@ -5,57 +5,22 @@
 #include <string>
 #include <vector>
 
+#include "runner/common/identities.hpp"
 #include "runner/measure/statistics.hpp"
 #include "runner/plan/case.hpp"
+#include "runner/profile/profile_summary.hpp"
 
 namespace attnsweep {
-
-// One row of the `kernels` table: device activity of one name, per forward.
-struct KernelStat {
-  std::string name;
-  std::string kind;                 // kernel, memcpy, memset
-  double launches_per_forward = 0;
-  double total_us = 0;              // summed duration per forward
-  double mean_us = 0, min_us = 0, max_us = 0;  // per launch
-  std::int64_t stream = -1;
-  // Launch metadata Kineto reports for kernels (absent for copies, or when not reported).
-  std::string grid, block;
-  std::optional<int> registers_per_thread;
-  std::optional<std::int64_t> shared_memory_bytes;
-  std::optional<double> blocks_per_sm, warps_per_sm, est_occupancy_pct;
-};
-
-// One row of the `ops` table: host-side activity of one name, per forward.
-struct OpStat {
-  std::string name;
-  std::string kind;                 // op (aten::...), cuda_runtime, cuda_driver
-  double calls_per_forward = 0;
-  double self_cpu_us = 0;           // per forward, children excluded
-  double total_cpu_us = 0;          // per forward, children included
-};
 
 struct TimingSample {
   std::optional<double> gpu_time_us;  // CUDA events around the forward
   std::optional<double> cpu_time_us;  // wall time of the forward on the CPU device
   std::optional<double> host_dispatch_us;  // time for the forward call to return (eager only)
-  std::string mode = "eager";         // eager, or graph (a replay of the captured forward)
+  SampleMode mode = SampleMode::eager;  // or graph: a replay of the captured forward
   std::optional<double> sm_clock_mhz; // read right after the sample
   bool throttled = false;             // clock under the throttle fraction: not in the statistics
   bool blocked = false;               // a blocking kernel held the stream while the host enqueued
   bool block_timed_out = false;       // the forward waited on the GPU: the block gave up (not kept)
-};
-
-// What the profiler saw per forward, after attribution (runner/profile).
-struct ProfileSummary {
-  int profiled_forwards = 0;
-  int attempts = 0;
-  bool counts_consistent = true;
-  std::vector<int> kernels_each_forward, memcpy_each_forward, memset_each_forward;
-  int cpu_ops_per_forward = 0;      // aten operator calls per forward
-  int unattributed_device_events = 0;
-  double kernel_time_us_per_forward = 0;  // sum of device activity durations
-  std::vector<KernelStat> kernels;
-  std::vector<OpStat> ops;
 };
 
 // Wall seconds spent on each part of a case: where a sweep's time goes.
@@ -69,10 +34,10 @@ struct PhaseSeconds {
 };
 
 struct CaseResult {
-  std::string status = "ok";  // ok, unsupported, oom, error
+  CaseStatus status = CaseStatus::ok;
   std::string error_message;
   std::string sdpa_backend;   // for sdpa_* variants: the backend that ran
-  std::string device;         // cpu, cuda:0
+  Device device;              // resolved: cpu or cuda:N
   std::string timer;          // cuda_event or steady_clock
   std::string stop_reason;
   std::optional<SampleStatistics> gpu_time_us;

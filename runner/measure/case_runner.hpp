@@ -1,8 +1,8 @@
 #pragma once
-// Measures one case end to end: inputs, support check, numerics, warm-up,
-// timing with the stopping rule, profiling with consistent counts, memory.
-// The interface holds no LibTorch types, so the CLI (and later a worker
-// process) can drive it without LibTorch headers.
+// Measures one case end to end: inputs, support check, numerics (accuracy),
+// warm-up, timing with the stopping rule (sampling, graph_timing), profiling
+// with consistent counts (consistent_profile), memory. The interface holds no
+// LibTorch types, so the execute layer drives it without LibTorch headers.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,8 +15,8 @@ namespace attnsweep {
 
 class CaseRunner {
  public:
-  // `device` is resolved ("cpu" or "cuda:N", see device.hpp).
-  CaseRunner(std::string device, MeasureSettings settings, std::uint64_t seed);
+  // `device` is resolved: cpu or cuda:N (runner/device/device.hpp).
+  CaseRunner(const Device& device, MeasureSettings settings, std::uint64_t seed);
   ~CaseRunner();
   CaseRunner(const CaseRunner&) = delete;
   CaseRunner& operator=(const CaseRunner&) = delete;

@@ -23,9 +23,7 @@ double forward_flops(const Shape& shape, bool causal) {
          static_cast<double>(shape.head_dim) * attended_pairs(shape, causal);
 }
 
-int dtype_bytes(const std::string& dtype) { return dtype == "fp32" ? 4 : 2; }
-
-double forward_min_bytes(const Shape& shape, const std::string& dtype) {
+double forward_min_bytes(const Shape& shape, Dtype dtype) {
   const double b = static_cast<double>(shape.batch), d = static_cast<double>(shape.head_dim);
   const double q_and_out = 2 * b * static_cast<double>(shape.heads) * static_cast<double>(shape.seq_len_q) * d;
   const double k_and_v = 2 * b * static_cast<double>(shape.kv_heads) * static_cast<double>(shape.seq_len_kv) * d;

@@ -16,7 +16,6 @@ double attended_pairs(const Shape& shape, bool causal);
 // Forward FLOPs: two matrix products of 2*D FLOPs per attended pair and head.
 double forward_flops(const Shape& shape, bool causal);
 // Fewest bytes a forward must move: read q, k, v once and write the output once.
-double forward_min_bytes(const Shape& shape, const std::string& dtype);
-int dtype_bytes(const std::string& dtype);
+double forward_min_bytes(const Shape& shape, Dtype dtype);
 
 }  // namespace attnsweep

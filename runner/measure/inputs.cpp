@@ -6,17 +6,22 @@
 
 #include <cmath>
 
+#include "runner/device/torch_device.hpp"
+
 namespace attnsweep {
 
-at::ScalarType scalar_type_of(const std::string& dtype) {
-  if (dtype == "bf16") return at::kBFloat16;
-  if (dtype == "fp16") return at::kHalf;
+at::ScalarType scalar_type_of(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::bf16: return at::kBFloat16;
+    case Dtype::fp16: return at::kHalf;
+    case Dtype::fp32: return at::kFloat;
+  }
   return at::kFloat;
 }
 
-AttentionInputs make_inputs(const Case& c, const std::string& device, std::uint64_t seed) {
+AttentionInputs make_inputs(const Case& c, const Device& device, std::uint64_t seed) {
   const Shape& s = c.shape;
-  const at::Device where(device);
+  const at::Device where = torch_device(device);
   // Drawn where they are used: on a GPU the CPU draw of a large shape cost up
   // to a second per case (a quarter of a sweep), the GPU's takes microseconds.
   at::Generator generator = where.is_cuda() ? at::cuda::detail::createCUDAGenerator(where.index())
@@ -36,7 +41,7 @@ AttentionInputs make_inputs(const Case& c, const std::string& device, std::uint6
   inputs.scale = 1.0 / std::sqrt(static_cast<double>(s.head_dim));
   if (c.causal) {
     // Top-left aligned, as PyTorch's is_causal: query i sees keys 0..i.
-    inputs.causal_mask = at::ones({s.seq_len_q, s.seq_len_kv}, at::TensorOptions().device(device).dtype(at::kBool)).triu(1);
+    inputs.causal_mask = at::ones({s.seq_len_q, s.seq_len_kv}, at::TensorOptions().device(where).dtype(at::kBool)).triu(1);
   }
   return inputs;
 }

@@ -11,9 +11,23 @@
 
 namespace attnsweep {
 
+// The part of the measure settings the rule reads (defaults: docs/config.md).
+struct StoppingSettings {
+  int min_samples = 10;
+  int max_samples = 2000;
+  double target_rel_stdev = 0.02;
+  double max_case_seconds = 10.0;
+  double min_gpu_seconds = 0.05;
+
+  static StoppingSettings from(const MeasureSettings& measure) {
+    return {measure.min_samples, measure.max_samples, measure.target_rel_stdev, measure.max_case_seconds,
+            measure.min_gpu_seconds};
+  }
+};
+
 class StoppingRule {
  public:
-  explicit StoppingRule(const MeasureSettings& settings) : settings_(settings) {}
+  explicit StoppingRule(const StoppingSettings& settings) : settings_(settings) {}
 
   // Feed every sample (microseconds) and the wall time spent so far on timing.
   void add_sample(double value_us);
@@ -24,7 +38,7 @@ class StoppingRule {
   int count() const { return count_; }
 
  private:
-  MeasureSettings settings_;
+  StoppingSettings settings_;
   int count_ = 0;
   double mean_ = 0, m2_ = 0;  // Welford's running variance
   double total_us_ = 0;

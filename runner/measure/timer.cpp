@@ -9,8 +9,7 @@
 #include <chrono>
 
 #include "runner/measure/blocking_kernel.hpp"
-#include "runner/measure/device.hpp"
-#include "runner/measure/nvml.hpp"
+#include "runner/device/nvml.hpp"
 
 namespace attnsweep {
 namespace {
@@ -91,15 +90,9 @@ class CudaEventTimer final : public Timer {
 
 }  // namespace
 
-std::unique_ptr<Timer> make_timer(const std::string& device, bool l2_flush, bool hide_launch_latency) {
-  if (is_cuda_device(device)) {
-    return std::make_unique<CudaEventTimer>(cuda_device_index(device), l2_flush, hide_launch_latency);
-  }
+std::unique_ptr<Timer> make_timer(const Device& device, bool l2_flush, bool hide_launch_latency) {
+  if (device.is_cuda()) return std::make_unique<CudaEventTimer>(device.cuda_index(), l2_flush, hide_launch_latency);
   return std::make_unique<SteadyClockTimer>();
-}
-
-void synchronize_device(const std::string& device) {
-  if (is_cuda_device(device)) at::cuda::getCurrentCUDAStream().synchronize();
 }
 
 }  // namespace attnsweep

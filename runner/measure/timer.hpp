@@ -24,9 +24,6 @@ class Timer {
   virtual void stop_blocking() {}
 };
 
-std::unique_ptr<Timer> make_timer(const std::string& device, bool l2_flush, bool hide_launch_latency);
-
-// Waits for all work queued on the device (no-op on the CPU).
-void synchronize_device(const std::string& device);
+std::unique_ptr<Timer> make_timer(const Device& device, bool l2_flush, bool hide_launch_latency);
 
 }  // namespace attnsweep

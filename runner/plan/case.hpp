@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "runner/common/identities.hpp"
+
 namespace attnsweep {
 
 struct Shape {
@@ -26,7 +28,7 @@ struct Case {
   int plan_index = 0;  // position in the plan, stable for a given config
   std::string variant;
   Shape shape;
-  std::string dtype;   // bf16, fp16, fp32
+  Dtype dtype = Dtype::bf16;
   bool causal = true;
 
   std::string label() const;  // "sdpa_flash 8x16x1024x64 bf16 causal"

@@ -20,7 +20,7 @@ std::string Shape::label() const {
 }
 
 std::string Case::label() const {
-  return variant + " " + shape.label() + " " + dtype + (causal ? " causal" : " full");
+  return variant + " " + shape.label() + " " + to_string(dtype) + (causal ? " causal" : " full");
 }
 
 namespace {
@@ -70,7 +70,7 @@ Shape to_shape(const AxisValues& values) {
 
 std::string field_value(const Case& c, const std::string& field) {
   if (field == "variant") return c.variant;
-  if (field == "dtype") return c.dtype;
+  if (field == "dtype") return to_string(c.dtype);
   if (field == "causal") return c.causal ? "true" : "false";
   if (field == "batch") return std::to_string(c.shape.batch);
   if (field == "heads") return std::to_string(c.shape.heads);
@@ -172,9 +172,9 @@ Plan make_plan(const Config& config) {
   return plan;
 }
 
-std::vector<Case> execution_order(const Plan& plan, const std::string& case_order, std::uint64_t seed) {
+std::vector<Case> execution_order(const Plan& plan, CaseOrder case_order, std::uint64_t seed) {
   std::vector<Case> order = plan.cases;
-  if (case_order == "shuffled") {
+  if (case_order == CaseOrder::shuffled) {
     // mt19937_64 and a hand-written Fisher-Yates: std::shuffle's algorithm is
     // implementation-defined, and the order must not change with the compiler.
     std::mt19937_64 generator(seed);

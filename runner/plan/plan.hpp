@@ -21,6 +21,6 @@ Plan make_plan(const Config& config);
 // dtype back to back) or, with measure.case_order = shuffled, a permutation
 // drawn from `seed` (the same every time, so --resume and workers agree).
 // plan_index stays the case's identity either way.
-std::vector<Case> execution_order(const Plan& plan, const std::string& case_order, std::uint64_t seed);
+std::vector<Case> execution_order(const Plan& plan, CaseOrder case_order, std::uint64_t seed);
 
 }  // namespace attnsweep

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/measure/case_result.hpp"
+#include "runner/profile/profile_summary.hpp"
 
 namespace attnsweep {
 

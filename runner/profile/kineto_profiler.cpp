@@ -7,8 +7,7 @@
 #include <cstdlib>
 
 #include "runner/common/log.hpp"
-#include "runner/measure/device.hpp"
-#include "runner/measure/timer.hpp"
+#include "runner/device/device.hpp"
 
 namespace attnsweep {
 namespace {
@@ -43,7 +42,7 @@ ProfilerConfig make_config() {
 
 }  // namespace
 
-KinetoProfiler::KinetoProfiler(const std::string& device) : device_(device), cuda_(is_cuda_device(device)) {
+KinetoProfiler::KinetoProfiler(const Device& device) : device_(device), cuda_(device.is_cuda()) {
   // Without CUPTI's teardown after each profiling session, CUPTI stays attached
   // and every later CUDA call pays for its callbacks: on the H200 the host
   // dispatch of a cuDNN forward measured 17 us before the first profile and 43

@@ -5,13 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "runner/common/identities.hpp"
 #include "runner/profile/event_attribution.hpp"
 
 namespace attnsweep {
 
 class KinetoProfiler {
  public:
-  explicit KinetoProfiler(const std::string& device);
+  explicit KinetoProfiler(const Device& device);
 
   // CUDA profiling tears CUPTI down after every session unless the user set
   // TEARDOWN_CUPTI to something else than "1": that value, or "" when torn down.
@@ -27,7 +28,7 @@ class KinetoProfiler {
                                      const std::string& trace_path);
 
  private:
-  std::string device_;
+  Device device_;
   bool cuda_;
 };
 

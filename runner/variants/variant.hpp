@@ -1,7 +1,6 @@
 #pragma once
 // The interface every attention variant implements (LibTorch side). Adding a
-// variant means one new file and one line in registry.cpp (plus its catalogue
-// entry in variant_names.cpp).
+// variant means one new file and one line in variant_list.hpp.
 #include <ATen/core/Tensor.h>
 
 #include <optional>

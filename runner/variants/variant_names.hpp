@@ -1,9 +1,12 @@
 #pragma once
-// The catalogue of attention variants: names and where they can run. It holds
-// no LibTorch code, so config validation and `attnsweep variants` can use it;
-// the implementations live in runner/variants/<name>.cpp behind registry.hpp.
+// The catalogue of attention variants: names and where they can run, built
+// from variant_list.hpp. It holds no LibTorch code, so config validation and
+// `attnsweep variants` can use it; the implementations live in
+// runner/variants/<name>.cpp behind registry.hpp.
 #include <string>
 #include <vector>
+
+#include "runner/common/identities.hpp"
 
 namespace attnsweep {
 
@@ -19,5 +22,7 @@ struct VariantInfo {
 const std::vector<VariantInfo>& variant_catalog();
 std::vector<std::string> variant_names();
 const VariantInfo* find_variant_info(const std::string& name);
+// Whether the variant has an implementation for this kind of device.
+bool variant_runs_on(const VariantInfo& info, const Device& device);
 
 }  // namespace attnsweep

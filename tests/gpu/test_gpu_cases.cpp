@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "runner/measure/case_runner.hpp"
-#include "runner/measure/device.hpp"
+#include "runner/device/device.hpp"
 #include "runner/measure/inputs.hpp"
 
 namespace attnsweep {
@@ -24,7 +24,7 @@ namespace {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device here"
 
 Case study_case(const std::string& variant, const std::string& dtype = "bf16") {
-  return Case{0, variant, Shape{8, 16, 16, 1024, 1024, 64}, dtype, true};
+  return Case{0, variant, Shape{8, 16, 16, 1024, 1024, 64}, *parse_dtype(dtype), true};
 }
 
 MeasureSettings quick_settings() {
@@ -93,13 +93,13 @@ TEST(GpuCases, InputsHaveTheSameBitsAsPythonsDrawOnTheSameGpu) {
     cursor = end;
   }
   ASSERT_EQ(expected.size(), 6u) << line;
-  const AttentionInputs inputs = make_inputs(Case{0, "naive", Shape{2, 4, 4, 256, 256, 64}, "bf16", true}, "cuda:0", 7);
+  const AttentionInputs inputs = make_inputs(Case{0, "naive", Shape{2, 4, 4, 256, 256, 64}, Dtype::bf16, true}, Device::cuda(0), 7);
   const at::Tensor first = inputs.query.index({0, 0, 0}).narrow(0, 0, 4).to(at::kDouble).cpu();
   for (int i = 0; i < 4; ++i) EXPECT_EQ(first[i].item<double>(), expected[static_cast<std::size_t>(i)]) << i;
   EXPECT_EQ(inputs.key.index({-1, -1, -1, -1}).to(at::kDouble).item<double>(), expected[4]);
   EXPECT_NEAR(inputs.value.to(at::kDouble).sum().item<double>(), expected[5], 1e-9 * std::abs(expected[5]) + 1e-9);
   // Drawn in float32 and cast: the same seed gives the same values in another dtype, up to rounding.
-  const AttentionInputs fp32 = make_inputs(Case{0, "naive", Shape{2, 4, 4, 256, 256, 64}, "fp32", true}, "cuda:0", 7);
+  const AttentionInputs fp32 = make_inputs(Case{0, "naive", Shape{2, 4, 4, 256, 256, 64}, Dtype::fp32, true}, Device::cuda(0), 7);
   EXPECT_TRUE(at::equal(fp32.query.to(at::kBFloat16), inputs.query));
 }
 
@@ -107,11 +107,11 @@ TEST(GpuCases, KernelCountsMatchTorchProfilerInPython) {
   SKIP_WITHOUT_CUDA();
   const auto expected = python_counts("bf16");
   ASSERT_EQ(expected.size(), 7u) << "tests/gpu/torch_reference.py gave no counts (is torch importable by python3?)";
-  CaseRunner runner("cuda:0", quick_settings(), 0);
+  CaseRunner runner(Device::cuda(0), quick_settings(), 0);
   for (const std::string variant :
        {"naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto"}) {
     const CaseResult result = runner.run(study_case(variant));
-    ASSERT_EQ(result.status, "ok") << variant << ": " << result.error_message;
+    ASSERT_EQ(result.status, CaseStatus::ok) << variant << ": " << result.error_message;
     ASSERT_TRUE(result.profile.has_value());
     const auto& profile = *result.profile;
     EXPECT_TRUE(profile.counts_consistent) << variant;
@@ -133,27 +133,27 @@ TEST(GpuCases, KernelCountsMatchTorchProfilerInPython) {
 
 TEST(GpuCases, FlashAndCudnnRefuseFp32WithPyTorchsReason) {
   SKIP_WITHOUT_CUDA();
-  CaseRunner runner("cuda:0", quick_settings(), 0);
+  CaseRunner runner(Device::cuda(0), quick_settings(), 0);
   for (const std::string variant : {"sdpa_flash", "sdpa_cudnn"}) {
     const CaseResult result = runner.run(study_case(variant, "fp32"));
-    EXPECT_EQ(result.status, "unsupported") << variant;
+    EXPECT_EQ(result.status, CaseStatus::unsupported) << variant;
     EXPECT_NE(result.error_message.find("dtype"), std::string::npos) << variant << ": " << result.error_message;
     EXPECT_FALSE(result.gpu_time_us.has_value());
   }
   // The math backend has no dtype restriction: the same case runs.
-  EXPECT_EQ(runner.run(study_case("sdpa_math", "fp32")).status, "ok");
+  EXPECT_EQ(runner.run(study_case("sdpa_math", "fp32")).status, CaseStatus::ok);
 }
 
 TEST(GpuCases, CountsStayIdenticalAcrossManyProfilesInALongLivedProcess) {
   SKIP_WITHOUT_CUDA();
   MeasureSettings settings = quick_settings();
   settings.accuracy_check = false;
-  CaseRunner runner("cuda:0", settings, 0);
+  CaseRunner runner(Device::cuda(0), settings, 0);
   std::vector<int> kernels, memsets;
   for (int round = 0; round < 30; ++round) {
     for (const std::string variant : {"naive", "sdpa_cudnn"}) {
       const CaseResult result = runner.run(study_case(variant));
-      ASSERT_EQ(result.status, "ok");
+      ASSERT_EQ(result.status, CaseStatus::ok);
       ASSERT_TRUE(result.profile->counts_consistent) << "round " << round << " " << variant;
       if (variant == "naive") kernels.push_back(result.profile->kernels_each_forward.front());
       if (variant == "sdpa_cudnn") memsets.push_back(result.profile->memset_each_forward.front());
@@ -166,14 +166,14 @@ TEST(GpuCases, CountsStayIdenticalAcrossManyProfilesInALongLivedProcess) {
 
 TEST(GpuCases, AKeptFloat64ReferenceIsNotInTheNextCasesPeakMemory) {
   SKIP_WITHOUT_CUDA();
-  CaseRunner runner("cuda:0", quick_settings(), 0);
+  CaseRunner runner(Device::cuda(0), quick_settings(), 0);
   // The first case computes the float64 reference (64 MiB for this shape) and
   // keeps it; the second reuses it. Were it held by PyTorch's caching allocator,
   // the second case's peak would be 64 MiB higher.
   const CaseResult first = runner.run(study_case("sdpa_flash"));
   const CaseResult second = runner.run(study_case("sdpa_flash"));
-  ASSERT_EQ(first.status, "ok") << first.error_message;
-  ASSERT_EQ(second.status, "ok") << second.error_message;
+  ASSERT_EQ(first.status, CaseStatus::ok) << first.error_message;
+  ASSERT_EQ(second.status, CaseStatus::ok) << second.error_message;
   ASSERT_TRUE(first.peak_mem_bytes && second.peak_mem_bytes);
   EXPECT_LT(std::llabs(*second.peak_mem_bytes - *first.peak_mem_bytes), 1 << 20)
       << *first.peak_mem_bytes << " then " << *second.peak_mem_bytes;
@@ -183,9 +183,9 @@ TEST(GpuCases, AKeptFloat64ReferenceIsNotInTheNextCasesPeakMemory) {
 
 TEST(GpuCases, AutoRecordsTheBackendPyTorchChose) {
   SKIP_WITHOUT_CUDA();
-  CaseRunner runner("cuda:0", quick_settings(), 0);
+  CaseRunner runner(Device::cuda(0), quick_settings(), 0);
   const CaseResult result = runner.run(study_case("sdpa_auto"));
-  ASSERT_EQ(result.status, "ok");
+  ASSERT_EQ(result.status, CaseStatus::ok);
   EXPECT_TRUE(result.sdpa_backend == "cudnn_attention" || result.sdpa_backend == "flash_attention" ||
               result.sdpa_backend == "efficient_attention" || result.sdpa_backend == "math")
       << result.sdpa_backend;
@@ -199,14 +199,14 @@ namespace {
 
 TEST(GpuFaults, OutOfMemoryIsAStatusWithTheSizeAndTheNextCaseStillRuns) {
   SKIP_WITHOUT_CUDA();
-  CaseRunner runner("cuda:0", quick_settings(), 0);
+  CaseRunner runner(Device::cuda(0), quick_settings(), 0);
   // Inputs of 0.27 GB each, but the naive score matrix would need 16 x 131072^2 x 2 bytes = 550 GB.
-  const CaseResult oom = runner.run(Case{0, "naive", Shape{1, 16, 16, 131072, 131072, 64}, "bf16", true});
-  EXPECT_EQ(oom.status, "oom") << oom.error_message;
+  const CaseResult oom = runner.run(Case{0, "naive", Shape{1, 16, 16, 131072, 131072, 64}, Dtype::bf16, true});
+  EXPECT_EQ(oom.status, CaseStatus::oom) << oom.error_message;
   EXPECT_NE(oom.error_message.find("Tried to allocate"), std::string::npos) << oom.error_message;
   EXPECT_FALSE(oom.gpu_time_us.has_value());
   const CaseResult next = runner.run(study_case("sdpa_flash"));
-  EXPECT_EQ(next.status, "ok") << next.error_message;
+  EXPECT_EQ(next.status, CaseStatus::ok) << next.error_message;
 }
 
 }  // namespace
@@ -219,10 +219,10 @@ namespace {
 // launch metadata are recorded; the values are printed for the closing note.
 TEST(GpuProtocol, ClocksBlockingGraphReplaysAndLaunchMetadataAreRecorded) {
   SKIP_WITHOUT_CUDA();
-  CaseRunner runner("cuda:0", quick_settings(), 0);
+  CaseRunner runner(Device::cuda(0), quick_settings(), 0);
   for (const std::string variant : {"naive", "sdpa_flash", "sdpa_cudnn"}) {
     const CaseResult r = runner.run(study_case(variant));
-    ASSERT_EQ(r.status, "ok") << r.error_message;
+    ASSERT_EQ(r.status, CaseStatus::ok) << r.error_message;
     EXPECT_EQ(r.launch_latency_hidden, std::optional<bool>(true)) << variant;
     ASSERT_TRUE(r.graph_time_us.has_value()) << variant << ": " << r.graph_error;
     EXPECT_GT(r.graph_time_us->median, 0);
@@ -230,8 +230,8 @@ TEST(GpuProtocol, ClocksBlockingGraphReplaysAndLaunchMetadataAreRecorded) {
     EXPECT_GT(*r.sm_clock_mhz_mean, 0);
     int eager = 0, graph = 0;
     for (const auto& s : r.samples) {
-      eager += s.mode == "eager";
-      graph += s.mode == "graph";
+      eager += s.mode == SampleMode::eager;
+      graph += s.mode == SampleMode::graph;
       EXPECT_TRUE(s.blocked);
       EXPECT_FALSE(s.block_timed_out);
     }

@@ -1,0 +1,47 @@
+// `attnsweep run`: the sweep itself is runner/execute/sweep.cpp; here the
+// options become a request, and the outcome a summary and what to do next.
+#include <iostream>
+
+#include "runner/cli/commands.hpp"
+#include "runner/cli/guarded.hpp"
+#include "runner/common/interrupt.hpp"
+#include "runner/execute/sweep.hpp"
+#include "runner/report/summary_table.hpp"
+#include "runner/report/writers.hpp"
+#include "storage/run_reader.hpp"
+
+namespace attnsweep::cli {
+
+int run_command(const RunOptions& options) {
+  return guarded("error: ", [&] {
+    execute::SweepRequest request;
+    request.config_path = options.config_path;
+    request.db_path = options.db_path;
+    if (!options.device.empty()) request.device = Device::parse(options.device);
+    request.traces_dir = options.traces_dir;
+    if (options.resume) request.resume = options.resume_run;
+    request.isolate = options.isolate;
+    const execute::SweepOutcome outcome = execute::run_sweep(request);
+
+    const auto cases = storage::RunReader(options.db_path).cases(outcome.run_id);
+    std::cout << "\n";
+    report::write_table(std::cout, report::summary_table(cases), report::Format::table);
+    if (outcome.status == RunStatus::interrupted) {
+      std::cout << "\nrun " << outcome.run_id << " interrupted (signal " << interrupt_signal() << ") with "
+                << cases.size() << " of " << outcome.planned_cases << " cases stored in " << options.db_path << "\n"
+                << "continue it with: attnsweep run " << options.config_path << " --db " << options.db_path
+                << " --resume " << outcome.run_id << "\n";
+      return interrupted_exit_code();
+    }
+    std::cout << "\nrun " << outcome.run_id << " stored in " << options.db_path << "\n"
+              << "example: sqlite3 -header -column " << options.db_path
+              << " \"SELECT variant, dtype, kernels_per_forward, time_us_median, tflops FROM results WHERE run_id = "
+              << outcome.run_id << " ORDER BY time_us_median\"\n";
+    if (!outcome.traces_dir.empty()) {
+      std::cout << "traces: " << outcome.traces_dir << " (open in https://ui.perfetto.dev)\n";
+    }
+    return static_cast<int>(kExitOk);
+  });
+}
+
+}  // namespace attnsweep::cli

@@ -1,0 +1,87 @@
+#pragma once
+// The names attnsweep passes between layers, typed: a device, a case's status,
+// a dtype, a sample's mode, a case order and a run's status. Each is parsed and
+// printed here and nowhere else, so the config, the store, the printers and the
+// tests agree on every spelling. No LibTorch.
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace attnsweep {
+
+// ---- Device: auto, cpu, cuda or cuda:N -------------------------------------
+enum class DeviceKind { automatic, cpu, cuda };
+
+class Device {
+ public:
+  Device() = default;  // auto
+  static Device automatic() { return Device(); }
+  static Device cpu() { return Device(DeviceKind::cpu, -1); }
+  static Device cuda(int index = -1) { return Device(DeviceKind::cuda, index); }
+
+  // "auto", "cpu", "cuda", "cuda:N"; nullopt for anything else.
+  static std::optional<Device> try_parse(const std::string& text);
+  // As try_parse, but throws BadInputError naming what is allowed.
+  static Device parse(const std::string& text);
+
+  DeviceKind kind() const { return kind_; }
+  bool is_auto() const { return kind_ == DeviceKind::automatic; }
+  bool is_cpu() const { return kind_ == DeviceKind::cpu; }
+  bool is_cuda() const { return kind_ == DeviceKind::cuda; }
+  // The CUDA ordinal: N for cuda:N, 0 for plain "cuda", -1 when not CUDA.
+  int cuda_index() const { return is_cuda() ? (index_ < 0 ? 0 : index_) : -1; }
+  // A device a case can run on: cpu or cuda:N (auto and plain cuda are not).
+  bool is_resolved() const { return is_cpu() || (is_cuda() && index_ >= 0); }
+  std::string to_string() const;
+
+  bool operator==(const Device& other) const { return kind_ == other.kind_ && index_ == other.index_; }
+  bool operator!=(const Device& other) const { return !(*this == other); }
+
+ private:
+  Device(DeviceKind kind, int index) : kind_(kind), index_(index) {}
+  DeviceKind kind_ = DeviceKind::automatic;
+  int index_ = -1;  // CUDA only; -1 for "cuda" without an index
+};
+
+inline const char* const kDeviceNamesAllowed = "auto, cpu, cuda, cuda:N";
+
+// ---- Enumerations with one spelling each -----------------------------------
+// Every enum below has to_string(), parse_<name>() -> optional, and the list of
+// its names in declaration order (for messages and CHECK constraints).
+
+enum class CaseStatus { ok, unsupported, oom, error, crashed, timeout };
+enum class RunStatus { running, done, interrupted, failed };
+enum class Dtype { bf16, fp16, fp32 };
+enum class SampleMode { eager, graph };
+enum class CaseOrder { plan, shuffled };
+
+const char* to_string(CaseStatus status);
+const char* to_string(RunStatus status);
+const char* to_string(Dtype dtype);
+const char* to_string(SampleMode mode);
+const char* to_string(CaseOrder order);
+
+std::optional<CaseStatus> parse_case_status(const std::string& text);
+std::optional<RunStatus> parse_run_status(const std::string& text);
+std::optional<Dtype> parse_dtype(const std::string& text);
+std::optional<SampleMode> parse_sample_mode(const std::string& text);
+std::optional<CaseOrder> parse_case_order(const std::string& text);
+
+const std::vector<std::string>& case_status_names();
+const std::vector<std::string>& run_status_names();
+const std::vector<std::string>& dtype_names();
+const std::vector<std::string>& case_order_names();
+
+// Bytes per element: 2 for bf16 and fp16, 4 for fp32.
+int dtype_bytes(Dtype dtype);
+
+// For gtest messages and logs.
+std::ostream& operator<<(std::ostream& out, const Device& device);
+std::ostream& operator<<(std::ostream& out, CaseStatus status);
+std::ostream& operator<<(std::ostream& out, RunStatus status);
+std::ostream& operator<<(std::ostream& out, Dtype dtype);
+std::ostream& operator<<(std::ostream& out, SampleMode mode);
+std::ostream& operator<<(std::ostream& out, CaseOrder order);
+
+}  // namespace attnsweep

@@ -1,0 +1,26 @@
+#pragma once
+// Facts about the machine and software, stored with every run.
+#include <cstdint>
+#include <string>
+
+#include "runner/common/identities.hpp"
+
+namespace attnsweep {
+
+struct EnvironmentInfo {
+  Device device;               // resolved: cpu or cuda:N
+  std::string device_name;     // NVIDIA H200, or the CPU model
+  std::string torch_version;
+  std::string cuda_version;    // CUDA runtime in use; empty on a CPU run
+  std::string cudnn_version;
+  std::string driver_version;  // NVIDIA driver (NVML); empty when unknown
+  std::string hostname;
+  int sm_count = 0;
+  std::int64_t device_memory_bytes = 0;
+  std::int64_t l2_cache_bytes = 0;
+  int sm_clock_max_mhz = 0;     // NVML; 0 when unknown
+};
+
+EnvironmentInfo collect_environment(const Device& device);
+
+}  // namespace attnsweep

@@ -1,0 +1,26 @@
+#pragma once
+// Runs cases in this process through one CaseRunner, made at the first case
+// (so a sweep whose cases are all stored already never touches the device).
+#include <cstdint>
+#include <memory>
+
+#include "runner/config/measure_settings.hpp"
+#include "runner/execute/executor.hpp"
+#include "runner/measure/case_runner.hpp"
+
+namespace attnsweep::execute {
+
+class InProcessExecutor final : public Executor {
+ public:
+  InProcessExecutor(const Device& device, const MeasureSettings& settings, std::uint64_t seed)
+      : device_(device), settings_(settings), seed_(seed) {}
+  CaseOutcome run(const Case& c, const std::string& trace_path) override;
+
+ private:
+  Device device_;
+  MeasureSettings settings_;
+  std::uint64_t seed_;
+  std::unique_ptr<CaseRunner> runner_;
+};
+
+}  // namespace attnsweep::execute

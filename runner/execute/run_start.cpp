@@ -1,0 +1,103 @@
+#include "runner/execute/run_start.hpp"
+
+#include <filesystem>
+
+#include "runner/common/errors.hpp"
+#include "runner/common/log.hpp"
+#include "runner/device/ceilings.hpp"
+#include "runner/measure/flops.hpp"
+#include "runner/profile/kineto_profiler.hpp"
+#include "storage/run_reader.hpp"
+
+namespace attnsweep::execute {
+namespace {
+
+std::string cupti_teardown_note() {
+  const std::string kept = KinetoProfiler::cupti_kept_by_user();
+  if (kept.empty()) return "; CUPTI torn down after every profiling session";
+  return "; CUPTI left attached between profiling sessions (TEARDOWN_CUPTI=" + kept +
+         "), host-side times after the first profile include its callbacks";
+}
+
+// How a CUDA sample is taken; the L2 flush is optional (runs.l2_flush).
+std::string cuda_timing_protocol(const MeasureSettings& measure) {
+  return std::string("cuda_event_per_forward_v2: stream synchronized; ") +
+         (measure.l2_flush ? "L2 flushed (memset of 2x L2 bytes, queued before the start event); " : "no L2 flush; ") +
+         (measure.hide_launch_latency ? "stream held by a blocking kernel while the host enqueues " : "") +
+         "start event, one forward, stop event" + (measure.hide_launch_latency ? ", then released" : "") +
+         "; stop synchronized; SM clock read (NVML) and samples under throttle_fraction x max clock discarded; " +
+         (measure.hide_launch_latency ? "launch latency outside the interval (inter-kernel gaps of the forward inside)"
+                                      : "launch latency included") +
+         (measure.cuda_graph ? "; also CUDA-graph replays of one captured forward, same protocol" : "") +
+         cupti_teardown_note();
+}
+
+const char* const kCpuTimingProtocol = "steady_clock_per_forward_v1: wall time of one forward call on the CPU";
+
+}  // namespace
+
+std::string timing_protocol(const Device& device, const MeasureSettings& measure) {
+  return device.is_cuda() ? cuda_timing_protocol(measure) : kCpuTimingProtocol;
+}
+
+std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
+  const Config& config = *run.config;
+  log::info("collecting environment for " + run.device.to_string());
+  storage::RunRecord record;
+  record.name = config.name.empty() ? std::filesystem::path(run.config_path).stem().string() : config.name;
+  record.description = config.description;
+  record.config_path = run.config_path;
+  record.config_yaml = config.yaml_text;
+  record.config_sha256 = run.config_sha256;
+  record.environment = run.probed ? *run.probed : collect_environment(run.device);
+  record.seed = config.seed;
+  record.timing_protocol = timing_protocol(run.device, config.measure);
+  if (run.device.is_cuda() && !run.isolate) {
+    log::info("measuring device ceilings (bf16 matmul, device-to-device copy)");
+    const DeviceCeilings ceilings = measure_ceilings(run.device);
+    record.ceiling_bf16_tflops = ceilings.bf16_tflops;
+    record.ceiling_copy_gbps = ceilings.copy_gbps;
+  }
+  record.flop_convention = kFlopConvention;
+  record.measure = config.measure;
+  record.planned_cases = run.planned_cases;
+  record.isolate = run.isolate;
+  const std::int64_t run_id = store.begin_run(record);
+  log::info("run " + std::to_string(run_id) + " '" + record.name + "': " + std::to_string(run.planned_cases) +
+            " cases on " + run.device.to_string() + " (" + record.environment.device_name + ")" +
+            (run.isolate ? ", one worker process per case" : ""));
+  return run_id;
+}
+
+std::int64_t run_to_resume(const std::string& db_path, const std::string& wanted, const std::string& config_path,
+                           const std::string& config_sha256, const Device& device) {
+  std::optional<std::int64_t> wanted_id;
+  if (wanted != "latest") {
+    try {
+      std::size_t used = 0;
+      wanted_id = std::stoll(wanted, &used);
+      if (used != wanted.size()) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      throw BadInputError("--resume takes a run id or 'latest', got '" + wanted + "'");
+    }
+  }
+  storage::RunReader reader(db_path);
+  const auto run = wanted_id ? reader.run(*wanted_id) : reader.latest_run();
+  if (!run) {
+    throw BadInputError(db_path + ": no run " + (wanted_id ? std::to_string(*wanted_id) : std::string("at all")) +
+                        " to resume; run without --resume to start one");
+  }
+  if (run->config_sha256 != config_sha256) {
+    throw BadInputError("run " + std::to_string(run->run_id) + " was made from a different config (sha256 " +
+                        run->config_sha256.substr(0, 12) + ", now " + config_sha256.substr(0, 12) + " for " +
+                        config_path + "); resume with the same file, or start a new run without --resume");
+  }
+  if (run->device != device) {
+    throw BadInputError("run " + std::to_string(run->run_id) + " ran on " + run->device.to_string() + ", not " +
+                        device.to_string() + "; resume it on the same device (--device " + run->device.to_string() +
+                        ")");
+  }
+  return run->run_id;
+}
+
+}  // namespace attnsweep::execute

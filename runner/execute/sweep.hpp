@@ -1,0 +1,34 @@
+#pragma once
+// One `attnsweep run`: validate everything the user gave, begin or resume a
+// run, run every case not stored yet through an executor in the configured
+// order, store each as it finishes, and end the run done or interrupted.
+// Printing is the caller's: the outcome says where the results are.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "runner/common/identities.hpp"
+
+namespace attnsweep::execute {
+
+struct SweepRequest {
+  std::string config_path;
+  std::string db_path = "results.db";
+  std::optional<Device> device;  // --device; else the config's
+  std::string traces_dir;        // --traces; empty: the config decides
+  std::optional<std::string> resume;  // a run id or "latest": continue that run
+  bool isolate = false;          // one worker process per case
+};
+
+struct SweepOutcome {
+  std::int64_t run_id = 0;
+  RunStatus status = RunStatus::done;  // done or interrupted
+  int planned_cases = 0;
+  std::string traces_dir;              // empty when traces are off
+};
+
+// Throws BadInputError for bad input (nothing stored then), anything else for
+// a failure while running (the run is then marked failed).
+SweepOutcome run_sweep(const SweepRequest& request);
+
+}  // namespace attnsweep::execute

@@ -1,0 +1,49 @@
+#pragma once
+// The worker process of --isolate: the same binary started as `attnsweep
+// worker ...`, which measures one case and stores it through the same Store.
+// Both sides live here: starting and watching a worker (the parent), and what
+// the worker does. Also the device probe, asked of a worker so that the
+// parent of an isolated sweep never initializes CUDA itself.
+#include <cstdint>
+#include <string>
+
+#include "runner/common/identities.hpp"
+#include "runner/device/environment.hpp"
+
+namespace attnsweep::execute {
+
+struct WorkerRequest {
+  std::string config_path;
+  std::string config_sha256;  // the worker refuses a config that changed since the run began
+  std::string db_path;
+  std::int64_t run_id = 0;
+  int plan_index = 0;
+  Device device;
+  std::string trace_path;
+};
+
+struct WorkerOutcome {
+  enum class Kind { finished, crashed, timed_out, interrupted } kind = Kind::finished;
+  std::string detail;  // why a worker did not finish
+};
+
+// Starts a worker, waits for it at most timeout_seconds (then kills it), and
+// kills it at once when the parent is asked to stop.
+WorkerOutcome run_case_in_worker(const WorkerRequest& request, double timeout_seconds);
+
+// The worker's side: measure one case of the plan and store it. Throws
+// BadInputError when the config changed since the run began.
+void measure_and_store_case(const WorkerRequest& request);
+
+// What the parent of an isolated sweep needs to know about the device, asked
+// of a worker so that the parent itself never initializes CUDA.
+struct DeviceProbe {
+  EnvironmentInfo environment;  // environment.device is the resolved device (cpu, cuda:N)
+  double memory_bytes = 0;      // device_memory_bytes() of it
+};
+// Throws BadInputError with the worker's message for a device that is not there.
+DeviceProbe probe_device_in_worker(const Device& requested_device);
+// The worker's side of the probe: the JSON line it prints on stdout.
+std::string device_probe_json(const Device& requested_device);
+
+}  // namespace attnsweep::execute

@@ -1,0 +1,23 @@
+#include "runner/execute/worker_executor.hpp"
+
+#include "runner/execute/worker.hpp"
+#include "runner/measure/failed_result.hpp"
+
+namespace attnsweep::execute {
+
+CaseOutcome WorkerExecutor::run(const Case& c, const std::string& trace_path) {
+  const WorkerOutcome outcome = run_case_in_worker(
+      {context_.config_path, context_.config_sha256, context_.db_path, context_.run_id, c.plan_index, context_.device,
+       trace_path},
+      context_.case_timeout_s);
+  switch (outcome.kind) {
+    case WorkerOutcome::Kind::finished: return {CaseOutcome::Kind::stored, {}};
+    case WorkerOutcome::Kind::interrupted: return {CaseOutcome::Kind::interrupted, {}};
+    case WorkerOutcome::Kind::timed_out:
+      return {CaseOutcome::Kind::measured, failed_result(c, context_.device, CaseStatus::timeout, outcome.detail)};
+    case WorkerOutcome::Kind::crashed: break;
+  }
+  return {CaseOutcome::Kind::measured, failed_result(c, context_.device, CaseStatus::crashed, outcome.detail)};
+}
+
+}  // namespace attnsweep::execute

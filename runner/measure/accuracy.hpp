@@ -1,0 +1,29 @@
+#pragma once
+// The accuracy check: a forward's output against a float64 reference of the
+// same inputs, as a relative Frobenius error. The reference of one set of
+// inputs is kept for the next variants of those inputs (up to 1 GiB), so a
+// shape swept over seven variants computes it once.
+#include <vector>
+
+#include "runner/common/identities.hpp"
+#include "runner/variants/variant.hpp"
+
+namespace attnsweep {
+
+class AccuracyCheck {
+ public:
+  explicit AccuracyCheck(const Device& device) : cuda_(device.is_cuda()) {}
+
+  // ||output - reference|| / ||reference||, one batch entry at a time so the
+  // float64 score matrix stays small. NaN or Inf when the output is not finite.
+  double relative_error(const at::Tensor& output, const AttentionInputs& inputs);
+  // New inputs: the kept reference no longer applies.
+  void forget() { reference_.clear(); }
+
+ private:
+  void keep(const at::Tensor& reference);
+  bool cuda_;
+  std::vector<at::Tensor> reference_;  // one tensor per batch entry, filled by the first check
+};
+
+}  // namespace attnsweep

@@ -1,0 +1,26 @@
+#include "runner/measure/consistent_profile.hpp"
+
+namespace attnsweep {
+
+void ConsistentProfiler::profile(const std::function<void()>& forward, int forwards, int max_attempts,
+                                 const std::string& trace_path, CaseResult& result) {
+  if (!warm_) {
+    profiler_.warm_up(forward);
+    warm_ = true;
+  }
+  ProfileSummary summary;
+  for (int attempt = 1; attempt <= max_attempts; ++attempt) {
+    const auto events = profiler_.profile(forward, forwards, trace_path);
+    summary = attribute_events(events, forwards, cuda_);
+    summary.attempts = attempt;
+    if (summary.counts_consistent) break;
+  }
+  if (!summary.counts_consistent) {
+    result.warnings.push_back("kernel counts differed between profiled forwards in all " +
+                              std::to_string(summary.attempts) + " profiling attempts; counts are not trustworthy");
+  }
+  if (!trace_path.empty()) result.trace_path = trace_path;
+  result.profile = std::move(summary);
+}
+
+}  // namespace attnsweep

@@ -1,0 +1,30 @@
+#pragma once
+// Profiling a case until its per-forward counts agree: Kineto can drop kernel
+// records at the start of a session (pytorch/pytorch#192021), so a session
+// whose forwards disagree is repeated, up to max_profile_attempts times.
+#include <functional>
+#include <string>
+
+#include "runner/common/identities.hpp"
+#include "runner/measure/case_result.hpp"
+#include "runner/profile/kineto_profiler.hpp"
+
+namespace attnsweep {
+
+class ConsistentProfiler {
+ public:
+  explicit ConsistentProfiler(const Device& device) : profiler_(device), cuda_(device.is_cuda()) {}
+
+  // Sets result.profile (and result.trace_path when a trace was written); adds
+  // a warning when no attempt gave equal counts in every forward. The first call
+  // of a process also pays CUPTI's start-up in a throwaway session.
+  void profile(const std::function<void()>& forward, int forwards, int max_attempts, const std::string& trace_path,
+               CaseResult& result);
+
+ private:
+  KinetoProfiler profiler_;
+  bool cuda_;
+  bool warm_ = false;
+};
+
+}  // namespace attnsweep

@@ -1,0 +1,79 @@
+#include "runner/measure/sampling.hpp"
+
+#include <chrono>
+
+#include "runner/common/interrupt.hpp"
+
+namespace attnsweep {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+std::vector<double> sample_until_stop(Timer& timer, const std::function<void()>& call, SampleMode mode,
+                                      const SamplingSettings& settings, CaseResult& result) {
+  StoppingRule rule(settings.stopping);
+  const auto max_clock = timer.max_sm_clock_mhz();
+  std::vector<double> kept;
+  const auto start = Clock::now();
+  do {
+    if (interrupt_requested()) throw Interrupted{};
+    TimingSample sample = timer.time(call);
+    sample.mode = mode;
+    if (mode == SampleMode::graph) sample.host_dispatch_us.reset();
+    sample.throttled =
+        sample.sm_clock_mhz && max_clock && *sample.sm_clock_mhz < settings.throttle_fraction * *max_clock;
+    if (sample.block_timed_out) {
+      // The forward waited on the GPU while the stream was held: unblocked from now on.
+      timer.stop_blocking();
+      result.launch_latency_hidden = false;
+      result.warnings.push_back("the forward waits on the GPU, so launch latency could not be kept out of the "
+                                "event interval; samples taken without the blocking kernel");
+    }
+    const double value = sample.gpu_time_us ? *sample.gpu_time_us : *sample.cpu_time_us;
+    if (!sample.throttled && !sample.block_timed_out) {
+      rule.add_sample(value);
+      kept.push_back(value);
+    }
+    result.samples.push_back(sample);
+  } while (!rule.should_stop(seconds_since(start)));
+  if (mode == SampleMode::eager) result.stop_reason = rule.reason();
+  return kept;
+}
+
+void time_eager(Timer& timer, const std::function<void()>& forward, const SamplingSettings& settings, bool cuda,
+                bool hide_launch_latency, CaseResult& result) {
+  if (cuda) result.launch_latency_hidden = hide_launch_latency;
+  const std::vector<double> kept = sample_until_stop(timer, forward, SampleMode::eager, settings, result);
+  result.timer = timer.name();
+  std::vector<double> dispatch_times, clocks;
+  for (const auto& sample : result.samples) {
+    if (sample.throttled) ++result.throttled_samples;
+    if (sample.throttled || sample.block_timed_out) continue;
+    if (sample.host_dispatch_us) dispatch_times.push_back(*sample.host_dispatch_us);
+    if (sample.sm_clock_mhz) clocks.push_back(*sample.sm_clock_mhz);
+  }
+  if (kept.empty()) {
+    result.warnings.push_back("every sample ran under the throttle fraction of the maximum SM clock");
+    return;
+  }
+  const SampleStatistics stats = summarize(kept);
+  if (cuda) {
+    result.gpu_time_us = stats;
+  } else {
+    result.cpu_time_us = stats;
+  }
+  result.cpu_dispatch_us_median = summarize(dispatch_times).median;
+  if (!clocks.empty()) result.sm_clock_mhz_mean = summarize(clocks).mean;
+  if (stats.median > 0) {
+    result.tflops = result.flops / (stats.median * 1e-6) / 1e12;
+    result.bandwidth_gbps = result.min_bytes / (stats.median * 1e-6) / 1e9;
+  }
+}
+
+}  // namespace attnsweep

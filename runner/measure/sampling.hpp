@@ -1,0 +1,34 @@
+#pragma once
+// Timed samples of one callable, taken until the stopping rule says stop: the
+// same loop for eager forwards and CUDA-graph replays. Every sample is kept in
+// the result (the samples table); throttled ones and those whose blocking
+// kernel gave up stay out of the statistics and of the stopping rule.
+#include <functional>
+#include <vector>
+
+#include "runner/measure/case_result.hpp"
+#include "runner/measure/stopping_rule.hpp"
+#include "runner/measure/timer.hpp"
+
+namespace attnsweep {
+
+struct SamplingSettings {
+  StoppingSettings stopping;
+  double throttle_fraction = 0.75;  // samples under this share of the max SM clock are not kept
+
+  static SamplingSettings from(const MeasureSettings& measure) {
+    return {StoppingSettings::from(measure), measure.throttle_fraction};
+  }
+};
+
+// Appends every sample to result.samples and returns the kept times (us). In
+// eager mode it also sets result.stop_reason. Throws Interrupted on a stop request.
+std::vector<double> sample_until_stop(Timer& timer, const std::function<void()>& call, SampleMode mode,
+                                      const SamplingSettings& settings, CaseResult& result);
+
+// Eager timing of a case: samples, then the statistics, clocks, dispatch time,
+// TFLOP/s and bandwidth derived from them.
+void time_eager(Timer& timer, const std::function<void()>& forward, const SamplingSettings& settings, bool cuda,
+                bool hide_launch_latency, CaseResult& result);
+
+}  // namespace attnsweep

@@ -1,0 +1,216 @@
+#include "storage/run_reader.hpp"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "runner/common/errors.hpp"
+#include "storage/fields.hpp"
+#include "storage/store.hpp"
+
+namespace attnsweep::storage {
+namespace {
+
+using fields::Table;
+using fields::member;
+
+// The columns of `runs` a RunRow holds, each read by its member's type.
+const Table<RunRow>& run_rows() {
+  using R = RunRow;
+  static const Table<R> table{"runs",
+                              {},
+                              {member<R>("run_id", &R::run_id),
+                               member<R>("name", &R::name),
+                               member<R>("description", &R::description),
+                               member<R>("config_path", &R::config_path),
+                               member<R>("config_yaml", &R::config_yaml),
+                               member<R>("config_sha256", &R::config_sha256),
+                               member<R>("status", &R::status),
+                               member<R>("started_at", &R::started_at),
+                               member<R>("finished_at", &R::finished_at),
+                               member<R>("device", &R::device),
+                               member<R>("device_name", &R::device_name),
+                               member<R>("hostname", &R::hostname),
+                               member<R>("torch_version", &R::torch_version),
+                               member<R>("cuda_version", &R::cuda_version),
+                               member<R>("cudnn_version", &R::cudnn_version),
+                               member<R>("driver_version", &R::driver_version),
+                               member<R>("attnsweep_version", &R::attnsweep_version),
+                               member<R>("git_sha", &R::git_sha),
+                               member<R>("timing_protocol", &R::timing_protocol),
+                               member<R>("flop_convention", &R::flop_convention),
+                               member<R>("seed", &R::seed),
+                               member<R>("planned_cases", &R::planned_cases),
+                               member<R>("isolate", &R::isolate),
+                               member<R>("case_order", &R::case_order),
+                               member<R>("ceiling_bf16_tflops", &R::ceiling_bf16_tflops),
+                               member<R>("ceiling_copy_gbps", &R::ceiling_copy_gbps)}};
+  return table;
+}
+
+// The columns of `cases` a CaseRow holds.
+const Table<CaseRow>& case_rows() {
+  using C = CaseRow;
+  static const Table<C> table{"cases",
+                              {},
+                              {member<C>("case_id", &C::case_id),
+                               member<C>("run_id", &C::run_id),
+                               member<C>("plan_index", [](auto& c) -> auto& { return c.identity.plan_index; }),
+                               member<C>("variant", [](auto& c) -> auto& { return c.identity.variant; }),
+                               member<C>("batch", [](auto& c) -> auto& { return c.identity.shape.batch; }),
+                               member<C>("heads", [](auto& c) -> auto& { return c.identity.shape.heads; }),
+                               member<C>("kv_heads", [](auto& c) -> auto& { return c.identity.shape.kv_heads; }),
+                               member<C>("seq_len_q", [](auto& c) -> auto& { return c.identity.shape.seq_len_q; }),
+                               member<C>("seq_len_kv", [](auto& c) -> auto& { return c.identity.shape.seq_len_kv; }),
+                               member<C>("head_dim", [](auto& c) -> auto& { return c.identity.shape.head_dim; }),
+                               member<C>("dtype", [](auto& c) -> auto& { return c.identity.dtype; }),
+                               member<C>("causal", [](auto& c) -> auto& { return c.identity.causal; }),
+                               member<C>("device", &C::device),
+                               member<C>("status", &C::status),
+                               member<C>("error_message", &C::error_message),
+                               member<C>("warnings", &C::warnings),
+                               member<C>("sdpa_backend", &C::sdpa_backend),
+                               member<C>("timer", &C::timer),
+                               member<C>("stop_reason", &C::stop_reason),
+                               member<C>("trace_path", &C::trace_path),
+                               member<C>("graph_error", &C::graph_error),
+                               member<C>("finished_at", &C::finished_at),
+                               member<C>("kernels_per_forward", &C::kernels_per_forward),
+                               member<C>("memcpy_per_forward", &C::memcpy_per_forward),
+                               member<C>("memset_per_forward", &C::memset_per_forward),
+                               member<C>("cpu_ops_per_forward", &C::cpu_ops_per_forward),
+                               member<C>("samples", &C::samples),
+                               member<C>("graph_samples", &C::graph_samples),
+                               member<C>("throttled_samples", &C::throttled_samples),
+                               member<C>("profile_attempts", &C::profile_attempts),
+                               member<C>("profiled_forwards", &C::profiled_forwards),
+                               member<C>("counts_consistent", &C::counts_consistent),
+                               member<C>("launch_latency_hidden", &C::launch_latency_hidden),
+                               member<C>("gpu_time_us_median", &C::gpu_time_us_median),
+                               member<C>("cpu_time_us_median", &C::cpu_time_us_median),
+                               member<C>("graph_time_us_median", &C::graph_time_us_median),
+                               member<C>("kernel_time_us_per_forward", &C::kernel_time_us_per_forward),
+                               member<C>("cpu_dispatch_us_median", &C::cpu_dispatch_us_median),
+                               member<C>("rel_error", &C::rel_error),
+                               member<C>("tflops", &C::tflops),
+                               member<C>("bandwidth_gbps", &C::bandwidth_gbps),
+                               member<C>("median_ci_rel", &C::median_ci_rel),
+                               member<C>("sm_clock_mhz_mean", &C::sm_clock_mhz_mean),
+                               member<C>("wall_seconds", &C::wall_seconds),
+                               member<C>("peak_mem_bytes", &C::peak_mem_bytes),
+                               member<C>("flops", &C::flops),
+                               member<C>("min_bytes", &C::min_bytes)}};
+  return table;
+}
+
+// "SELECT <the table's fields> FROM <table> <rest>".
+template <typename Row>
+std::string select_sql(const Table<Row>& table, const std::string& rest) {
+  return "SELECT " + fields::select_list(table) + " FROM " + table.name + " " + rest;
+}
+
+// Every row of a statement that selected the table's fields, `key` bound to its one parameter.
+template <typename Row>
+std::vector<Row> read_all(SQLite::Statement& statement, const Table<Row>& table, std::int64_t key) {
+  statement.bind(1, key);
+  std::vector<Row> rows;
+  while (statement.executeStep()) rows.push_back(fields::read_row(statement, table));
+  return rows;
+}
+
+}  // namespace
+
+struct RunReader::Impl {
+  SQLite::Database database;
+  explicit Impl(const std::string& path) : database(path, SQLite::OPEN_READONLY, /*busy_timeout_ms=*/10000) {}
+};
+
+RunReader::RunReader(const std::string& path) : path_(path) {
+  std::error_code ignored;
+  if (!std::filesystem::exists(path, ignored)) throw BadInputError(path + ": database not found");
+  try {
+    impl_ = std::make_unique<Impl>(path);
+    const int version = impl_->database.execAndGet("PRAGMA user_version").getInt();
+    if (version == 0) {
+      throw BadInputError(path + ": is not an attnsweep results database (user_version 0); choose another --db");
+    }
+    if (version > kSchemaVersion) {
+      throw BadInputError(path + ": database schema version " + std::to_string(version) +
+                          " is newer than this attnsweep understands (" + std::to_string(kSchemaVersion) +
+                          "); use a newer attnsweep");
+    }
+    if (version < kSchemaVersion) {
+      // Reading never writes; attnsweep run migrates the file when it opens it.
+      throw BadInputError(path + ": database schema version " + std::to_string(version) +
+                          " is older than this attnsweep reads (" + std::to_string(kSchemaVersion) +
+                          "); any attnsweep run with this --db migrates it");
+    }
+  } catch (const SQLite::Exception& error) {
+    throw BadInputError(path + ": cannot read as a results database: " + error.what());
+  }
+}
+
+RunReader::~RunReader() = default;
+RunReader::RunReader(RunReader&&) noexcept = default;
+RunReader& RunReader::operator=(RunReader&&) noexcept = default;
+
+std::optional<RunRow> RunReader::run(std::int64_t run_id) const {
+  static const std::string sql = select_sql(run_rows(), "WHERE run_id = ?");
+  SQLite::Statement query(impl_->database, sql);
+  auto rows = read_all(query, run_rows(), run_id);
+  if (rows.empty()) return std::nullopt;
+  return std::move(rows.front());
+}
+
+std::optional<RunRow> RunReader::latest_run() const {
+  static const std::string sql = select_sql(run_rows(), "ORDER BY run_id DESC LIMIT 1");
+  SQLite::Statement query(impl_->database, sql);
+  if (!query.executeStep()) return std::nullopt;
+  return fields::read_row(query, run_rows());
+}
+
+std::vector<RunRow> RunReader::runs() const {
+  static const std::string sql = select_sql(run_rows(), "ORDER BY run_id");
+  SQLite::Statement query(impl_->database, sql);
+  std::vector<RunRow> rows;
+  while (query.executeStep()) rows.push_back(fields::read_row(query, run_rows()));
+  return rows;
+}
+
+std::vector<CaseRow> RunReader::cases(std::int64_t run_id) const {
+  static const std::string sql = select_sql(case_rows(), "WHERE run_id = ? ORDER BY plan_index");
+  SQLite::Statement query(impl_->database, sql);
+  return read_all(query, case_rows(), run_id);
+}
+
+std::set<int> RunReader::stored_plan_indexes(std::int64_t run_id) const {
+  SQLite::Statement query(impl_->database, "SELECT plan_index FROM cases WHERE run_id = ?");
+  query.bind(1, run_id);
+  std::set<int> indexes;
+  while (query.executeStep()) indexes.insert(query.getColumn(0).getInt());
+  return indexes;
+}
+
+// kernels and ops keep no position column: their rowid is the order the store wrote them in.
+std::vector<KernelStat> RunReader::kernels(std::int64_t case_id) const {
+  static const std::string sql = select_sql(fields::kernels_table(), "WHERE case_id = ? ORDER BY rowid");
+  SQLite::Statement query(impl_->database, sql);
+  return read_all(query, fields::kernels_table(), case_id);
+}
+
+std::vector<OpStat> RunReader::ops(std::int64_t case_id) const {
+  static const std::string sql = select_sql(fields::ops_table(), "WHERE case_id = ? ORDER BY rowid");
+  SQLite::Statement query(impl_->database, sql);
+  return read_all(query, fields::ops_table(), case_id);
+}
+
+std::vector<TimingSample> RunReader::samples(std::int64_t case_id) const {
+  static const std::string sql =
+      select_sql(fields::samples_table(), "WHERE case_id = ? ORDER BY mode <> 'eager', mode, sample_index");
+  SQLite::Statement query(impl_->database, sql);
+  return read_all(query, fields::samples_table(), case_id);
+}
+
+}  // namespace attnsweep::storage

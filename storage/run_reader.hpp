@@ -1,0 +1,90 @@
+#pragma once
+// Reading a results database back: runs, their cases, and each case's
+// kernels, ops and samples, as plain rows of the stored columns typed with the
+// identities. The store writes, the reader reads: the file is opened read-only
+// and never changed, so a reader can look at a sweep that is still running.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runner/common/identities.hpp"
+#include "runner/measure/case_result.hpp"
+#include "runner/plan/case.hpp"
+#include "runner/profile/profile_summary.hpp"
+
+namespace attnsweep::storage {
+
+// One row of `runs` (docs/schema.md). Text columns that are NULL read as "".
+struct RunRow {
+  std::int64_t run_id = 0;
+  std::string name, description, config_path, config_yaml, config_sha256;
+  RunStatus status = RunStatus::running;
+  std::string started_at, finished_at;
+  Device device;
+  std::string device_name, hostname, torch_version, cuda_version, cudnn_version, driver_version;
+  std::string attnsweep_version, git_sha, timing_protocol, flop_convention;
+  std::uint64_t seed = 0;
+  int planned_cases = 0;
+  bool isolate = false;
+  CaseOrder case_order = CaseOrder::plan;
+  std::optional<double> ceiling_bf16_tflops, ceiling_copy_gbps;
+};
+
+// One row of `cases` (docs/schema.md). Text columns that are NULL read as "";
+// nullable numbers are optional.
+struct CaseRow {
+  std::int64_t case_id = 0, run_id = 0;
+  Case identity;  // plan_index, variant, shape, dtype, causal
+  Device device;
+  CaseStatus status = CaseStatus::ok;
+  std::string error_message, warnings, sdpa_backend, timer, stop_reason, trace_path, graph_error, finished_at;
+  std::optional<int> kernels_per_forward, memcpy_per_forward, memset_per_forward, cpu_ops_per_forward;
+  std::optional<int> samples, graph_samples, throttled_samples, profile_attempts, profiled_forwards;
+  std::optional<bool> counts_consistent, launch_latency_hidden;
+  std::optional<double> gpu_time_us_median, cpu_time_us_median, graph_time_us_median;
+  std::optional<double> kernel_time_us_per_forward, cpu_dispatch_us_median, rel_error, tflops, bandwidth_gbps;
+  std::optional<double> median_ci_rel, sm_clock_mhz_mean, wall_seconds;
+  std::optional<std::int64_t> peak_mem_bytes;
+  double flops = 0, min_bytes = 0;
+
+  // The case's median time per forward: the GPU's on CUDA, else the CPU's.
+  std::optional<double> median_us() const { return gpu_time_us_median ? gpu_time_us_median : cpu_time_us_median; }
+};
+
+class RunReader {
+ public:
+  // Opens the database at `path` read-only. Throws BadInputError when the file
+  // does not exist, cannot be opened, is not an attnsweep database, or has a
+  // schema version other than kSchemaVersion (a newer one is not understood; an
+  // older one is migrated by the next Store that opens it).
+  explicit RunReader(const std::string& path);
+  ~RunReader();
+  RunReader(RunReader&&) noexcept;
+  RunReader& operator=(RunReader&&) noexcept;
+  RunReader(const RunReader&) = delete;
+  RunReader& operator=(const RunReader&) = delete;
+
+  std::optional<RunRow> run(std::int64_t run_id) const;
+  std::optional<RunRow> latest_run() const;  // the highest run_id
+  std::vector<RunRow> runs() const;          // by run_id
+
+  std::vector<CaseRow> cases(std::int64_t run_id) const;  // by plan_index
+  std::set<int> stored_plan_indexes(std::int64_t run_id) const;
+
+  std::vector<KernelStat> kernels(std::int64_t case_id) const;  // in the order stored
+  std::vector<OpStat> ops(std::int64_t case_id) const;          // in the order stored
+  // Eager samples, then graph replays, each by sample_index.
+  std::vector<TimingSample> samples(std::int64_t case_id) const;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::string path_;
+};
+
+}  // namespace attnsweep::storage

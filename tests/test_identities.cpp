@@ -1,0 +1,69 @@
+// Typed identities: every spelling parsed and printed in one place.
+#include <gtest/gtest.h>
+
+#include "runner/common/errors.hpp"
+#include "runner/common/identities.hpp"
+
+namespace attnsweep {
+namespace {
+
+TEST(Device, ParsesEverySpellingAndPrintsItBack) {
+  for (const std::string text : {"auto", "cpu", "cuda", "cuda:0", "cuda:3", "cuda:1234"}) {
+    const auto device = Device::try_parse(text);
+    ASSERT_TRUE(device) << text;
+    EXPECT_EQ(device->to_string(), text);
+  }
+  EXPECT_TRUE(Device::parse("auto").is_auto());
+  EXPECT_TRUE(Device::parse("cpu").is_cpu());
+  EXPECT_TRUE(Device::parse("cuda:2").is_cuda());
+  EXPECT_EQ(Device::parse("cuda:2"), Device::cuda(2));
+  EXPECT_NE(Device::parse("cuda"), Device::cuda(0));  // plain cuda is not resolved yet
+}
+
+TEST(Device, CudaIndexAndResolvedness) {
+  EXPECT_EQ(Device::parse("cuda:0").cuda_index(), 0);
+  EXPECT_EQ(Device::parse("cuda:3").cuda_index(), 3);
+  EXPECT_EQ(Device::parse("cuda").cuda_index(), 0);
+  EXPECT_EQ(Device::parse("cpu").cuda_index(), -1);
+  EXPECT_TRUE(Device::cpu().is_resolved());
+  EXPECT_TRUE(Device::cuda(1).is_resolved());
+  EXPECT_FALSE(Device::cuda().is_resolved());
+  EXPECT_FALSE(Device::automatic().is_resolved());
+}
+
+TEST(Device, RefusesAnythingElseNamingWhatIsAllowed) {
+  for (const std::string text : {"", "tpu", "CUDA", "cuda:", "cuda:-1", "cuda:x", "cuda:12345", "cuda:1 ", " cpu",
+                                 "cudafoo", "cpu:0"}) {
+    EXPECT_FALSE(Device::try_parse(text)) << "'" << text << "'";
+  }
+  try {
+    Device::parse("tpu");
+    FAIL() << "no exception";
+  } catch (const BadInputError& error) {
+    EXPECT_STREQ(error.what(), "unknown device 'tpu'; allowed: auto, cpu, cuda, cuda:N");
+  }
+}
+
+TEST(Identities, EachEnumRoundTripsThroughItsOneSpelling) {
+  for (const auto& name : case_status_names()) EXPECT_EQ(to_string(*parse_case_status(name)), name);
+  for (const auto& name : run_status_names()) EXPECT_EQ(to_string(*parse_run_status(name)), name);
+  for (const auto& name : dtype_names()) EXPECT_EQ(to_string(*parse_dtype(name)), name);
+  for (const auto& name : case_order_names()) EXPECT_EQ(to_string(*parse_case_order(name)), name);
+  EXPECT_EQ(to_string(*parse_sample_mode("graph")), std::string("graph"));
+  EXPECT_EQ(case_status_names(),
+            (std::vector<std::string>{"ok", "unsupported", "oom", "error", "crashed", "timeout"}));
+  EXPECT_EQ(dtype_names(), (std::vector<std::string>{"bf16", "fp16", "fp32"}));
+  EXPECT_FALSE(parse_case_status("exploded"));
+  EXPECT_FALSE(parse_dtype("BF16"));
+  EXPECT_FALSE(parse_case_order("random"));
+  EXPECT_FALSE(parse_sample_mode(""));
+}
+
+TEST(Identities, DtypeBytes) {
+  EXPECT_EQ(dtype_bytes(Dtype::bf16), 2);
+  EXPECT_EQ(dtype_bytes(Dtype::fp16), 2);
+  EXPECT_EQ(dtype_bytes(Dtype::fp32), 4);
+}
+
+}  // namespace
+}  // namespace attnsweep

@@ -1,0 +1,481 @@
+// RunReader on real files: what the Store wrote comes back field by field,
+// typed; files that are missing, foreign, older or newer are refused and left
+// as they were.
+#include <gtest/gtest.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <stdexcept>
+
+#include "runner/common/errors.hpp"
+#include "storage/run_reader.hpp"
+#include "storage/store.hpp"
+#include "tests/support/scratch_directory.hpp"
+
+namespace attnsweep::storage {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+RunRecord run_record(const std::string& name) {
+  RunRecord run;
+  run.name = name;
+  run.config_path = "configs/unit.yaml";
+  run.config_yaml = "variants: [naive]\n";
+  run.config_sha256 = "abc123";
+  run.environment.device = Device::cuda(0);
+  run.environment.device_name = "NVIDIA H200";
+  run.environment.torch_version = "2.11.0";
+  run.environment.hostname = "node7";
+  run.timing_protocol = "test protocol";
+  run.flop_convention = "test convention";
+  run.seed = 7;
+  run.planned_cases = 3;
+  run.measure.case_order = CaseOrder::shuffled;
+  run.ceiling_bf16_tflops = 800.5;
+  return run;
+}
+
+// Profiled on the GPU: kernels (the first with launch metadata), ops, eager
+// samples and graph replays taken interleaved.
+std::pair<Case, CaseResult> gpu_case() {
+  Case c{2, "sdpa_cudnn", Shape{8, 16, 4, 1024, 2048, 64}, Dtype::bf16, true};
+  CaseResult r;
+  r.device = Device::cuda(0);
+  r.timer = "cuda_event";
+  r.sdpa_backend = "cudnn_attention";
+  r.stop_reason = "target_rel_stdev";
+  r.gpu_time_us = summarize({80, 81, 82, 79, 80, 84, 78});
+  r.graph_time_us = summarize({70, 71, 72});
+  r.cpu_dispatch_us_median = 25.5;
+  r.rel_error = 2e-3;
+  r.peak_mem_bytes = 123456789;
+  r.flops = 1e9;
+  r.min_bytes = 1e6;
+  r.tflops = 12.5;
+  r.bandwidth_gbps = 100;
+  r.trace_path = "traces/2.json";
+  r.sm_clock_mhz_mean = 1980;
+  r.throttled_samples = 1;
+  r.launch_latency_hidden = true;
+  r.warnings = {"counts differed once", "slow clock"};
+  r.wall_seconds = 1.5;
+  ProfileSummary profile;
+  profile.profiled_forwards = 2;
+  profile.attempts = 2;
+  profile.kernels_each_forward = {2, 2};
+  profile.memcpy_each_forward = {0, 0};
+  profile.memset_each_forward = {1, 1};
+  profile.cpu_ops_per_forward = 6;
+  profile.kernel_time_us_per_forward = 57.8;
+  // Stored in this order, which is not the table's key order (kind, name).
+  profile.kernels = {{"flash_fwd", "kernel", 1, 50.1, 50.1, 49.9, 50.3, 7},
+                     {"Memset (Device)", "memset", 1, 0.7, 0.7, 0.6, 0.8, 7},
+                     {"aaa_reduce", "kernel", 1, 7.0, 7.0, 6.9, 7.1, 7}};
+  KernelStat& flash = profile.kernels.front();
+  flash.grid = "[132,1,1]";
+  flash.block = "[384,1,1]";
+  flash.registers_per_thread = 168;
+  flash.shared_memory_bytes = 134144;
+  flash.blocks_per_sm = 1.5;
+  flash.warps_per_sm = 12;
+  flash.est_occupancy_pct = 18.75;
+  profile.ops = {{"aten::_cudnn_attention_forward", "op", 1, 30.4, 130.5},
+                 {"cudaLaunchKernel", "cuda_runtime", 2, 8.5, 8.5}};
+  r.profile = profile;
+  const auto eager = [](double us, bool throttled) {
+    return TimingSample{us, std::nullopt, us / 4, SampleMode::eager, 1980.0, throttled, true, false};
+  };
+  const auto graph = [](double us) {
+    return TimingSample{us, std::nullopt, std::nullopt, SampleMode::graph, 1975.0, false, false, false};
+  };
+  r.samples = {eager(80, false), eager(81, true), graph(70), eager(82, false), graph(71), eager(83, false), graph(72)};
+  return {c, r};
+}
+
+// On the CPU: profiled (aten ops only), timed by the steady clock.
+std::pair<Case, CaseResult> cpu_case() {
+  Case c{0, "naive", Shape{1, 2, 2, 16, 16, 8}, Dtype::fp32, false};
+  CaseResult r;
+  r.device = Device::cpu();
+  r.timer = "steady_clock";
+  r.cpu_time_us = summarize({100, 110, 120});
+  r.flops = 2e6;
+  r.min_bytes = 4e3;
+  r.wall_seconds = std::numeric_limits<double>::quiet_NaN();
+  ProfileSummary profile;
+  profile.profiled_forwards = 2;
+  profile.attempts = 1;
+  profile.kernels_each_forward = {0, 0};
+  profile.cpu_ops_per_forward = 9;
+  profile.ops = {{"aten::matmul", "op", 2, 10, 40}};
+  r.profile = profile;
+  for (double us : {100.0, 110.0, 120.0}) r.samples.push_back({std::nullopt, us, us, SampleMode::eager});
+  return {c, r};
+}
+
+std::pair<Case, CaseResult> unsupported_case() {
+  Case c{1, "sdpa_flash", Shape{1, 1, 1, 8, 8, 8}, Dtype::fp32, true};
+  CaseResult r;
+  r.status = CaseStatus::unsupported;
+  r.error_message = "Expected query, key and value to all be of dtype: {Half, BFloat16}";
+  r.device = Device::cuda(0);
+  return {c, r};
+}
+
+class RunReaderTest : public ::testing::Test {
+ protected:
+  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-reader"};
+  std::string path_ = scratch_.path("results.db");
+
+  // One finished run with the three cases, stored out of plan order; returns its run_id.
+  std::int64_t write_run() {
+    Store store(path_);
+    const std::int64_t run_id = store.begin_run(run_record("unit"));
+    for (const auto& [c, r] : {gpu_case(), cpu_case(), unsupported_case()}) store.add_case(run_id, c, r);
+    store.finish_run(run_id, RunStatus::done);
+    return run_id;
+  }
+
+  static std::int64_t case_id(const RunReader& reader, std::int64_t run_id, const std::string& variant) {
+    for (const auto& row : reader.cases(run_id)) {
+      if (row.identity.variant == variant) return row.case_id;
+    }
+    ADD_FAILURE() << "no case " << variant;
+    return -1;
+  }
+};
+
+TEST_F(RunReaderTest, ReadsTheRunAsStored) {
+  const auto run_id = write_run();
+  const RunReader reader(path_);
+  const auto run = reader.run(run_id);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->run_id, run_id);
+  EXPECT_EQ(run->name, "unit");
+  EXPECT_EQ(run->description, "");  // stored as NULL
+  EXPECT_EQ(run->config_path, "configs/unit.yaml");
+  EXPECT_EQ(run->config_yaml, "variants: [naive]\n");
+  EXPECT_EQ(run->config_sha256, "abc123");
+  EXPECT_EQ(run->status, RunStatus::done);
+  EXPECT_FALSE(run->started_at.empty());
+  EXPECT_FALSE(run->finished_at.empty());
+  EXPECT_EQ(run->device, Device::cuda(0));
+  EXPECT_EQ(run->device_name, "NVIDIA H200");
+  EXPECT_EQ(run->hostname, "node7");
+  EXPECT_EQ(run->torch_version, "2.11.0");
+  EXPECT_EQ(run->cuda_version, "");
+  EXPECT_FALSE(run->attnsweep_version.empty());
+  EXPECT_EQ(run->timing_protocol, "test protocol");
+  EXPECT_EQ(run->flop_convention, "test convention");
+  EXPECT_EQ(run->seed, 7u);
+  EXPECT_EQ(run->planned_cases, 3);
+  EXPECT_FALSE(run->isolate);
+  EXPECT_EQ(run->case_order, CaseOrder::shuffled);
+  EXPECT_EQ(run->ceiling_bf16_tflops, 800.5);
+  EXPECT_FALSE(run->ceiling_copy_gbps.has_value());
+  EXPECT_FALSE(reader.run(run_id + 1).has_value());
+}
+
+TEST_F(RunReaderTest, LatestRunAndAllRuns) {
+  {
+    Store store(path_);
+    const RunReader empty(path_);
+    EXPECT_FALSE(empty.latest_run().has_value());
+    EXPECT_TRUE(empty.runs().empty());
+    store.begin_run(run_record("first"));
+    store.begin_run(run_record("second"));
+  }
+  const RunReader reader(path_);
+  const auto latest = reader.latest_run();
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(latest->name, "second");
+  EXPECT_EQ(latest->status, RunStatus::running);
+  EXPECT_TRUE(latest->finished_at.empty());
+  const auto runs = reader.runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].name, "first");
+  EXPECT_EQ(runs[1].name, "second");
+  EXPECT_LT(runs[0].run_id, runs[1].run_id);
+}
+
+TEST_F(RunReaderTest, CasesComeBackInPlanOrderWithTheirIdentity) {
+  const auto run_id = write_run();
+  const RunReader reader(path_);
+  const auto cases = reader.cases(run_id);
+  ASSERT_EQ(cases.size(), 3u);
+  EXPECT_EQ(cases[0].identity.variant, "naive");
+  EXPECT_EQ(cases[1].identity.variant, "sdpa_flash");
+  EXPECT_EQ(cases[2].identity.variant, "sdpa_cudnn");
+  const Case& identity = cases[2].identity;
+  EXPECT_EQ(identity.plan_index, 2);
+  EXPECT_EQ(identity.shape, (Shape{8, 16, 4, 1024, 2048, 64}));
+  EXPECT_EQ(identity.dtype, Dtype::bf16);
+  EXPECT_TRUE(identity.causal);
+  EXPECT_EQ(cases[0].identity.dtype, Dtype::fp32);
+  EXPECT_FALSE(cases[0].identity.causal);
+  for (const auto& row : cases) EXPECT_EQ(row.run_id, run_id);
+  EXPECT_EQ(reader.stored_plan_indexes(run_id), (std::set<int>{0, 1, 2}));
+  EXPECT_TRUE(reader.stored_plan_indexes(run_id + 1).empty());
+  EXPECT_TRUE(reader.cases(run_id + 1).empty());
+}
+
+TEST_F(RunReaderTest, GpuCaseComesBackFieldByField) {
+  const auto run_id = write_run();
+  const RunReader reader(path_);
+  const CaseRow row = reader.cases(run_id).at(2);
+  EXPECT_EQ(row.device, Device::cuda(0));
+  EXPECT_EQ(row.status, CaseStatus::ok);
+  EXPECT_EQ(row.error_message, "");
+  EXPECT_EQ(row.warnings, "counts differed once; slow clock");
+  EXPECT_EQ(row.sdpa_backend, "cudnn_attention");
+  EXPECT_EQ(row.timer, "cuda_event");
+  EXPECT_EQ(row.stop_reason, "target_rel_stdev");
+  EXPECT_EQ(row.trace_path, "traces/2.json");
+  EXPECT_EQ(row.graph_error, "");
+  EXPECT_EQ(row.kernels_per_forward, 2);
+  EXPECT_EQ(row.memcpy_per_forward, 0);
+  EXPECT_EQ(row.memset_per_forward, 1);
+  EXPECT_EQ(row.cpu_ops_per_forward, 6);
+  EXPECT_EQ(row.counts_consistent, true);
+  EXPECT_EQ(row.profile_attempts, 2);
+  EXPECT_EQ(row.profiled_forwards, 2);
+  EXPECT_EQ(row.kernel_time_us_per_forward, 57.8);
+  EXPECT_EQ(row.samples, 4);  // eager only
+  EXPECT_EQ(row.graph_samples, 3);
+  EXPECT_EQ(row.throttled_samples, 1);
+  EXPECT_EQ(row.launch_latency_hidden, true);
+  EXPECT_EQ(row.gpu_time_us_median, 80);
+  EXPECT_FALSE(row.cpu_time_us_median.has_value());
+  EXPECT_EQ(row.graph_time_us_median, 71);
+  EXPECT_EQ(row.median_us(), 80);
+  ASSERT_TRUE(row.median_ci_rel.has_value());
+  EXPECT_DOUBLE_EQ(*row.median_ci_rel, 0.0375);
+  EXPECT_EQ(row.cpu_dispatch_us_median, 25.5);
+  EXPECT_EQ(row.rel_error, 2e-3);
+  EXPECT_EQ(row.tflops, 12.5);
+  EXPECT_EQ(row.bandwidth_gbps, 100);
+  EXPECT_EQ(row.sm_clock_mhz_mean, 1980);
+  EXPECT_EQ(row.wall_seconds, 1.5);
+  EXPECT_EQ(row.peak_mem_bytes, 123456789);
+  EXPECT_EQ(row.flops, 1e9);
+  EXPECT_EQ(row.min_bytes, 1e6);
+  EXPECT_FALSE(row.finished_at.empty());
+}
+
+TEST_F(RunReaderTest, CpuCaseHasNoGpuCounts) {
+  const auto run_id = write_run();
+  const RunReader reader(path_);
+  const CaseRow row = reader.cases(run_id).at(0);
+  EXPECT_EQ(row.device, Device::cpu());
+  EXPECT_EQ(row.status, CaseStatus::ok);
+  EXPECT_EQ(row.timer, "steady_clock");
+  EXPECT_FALSE(row.kernels_per_forward.has_value());  // NULL on the CPU: nothing is launched
+  EXPECT_FALSE(row.memcpy_per_forward.has_value());
+  EXPECT_FALSE(row.memset_per_forward.has_value());
+  EXPECT_FALSE(row.kernel_time_us_per_forward.has_value());
+  EXPECT_EQ(row.cpu_ops_per_forward, 9);
+  EXPECT_EQ(row.counts_consistent, true);
+  EXPECT_FALSE(row.gpu_time_us_median.has_value());
+  EXPECT_EQ(row.cpu_time_us_median, 110);
+  EXPECT_EQ(row.median_us(), 110);
+  EXPECT_FALSE(row.median_ci_rel.has_value());  // under 6 samples
+  EXPECT_FALSE(row.graph_time_us_median.has_value());
+  EXPECT_FALSE(row.graph_samples.has_value());
+  EXPECT_FALSE(row.throttled_samples.has_value());
+  EXPECT_FALSE(row.launch_latency_hidden.has_value());
+  EXPECT_FALSE(row.peak_mem_bytes.has_value());
+  EXPECT_FALSE(row.wall_seconds.has_value());  // not finite
+  EXPECT_EQ(row.samples, 3);
+  EXPECT_EQ(row.warnings, "");
+  EXPECT_TRUE(reader.kernels(row.case_id).empty());
+  const auto ops = reader.ops(row.case_id);
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].name, "aten::matmul");
+  const auto samples = reader.samples(row.case_id);
+  ASSERT_EQ(samples.size(), 3u);
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    EXPECT_EQ(samples[i].mode, SampleMode::eager);
+    EXPECT_FALSE(samples[i].gpu_time_us.has_value());
+    EXPECT_EQ(samples[i].cpu_time_us, 100.0 + 10.0 * static_cast<double>(i));
+  }
+}
+
+TEST_F(RunReaderTest, UnsupportedCaseHasItsReasonAndNoMeasurements) {
+  const auto run_id = write_run();
+  const RunReader reader(path_);
+  const CaseRow row = reader.cases(run_id).at(1);
+  EXPECT_EQ(row.status, CaseStatus::unsupported);
+  EXPECT_NE(row.error_message.find("dtype"), std::string::npos);
+  EXPECT_EQ(row.device, Device::cuda(0));
+  EXPECT_EQ(row.sdpa_backend, "");
+  EXPECT_FALSE(row.kernels_per_forward.has_value());
+  EXPECT_FALSE(row.cpu_ops_per_forward.has_value());
+  EXPECT_FALSE(row.counts_consistent.has_value());
+  EXPECT_FALSE(row.profile_attempts.has_value());
+  EXPECT_FALSE(row.samples.has_value());
+  EXPECT_FALSE(row.median_us().has_value());
+  EXPECT_FALSE(row.tflops.has_value());
+  EXPECT_FALSE(row.rel_error.has_value());
+  EXPECT_EQ(row.wall_seconds, 0);
+  EXPECT_EQ(row.flops, 0);
+  EXPECT_TRUE(reader.kernels(row.case_id).empty());
+  EXPECT_TRUE(reader.ops(row.case_id).empty());
+  EXPECT_TRUE(reader.samples(row.case_id).empty());
+}
+
+TEST_F(RunReaderTest, KernelsAndOpsComeBackInStoredOrderWithLaunchMetadata) {
+  const auto run_id = write_run();
+  const RunReader reader(path_);
+  const auto id = case_id(reader, run_id, "sdpa_cudnn");
+  const auto kernels = reader.kernels(id);
+  ASSERT_EQ(kernels.size(), 3u);
+  EXPECT_EQ(kernels[0].name, "flash_fwd");
+  EXPECT_EQ(kernels[1].name, "Memset (Device)");
+  EXPECT_EQ(kernels[2].name, "aaa_reduce");
+  const KernelStat& flash = kernels[0];
+  EXPECT_EQ(flash.kind, "kernel");
+  EXPECT_EQ(flash.launches_per_forward, 1);
+  EXPECT_EQ(flash.total_us, 50.1);
+  EXPECT_EQ(flash.mean_us, 50.1);
+  EXPECT_EQ(flash.min_us, 49.9);
+  EXPECT_EQ(flash.max_us, 50.3);
+  EXPECT_EQ(flash.stream, 7);
+  EXPECT_EQ(flash.grid, "[132,1,1]");
+  EXPECT_EQ(flash.block, "[384,1,1]");
+  EXPECT_EQ(flash.registers_per_thread, 168);
+  EXPECT_EQ(flash.shared_memory_bytes, 134144);
+  EXPECT_EQ(flash.blocks_per_sm, 1.5);
+  EXPECT_EQ(flash.warps_per_sm, 12);
+  EXPECT_EQ(flash.est_occupancy_pct, 18.75);
+  const KernelStat& memset = kernels[1];
+  EXPECT_EQ(memset.kind, "memset");
+  EXPECT_EQ(memset.grid, "");
+  EXPECT_EQ(memset.block, "");
+  EXPECT_FALSE(memset.registers_per_thread.has_value());
+  EXPECT_FALSE(memset.shared_memory_bytes.has_value());
+  EXPECT_FALSE(memset.est_occupancy_pct.has_value());
+
+  const auto ops = reader.ops(id);
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].name, "aten::_cudnn_attention_forward");
+  EXPECT_EQ(ops[0].kind, "op");
+  EXPECT_EQ(ops[0].calls_per_forward, 1);
+  EXPECT_EQ(ops[0].self_cpu_us, 30.4);
+  EXPECT_EQ(ops[0].total_cpu_us, 130.5);
+  EXPECT_EQ(ops[1].name, "cudaLaunchKernel");
+  EXPECT_EQ(ops[1].kind, "cuda_runtime");
+  EXPECT_EQ(ops[1].calls_per_forward, 2);
+}
+
+TEST_F(RunReaderTest, SamplesComeBackEagerThenGraphEachInOrder) {
+  const auto run_id = write_run();
+  const RunReader reader(path_);
+  const auto samples = reader.samples(case_id(reader, run_id, "sdpa_cudnn"));
+  ASSERT_EQ(samples.size(), 7u);
+  const std::vector<double> eager_us = {80, 81, 82, 83}, graph_us = {70, 71, 72};
+  for (std::size_t i = 0; i < 4; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(samples[i].mode, SampleMode::eager);
+    EXPECT_EQ(samples[i].gpu_time_us, eager_us[i]);
+    EXPECT_FALSE(samples[i].cpu_time_us.has_value());
+    EXPECT_EQ(samples[i].host_dispatch_us, eager_us[i] / 4);
+    EXPECT_EQ(samples[i].sm_clock_mhz, 1980);
+    EXPECT_EQ(samples[i].throttled, i == 1);
+    EXPECT_TRUE(samples[i].blocked);
+    EXPECT_FALSE(samples[i].block_timed_out);
+  }
+  for (std::size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    const TimingSample& sample = samples[4 + i];
+    EXPECT_EQ(sample.mode, SampleMode::graph);
+    EXPECT_EQ(sample.gpu_time_us, graph_us[i]);
+    EXPECT_FALSE(sample.host_dispatch_us.has_value());
+    EXPECT_EQ(sample.sm_clock_mhz, 1975);
+    EXPECT_FALSE(sample.throttled);
+    EXPECT_FALSE(sample.blocked);
+  }
+}
+
+TEST_F(RunReaderTest, SeesFinishedCasesOfARunStillRunning) {
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record("live"));
+  const auto [c, r] = cpu_case();
+  store.add_case(run_id, c, r);
+  const RunReader reader(path_);
+  EXPECT_EQ(reader.latest_run()->status, RunStatus::running);
+  EXPECT_EQ(reader.stored_plan_indexes(run_id), (std::set<int>{0}));
+}
+
+TEST_F(RunReaderTest, AStoredSpellingTheIdentitiesDoNotKnowIsAnError) {
+  const auto run_id = write_run();
+  {
+    SQLite::Database db(path_, SQLite::OPEN_READWRITE);
+    db.exec("UPDATE cases SET device = 'gpu0' WHERE plan_index = 1");  // device has no CHECK in the schema
+  }
+  const RunReader reader(path_);
+  try {
+    reader.cases(run_id);
+    FAIL() << "read an unknown device";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("cases.device"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("'gpu0'"), std::string::npos) << error.what();
+  }
+}
+
+// The constructor's refusals: each a BadInputError whose message starts with the path.
+void expect_refused(const std::string& path, const std::string& reason) {
+  try {
+    RunReader reader(path);
+    ADD_FAILURE() << "opened " << path;
+  } catch (const BadInputError& error) {
+    const std::string message = error.what();
+    EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << message;
+    EXPECT_NE(message.find(reason), std::string::npos) << message;
+  }
+}
+
+TEST_F(RunReaderTest, RefusesAMissingFileAndDoesNotCreateIt) {
+  expect_refused(path_, "database not found");
+  EXPECT_FALSE(fs::exists(path_));
+}
+
+TEST_F(RunReaderTest, RefusesAForeignSqliteDatabaseAndLeavesItByteIdentical) {
+  {
+    SQLite::Database db(path_, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    db.exec("CREATE TABLE mine (x); INSERT INTO mine VALUES (1)");
+  }
+  const std::string before = file_bytes(path_);
+  expect_refused(path_, "not an attnsweep results database");
+  EXPECT_EQ(file_bytes(path_), before);
+}
+
+TEST_F(RunReaderTest, RefusesANewerSchema) {
+  { SQLite::Database db(path_, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE); db.exec("PRAGMA user_version = 99"); }
+  expect_refused(path_, "schema version 99 is newer");
+}
+
+TEST_F(RunReaderTest, RefusesAnOlderSchemaWithoutMigratingIt) {
+  fs::copy_file(ATTNSWEEP_SOURCE_DIR "/tests/data/schema_v3.db", path_);
+  const std::string before = file_bytes(path_);
+  expect_refused(path_, "schema version 3 is older");
+  EXPECT_EQ(file_bytes(path_), before);
+}
+
+TEST_F(RunReaderTest, RefusesAFileThatIsNotSqlite) {
+  scratch_.write("results.db", "this is not a database, just text that is long enough to have a header........");
+  expect_refused(path_, "cannot read as a results database");
+}
+
+}  // namespace
+}  // namespace attnsweep::storage
