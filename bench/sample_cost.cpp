@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/common/text.hpp"
 #include "runner/measure/blocking_kernel.hpp"
 #include "runner/device/device.hpp"
 #include "runner/measure/inputs.hpp"
@@ -53,7 +54,7 @@ int main(int argc, char** argv) {
   Case c;
   c.variant = variant_name;
   if (!parse_dtype(dtype)) {
-    std::fprintf(stderr, "unknown dtype '%s'; allowed: bf16, fp16, fp32\n", dtype.c_str());
+    std::fprintf(stderr, "unknown dtype '%s'; allowed: %s\n", dtype.c_str(), text::join(dtype_names(), ", ").c_str());
     return 2;
   }
   c.dtype = *parse_dtype(dtype);

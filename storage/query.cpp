@@ -1,40 +1,179 @@
 #include "storage/query.hpp"
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
+
+#include <cstring>
+#include <memory>
+#include <set>
 
 #include "runner/common/errors.hpp"
 
 namespace attnsweep::storage {
+namespace {
 
-QueryResult run_query(const std::string& db_path, const std::string& sql) {
+// PRAGMAs that take an argument and still only read (table_info(cases), ...);
+// any other PRAGMA with a value sets something and is refused.
+const std::set<std::string> kReadingPragmasWithArgument = {
+    "table_info", "table_xinfo", "index_list", "index_info", "index_xinfo", "foreign_key_list",
+    "foreign_key_check", "integrity_check", "quick_check", "table_list", "pragma_list"};
+
+struct Refusal {
+  std::string why;  // set by the authorizer, reported instead of SQLite's "not authorized"
+};
+
+int authorize(void* data, int action, const char* first, const char* second, const char*, const char*) {
+  auto& refusal = *static_cast<Refusal*>(data);
+  switch (action) {
+    case SQLITE_ATTACH:
+    case SQLITE_DETACH:
+      refusal.why = "ATTACH and DETACH are refused: query reads the one database it is given";
+      return SQLITE_DENY;
+    case SQLITE_PRAGMA:
+      if (second && !kReadingPragmasWithArgument.count(first ? first : "")) {
+        refusal.why = std::string("PRAGMA ") + (first ? first : "") + " with a value changes the connection or the "
+                      "database; query only reads (PRAGMA " + (first ? first : "") + " without a value reads it)";
+        return SQLITE_DENY;
+      }
+      return SQLITE_OK;
+    default:
+      return SQLITE_OK;
+  }
+}
+
+struct Connection {
+  sqlite3* handle = nullptr;
+  Connection() = default;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  ~Connection() { close(); }
+  void close() {
+    sqlite3_close_v2(handle);  // waits for statements still open: finalize them first or later, both safe
+    handle = nullptr;
+  }
+};
+
+struct Prepared {
+  sqlite3_stmt* statement = nullptr;
+  Prepared() = default;
+  Prepared(const Prepared&) = delete;
+  Prepared& operator=(const Prepared&) = delete;
+  ~Prepared() { finalize(); }
+  void finalize() {
+    sqlite3_finalize(statement);
+    statement = nullptr;
+  }
+};
+
+// "file:" URI of a path, percent-encoding what a URI would read otherwise.
+std::string file_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (const char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char escaped[4];
+      std::snprintf(escaped, sizeof escaped, "%%%02X", static_cast<unsigned char>(c));
+      uri += escaped;
+    } else {
+      uri += c;
+    }
+  }
+  return uri;
+}
+
+std::string skip_blank(const char* text) {
+  std::string rest = text ? text : "";
+  const auto first = rest.find_first_not_of(" \t\r\n;");
+  return first == std::string::npos ? "" : rest.substr(first);
+}
+
+// Opens read-only and prepares the one statement; nullptr statement for empty SQL.
+void open_and_prepare(const std::string& db_path, const std::string& sql, bool immutable, Connection& db,
+                      Prepared& prepared, Refusal& refusal) {
+  const std::string name = immutable ? file_uri(db_path) + "?immutable=1" : db_path;
+  const int flags = SQLITE_OPEN_READONLY | (immutable ? SQLITE_OPEN_URI : 0);
+  if (sqlite3_open_v2(name.c_str(), &db.handle, flags, nullptr) != SQLITE_OK) {
+    throw BadInputError(db_path + ": cannot open: " + sqlite3_errmsg(db.handle));
+  }
+  sqlite3_busy_timeout(db.handle, 10000);
+  sqlite3_set_authorizer(db.handle, authorize, &refusal);
+  const char* tail = nullptr;
+  if (sqlite3_prepare_v2(db.handle, sql.c_str(), static_cast<int>(sql.size()), &prepared.statement, &tail) !=
+      SQLITE_OK) {
+    const std::string why = refusal.why.empty() ? sqlite3_errmsg(db.handle) : refusal.why;
+    throw BadInputError(db_path + ": query failed: " + why);
+  }
+  if (!prepared.statement) return;
+  // A second statement would be dropped without a word: refuse it instead.
+  Prepared next;
+  const char* after = nullptr;
+  const std::string rest = skip_blank(tail);
+  if (!rest.empty() && sqlite3_prepare_v2(db.handle, rest.c_str(), -1, &next.statement, &after) == SQLITE_OK &&
+      !next.statement) {
+    return;  // only comments follow
+  }
+  if (!rest.empty()) {
+    throw BadInputError(db_path + ": one statement at a time; this follows the first: '" + rest.substr(0, 60) +
+                        (rest.size() > 60 ? "...'" : "'") + "; run it separately");
+  }
+}
+
+}  // namespace
+
+void run_query(const std::string& db_path, const std::string& sql,
+               const std::function<void(const std::vector<std::string>&)>& on_columns,
+               const std::function<void(const std::vector<QueryValue>&)>& on_row) {
   struct stat info {};
-  if (stat(db_path.c_str(), &info) != 0) throw BadInputError(db_path + ": database not found");
+  if (stat(db_path.c_str(), &info) != 0) {
+    throw BadInputError(db_path + ": " + (errno == ENOENT ? std::string("database not found") : std::strerror(errno)));
+  }
+  if (!S_ISREG(info.st_mode)) throw BadInputError(db_path + ": not a regular file, so not a results database");
+
+  Connection db;
+  Prepared prepared;
+  Refusal refusal;
   try {
-    SQLite::Database db(db_path, SQLite::OPEN_READONLY, /*busy_timeout_ms=*/10000);
-    SQLite::Statement statement(db, sql);
-    QueryResult result;
-    for (int i = 0; i < statement.getColumnCount(); ++i) result.columns.push_back(statement.getColumnName(i));
-    while (statement.executeStep()) {
-      std::vector<QueryValue> row;
-      for (int i = 0; i < statement.getColumnCount(); ++i) {
-        const SQLite::Column column = statement.getColumn(i);
-        if (column.isNull()) {
-          row.emplace_back(std::monostate{});
-        } else if (column.isInteger()) {
-          row.emplace_back(column.getInt64());
-        } else if (column.isFloat()) {
-          row.emplace_back(column.getDouble());
-        } else {
-          row.emplace_back(column.getString());
+    open_and_prepare(db_path, sql, /*immutable=*/false, db, prepared, refusal);
+  } catch (const BadInputError&) {
+    // A WAL database on read-only media cannot be opened for reading unless its
+    // -shm file can be made. Without a -wal file all of it is in the database
+    // file, and reading it as immutable is exact.
+    struct stat wal {};
+    const int code = db.handle ? sqlite3_extended_errcode(db.handle) & 0xff : SQLITE_CANTOPEN;
+    if (code != SQLITE_CANTOPEN || stat((db_path + "-wal").c_str(), &wal) == 0) throw;
+    prepared.finalize();
+    db.close();
+    refusal.why.clear();
+    open_and_prepare(db_path, sql, /*immutable=*/true, db, prepared, refusal);
+  }
+  if (!prepared.statement) throw BadInputError("no SQL statement given; e.g. \"SELECT * FROM results\"");
+  if (!sqlite3_stmt_readonly(prepared.statement)) {
+    throw BadInputError(db_path + ": query only reads; this statement would change the database (use SELECT, WITH "
+                        "or a reading PRAGMA; sqlite3 for anything else)");
+  }
+
+  const int columns = sqlite3_column_count(prepared.statement);
+  std::vector<std::string> names;
+  for (int i = 0; i < columns; ++i) names.push_back(sqlite3_column_name(prepared.statement, i));
+  on_columns(names);
+  std::vector<QueryValue> row(static_cast<std::size_t>(columns));
+  int status = SQLITE_ROW;
+  while ((status = sqlite3_step(prepared.statement)) == SQLITE_ROW) {
+    for (int i = 0; i < columns; ++i) {
+      auto& value = row[static_cast<std::size_t>(i)];
+      switch (sqlite3_column_type(prepared.statement, i)) {
+        case SQLITE_NULL: value = std::monostate{}; break;
+        case SQLITE_INTEGER: value = static_cast<std::int64_t>(sqlite3_column_int64(prepared.statement, i)); break;
+        case SQLITE_FLOAT: value = sqlite3_column_double(prepared.statement, i); break;
+        default: {
+          const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(prepared.statement, i));
+          value = std::string(text ? text : "", static_cast<std::size_t>(sqlite3_column_bytes(prepared.statement, i)));
         }
       }
-      result.rows.push_back(std::move(row));
     }
-    return result;
-  } catch (const SQLite::Exception& error) {
-    throw BadInputError(db_path + ": query failed: " + error.what() +
-                        " (the database is opened read-only; use SELECT)");
+    on_row(row);
+  }
+  if (status != SQLITE_DONE) {
+    throw BadInputError(db_path + ": query failed: " + sqlite3_errmsg(db.handle));
   }
 }
 

@@ -1,13 +1,15 @@
 #include "storage/run_reader.hpp"
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <sys/stat.h>
 
-#include <filesystem>
-#include <system_error>
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
 #include "runner/common/errors.hpp"
 #include "storage/fields.hpp"
+#include "storage/migrations.hpp"
 #include "storage/store.hpp"
 
 namespace attnsweep::storage {
@@ -46,7 +48,11 @@ const Table<RunRow>& run_rows() {
                                member<R>("isolate", &R::isolate),
                                member<R>("case_order", &R::case_order),
                                member<R>("ceiling_bf16_tflops", &R::ceiling_bf16_tflops),
-                               member<R>("ceiling_copy_gbps", &R::ceiling_copy_gbps)}};
+                               member<R>("ceiling_copy_gbps", &R::ceiling_copy_gbps),
+                               member<R>("owner_pid", &R::owner_pid),
+                               member<R>("owner_host", &R::owner_host),
+                               member<R>("claimed_at", &R::claimed_at),
+                               member<R>("heartbeat_at", &R::heartbeat_at)}};
   return table;
 }
 
@@ -128,18 +134,21 @@ struct RunReader::Impl {
 };
 
 RunReader::RunReader(const std::string& path) : path_(path) {
-  std::error_code ignored;
-  if (!std::filesystem::exists(path, ignored)) throw BadInputError(path + ": database not found");
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    if (errno == ENOENT) throw BadInputError(path + ": database not found");
+    throw BadInputError(path + ": cannot read as a results database: " + std::strerror(errno));
+  }
+  // Opening a FIFO would block until something writes to it.
+  if (!S_ISREG(info.st_mode)) throw BadInputError(path + ": is not a regular file, so not a results database");
   try {
     impl_ = std::make_unique<Impl>(path);
-    const int version = impl_->database.execAndGet("PRAGMA user_version").getInt();
+    auto& db = impl_->database;
+    db.exec("BEGIN");  // one snapshot for the reads
+    const int version = recognise_schema_version(db, path);
+    db.exec("COMMIT");
     if (version == 0) {
-      throw BadInputError(path + ": is not an attnsweep results database (user_version 0); choose another --db");
-    }
-    if (version > kSchemaVersion) {
-      throw BadInputError(path + ": database schema version " + std::to_string(version) +
-                          " is newer than this attnsweep understands (" + std::to_string(kSchemaVersion) +
-                          "); use a newer attnsweep");
+      throw BadInputError(path + ": is not an attnsweep results database (it is empty); choose another --db");
     }
     if (version < kSchemaVersion) {
       // Reading never writes; attnsweep run migrates the file when it opens it.

@@ -31,6 +31,10 @@ struct RunRow {
   bool isolate = false;
   CaseOrder case_order = CaseOrder::plan;
   std::optional<double> ceiling_bf16_tflops, ceiling_copy_gbps;
+  // The claim (Store::claim_run): the process running the run, its host, when it
+  // took it and its last heartbeat (UTC). Empty when no process holds the run.
+  std::optional<std::int64_t> owner_pid;
+  std::string owner_host, claimed_at, heartbeat_at;
 };
 
 // One row of `cases` (docs/schema.md). Text columns that are NULL read as "";
@@ -57,9 +61,10 @@ struct CaseRow {
 class RunReader {
  public:
   // Opens the database at `path` read-only. Throws BadInputError when the file
-  // does not exist, cannot be opened, is not an attnsweep database, or has a
-  // schema version other than kSchemaVersion (a newer one is not understood; an
-  // older one is migrated by the next Store that opens it).
+  // does not exist, is not a regular file, cannot be opened, is not an
+  // attnsweep database (recognised as the Store does), or has a schema version
+  // other than kSchemaVersion (a newer one is not understood; an older one is
+  // migrated by the next Store that opens it).
   explicit RunReader(const std::string& path);
   ~RunReader();
   RunReader(RunReader&&) noexcept;

@@ -1,4 +1,5 @@
--- attnsweep results database, schema version 4 (PRAGMA user_version = 4).
+-- attnsweep results database, schema version 5 (PRAGMA user_version = 5), marked as attnsweep's by
+-- PRAGMA application_id = 1635021934 (0x6174746E, 'attn'); the store sets both when it creates or migrates a file.
 -- This file is the public contract: docs/schema.md documents every column.
 -- Units are in the names: _us microseconds, _bytes bytes, _ns nanoseconds.
 -- It always describes the newest version; a change means a new version number, and older files
@@ -8,7 +9,8 @@
 -- runs gains isolate and case_timeout_s; 3 timing protocol v2 (L2 flush, blocking kernel,
 -- CUDA-graph replay, SM clock per sample, device ceilings, per-kernel launch metadata); 4 cases
 -- gains median_ci_rel and the wall seconds of each phase of a case (setup_seconds ... profile_seconds),
--- runs gains case_order.
+-- runs gains case_order; 5 the application_id, and runs gains the claim of the process running it
+-- (owner_pid, owner_host, claimed_at, heartbeat_at).
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id             INTEGER PRIMARY KEY,
@@ -52,8 +54,12 @@ CREATE TABLE IF NOT EXISTS runs (
   sm_clock_max_mhz   INTEGER,                   -- the GPU's maximum SM clock (NVML)
   ceiling_bf16_tflops REAL,                     -- measured at run start: bf16 matmul on random data
   ceiling_copy_gbps  REAL,                      -- measured at run start: device-to-device copy, read + write bytes
-  case_order         TEXT NOT NULL DEFAULT 'plan' CHECK (case_order IN ('plan', 'shuffled'))
+  case_order         TEXT NOT NULL DEFAULT 'plan' CHECK (case_order IN ('plan', 'shuffled')),
                                                 -- order the cases ran in; cases.case_id follows it
+  owner_pid          INTEGER,                   -- the claim: process running the run (attnsweep run, --resume);
+  owner_host         TEXT,                      --   its host (gethostname); all four NULL when no process holds it
+  claimed_at         TEXT,                      --   UTC, ISO 8601: when it took the run
+  heartbeat_at       TEXT                       --   UTC, ISO 8601: its last sign of life; older than 10 min is stale
 );
 
 CREATE TABLE IF NOT EXISTS cases (

@@ -1,9 +1,23 @@
 #include "storage/store.hpp"
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 #include "runner/common/errors.hpp"
@@ -32,6 +46,7 @@ using fields::to_value;
 struct NewRun {
   const RunRecord& record;
   std::string started_at;
+  const Claim& owner;  // claims the run from its start
 
   const EnvironmentInfo& environment() const { return record.environment; }
   const MeasureSettings& measure() const { return record.measure; }
@@ -84,6 +99,10 @@ const Table<NewRun>& runs_table() {
           {"ceiling_bf16_tflops", [](const R& r) { return to_value(r.record.ceiling_bf16_tflops); }},
           {"ceiling_copy_gbps", [](const R& r) { return to_value(r.record.ceiling_copy_gbps); }},
           {"case_order", [](const R& r) { return to_value(r.measure().case_order); }},
+          {"owner_pid", [](const R& r) { return to_value(r.owner.pid); }},
+          {"owner_host", [](const R& r) { return to_value(r.owner.host); }},
+          {"claimed_at", [](const R& r) { return to_value(r.started_at); }},
+          {"heartbeat_at", [](const R& r) { return to_value(r.started_at); }},
       }};
   return table;
 }
@@ -223,7 +242,139 @@ const Table<NewCase>& cases_table() {
   return table;
 }
 
+
+// ---- opening ----------------------------------------------------------------
+
+constexpr int kBusyTimeoutMs = 10000;
+
+// "a directory", "a character device", ...: what a path is when it is not a regular file.
+std::string kind_of_file(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// Creates `path` as an empty file, only if nothing is there: true when this
+// call made it, false when another process got there first.
+bool create_empty_file(const std::string& path, const std::string& refused) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    ::close(fd);
+    return true;
+  }
+  if (errno == EEXIST) return false;
+  throw BadInputError(refused + "cannot create it: " + std::strerror(errno));
+}
+
+// The database and the files SQLite keeps beside it.
+void remove_database_files(const std::string& path) {
+  std::error_code ignored;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(path + suffix, ignored);
+}
+
+// After a failed statement inside a transaction: SQLite has already rolled
+// back after some errors (disk full, I/O), and a ROLLBACK then fails with "no
+// transaction is active", which must not replace the error that caused it.
+void rollback_if_active(SQLite::Database& db) noexcept {
+  if (sqlite3_get_autocommit(db.getHandle())) return;
+  try {
+    db.exec("ROLLBACK");
+  } catch (...) {
+  }
+}
+
+// The first problem PRAGMA quick_check finds, on one line; empty when it finds none.
+std::string quick_check_problem(SQLite::Database& db) {
+  std::string problem = db.execAndGet("PRAGMA quick_check(1)").getString();
+  if (problem == "ok") return "";
+  const std::string banner = "*** in database main ***";
+  if (problem.rfind(banner, 0) == 0) problem.erase(0, banner.size());
+  for (char& c : problem) c = (c == '\n' || c == '\r') ? ' ' : c;
+  const auto first = problem.find_first_not_of(' ');
+  return first == std::string::npos ? "malformed" : problem.substr(first);
+}
+
+// Reads what the file at `path` is, writing nothing (a read-only connection:
+// not even a checkpoint on close): the schema version of an attnsweep database
+// that passes quick_check (when asked), 0 for an empty one. Throws
+// BadInputError otherwise.
+int inspect(const std::string& path, bool quick_check) {
+  SQLite::Database db(path, SQLite::OPEN_READONLY, kBusyTimeoutMs);
+  db.exec("BEGIN");  // one snapshot: another process may be creating the schema right now
+  const int version = recognise_schema_version(db, path);
+  const std::string problem = version > 0 && quick_check ? quick_check_problem(db) : "";
+  db.exec("COMMIT");
+  if (!problem.empty()) {
+    throw BadInputError(path + ": the database is damaged (PRAGMA quick_check: " + problem +
+                        "); nothing was written to it. Keep a copy, and use another --db");
+  }
+  return version;
+}
+
+// ---- claims -------------------------------------------------------------------
+
+std::optional<std::time_t> parse_utc_iso8601(const std::string& text) {
+  std::tm utc{};
+  char zone = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &utc.tm_year, &utc.tm_mon, &utc.tm_mday, &utc.tm_hour,
+                  &utc.tm_min, &utc.tm_sec, &zone) != 7 || zone != 'Z') {
+    return std::nullopt;
+  }
+  utc.tm_year -= 1900;
+  utc.tm_mon -= 1;
+  return timegm(&utc);
+}
+
+// Whether `pid` is a process of this host that can still write: kill(pid, 0)
+// does not fail with ESRCH (EPERM: it exists, another user's), and it is not
+// a zombie (ended, not yet reaped by its parent).
+bool process_alive(std::int64_t pid) {
+  if (pid <= 0 || pid > INT_MAX) return false;  // kill() would signal a group, or no such pid
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (std::getline(stat, line)) {
+    const auto name_end = line.rfind(')');  // "pid (name) state ...": the name may hold spaces
+    if (name_end != std::string::npos && name_end + 2 < line.size() && line[name_end + 2] == 'Z') return false;
+  }
+  return true;
+}
+
+// A run's claim as stored; no holder when owner_pid is NULL.
+struct StoredClaim {
+  std::optional<Claim> holder;
+  std::string claimed_at, heartbeat_at;
+};
+
+std::string describe_age(std::int64_t seconds) {
+  if (seconds < 120) return std::to_string(seconds) + " s";
+  if (seconds < 7200) return std::to_string(seconds / 60) + " min";
+  return std::to_string(seconds / 3600) + " h";
+}
+
 }  // namespace
+
+Claim Claim::this_process() {
+  char host[HOST_NAME_MAX + 1] = {};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return {static_cast<std::int64_t>(::getpid()), host};
+}
+
+RunClaimedError::RunClaimedError(const std::string& path, std::int64_t run_id, Claim holder, std::string claimed_at,
+                                 std::string heartbeat_at, std::optional<std::int64_t> heartbeat_age_seconds)
+    : BadInputError(path + ": run " + std::to_string(run_id) + " is being run by pid " + std::to_string(holder.pid) +
+                    " on host " + holder.host + " since " + claimed_at + ", last heartbeat " +
+                    (heartbeat_age_seconds ? describe_age(*heartbeat_age_seconds) + " ago" : "'" + heartbeat_at + "'") +
+                    "; wait for it, or stop it (the run can be taken over once that process has ended, or " +
+                    std::to_string(kClaimStaleAfterSeconds / 60) + " min after its last heartbeat)"),
+      run_id(run_id),
+      holder(std::move(holder)),
+      claimed_at(std::move(claimed_at)),
+      heartbeat_at(std::move(heartbeat_at)),
+      heartbeat_age_seconds(heartbeat_age_seconds) {}
 
 std::string utc_now_iso8601() {
   const std::time_t now = std::time(nullptr);
@@ -236,29 +387,29 @@ std::string utc_now_iso8601() {
 
 struct Store::Impl {
   SQLite::Database database;
-  explicit Impl(const std::string& path)
-      : database(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE, /*busy_timeout_ms=*/10000) {}
+  // Never creates: the constructor has made the file (or found it) by then.
+  explicit Impl(const std::string& path) : database(path, SQLite::OPEN_READWRITE, kBusyTimeoutMs) {}
 };
 
-Store::Store(const std::string& path) : path_(path) {
+Store::Store(const std::string& path, Open mode) : path_(path) {
+  const std::string refused = path + ": cannot use as a results database: ";
+  bool created = false;
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    if (errno != ENOENT) throw BadInputError(refused + std::strerror(errno));
+    if (mode != Open::create_if_absent) throw BadInputError(path + ": database not found");
+    created = create_empty_file(path, refused);
+    if (::stat(path.c_str(), &info) != 0) throw BadInputError(refused + std::strerror(errno));
+  }
+  // SQLite would write a journal beside /dev/null, or block on a FIFO.
+  if (!S_ISREG(info.st_mode)) throw BadInputError(refused + "it is " + kind_of_file(info.st_mode) + ", not a regular file");
+  if (mode != Open::create_if_absent && info.st_size == 0) {
+    throw BadInputError(path + ": database not found (the file is empty)");
+  }
   try {
+    const int version = inspect(path, mode != Open::existing_without_quick_check);
     impl_ = std::make_unique<Impl>(path);
     auto& db = impl_->database;
-    // Refuse what is not ours before writing anything, even the journal mode.
-    // One snapshot for both reads: another process may be creating the schema right now.
-    db.exec("BEGIN");
-    const int version = db.execAndGet("PRAGMA user_version").getInt();
-    const int tables = db.execAndGet("SELECT count(*) FROM sqlite_master WHERE type = 'table'").getInt();
-    db.exec("COMMIT");
-    if (version > kSchemaVersion) {
-      throw BadInputError(path + ": database schema version " + std::to_string(version) +
-                          " is newer than this attnsweep understands (" + std::to_string(kSchemaVersion) +
-                          "); use a newer attnsweep or another --db");
-    }
-    if (version == 0 && tables > 0) {
-      throw BadInputError(path + ": is a SQLite database but not an attnsweep one (user_version 0 with " +
-                          std::to_string(tables) + " tables); choose another --db");
-    }
     db.exec("PRAGMA journal_mode = WAL");
     if (version < kSchemaVersion) {
       // One writer at a time creates or migrates: others wait on the lock, then
@@ -266,45 +417,102 @@ Store::Store(const std::string& path) : path_(path) {
       db.exec("PRAGMA foreign_keys = OFF");
       db.exec("BEGIN IMMEDIATE");
       try {
-        const int locked_version = db.execAndGet("PRAGMA user_version").getInt();
+        // Again under the lock: the file may have changed since it was inspected.
+        const int locked_version = recognise_schema_version(db, path);
         if (locked_version == 0) {
           db.exec(kSchemaSql);
         } else if (locked_version < kSchemaVersion) {
           migrate(db, locked_version);
         }
+        db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
         db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
         db.exec("COMMIT");
       } catch (...) {
-        db.exec("ROLLBACK");
+        rollback_if_active(db);
         throw;
       }
     }
     db.exec("PRAGMA foreign_keys = ON");
-  } catch (const SQLite::Exception& error) {
-    throw BadInputError(path + ": cannot use as a results database: " + error.what());
+  } catch (...) {
+    impl_.reset();  // closed before its files are removed
+    if (created) remove_database_files(path);
+    try {
+      throw;
+    } catch (const SQLite::Exception& error) {
+      throw BadInputError(refused + error.what());
+    }
   }
 }
 
 Store::~Store() = default;
 
-std::int64_t Store::begin_run(const RunRecord& run) {
+std::int64_t Store::begin_run(const RunRecord& run, const Claim& owner) {
   auto& db = impl_->database;
   static const std::string sql = fields::insert_sql(runs_table());
   SQLite::Statement insert(db, sql);
-  fields::bind_row(insert, runs_table(), {}, NewRun{run, utc_now_iso8601()});
+  fields::bind_row(insert, runs_table(), {}, NewRun{run, utc_now_iso8601(), owner});
   insert.exec();
   return db.getLastInsertRowid();
 }
 
-std::int64_t Store::add_case(std::int64_t run_id, const Case& c, const CaseResult& result) {
+void Store::claim_run(std::int64_t run_id, const Claim& claimant) {
+  auto& db = impl_->database;
+  // IMMEDIATE: the write lock before the read, so two claimants cannot both see the run free.
+  SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+  StoredClaim stored;
+  {
+    SQLite::Statement query(db, "SELECT owner_pid, owner_host, claimed_at, heartbeat_at FROM runs WHERE run_id = ?");
+    query.bind(1, run_id);
+    if (!query.executeStep()) throw BadInputError(path_ + ": no run " + std::to_string(run_id));
+    if (!query.getColumn(0).isNull()) {
+      stored.holder = Claim{query.getColumn(0).getInt64(), query.getColumn(1).isNull() ? "" : query.getColumn(1).getString()};
+    }
+    stored.claimed_at = query.getColumn(2).isNull() ? "" : query.getColumn(2).getString();
+    stored.heartbeat_at = query.getColumn(3).isNull() ? "" : query.getColumn(3).getString();
+  }
+  if (stored.holder && !(*stored.holder == claimant)) {
+    const auto heartbeat = parse_utc_iso8601(stored.heartbeat_at);
+    const std::optional<std::int64_t> age =  // a clock behind the holder's reads as no age, not a negative one
+        heartbeat ? std::optional<std::int64_t>(std::max<std::int64_t>(0, std::time(nullptr) - *heartbeat)) : std::nullopt;
+    const bool on_this_host = stored.holder->host == Claim::this_process().host;
+    const bool ended = on_this_host && !process_alive(stored.holder->pid);
+    const bool silent = !age || *age > kClaimStaleAfterSeconds;
+    if (!ended && !silent) {
+      throw RunClaimedError(path_, run_id, *stored.holder, stored.claimed_at, stored.heartbeat_at, age);
+    }
+  }
+  const std::string now = utc_now_iso8601();
+  SQLite::Statement update(db, "UPDATE runs SET status = ?, finished_at = NULL, owner_pid = ?, owner_host = ?, "
+                               "claimed_at = ?, heartbeat_at = ? WHERE run_id = ?");
+  update.bind(1, to_string(RunStatus::running));
+  update.bind(2, claimant.pid);
+  update.bind(3, claimant.host);
+  update.bind(4, now);
+  update.bind(5, now);
+  update.bind(6, run_id);
+  update.exec();
+  transaction.commit();
+}
+
+bool Store::heartbeat(std::int64_t run_id, const Claim& claimant) {
+  SQLite::Statement update(impl_->database, "UPDATE runs SET heartbeat_at = ? WHERE run_id = ? AND owner_pid = ? "
+                                            "AND owner_host = ?");
+  update.bind(1, utc_now_iso8601());
+  update.bind(2, run_id);
+  update.bind(3, claimant.pid);
+  update.bind(4, claimant.host);
+  return update.exec() == 1;
+}
+
+std::optional<std::int64_t> Store::add_case(std::int64_t run_id, const Case& c, const CaseResult& result) {
   auto& db = impl_->database;
   SQLite::Transaction transaction(db);
-  static const std::string case_sql = fields::insert_sql(cases_table());
+  // Only the (run_id, plan_index) key is let pass: any other refusal (a CHECK, NOT NULL) still throws.
+  static const std::string case_sql = fields::insert_sql(cases_table()) + " ON CONFLICT (run_id, plan_index) DO NOTHING";
   SQLite::Statement insert(db, case_sql);
   fields::bind_row(insert, cases_table(), {run_id}, NewCase{c, result, utc_now_iso8601()});
-  insert.exec();
+  if (insert.exec() == 0) return std::nullopt;  // already stored; the transaction rolls back, having written nothing
   const std::int64_t case_id = db.getLastInsertRowid();
-
   if (result.profile) {
     static const std::string kernel_sql = fields::insert_sql(fields::kernels_table());
     SQLite::Statement kernel(db, kernel_sql);
@@ -333,19 +541,17 @@ std::int64_t Store::add_case(std::int64_t run_id, const Case& c, const CaseResul
   return case_id;
 }
 
-void Store::finish_run(std::int64_t run_id, RunStatus status) {
-  SQLite::Statement update(impl_->database, "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?");
+bool Store::finish_run(std::int64_t run_id, RunStatus status, const Claim& claimant) {
+  SQLite::Statement update(impl_->database,
+                           "UPDATE runs SET status = ?, finished_at = ?, owner_pid = NULL, owner_host = NULL, "
+                           "claimed_at = NULL, heartbeat_at = NULL WHERE run_id = ? "
+                           "AND (owner_pid IS NULL OR (owner_pid = ? AND owner_host = ?))");
   update.bind(1, to_string(status));
   update.bind(2, utc_now_iso8601());
   update.bind(3, run_id);
-  update.exec();
-}
-
-void Store::reopen_run(std::int64_t run_id) {
-  SQLite::Statement update(impl_->database, "UPDATE runs SET status = ?, finished_at = NULL WHERE run_id = ?");
-  update.bind(1, to_string(RunStatus::running));
-  update.bind(2, run_id);
-  update.exec();
+  update.bind(4, claimant.pid);
+  update.bind(5, claimant.host);
+  return update.exec() == 1;
 }
 
 }  // namespace attnsweep::storage

@@ -1,12 +1,15 @@
 #pragma once
 // The one way results reach the database (SQLite, storage/schema.sql). Each
 // finished case is committed in its own transaction, so a crash loses at most
-// the case in flight. Reading them back is storage/run_reader.hpp's job.
+// the case in flight. A run is claimed by the process that runs it (pid, host,
+// heartbeat), so two processes never run one run at once. Reading results
+// back is storage/run_reader.hpp's job.
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "runner/common/errors.hpp"
 #include "runner/common/identities.hpp"
 #include "runner/config/measure_settings.hpp"
 #include "runner/device/environment.hpp"
@@ -15,7 +18,13 @@
 
 namespace attnsweep::storage {
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
+// PRAGMA application_id of every attnsweep database since version 5 ('attn'):
+// what tells one apart from any other SQLite file before anything is written.
+inline constexpr int kApplicationId = 0x6174746E;
+// A claim whose heartbeat is older than this may be taken over by another
+// process, on any host (docs/reliability.md). The holder beats well within it.
+inline constexpr int kClaimStaleAfterSeconds = 600;
 
 struct RunRecord {
   std::string name;
@@ -34,26 +43,73 @@ struct RunRecord {
   std::optional<double> ceiling_copy_gbps;
 };
 
+// Who runs a run: one process on one host (runs.owner_pid, runs.owner_host).
+struct Claim {
+  std::int64_t pid = 0;
+  std::string host;
+
+  static Claim this_process();  // getpid() and gethostname()
+  bool operator==(const Claim& other) const { return pid == other.pid && host == other.host; }
+};
+
+// claim_run() found the run held by another live process. Exit code 2, like
+// every BadInputError: nothing was changed.
+class RunClaimedError : public BadInputError {
+ public:
+  RunClaimedError(const std::string& path, std::int64_t run_id, Claim holder, std::string claimed_at,
+                  std::string heartbeat_at, std::optional<std::int64_t> heartbeat_age_seconds);
+
+  std::int64_t run_id;
+  Claim holder;
+  std::string claimed_at, heartbeat_at;  // UTC ISO 8601, as stored
+  std::optional<std::int64_t> heartbeat_age_seconds;
+};
+
 class Store {
  public:
-  // Opens (creating when absent) the database at `path` and brings its schema
-  // to the current version. Throws BadInputError when the file is not an
-  // attnsweep database, is newer than this program, or cannot be written.
-  explicit Store(const std::string& path);
+  enum class Open {
+    create_if_absent,  // attnsweep run: an absent or empty (0-byte) file becomes a new database
+    existing,          // --resume: the database must be there; nothing is created
+    // --isolate workers: as existing, without PRAGMA quick_check, which reads
+    // the whole file (0.15 s per 50 MB) and which their parent ran at its open.
+    existing_without_quick_check,
+  };
+
+  // Opens the database at `path` and brings its schema to the current version.
+  // Before anything is written (not even the journal mode) the file must be a
+  // regular file, an attnsweep database (PRAGMA application_id, or for files
+  // made before version 5 their tables) no newer than this program, and pass
+  // PRAGMA quick_check. Throws BadInputError naming the path and why otherwise,
+  // the file left byte-identical. A file this constructor created is removed
+  // again when creating the schema in it fails, and the first error is reported.
+  explicit Store(const std::string& path, Open mode = Open::create_if_absent);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
-  // A new run, status running, started now; returns its run_id.
-  std::int64_t begin_run(const RunRecord& run);
+  // A new run, status running, started now and claimed by `owner`; returns its run_id.
+  std::int64_t begin_run(const RunRecord& run, const Claim& owner = Claim::this_process());
+  // --resume: takes the run for `claimant` under a write transaction and sets
+  // it running again (no finished_at). Throws RunClaimedError when another
+  // process holds it and its claim is not stale; stale means the holder's pid
+  // is gone from this host, or its heartbeat is older than
+  // kClaimStaleAfterSeconds. Claiming a run one already holds renews the claim.
+  // Throws BadInputError when there is no such run.
+  void claim_run(std::int64_t run_id, const Claim& claimant = Claim::this_process());
+  // Tells other processes the holder is alive: sets heartbeat_at to now if
+  // `claimant` still holds the run. False when it no longer does (taken over
+  // after its claim went stale): stop running the run then, and leave it alone.
+  bool heartbeat(std::int64_t run_id, const Claim& claimant = Claim::this_process());
   // One finished case with its kernels, ops and samples, in one transaction;
-  // returns its case_id. Throws SQLite::Exception (and stores nothing) when
-  // the schema refuses the row, e.g. a plan_index the run already has.
-  std::int64_t add_case(std::int64_t run_id, const Case& c, const CaseResult& result);
-  // Sets the run's final status and finished_at.
-  void finish_run(std::int64_t run_id, RunStatus status);
-  // --resume: the run is running again, with no finished_at.
-  void reopen_run(std::int64_t run_id);
+  // returns its case_id, or nothing when the run already has a case at that
+  // plan_index (stored by an earlier or another process): then nothing is
+  // stored. Throws SQLite::Exception (and stores nothing) when the schema
+  // refuses the row otherwise.
+  std::optional<std::int64_t> add_case(std::int64_t run_id, const Case& c, const CaseResult& result);
+  // Sets the run's final status and finished_at and releases the claim, if
+  // `claimant` holds the run (or nobody does). False, and nothing changed,
+  // when another process has taken it over.
+  bool finish_run(std::int64_t run_id, RunStatus status, const Claim& claimant = Claim::this_process());
 
   const std::string& path() const { return path_; }
 

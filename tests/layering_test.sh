@@ -10,13 +10,19 @@ if [ "${1:-}" = "--self-test" ]; then
   trap 'rm -rf "$copy"' EXIT
   cp -r "$here/runner" "$here/storage" "$copy/"
   echo '#include "runner/execute/sweep.hpp"' >> "$copy/runner/common/text.hpp"
+  echo '#  include <storage/store.hpp>' >> "$copy/runner/device/device.hpp"
+  echo '#include "../cli/commands.hpp"' >> "$copy/runner/plan/plan.hpp"
   if output=$(bash "$here/tests/layering_test.sh" "$copy" 2>&1); then
     echo "layering self-test: an upward include was not caught" >&2
     exit 1
   fi
   grep -q "runner/common/text.hpp (runner/common) includes runner/execute/sweep.hpp (runner/execute, a layer above)" \
     <<< "$output" || { echo "layering self-test: unexpected message: $output" >&2; exit 1; }
-  echo "layering self-test: the upward include was caught"
+  grep -q "runner/device/device.hpp (runner/device) includes storage/store.hpp (storage, a layer above)" <<< "$output" ||
+    { echo "layering self-test: an include with <> was not caught: $output" >&2; exit 1; }
+  grep -q 'runner/plan/plan.hpp includes "../cli/commands.hpp", which names no layer' <<< "$output" ||
+    { echo "layering self-test: a relative include was not caught: $output" >&2; exit 1; }
+  echo "layering self-test: the upward includes were caught"
   exit 0
 fi
 root="${1:-$here}"
@@ -44,15 +50,23 @@ while IFS= read -r file; do
     continue
   fi
   while IFS= read -r included; do
+    case "$included" in
+      git_sha.hpp|version.hpp|schema_sql.hpp) continue ;;  # generated into the build folder
+    esac
     target=$(rank_of "$included")
-    [ "$target" -lt 0 ] && continue  # generated headers, tests/support
+    if [ "$target" -lt 0 ]; then
+      # "../x.hpp" or "x.hpp" would slip past the check: every include of ours names its folder.
+      echo "layering: $file includes \"$included\", which names no layer; write it from the source root" >&2
+      violations=$((violations + 1))
+      continue
+    fi
     checked=$((checked + 1))
     if [ "$target" -gt "$own" ]; then
       echo "layering: $file (${layers[$own]}) includes $included (${layers[$target]}, a layer above)" >&2
       violations=$((violations + 1))
     fi
-  done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
-done < <(find runner storage -name '*.hpp' -o -name '*.cpp' -o -name '*.cu' | sort)
+  done < <(sed -n -E 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]*)".*/\1/p; s/^[[:space:]]*#[[:space:]]*include[[:space:]]*<((runner|storage)\/[^>]*)>.*/\1/p' "$file")
+done < <(find runner storage -type f \( -name '*.hpp' -o -name '*.h' -o -name '*.cpp' -o -name '*.cu' -o -name '*.cuh' -o -name '*.inc' \) | sort)
 
 echo "layering: $checked includes checked, $violations violations"
 [ "$violations" -eq 0 ]

@@ -273,7 +273,7 @@ TEST_F(Cli, ACpuRunRemovesTeardownCuptiAndSaysSo) {
 }
 
 TEST_F(Cli, DatabaseWithANewerSchemaExitsTwo) {
-  { SQLite::Database db(path("new.db"), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE); db.exec("PRAGMA user_version = 5"); }
+  { SQLite::Database db(path("new.db"), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE); db.exec("PRAGMA application_id = 1635021934; PRAGMA user_version = 99"); }
   const Outcome outcome = run("run " + write("c.yaml", kTinyConfig) + " --device cpu --db " + path("new.db"));
   EXPECT_EQ(outcome.exit_code, 2);
   EXPECT_NE(outcome.output.find("newer"), std::string::npos) << outcome.output;

@@ -2,11 +2,18 @@
 // and what is allowed.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
 #include "runner/config/config.hpp"
 #include "runner/plan/plan.hpp"
+#include "tests/support/scratch_directory.hpp"
 
 namespace attnsweep {
 namespace {
@@ -224,6 +231,148 @@ TEST(ConfigRejects, MalformedZipAndExclude) {
 
 TEST(ConfigRejects, SweepThatExcludesEverything) {
   expect_rejected(std::string(kMinimal) + "exclude: [{dtype: bf16}]\n", {"the sweep is empty", "2 cases are excluded"});
+}
+
+TEST(ConfigRejects, ANulByteWithItsLineAndColumn) {
+  // Accepted before, it cut the stored config_yaml short and went into runs.name.
+  expect_rejected(std::string(kMinimal) + "name: ab" + std::string(1, '\0') + "cd\n", {"sweep.yaml:9:9", "a NUL byte (0x00)"});
+  expect_rejected(std::string(kMinimal) + "name: \"ab\\0cd\"\n", {"sweep.yaml:9:7", "name: contains a NUL character"});
+  expect_rejected(std::string(kMinimal) + "description: \"\\0\"\n", {"description: contains a NUL character"});
+  expect_rejected(std::string(kMinimal) + "name: a\x07" "b\n", {"sweep.yaml:9:8", "a control character (byte 0x07)"});
+}
+
+TEST(ConfigRejects, DeepNestingIsNamedAndDoesNotCrash) {
+  // 100,000 brackets said "YAML syntax error: bad file" (yaml-cpp's recursion guard).
+  expect_rejected(std::string(100000, '['), {"sweep.yaml:1:33", "nested deeper than 32 levels"});
+  expect_rejected(std::string(100000, '[') + std::string(100000, ']'), {"sweep.yaml:1:33", "nested deeper than 32 levels"});
+  expect_rejected("variants: " + std::string(100000, '{'), {"sweep.yaml:1:42", "nested deeper than 32 levels"});
+  std::string block = "shapes:\n";
+  for (int depth = 1; depth < 2000; ++depth) block += std::string(static_cast<std::size_t>(depth) * 2, ' ') + "a:\n";
+  expect_rejected(block, {"sweep.yaml:33:", "nested deeper than 32 levels"});
+  // The deepest valid config (a zip row in a list of blocks) is far from the limit.
+  EXPECT_NO_THROW(parse_config("variants: [naive]\ndtypes: [fp32]\nshapes:\n  - {batch: [1], heads: 2, head_dim: 8, "
+                               "zip: [{seq_len: 4}]}\n", "s.yaml"));
+}
+
+TEST(ConfigRejects, IntegersOutOfRangeSaySoAndGiveTheRange) {
+  // stoll's overflow read as "expected an integer" before.
+  expect_rejected(with(kMinimal, "batch: 2", "batch: 99999999999999999999"),
+                  {"sweep.yaml:5:10", "shapes.batch: out of range: must be between 1 and 16777216, got 99999999999999999999"});
+  expect_rejected(with(kMinimal, "batch: 2", "batch: -99999999999999999999"), {"shapes.batch: out of range"});
+  expect_rejected(std::string(kMinimal) + "seed: 18446744073709551616\n",
+                  {"sweep.yaml:9:7", "seed: out of range: must be between 0 and 9223372036854775807"});
+  expect_rejected(std::string(kMinimal) + "measure: {max_case_seconds: 1e999}\n",
+                  {"measure.max_case_seconds: out of range", "got 1e999", "must be greater than 0"});
+  expect_rejected(std::string(kMinimal) + "measure: {warmup: 4294967296}\n",
+                  {"measure.warmup: must be between 0 and 100000, got 4294967296"});
+}
+
+TEST(ConfigRejects, AnUnclosedBracketIsPointedAtNotTheEndOfTheFile) {
+  expect_rejected(with(kMinimal, "[naive, sdpa_flash]", "[naive, sdpa_flash"),
+                  {"sweep.yaml:2:11: variants: YAML syntax error: this '[' is never closed", "add the ']'"});
+  expect_rejected(std::string(kMinimal) + "measure: {warmup: 3\n",
+                  {"sweep.yaml:9:10: measure: YAML syntax error: this '{' is never closed", "add the '}'"});
+  // Nested, and after quoted brackets and comments that must not count.
+  expect_rejected(std::string(kMinimal) + "name: \"[x\"  # [ not this one\nexclude: [{variant: naive, dtype: [bf16]}\n",
+                  {"sweep.yaml:10:10: exclude: YAML syntax error: this '[' is never closed"});
+  // A closing bracket of the wrong kind is a different mistake, found where it is.
+  expect_rejected(std::string(kMinimal) + "exclude: [{variant: naive, dtype: [bf16}]\n", {"sweep.yaml:9:40", "illegal flow end"});
+  expect_rejected(with(kMinimal, "batch: 2", "batch: [2, 4"), {"sweep.yaml:5:10: YAML syntax error: this '[' is never closed"});
+}
+
+TEST(ConfigRejects, ASecondYamlDocumentIsRefusedWhereItStarts) {
+  // yaml-cpp's Load reads the first document only: the second was silently dropped.
+  expect_rejected(std::string(kMinimal) + "---\nvariants: [naive]\n", {"sweep.yaml:9:1", "a second YAML document starts here"});
+  expect_rejected(std::string(kMinimal) + "---\n", {"sweep.yaml:9:1", "a second YAML document"});
+  // One document with its markers is fine.
+  EXPECT_NO_THROW(parse_config("---\n" + std::string(kMinimal) + "...\n", "s.yaml"));
+}
+
+TEST(ConfigRejects, AShapeAxisOrMeasureSettingAtTheTopLevelSaysWhereItBelongs) {
+  expect_rejected(std::string(kMinimal) + "batch: [1]\n",
+                  {"sweep.yaml:9:1", "batch: unknown key", "'batch' is a shape axis and belongs under 'shapes:'",
+                   "Allowed: name, description"});
+  expect_rejected(std::string(kMinimal) + "seq_len: 64\n", {"seq_len: unknown key", "belongs under 'shapes:'"});
+  expect_rejected(std::string(kMinimal) + "warmup: 3\n", {"warmup: unknown key", "belongs under 'measure:'"});
+  expect_rejected(with(kMinimal, "  head_dim: 64", "  head_dim: 64\n  dtypes: [fp32]"),
+                  {"shapes.dtypes: unknown key", "belongs at the top level, not under 'shapes'"});
+}
+
+// load_config in a child process, so that a read that never ends (a FIFO with
+// no writer, /dev/zero) fails the test instead of hanging it or filling memory.
+std::string refusal_of(const std::string& path) {
+  int channel[2];
+  if (pipe(channel) != 0) return "pipe failed";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(channel[0]);
+    const rlimit memory{std::size_t(2) << 30, std::size_t(2) << 30};
+    setrlimit(RLIMIT_AS, &memory);
+    alarm(10);
+    std::string outcome = "accepted";
+    try {
+      load_config(path);
+    } catch (const BadInputError& error) {
+      outcome = error.what();
+    } catch (const std::exception& error) {
+      outcome = std::string("not a BadInputError: ") + error.what();
+    }
+    if (write(channel[1], outcome.data(), outcome.size()) < 0) _exit(1);
+    _exit(0);
+  }
+  close(channel[1]);
+  std::string outcome;
+  char buffer[4096];
+  for (ssize_t got; (got = read(channel[0], buffer, sizeof buffer)) > 0;) outcome.append(buffer, static_cast<std::size_t>(got));
+  close(channel[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status)) + " (hung or out of memory)";
+  return outcome;
+}
+
+TEST(ConfigFiles, OnlyARegularFileIsReadAndRefusalsComeAtOnce) {
+  testing::ScratchDirectory scratch("attnsweep-config");
+  EXPECT_NE(refusal_of("/dev/zero").find("/dev/zero: is a character device, not a regular file"), std::string::npos)
+      << refusal_of("/dev/zero");
+  ASSERT_EQ(mkfifo(scratch.path("fifo.yaml").c_str(), 0644), 0);
+  const std::string fifo = refusal_of(scratch.path("fifo.yaml"));
+  EXPECT_NE(fifo.find("fifo.yaml: is a pipe (FIFO), not a regular file"), std::string::npos) << fifo;
+  const std::string directory = refusal_of(scratch.path(""));
+  EXPECT_NE(directory.find("is a directory; expected a YAML config file"), std::string::npos) << directory;
+  // A symlink is followed to the file it names.
+  std::filesystem::create_symlink(ATTNSWEEP_SOURCE_DIR "/configs/blog.yaml", scratch.path("link.yaml"));
+  EXPECT_EQ(load_config(scratch.path("link.yaml")).name, "blog");
+}
+
+TEST(ConfigFiles, AFileOverSixteenMebibytesIsRefusedBeforeItIsRead) {
+  testing::ScratchDirectory scratch("attnsweep-config");
+  const std::string big = scratch.write("big.yaml", "# a comment\n");
+  std::filesystem::resize_file(big, (std::size_t(16) << 20) + 1);  // sparse: the rest reads as NUL bytes
+  const std::string outcome = refusal_of(big);
+  EXPECT_NE(outcome.find("big.yaml: is 16777217 bytes; a config file may be at most 16 MiB (16777216 bytes)"), std::string::npos) << outcome;
+  std::filesystem::resize_file(big, std::size_t(16) << 20);  // at the limit: read, then refused for its NULs
+  EXPECT_NE(refusal_of(big).find("big.yaml:2:1: a NUL byte"), std::string::npos) << refusal_of(big);
+}
+
+TEST(ConfigFiles, WhyAPathCannotBeOpenedIsSaid) {
+  // Each said "config file not found" before.
+  testing::ScratchDirectory scratch("attnsweep-config");
+  std::filesystem::create_symlink("loop-b.yaml", scratch.path("loop-a.yaml"));
+  std::filesystem::create_symlink("loop-a.yaml", scratch.path("loop-b.yaml"));
+  EXPECT_NE(refusal_of(scratch.path("loop-a.yaml")).find("loop-a.yaml: too many levels of symbolic links"), std::string::npos)
+      << refusal_of(scratch.path("loop-a.yaml"));
+  const std::string long_name = scratch.path(std::string(300, 'x') + ".yaml");
+  EXPECT_NE(refusal_of(long_name).find("xxx.yaml: file name too long (at most 255 bytes a name"), std::string::npos)
+      << refusal_of(long_name);
+  const std::string file = scratch.write("file.yaml", kMinimal);
+  EXPECT_NE(refusal_of(file + "/sweep.yaml").find("a part of the path is not a directory"), std::string::npos)
+      << refusal_of(file + "/sweep.yaml");
+  EXPECT_NE(refusal_of(scratch.path("absent.yaml")).find("absent.yaml: config file not found"), std::string::npos);
+  if (geteuid() != 0) {  // root reads any file
+    chmod(file.c_str(), 0);
+    EXPECT_NE(refusal_of(file).find("file.yaml: permission denied"), std::string::npos) << refusal_of(file);
+  }
 }
 
 TEST(ConfigFiles, MissingFileAndDirectoryAreBadInput) {

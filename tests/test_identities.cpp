@@ -1,6 +1,11 @@
 // Typed identities: every spelling parsed and printed in one place.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
 #include "runner/common/errors.hpp"
 #include "runner/common/identities.hpp"
 
@@ -63,6 +68,43 @@ TEST(Identities, DtypeBytes) {
   EXPECT_EQ(dtype_bytes(Dtype::bf16), 2);
   EXPECT_EQ(dtype_bytes(Dtype::fp16), 2);
   EXPECT_EQ(dtype_bytes(Dtype::fp32), 4);
+}
+
+// The values a CHECK (column IN (...)) of storage/schema.sql allows, in the
+// order the constraints appear; sorted, for comparing as sets.
+std::vector<std::vector<std::string>> schema_check_lists(const std::string& column) {
+  std::ifstream file(ATTNSWEEP_SOURCE_DIR "/storage/schema.sql");
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string schema = text.str();
+  std::vector<std::vector<std::string>> lists;
+  const std::regex check("CHECK \\(" + column + " IN \\(([^)]*)\\)\\)");
+  for (auto it = std::sregex_iterator(schema.begin(), schema.end(), check); it != std::sregex_iterator(); ++it) {
+    std::vector<std::string> values;
+    const std::string inside = (*it)[1];
+    const std::regex quoted("'([^']*)'");
+    for (auto v = std::sregex_iterator(inside.begin(), inside.end(), quoted); v != std::sregex_iterator(); ++v) {
+      values.push_back((*v)[1]);
+    }
+    std::sort(values.begin(), values.end());
+    lists.push_back(values);
+  }
+  return lists;
+}
+
+std::vector<std::string> sorted(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(Identities, TheSchemasCheckConstraintsAllowExactlyTheNamesOfEachEnum) {
+  const auto statuses = schema_check_lists("status");  // runs first, then cases
+  ASSERT_EQ(statuses.size(), 2u);
+  EXPECT_EQ(statuses[0], sorted(run_status_names()));
+  EXPECT_EQ(statuses[1], sorted(case_status_names()));
+  EXPECT_EQ(schema_check_lists("dtype"), std::vector<std::vector<std::string>>{sorted(dtype_names())});
+  EXPECT_EQ(schema_check_lists("case_order"), std::vector<std::vector<std::string>>{sorted(case_order_names())});
+  EXPECT_EQ(schema_check_lists("mode"), std::vector<std::vector<std::string>>{sorted(sample_mode_names())});
 }
 
 }  // namespace

@@ -103,6 +103,31 @@ shapes:
   EXPECT_EQ(plan.cases[2].shape.seq_len_q, 64);
 }
 
+TEST(Plan, EveryCaseKnowsTheShapesEntryItCameFrom) {
+  // So that a refusal about one case (it does not fit in memory) names file:line:column.
+  const Plan plan = plan_of(R"(variants: [naive, sdpa_math]
+dtypes: [fp32]
+shapes:
+  - {batch: 1, heads: 2, seq_len: [16, 32], head_dim: 8}
+  - batch: 1
+    heads: 2
+    seq_len: [32, 64]
+    head_dim: 8
+)");
+  ASSERT_EQ(plan.cases.size(), 6u);
+  for (int i : {0, 1, 2, 3}) {  // seq_len 16 and 32 from the first entry; its 32 is listed again, kept once
+    EXPECT_EQ(plan.cases[i].where.line, 4) << plan.cases[i].label();
+    EXPECT_EQ(plan.cases[i].where.column, 5) << plan.cases[i].label();
+  }
+  for (int i : {4, 5}) {
+    EXPECT_EQ(plan.cases[i].where.line, 5) << plan.cases[i].label();
+    EXPECT_EQ(plan.cases[i].where.column, 5) << plan.cases[i].label();
+  }
+  const Plan single = plan_of("variants: [naive]\ndtypes: [fp32]\nshapes:\n  batch: 1\n  heads: 2\n  seq_len: 16\n  head_dim: 8\n");
+  EXPECT_EQ(single.cases[0].where.line, 4);
+  EXPECT_EQ(single.cases[0].where.column, 3);
+}
+
 TEST(Plan, ExcludeRulesMatchEveryKeyOfOneRule) {
   const Plan plan = plan_of(R"(
 variants: [naive, sdpa_math, sdpa_flash]

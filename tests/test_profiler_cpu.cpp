@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 
+#include "runner/measure/case_runner.hpp"
 #include "runner/measure/inputs.hpp"
 #include "runner/profile/kineto_profiler.hpp"
 #include "runner/variants/registry.hpp"
@@ -97,6 +98,46 @@ TEST(CpuProfiler, WritesAChromeTraceThatPerfettoCanRead) {
   const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("\"traceEvents\""), std::string::npos);
   EXPECT_NE(text.find("attnsweep::forward#2"), std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST(CpuProfiler, ATraceThatCannotBeWrittenIsReportedNotClaimed) {
+  const Case c{0, "naive", Shape{1, 2, 2, 32, 32, 16}, Dtype::fp32, true};
+  const AttentionInputs inputs = make_inputs(c, Device::cpu(), 0);
+  const Variant* variant = find_variant("naive");
+  at::NoGradGuard no_grad;
+  KinetoProfiler profiler(Device::cpu());
+  const auto missing = (std::filesystem::temp_directory_path() / "attnsweep-no-such-folder" / "t.json").string();
+  std::filesystem::remove_all(std::filesystem::path(missing).parent_path());
+  profiler.profile([&] { variant->forward(inputs); }, 2, missing);
+  EXPECT_EQ(profiler.last_trace_error().rfind("trace not written to " + missing, 0), 0u) << profiler.last_trace_error();
+  profiler.profile([&] { variant->forward(inputs); }, 2, "");
+  EXPECT_EQ(profiler.last_trace_error(), "");
+
+  // Through the case runner: a warning on the case, and no trace_path naming a file that is not there.
+  MeasureSettings settings;
+  settings.warmup = 1;
+  settings.min_samples = 3;
+  settings.max_samples = 3;
+  settings.profiled_forwards = 2;
+  const CaseResult result = CaseRunner(Device::cpu(), settings, 0).run(c, missing);
+  ASSERT_EQ(result.status, CaseStatus::ok) << result.error_message;
+  EXPECT_EQ(result.trace_path, "");
+  ASSERT_EQ(result.warnings.size(), 1u);
+  EXPECT_EQ(result.warnings[0].rfind("trace not written to " + missing, 0), 0u) << result.warnings[0];
+}
+
+TEST(CpuProfiler, AnIncompleteTraceIsRefusedAndRemoved) {
+  const auto path = (std::filesystem::temp_directory_path() / "attnsweep-truncated-trace.json").string();
+  std::ofstream(path) << "{\"traceEvents\": [{\"name\": \"x\"},";
+  const std::string problem = check_trace_file(path);
+  EXPECT_NE(problem.find("is incomplete"), std::string::npos) << problem;
+  EXPECT_FALSE(std::filesystem::exists(path));
+  std::ofstream(path) << "";
+  EXPECT_NE(check_trace_file(path).find("is incomplete (0 bytes"), std::string::npos);
+  std::ofstream(path) << "{\"traceEvents\": []}\n";
+  EXPECT_EQ(check_trace_file(path), "");
+  EXPECT_TRUE(std::filesystem::exists(path));
   std::filesystem::remove(path);
 }
 

@@ -7,10 +7,13 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -109,6 +112,8 @@ TEST_F(Reliability, SigintAndSigtermStopAtASafePointAndResumeFinishesTheRun) {
   const std::string log = read_file(path("first.log"));
   EXPECT_NE(log.find("interrupted (signal 2)"), std::string::npos) << log;
   EXPECT_NE(log.find("--resume 1"), std::string::npos) << log;
+  // The hint names the device too: a resume on another device is refused.
+  EXPECT_NE(log.find("--db " + db + " --device cpu --resume 1"), std::string::npos) << log;
   int stored = 0;
   {
     SQLite::Database check(db, SQLite::OPEN_READONLY);
@@ -216,12 +221,177 @@ TEST_F(Reliability, QueryOpensReadOnlySoUserSqlCannotChangeResults) {
   ASSERT_EQ(run_to_end({"run", config, "--device", "cpu", "--db", db}, path("a.log")), 0);
   const std::string before = attnsweep::sha256_hex(read_file(db));
   EXPECT_EQ(run_to_end({"query", db, "DELETE FROM cases"}, path("delete.log")), 2);
-  EXPECT_NE(read_file(path("delete.log")).find("attempt to write a readonly database"), std::string::npos)
+  EXPECT_NE(read_file(path("delete.log")).find("query only reads; this statement would change the database"),
+            std::string::npos)
       << read_file(path("delete.log"));
   EXPECT_EQ(run_to_end({"query", db, "DROP TABLE samples"}, path("drop.log")), 2);
   EXPECT_EQ(run_to_end({"query", db, "SELECT count(*) AS n FROM cases"}, path("count.log")), 0);
   EXPECT_NE(read_file(path("count.log")).find("n\n8\n"), std::string::npos) << read_file(path("count.log"));
   EXPECT_EQ(attnsweep::sha256_hex(read_file(db)), before);
+}
+
+// --- issue 10: hardening, round two ----------------------------------------------
+
+// The worker's children of a process (one level), from /proc.
+std::vector<pid_t> children_of(pid_t pid) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  std::vector<pid_t> children;
+  pid_t child = 0;
+  while (file >> child) children.push_back(child);
+  return children;
+}
+
+// Gone, or a zombie nobody has reaped yet: either way no longer running.
+bool process_running(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return false;
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
+}
+
+// Five cases of about 0.4 s each, for runs that must still be going a few seconds in.
+const char* const kFiveCaseConfig = R"(name: five
+variants: [naive, sdpa_math, sdpa_flash, naive_inplace, sdpa_auto]
+dtypes: [fp32]
+shapes: {batch: 1, heads: 2, seq_len: 16, head_dim: 8}
+measure: {warmup: 1, profiled_forwards: 2, min_samples: 3, max_samples: 1000000, target_rel_stdev: 0.000001, min_gpu_seconds: 10, max_case_seconds: 0.4}
+)";
+
+TEST_F(Reliability, IsolatedWorkersMeasureTheStoredConfigNotTheEditedFile) {
+  const std::string config = write("edited.yaml", kFiveCaseConfig), db = path("r.db");
+  const pid_t pid = spawn({"run", config, "--device", "cpu", "--db", db, "--isolate"}, path("run.log"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  std::ofstream(config, std::ios::app) << "# edited while the run goes on\nseed: 9\n";
+  ASSERT_EQ(wait_exit(pid), 0) << read_file(path("run.log"));
+  SQLite::Database check(db, SQLite::OPEN_READONLY);
+  EXPECT_EQ(check.execAndGet("SELECT status FROM runs").getString(), "done");
+  EXPECT_EQ(check.execAndGet("SELECT group_concat(status) FROM cases").getString(), "ok,ok,ok,ok,ok")
+      << read_file(path("run.log"));
+}
+
+TEST_F(Reliability, ShellTextInTheDeviceIsRefusedAndNeverRun) {
+  const std::string config = write("quick.yaml", kQuickConfig), db = path("r.db"), marker = path("pwned");
+  const std::string device = "cpu' ; touch " + marker + " ; echo '";
+  EXPECT_EQ(run_to_end({"run", config, "--db", db, "--isolate", "--device", device}, path("a.log")), 2);
+  EXPECT_NE(read_file(path("a.log")).find("unknown device"), std::string::npos) << read_file(path("a.log"));
+  EXPECT_EQ(run_to_end({"run", config, "--db", db, "--isolate", "--device", "it's"}, path("b.log")), 2);
+  EXPECT_NE(read_file(path("b.log")).find("unknown device 'it's'; allowed: auto, cpu, cuda, cuda:N"),
+            std::string::npos) << read_file(path("b.log"));
+  EXPECT_FALSE(fs::exists(marker));
+  EXPECT_FALSE(fs::exists(db));
+}
+
+TEST_F(Reliability, KillingAnIsolatedParentKillsItsWorker) {
+  const std::string config = write("hang.yaml", R"(
+variants: [test_hang]
+dtypes: [fp32]
+shapes: {batch: 1, heads: 2, seq_len: 16, head_dim: 8}
+measure: {warmup: 1, case_timeout_s: 120}
+)");
+  const pid_t parent = spawn({"run", config, "--device", "cpu", "--db", path("r.db"), "--isolate"}, path("run.log"), true);
+  // The case's worker, not the short-lived device probe that comes first.
+  auto is_case_worker = [](pid_t pid) {
+    std::ifstream file("/proc/" + std::to_string(pid) + "/cmdline");
+    const std::string command((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    return command.find("--plan-index") != std::string::npos;
+  };
+  std::vector<pid_t> workers;
+  for (int i = 0; i < 100 && workers.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (const pid_t child : children_of(parent)) {
+      if (is_case_worker(child)) workers.push_back(child);
+    }
+  }
+  ASSERT_EQ(workers.size(), 1u) << read_file(path("run.log"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(process_running(workers[0]));
+  kill(parent, SIGKILL);
+  wait_exit(parent);
+  bool stopped = false;
+  for (int i = 0; i < 50 && !stopped; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stopped = !process_running(workers[0]);
+  }
+  EXPECT_TRUE(stopped) << "worker " << workers[0] << " runs on after its parent was killed";
+  if (!stopped) kill(workers[0], SIGKILL);
+}
+
+TEST_F(Reliability, DeletingTheDatabaseMidRunStopsWithExitOneAndSaysSo) {
+  const std::string config = write("five.yaml", kFiveCaseConfig), db = path("r.db");
+  const pid_t pid = spawn({"run", config, "--device", "cpu", "--db", db}, path("run.log"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_TRUE(fs::exists(db));
+  fs::remove(db);
+  EXPECT_EQ(wait_exit(pid), 1) << read_file(path("run.log"));
+  const std::string log = read_file(path("run.log"));
+  EXPECT_NE(log.find("error: " + db + ": the database file was deleted or replaced during the run"),
+            std::string::npos) << log;
+  EXPECT_EQ(log.find("run 1 stored in"), std::string::npos) << log;
+}
+
+TEST_F(Reliability, QueryRunsOneReadingStatementOnly) {
+  const std::string config = write("quick.yaml", kQuickConfig), db = path("r.db");
+  ASSERT_EQ(run_to_end({"run", config, "--device", "cpu", "--db", db}, path("a.log")), 0);
+  const std::string before = attnsweep::sha256_hex(read_file(db));
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"VACUUM INTO '" + path("copy.db") + "'", "query only reads"},
+      {"SELECT 1; DELETE FROM cases", "one statement at a time; this follows the first: 'DELETE FROM cases'"},
+      {"", "no SQL statement given"},
+      {"  ;  ", "no SQL statement given"},
+      {"PRAGMA journal_mode=DELETE", "PRAGMA journal_mode with a value changes the connection or the database"},
+      {"ATTACH '" + path("other.db") + "' AS other", "ATTACH and DETACH are refused"},
+  };
+  for (const auto& [sql, message] : refused) {
+    EXPECT_EQ(run_to_end({"query", db, sql}, path("q.log")), 2) << sql;
+    const std::string log = read_file(path("q.log"));
+    EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << sql << ": " << log;
+    EXPECT_NE(log.find(message), std::string::npos) << sql << ": " << log;
+  }
+  EXPECT_FALSE(fs::exists(path("copy.db")));
+  EXPECT_FALSE(fs::exists(path("other.db")));
+  EXPECT_EQ(attnsweep::sha256_hex(read_file(db)), before);
+  EXPECT_EQ(run_to_end({"query", db, "PRAGMA table_info(runs)"}, path("p.log")), 0) << read_file(path("p.log"));
+  EXPECT_EQ(run_to_end({"query", db, "SELECT count(*) AS n FROM cases; -- a comment"}, path("c.log")), 0);
+  EXPECT_EQ(read_file(path("c.log")), "n\n8\n");
+  // A long result streams: every row arrives, in order.
+  EXPECT_EQ(run_to_end({"query", db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 200000) "
+                                     "SELECT x FROM c", "--format", "csv"}, path("long.log")), 0);
+  const std::string rows = read_file(path("long.log"));
+  EXPECT_EQ(std::count(rows.begin(), rows.end(), '\n'), 200001);
+  EXPECT_EQ(rows.substr(rows.size() - 7), "200000\n");
+}
+
+TEST_F(Reliability, QueryReadsAWalDatabaseOnAReadOnlyMount) {
+  const std::string config = write("quick.yaml", kQuickConfig), db = path("r.db");
+  ASSERT_EQ(run_to_end({"run", config, "--device", "cpu", "--db", db}, path("a.log")), 0);
+  ASSERT_FALSE(fs::exists(db + "-wal"));
+  const std::string folder = fs::path(db).parent_path().string();
+  // The folder read-only in a mount namespace of its own (root only; skipped elsewhere).
+  const std::string read_only = "mount --bind " + folder + " " + folder + " && mount -o remount,ro,bind " + folder;
+  if (std::system(("unshare -m sh -c '" + read_only + "' > /dev/null 2>&1").c_str()) != 0) {
+    GTEST_SKIP() << "cannot mount a folder read-only here";
+  }
+  const std::string command = "unshare -m sh -c '" + read_only + " && " + ATTNSWEEP_BINARY + " query " + db +
+                              " \"SELECT count(*) AS n FROM cases\"' > " + path("ro.log") + " 2>&1";
+  EXPECT_EQ(std::system(command.c_str()), 0) << read_file(path("ro.log"));
+  EXPECT_EQ(read_file(path("ro.log")), "n\n8\n");
+}
+
+TEST_F(Reliability, ARefusedDatabaseLeavesNoTraceFolderBehind) {
+  const std::string config = write("quick.yaml", kQuickConfig), db = path("foreign.db");
+  {
+    SQLite::Database foreign(db, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    foreign.exec("CREATE TABLE notes(t)");
+  }
+  EXPECT_EQ(run_to_end({"run", config, "--device", "cpu", "--db", db, "--traces", path("traces")}, path("a.log")), 2);
+  EXPECT_FALSE(fs::exists(path("traces"))) << read_file(path("a.log"));
+}
+
+TEST_F(Reliability, ACpuRunPrintsNoKinetoDeviceNoise) {
+  const std::string config = write("quick.yaml", kQuickConfig);
+  ASSERT_EQ(run_to_end({"run", config, "--device", "cpu", "--db", path("r.db")}, path("a.log")), 0);
+  EXPECT_EQ(read_file(path("a.log")).find("gpuGetDeviceCount"), std::string::npos) << read_file(path("a.log"));
 }
 
 // --- bad input corpus -------------------------------------------------------
@@ -279,7 +449,7 @@ TEST_F(BadInput, MalformedCommandLinesAndDatabasesAreOneClearLineAndExitTwo) {
   EXPECT_EQ(read_file(text), "plain text notes, not a database, long enough for a SQLite header.....");
   {
     SQLite::Database newer(path("newer.db"), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    newer.exec("PRAGMA user_version = 9");
+    newer.exec("PRAGMA application_id = 1635021934; PRAGMA user_version = 9");
   }
   expect_rejected({"run", good, "--device", "cpu", "--db", path("newer.db")}, "schema version 9 is newer");
   expect_rejected({"run", good, "--device", "cpu", "--db", db_, "--traces", "/proc/attnsweep-traces"}, "cannot create the trace directory");
@@ -287,6 +457,27 @@ TEST_F(BadInput, MalformedCommandLinesAndDatabasesAreOneClearLineAndExitTwo) {
   expect_rejected({"query", path("absent.db"), "SELECT 1"}, "database not found");
   expect_rejected({"query", db_, "SELEC 1"}, "query failed");
   expect_rejected({"variants", "--device", "cuda:x"}, "unknown device 'cuda:x'");
+  expect_rejected({"run", "/dev/zero", "--db", db_}, "/dev/zero: is a character device, not a regular file");
+  expect_rejected({"plan", "/dev/zero"}, "/dev/zero: is a character device, not a regular file");
+  ASSERT_EQ(mkfifo(path("fifo.yaml").c_str(), 0644), 0);
+  expect_rejected({"run", path("fifo.yaml"), "--db", db_}, "fifo.yaml: is a pipe (FIFO), not a regular file");
+  expect_rejected({"plan", path("fifo.yaml")}, "fifo.yaml: is a pipe (FIFO), not a regular file");
+  fs::create_symlink("loop-b.yaml", path("loop-a.yaml"));
+  fs::create_symlink("loop-a.yaml", path("loop-b.yaml"));
+  expect_rejected({"run", path("loop-a.yaml"), "--db", db_}, "loop-a.yaml: too many levels of symbolic links");
+  expect_rejected({"run", path(std::string(300, 'x') + ".yaml"), "--db", db_}, ".yaml: file name too long");
+  expect_rejected({"plan", ATTNSWEEP_SOURCE_DIR "/tests/bad_inputs/45-does-not-fit-names-the-shape.yaml", "--device", "cpu"},
+                  "45-does-not-fit-names-the-shape.yaml:6:5: shapes: case naive 16777216x16777216x16x8 fp32 causal needs");
+  expect_rejected({"run", good, "--db", db_, "--bogus"}, "error: run: unknown option --bogus; see attnsweep run --help");
+  expect_rejected({"run"}, "error: run: missing the config argument; see attnsweep run --help");
+  expect_rejected({"frobnicate"}, "error: unknown command 'frobnicate'; commands: run, plan, query, variants");
+  expect_rejected({"--log-level", "loud", "variants"},
+                  "error: --log-level: unknown value 'loud'; allowed: trace, debug, info, warn, error, off; see attnsweep --help");
+  expect_rejected({"query", db_, "SELECT 1", "--format", "xml"},
+                  "error: query: --format: unknown value 'xml'; allowed: table, csv, json, markdown; see attnsweep query --help");
+  // --resume never creates the database it was asked to continue.
+  expect_rejected({"run", good, "--db", path("absent.db"), "--resume"}, "absent.db: database not found");
+  EXPECT_FALSE(fs::exists(path("absent.db")));
 }
 
 }  // namespace

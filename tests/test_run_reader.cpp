@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -184,7 +186,30 @@ TEST_F(RunReaderTest, ReadsTheRunAsStored) {
   EXPECT_EQ(run->case_order, CaseOrder::shuffled);
   EXPECT_EQ(run->ceiling_bf16_tflops, 800.5);
   EXPECT_FALSE(run->ceiling_copy_gbps.has_value());
+  // Finished: no process holds it any more.
+  EXPECT_FALSE(run->owner_pid.has_value());
+  EXPECT_EQ(run->owner_host, "");
+  EXPECT_EQ(run->claimed_at, "");
+  EXPECT_EQ(run->heartbeat_at, "");
   EXPECT_FALSE(reader.run(run_id + 1).has_value());
+}
+
+TEST_F(RunReaderTest, ARunningRunSaysWhichProcessHoldsIt) {
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record("live"));
+  const auto run = RunReader(path_).run(run_id);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->owner_pid, ::getpid());
+  EXPECT_EQ(run->owner_host, Claim::this_process().host);
+  EXPECT_EQ(run->claimed_at, run->started_at);
+  EXPECT_EQ(run->heartbeat_at, run->started_at);
+  store.finish_run(run_id, RunStatus::interrupted);
+  store.claim_run(run_id, Claim{4242, "node7"});  // a --resume elsewhere
+  const auto resumed = RunReader(path_).run(run_id);
+  EXPECT_EQ(resumed->owner_pid, 4242);
+  EXPECT_EQ(resumed->owner_host, "node7");
+  EXPECT_EQ(resumed->status, RunStatus::running);
+  EXPECT_FALSE(resumed->claimed_at.empty());
 }
 
 TEST_F(RunReaderTest, LatestRunAndAllRuns) {
@@ -458,6 +483,31 @@ TEST_F(RunReaderTest, RefusesAForeignSqliteDatabaseAndLeavesItByteIdentical) {
   const std::string before = file_bytes(path_);
   expect_refused(path_, "not an attnsweep results database");
   EXPECT_EQ(file_bytes(path_), before);
+}
+
+// Another program's file whose user_version is one attnsweep used is not read
+// as a results database (it failed later with "no such table: runs").
+TEST_F(RunReaderTest, RefusesAForeignFileWithAnAttnsweepUserVersion) {
+  {
+    SQLite::Database db(path_, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    db.exec("CREATE TABLE notes (t); PRAGMA user_version = " + std::to_string(kSchemaVersion));
+  }
+  const std::string before = file_bytes(path_);
+  expect_refused(path_, "not an attnsweep results database (user_version " + std::to_string(kSchemaVersion) +
+                            " without attnsweep's application_id");
+  EXPECT_EQ(file_bytes(path_), before);
+}
+
+TEST_F(RunReaderTest, RefusesWhatIsNotARegularFileWithoutBlocking) {
+  ASSERT_EQ(mkfifo(path_.c_str(), 0600), 0);  // opening a FIFO would wait for a writer
+  expect_refused(path_, "is not a regular file");
+  expect_refused("/dev/null", "is not a regular file");
+}
+
+TEST_F(RunReaderTest, RefusesAnEmptyDatabase) {
+  scratch_.write("results.db", "");
+  expect_refused(path_, "is not an attnsweep results database (it is empty)");
+  EXPECT_EQ(fs::file_size(path_), 0u);
 }
 
 TEST_F(RunReaderTest, RefusesANewerSchema) {

@@ -1,12 +1,20 @@
-// The SQLite store on real files: round trip, versioning, refusal of foreign
-// or newer databases, one transaction per case.
+// The SQLite store on real files: round trip, versioning, refusal of foreign,
+// newer, damaged or absent databases (left byte-identical), one transaction per
+// case, and the claim a process holds on the run it runs.
 #include <gtest/gtest.h>
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <vector>
 
 #include "runner/common/errors.hpp"
@@ -85,11 +93,12 @@ TEST_F(StoreTest, RoundTripOfRunCaseKernelsOpsAndSamples) {
     Store store(path_);
     run_id = store.begin_run(run_record());
     const auto [c, r] = gpu_case();
-    case_id = store.add_case(run_id, c, r);
+    case_id = store.add_case(run_id, c, r).value();
     store.finish_run(run_id, RunStatus::done);
   }
   SQLite::Database db(path_, SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+  EXPECT_EQ(db.execAndGet("PRAGMA application_id").getInt(), kApplicationId);
   EXPECT_EQ(db.execAndGet("PRAGMA journal_mode").getString(), "wal");
   SQLite::Statement run(db, "SELECT name, status, device_name, seed, config_sha256, finished_at IS NOT NULL, planned_cases FROM runs");
   ASSERT_TRUE(run.executeStep());
@@ -241,6 +250,18 @@ TEST_F(StoreTest, MigratesASavedVersionThreeDatabase) {
                           "AND cpu_time_us_median > 0 AND samples = 3 AND timing_seconds IS NULL").getInt(), 1);
 }
 
+// tests/data/schema_v4.db: the same two cases, written by the store of schema
+// version 4 (commit 7709c17); version 5 adds the claim columns and the application_id.
+TEST_F(StoreTest, MigratesASavedVersionFourDatabase) {
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(4, path_));
+  expect_migrated(path_, "saved-v4");
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  // Columns of version 4 keep their values.
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE variant = 'naive' AND cpu_time_us_median > 0 "
+                          "AND samples = 3 AND setup_seconds > 0").getInt(), 1);
+  EXPECT_EQ(db.execAndGet("SELECT case_order FROM runs").getString(), "plan");
+}
+
 // tests/data/schema_v2.db: the same two cases, written with schema version 2.
 TEST_F(StoreTest, MigratesASavedVersionTwoDatabase) {
   ASSERT_NO_FATAL_FAILURE(copy_saved_database(2, path_));
@@ -261,6 +282,7 @@ void expect_migrated(const std::string& path_, const std::string& run_name) {
   }
   SQLite::Database db(path_, SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+  EXPECT_EQ(db.execAndGet("PRAGMA application_id").getInt(), kApplicationId);  // recognised by its tables, then marked
   EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM pragma_foreign_key_check").getInt(), 0);
   EXPECT_EQ(db.execAndGet("SELECT name FROM runs").getString(), run_name);
@@ -274,6 +296,9 @@ void expect_migrated(const std::string& path_, const std::string& run_name) {
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results").getInt(), 3);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM sqlite_master WHERE name LIKE '%_old'").getInt(), 0);
   EXPECT_TRUE(db.execAndGet("SELECT ceiling_bf16_tflops FROM runs").isNull());
+  // A run of an older version has no claim: a --resume may take it.
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM runs WHERE owner_pid IS NULL AND owner_host IS NULL "
+                          "AND claimed_at IS NULL AND heartbeat_at IS NULL").getInt(), 1);
 }
 
 TEST_F(StoreTest, NewStatusesAreAcceptedAndUnknownOnesRefusedByTheSchema) {
@@ -305,8 +330,9 @@ TEST_F(StoreTest, TheSameCaseOfARunIsStoredOnlyOnce) {
   Store store(path_);
   const auto run_id = store.begin_run(run_record());
   const auto [c, r] = gpu_case();
-  store.add_case(run_id, c, r);
-  EXPECT_THROW(store.add_case(run_id, c, r), SQLite::Exception);
+  EXPECT_TRUE(store.add_case(run_id, c, r).has_value());
+  // The second time it is "already stored": not an error, and nothing more is written.
+  EXPECT_FALSE(store.add_case(run_id, c, r).has_value());
   SQLite::Database db(path_, SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases").getInt(), 1);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM samples").getInt(), 5);
@@ -339,6 +365,459 @@ TEST_F(StoreTest, DetailTableFieldListsNameEverySchemaColumn) {
   EXPECT_EQ(field_columns(fields::ops_table()), schema_columns("ops"));
   // samples: the keys come first; the schema has sample_index second and mode later.
   EXPECT_EQ(in_schema_order(field_columns(fields::samples_table()), schema_columns("samples")), schema_columns("samples"));
+}
+
+// ---- what a file must be before anything is written to it (issue 10) ----------
+
+std::string file_bytes(const std::string& path) {
+  if (!fs::is_regular_file(path)) return "(not a regular file)";
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Opening `path` throws a BadInputError whose one-line message starts with the
+// path and holds `reason`; the file is byte-identical afterwards, with no
+// rollback journal and no WAL content beside it.
+void expect_refused_untouched(const std::string& path, const std::string& reason,
+                              Store::Open mode = Store::Open::create_if_absent) {
+  const std::string before = file_bytes(path);
+  try {
+    Store store(path, mode);
+    ADD_FAILURE() << "opened " << path;
+  } catch (const BadInputError& error) {
+    const std::string message = error.what();
+    EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << message;
+    EXPECT_NE(message.find(reason), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  EXPECT_EQ(file_bytes(path), before) << path << " changed";
+  EXPECT_FALSE(fs::exists(path + "-journal"));
+  // Reading a database in WAL mode (attnsweep's) makes SQLite create -wal and -shm
+  // beside it, as any reader does; a refusal writes nothing into them.
+  EXPECT_TRUE(!fs::exists(path + "-wal") || fs::file_size(path + "-wal") == 0);
+}
+
+// The issue's reproduction: another program's file whose user_version happens
+// to be one attnsweep has used was migrated (and switched to WAL) at version 1,
+// and failed later at version 4, also switched.
+TEST_F(StoreTest, RefusesAForeignFileWhateverItsUserVersionAndLeavesItByteIdentical) {
+  for (const int version : {0, 1, 4, kSchemaVersion}) {
+    SCOPED_TRACE("user_version " + std::to_string(version));
+    const std::string path = scratch_.path("notes-v" + std::to_string(version) + ".db");
+    {
+      SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+      db.exec("CREATE TABLE notes (t); INSERT INTO notes VALUES ('mine'); PRAGMA user_version = " +
+              std::to_string(version));
+    }
+    expect_refused_untouched(path, "not an attnsweep results database");
+  }
+  // Before version 5 a database is recognised by its tables; the message says what is missing.
+  expect_refused_untouched(scratch_.path("notes-v1.db"), "(user_version 1 but no table 'runs')");
+}
+
+TEST_F(StoreTest, RefusesAnotherProgramsApplicationIdEvenWithAttnsweepTables) {
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(4, path_));
+  { SQLite::Database db(path_, SQLite::OPEN_READWRITE); db.exec("PRAGMA application_id = 305419896"); }
+  expect_refused_untouched(path_, "application_id 0x12345678 is another program's");
+}
+
+TEST_F(StoreTest, AnOlderDatabaseWithoutATableOfEveryVersionIsRefused) {
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(3, path_));
+  { SQLite::Database db(path_, SQLite::OPEN_READWRITE); db.exec("DROP VIEW results; DROP TABLE samples"); }
+  expect_refused_untouched(path_, "(user_version 3 but no table 'samples')");
+}
+
+TEST_F(StoreTest, ANewerSchemaIsRefusedBeforeAnythingIsWritten) {
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(4, path_));
+  {
+    SQLite::Database db(path_, SQLite::OPEN_READWRITE);
+    db.exec("PRAGMA application_id = " + std::to_string(kApplicationId) + "; PRAGMA user_version = " +
+            std::to_string(kSchemaVersion + 1));
+  }
+  expect_refused_untouched(path_, "schema version " + std::to_string(kSchemaVersion + 1) + " is newer");
+}
+
+TEST_F(StoreTest, AnEmptyFileIsANewDatabase) {
+  scratch_.write("results.db", "");
+  { Store store(path_); }
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+  EXPECT_EQ(db.execAndGet("PRAGMA application_id").getInt(), kApplicationId);
+}
+
+// A user's own table in a results database survives a migration untouched.
+TEST_F(StoreTest, MigrationLeavesAUsersOwnTablesAlone) {
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(3, path_));
+  { SQLite::Database db(path_, SQLite::OPEN_READWRITE); db.exec("CREATE TABLE my_notes (case_id, note); INSERT INTO my_notes VALUES (1, 'slow')"); }
+  { Store store(path_); }
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+  EXPECT_EQ(db.execAndGet("SELECT note FROM my_notes WHERE case_id = 1").getString(), "slow");
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases").getInt(), 2);
+}
+
+// --resume must not create the database it was told to continue in.
+TEST_F(StoreTest, OpeningAnExistingDatabaseNeverCreatesOne) {
+  try {
+    Store store(path_, Store::Open::existing);
+    ADD_FAILURE() << "opened an absent database";
+  } catch (const BadInputError& error) {
+    EXPECT_EQ(std::string(error.what()), path_ + ": database not found");
+  }
+  EXPECT_FALSE(fs::exists(path_));
+  scratch_.write("results.db", "");
+  expect_refused_untouched(path_, ": database not found (the file is empty)", Store::Open::existing);
+  EXPECT_EQ(fs::file_size(path_), 0u);
+  fs::remove(path_);
+  EXPECT_THROW(Store(path_, Store::Open::existing_without_quick_check), BadInputError);
+  EXPECT_FALSE(fs::exists(path_));
+  { Store(path_).begin_run(run_record()); }
+  Store existing(path_, Store::Open::existing);
+  EXPECT_EQ(existing.begin_run(run_record()), 2);
+}
+
+TEST_F(StoreTest, RefusesAPathThatIsNotARegularFile) {
+  // /dev/null used to get a /dev/null-journal beside it.
+  const bool journal_was_there = fs::exists("/dev/null-journal");
+  try {
+    Store store("/dev/null");
+    ADD_FAILURE() << "opened /dev/null";
+  } catch (const BadInputError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "/dev/null: cannot use as a results database: it is a character device, not a regular file");
+  }
+  if (!journal_was_there) EXPECT_FALSE(fs::exists("/dev/null-journal"));
+
+  fs::create_directory(scratch_.path("folder"));
+  expect_refused_untouched(scratch_.path("folder"), "it is a directory, not a regular file");
+  // A FIFO would block the open until someone writes to it.
+  ASSERT_EQ(mkfifo(scratch_.path("fifo").c_str(), 0600), 0);
+  try {
+    Store store(scratch_.path("fifo"), Store::Open::existing);
+    ADD_FAILURE() << "opened a FIFO";
+  } catch (const BadInputError& error) {
+    EXPECT_NE(std::string(error.what()).find("it is a FIFO, not a regular file"), std::string::npos) << error.what();
+  }
+}
+
+// Overwrites the first byte (the b-tree page type) of `table`'s root page.
+void damage_root_page(const std::string& path, const std::string& table) {
+  std::int64_t root = 0, page_size = 0;
+  {
+    SQLite::Database db(path, SQLite::OPEN_READONLY);
+    SQLite::Statement query(db, "SELECT rootpage FROM sqlite_master WHERE name = ?");
+    query.bind(1, table);
+    ASSERT_TRUE(query.executeStep());
+    root = query.getColumn(0).getInt64();
+    page_size = db.execAndGet("PRAGMA page_size").getInt64();
+  }
+  ASSERT_FALSE(fs::exists(path + "-wal") && fs::file_size(path + "-wal") > 0) << "changes not checkpointed";
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekp((root - 1) * page_size);
+  file.put('\x00');
+}
+
+TEST_F(StoreTest, RefusesADamagedDatabaseNamingTheFirstProblemOfItsQuickCheck) {
+  {
+    Store store(path_);
+    const auto run_id = store.begin_run(run_record());
+    auto [c, r] = gpu_case();
+    for (int i = 0; i < 2000; ++i) r.samples.push_back({80.0 + i % 7, std::nullopt, 25.0});
+    store.add_case(run_id, c, r);
+  }
+  ASSERT_NO_FATAL_FAILURE(damage_root_page(path_, "samples"));
+  expect_refused_untouched(path_, "the database is damaged (PRAGMA quick_check: Page ");
+  expect_refused_untouched(path_, "the database is damaged", Store::Open::existing);
+  // A worker of --isolate skips the check its parent made; it is still an attnsweep database.
+  EXPECT_NO_THROW(Store(path_, Store::Open::existing_without_quick_check));
+}
+
+// What `body` returns, computed in a child process (which exits without running
+// anything of the test's): for limits and failures the test process must not take.
+std::string in_child_process(const std::function<std::string()>& body) {
+  int pipe_ends[2];
+  if (pipe(pipe_ends) != 0) return "pipe failed";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(pipe_ends[0]);
+    std::string result;
+    try {
+      result = body();
+    } catch (const std::exception& error) {
+      result = std::string("unexpected exception: ") + error.what();
+    }
+    const ssize_t written = write(pipe_ends[1], result.data(), result.size());
+    _exit(written == static_cast<ssize_t>(result.size()) ? 0 : 1);
+  }
+  close(pipe_ends[1]);
+  std::string result;
+  char buffer[4096];
+  for (ssize_t n; (n = read(pipe_ends[0], buffer, sizeof buffer)) > 0;) result.append(buffer, static_cast<std::size_t>(n));
+  close(pipe_ends[0]);
+  waitpid(pid, nullptr, 0);
+  return result;
+}
+
+// A full filesystem, simulated by RLIMIT_FSIZE (writes past the limit fail with
+// EFBIG, or are cut short, as on a full disk), at every size a new database can
+// reach while it is created: the error is the first one SQLite met (not "cannot
+// rollback - no transaction is active" from the ROLLBACK after it, as before),
+// and the file the store created is gone, with its WAL and shared-memory files
+// (a 4 KB database was left before).
+TEST_F(StoreTest, AFullFilesystemWhileCreatingReportsTheFirstErrorAndLeavesNoFile) {
+  int refused = 0;
+  for (rlim_t limit = 2048; limit <= 128 * 1024; limit += 2048) {  // a write cut short, or refused whole
+    SCOPED_TRACE("file size limit " + std::to_string(limit));
+    const std::string path = scratch_.path("full-" + std::to_string(limit) + ".db");
+    const std::string outcome = in_child_process([&] {
+      signal(SIGXFSZ, SIG_IGN);
+      const rlimit file_size{limit, limit};
+      setrlimit(RLIMIT_FSIZE, &file_size);
+      try {
+        Store store(path);
+        return std::string("opened");
+      } catch (const BadInputError& error) {
+        return std::string(error.what());
+      }
+    });
+    if (outcome == "opened") continue;
+    ++refused;
+    EXPECT_EQ(outcome.rfind(path + ": cannot use as a results database: ", 0), 0u) << outcome;
+    EXPECT_EQ(outcome.find("cannot rollback"), std::string::npos) << outcome;
+    EXPECT_TRUE(outcome.find("database or disk is full") != std::string::npos ||
+                outcome.find("disk I/O error") != std::string::npos)
+        << outcome;
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) EXPECT_FALSE(fs::exists(path + suffix)) << suffix;
+  }
+  EXPECT_GT(refused, 10);
+}
+
+// ---- the claim on a run (issue 10) ----------------------------------------------------
+
+// A live process on this host that is not this one, until destroyed.
+class OtherProcess {
+ public:
+  OtherProcess() : pid_(fork()) {
+    if (pid_ == 0) {
+      pause();
+      _exit(0);
+    }
+  }
+  ~OtherProcess() {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  Claim claim() const { return {pid_, Claim::this_process().host}; }
+
+ private:
+  pid_t pid_;
+};
+
+// The pid of a process of this host that has ended and been reaped.
+std::int64_t ended_pid() {
+  const pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  waitpid(pid, nullptr, 0);
+  return pid;
+}
+
+struct ClaimColumns {
+  std::optional<std::int64_t> pid;
+  std::string host, claimed_at, heartbeat_at, status;
+};
+ClaimColumns claim_of(const std::string& path, std::int64_t run_id) {
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  SQLite::Statement query(db, "SELECT owner_pid, owner_host, claimed_at, heartbeat_at, status FROM runs WHERE run_id = ?");
+  query.bind(1, run_id);
+  if (!query.executeStep()) return {};
+  auto text = [&](int column) { return query.getColumn(column).isNull() ? std::string() : query.getColumn(column).getString(); };
+  return {query.getColumn(0).isNull() ? std::nullopt : std::optional<std::int64_t>(query.getColumn(0).getInt64()),
+          text(1), text(2), text(3), text(4)};
+}
+
+// Sets the run's heartbeat `minutes_ago` minutes back (SQLite's clock, UTC).
+void age_heartbeat(const std::string& path, std::int64_t run_id, int minutes_ago) {
+  SQLite::Database db(path, SQLite::OPEN_READWRITE);
+  SQLite::Statement update(db, "UPDATE runs SET heartbeat_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now', ?) WHERE run_id = ?");
+  update.bind(1, "-" + std::to_string(minutes_ago) + " minutes");
+  update.bind(2, run_id);
+  update.exec();
+}
+
+TEST_F(StoreTest, BeginRunClaimsTheRunForThisProcess) {
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record());
+  const ClaimColumns claim = claim_of(path_, run_id);
+  EXPECT_EQ(claim.pid, ::getpid());
+  EXPECT_EQ(claim.host, Claim::this_process().host);
+  EXPECT_FALSE(claim.host.empty());
+  EXPECT_EQ(claim.claimed_at.size(), std::string("2026-11-30T03:15:53Z").size()) << claim.claimed_at;
+  EXPECT_EQ(claim.heartbeat_at, claim.claimed_at);
+  EXPECT_TRUE(store.heartbeat(run_id));
+}
+
+TEST_F(StoreTest, ARunHeldByAnotherLiveProcessIsRefusedSayingWhoHoldsItAndNothingChanges) {
+  const OtherProcess other;
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record(), other.claim());
+  const ClaimColumns before = claim_of(path_, run_id);
+  try {
+    store.claim_run(run_id);
+    ADD_FAILURE() << "took a run another live process holds";
+  } catch (const RunClaimedError& error) {
+    const std::string message = error.what();
+    EXPECT_EQ(message.rfind(path_ + ": run " + std::to_string(run_id) + " is being run by pid " +
+                                std::to_string(other.claim().pid) + " on host " + other.claim().host + " since " +
+                                before.claimed_at + ", last heartbeat ", 0), 0u) << message;
+    EXPECT_NE(message.find(" s ago; wait for it, or stop it"), std::string::npos) << message;
+    EXPECT_EQ(error.holder, other.claim());
+    EXPECT_EQ(error.run_id, run_id);
+  }
+  EXPECT_THROW(store.claim_run(run_id), BadInputError);  // exit code 2
+  const ClaimColumns after = claim_of(path_, run_id);
+  EXPECT_EQ(after.pid, before.pid);
+  EXPECT_EQ(after.heartbeat_at, before.heartbeat_at);
+  EXPECT_FALSE(store.heartbeat(run_id));  // this process does not hold it
+  EXPECT_FALSE(store.finish_run(run_id, RunStatus::failed));  // nor may it end it
+  EXPECT_EQ(claim_of(path_, run_id).status, "running");
+}
+
+TEST_F(StoreTest, ARunHeldOnAnotherHostWithAFreshHeartbeatIsRefused) {
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record(), Claim{ended_pid(), "another-host"});  // its pid means nothing here
+  age_heartbeat(path_, run_id, kClaimStaleAfterSeconds / 60 - 1);
+  EXPECT_THROW(store.claim_run(run_id), RunClaimedError);
+  EXPECT_EQ(claim_of(path_, run_id).host, "another-host");
+}
+
+TEST_F(StoreTest, AClaimWhoseHeartbeatIsOlderThanTheLimitIsTakenOver) {
+  const OtherProcess other;  // alive, yet silent for too long: hung, or its pid reused
+  Store store(path_);
+  const auto here = store.begin_run(run_record(), other.claim());
+  const auto there = store.begin_run(run_record(), Claim{42, "another-host"});
+  for (const auto run_id : {here, there}) {
+    age_heartbeat(path_, run_id, kClaimStaleAfterSeconds / 60 + 1);
+    store.claim_run(run_id);
+    const ClaimColumns claim = claim_of(path_, run_id);
+    EXPECT_EQ(claim.pid, ::getpid());
+    EXPECT_EQ(claim.host, Claim::this_process().host);
+    EXPECT_EQ(claim.status, "running");
+  }
+}
+
+TEST_F(StoreTest, AClaimOfAProcessThatEndedOnThisHostIsTakenOverAtOnce) {
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record(), Claim{ended_pid(), Claim::this_process().host});
+  store.claim_run(run_id);
+  EXPECT_EQ(claim_of(path_, run_id).pid, ::getpid());
+
+  // A zombie (ended, not reaped yet) cannot write either.
+  const pid_t zombie = fork();
+  if (zombie == 0) _exit(0);
+  siginfo_t info{};
+  ASSERT_EQ(waitid(P_PID, static_cast<id_t>(zombie), &info, WEXITED | WNOWAIT), 0);
+  const auto second = store.begin_run(run_record(), Claim{zombie, Claim::this_process().host});
+  EXPECT_NO_THROW(store.claim_run(second));
+  waitpid(zombie, nullptr, 0);
+}
+
+TEST_F(StoreTest, ClaimingTakesAFinishedRunAndRenewsOnesOwnClaim) {
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record());
+  EXPECT_TRUE(store.finish_run(run_id, RunStatus::interrupted));
+  const ClaimColumns released = claim_of(path_, run_id);
+  EXPECT_FALSE(released.pid.has_value());
+  EXPECT_TRUE(released.host.empty() && released.claimed_at.empty() && released.heartbeat_at.empty());
+  store.claim_run(run_id);
+  EXPECT_EQ(claim_of(path_, run_id).status, "running");
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_TRUE(db.execAndGet("SELECT finished_at FROM runs").isNull());
+  EXPECT_NO_THROW(store.claim_run(run_id));  // held by this process already
+  try {
+    store.claim_run(run_id + 1);
+    ADD_FAILURE() << "claimed a run that does not exist";
+  } catch (const BadInputError& error) {
+    EXPECT_EQ(std::string(error.what()), path_ + ": no run " + std::to_string(run_id + 1));
+  }
+}
+
+TEST_F(StoreTest, HeartbeatAndFinishOnlyWhileHoldingTheRun) {
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record());
+  age_heartbeat(path_, run_id, 3);
+  const std::string old_heartbeat = claim_of(path_, run_id).heartbeat_at;
+  EXPECT_TRUE(store.heartbeat(run_id));
+  EXPECT_GT(claim_of(path_, run_id).heartbeat_at, old_heartbeat);
+
+  // This process went silent for too long and another took the run over.
+  age_heartbeat(path_, run_id, kClaimStaleAfterSeconds / 60 + 1);
+  const Claim successor{ended_pid(), "another-host"};
+  store.claim_run(run_id, successor);
+  EXPECT_FALSE(store.heartbeat(run_id));
+  EXPECT_FALSE(store.finish_run(run_id, RunStatus::failed));  // must not mark it failed under the successor
+  EXPECT_EQ(claim_of(path_, run_id).status, "running");
+  EXPECT_EQ(claim_of(path_, run_id).host, "another-host");
+  EXPECT_TRUE(store.finish_run(run_id, RunStatus::done, successor));
+  EXPECT_EQ(claim_of(path_, run_id).status, "done");
+  EXPECT_FALSE(claim_of(path_, run_id).pid.has_value());
+}
+
+// Two --resume at once: one takes the run, every other is told who has it
+// (not "database is locked", not a UNIQUE constraint).
+TEST_F(StoreTest, OfConcurrentClaimantsExactlyOneWins) {
+  std::int64_t run_id = 0;
+  {
+    Store store(path_);
+    run_id = store.begin_run(run_record());
+    store.finish_run(run_id, RunStatus::interrupted);
+  }
+  constexpr int kClaimants = 6;
+  int go[2], results[2], stay[2];
+  ASSERT_EQ(pipe(go), 0);
+  ASSERT_EQ(pipe(results), 0);
+  ASSERT_EQ(pipe(stay), 0);
+  std::vector<pid_t> claimants;
+  for (int i = 0; i < kClaimants; ++i) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      close(go[1]);
+      close(results[0]);
+      close(stay[1]);
+      char byte = 0;
+      char outcome = '?';
+      try {
+        Store store(path_, Store::Open::existing);
+        if (read(go[0], &byte, 1) != 1) _exit(2);
+        store.claim_run(run_id);
+        outcome = 'W';
+      } catch (const RunClaimedError&) {
+        outcome = 'R';
+      } catch (...) {
+        outcome = 'E';
+      }
+      if (write(results[1], &outcome, 1) != 1) _exit(2);
+      while (read(stay[0], &byte, 1) > 0) {  // alive until the parent has every answer
+      }
+      _exit(0);
+    }
+    claimants.push_back(pid);
+  }
+  close(go[0]);
+  close(results[1]);
+  close(stay[0]);
+  const std::string start(kClaimants, 'g');
+  ASSERT_EQ(write(go[1], start.data(), start.size()), static_cast<ssize_t>(start.size()));
+  std::string outcomes;
+  char outcome = 0;
+  while (outcomes.size() < kClaimants && read(results[0], &outcome, 1) == 1) outcomes += outcome;
+  close(stay[1]);
+  for (const pid_t pid : claimants) waitpid(pid, nullptr, 0);
+  close(go[1]);
+  close(results[0]);
+  EXPECT_EQ(std::count(outcomes.begin(), outcomes.end(), 'W'), 1) << outcomes;
+  EXPECT_EQ(std::count(outcomes.begin(), outcomes.end(), 'R'), kClaimants - 1) << outcomes;
+  const ClaimColumns claim = claim_of(path_, run_id);
+  EXPECT_NE(std::find(claimants.begin(), claimants.end(), claim.pid.value_or(0)), claimants.end());
 }
 
 }  // namespace

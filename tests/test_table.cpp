@@ -154,6 +154,19 @@ TEST(TextWriter, AColumnWithoutAWidthLimitIsNeverCut) {
   EXPECT_EQ(written(table, Format::table), "n  description\n1  " + std::string(100, 'z') + "\n");
 }
 
+TEST(TextWriter, StreamsRowsAfterTheSizingRowsWithTheirWidths) {
+  std::ostringstream out;
+  const auto writer = make_row_writer(out, Format::table, 2);
+  writer->begin({{"a"}, {"b", "", Align::right}});
+  writer->row({Cell::text("x"), Cell::integer(1)});
+  EXPECT_EQ(out.str(), "");  // still sizing the columns
+  writer->row({Cell::text("yy"), Cell::integer(22)});
+  EXPECT_EQ(out.str(), "a    b\nx    1\nyy  22\n");
+  writer->row({Cell::text("zzzz"), Cell::integer(3)});  // wider than the fixed width: pushes its line out
+  writer->end();
+  EXPECT_EQ(out.str(), "a    b\nx    1\nyy  22\nzzzz   3\n");
+}
+
 TEST(TextWriter, HeaderOnlyAndNoColumns) {
   Table table;
   table.columns = {{"a"}, {"bb"}};

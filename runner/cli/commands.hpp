@@ -34,7 +34,6 @@ int query_command(const QueryOptions& options);
 // The hidden `worker` subcommand of --isolate.
 struct WorkerOptions {
   bool probe = false;  // print the device's environment as JSON and exit
-  std::string config_path;
   std::string config_sha256;
   std::string db_path;
   std::int64_t run_id = 0;

@@ -1,11 +1,80 @@
 // attnsweep: declares the command line and hands off to runner/cli/<subcommand>_command.cpp.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <iostream>
+#include <regex>
+#include <sstream>
+
 #include "runner/cli/commands.hpp"
 #include "runner/common/errors.hpp"
 #include "runner/common/log.hpp"
+#include "runner/report/format.hpp"
+#include "runner/common/text.hpp"
 #include "git_sha.hpp"
 #include "version.hpp"
+
+namespace {
+
+// A command-line mistake as one line like every other error, with the help that
+// applies: "run: unknown option --bogus; see attnsweep run --help". CLI11's own
+// text is two lines ("... Run with --help for more information.").
+std::string usage_error(const CLI::App& app, const CLI::ParseError& error, int argc, char** argv) {
+  std::string message = error.what();
+  for (auto& c : message) c = c == '\n' ? ' ' : c;
+  const std::vector<CLI::App*> given = app.get_subcommands();
+  const CLI::App* command = given.empty() ? nullptr : given.back();
+  std::smatch match;
+  if (!command && dynamic_cast<const CLI::RequiredError*>(&error)) {
+    // CLI11 says "A subcommand is required" for a misspelt command too: name the word.
+    message = "no command given";
+    for (int i = 1; i < argc; ++i) {
+      const std::string word = argv[i];
+      if (word == "--log-level") {
+        ++i;
+      } else if (word.rfind('-', 0) != 0) {
+        message = "unknown command '" + word + "'";
+        break;
+      }
+    }
+    std::vector<std::string> commands;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App* sub) { return !sub->get_group().empty(); })) {
+      commands.push_back(sub->get_name());
+    }
+    message += "; commands: " + attnsweep::text::join(commands, ", ");
+  } else if (dynamic_cast<const CLI::ExtrasError*>(&error) && std::regex_match(message, match, std::regex("[^:]*: (.*)"))) {
+    // "The following arguments were not expected: x --bogus", in CLI11's order: put them in the command line's.
+    std::vector<std::string> words;
+    std::istringstream split{std::string(match[1])};
+    for (std::string word; split >> word;) words.push_back(word);
+    auto position = [&](const std::string& word) { return std::find(argv + 1, argv + argc, word) - argv; };
+    std::stable_sort(words.begin(), words.end(), [&](const auto& a, const auto& b) { return position(a) < position(b); });
+    const std::string extras = attnsweep::text::join(words, " ");
+    const bool several = extras.find(' ') != std::string::npos;
+    const bool option = !several && extras.rfind('-', 0) == 0;
+    message = std::string(option ? "unknown option " : several ? "unexpected arguments " : "unexpected argument ") + extras;
+    if (command && error.get_name() != command->get_name()) command = nullptr;  // given before the command
+  } else if (std::regex_match(message, match, std::regex("(\\S+) is required"))) {
+    message = "missing the " + std::string(match[1]) + " argument";
+  } else if (std::regex_match(message, match, std::regex("(--[\\w-]+): (.*) not in \\{(.*)\\}"))) {
+    std::string allowed = match[3];
+    for (std::size_t at = 0; (at = allowed.find(',', at)) != std::string::npos; at += 2) allowed.replace(at, 1, ", ");
+    message = std::string(match[1]) + ": unknown value '" + std::string(match[2]) + "'; allowed: " + allowed;
+  } else if (std::regex_match(message, match, std::regex("(--[\\w-]+): \\d+ required \\S+ missing"))) {
+    message = std::string(match[1]) + ": needs a value";
+  } else if (std::regex_match(message, match, std::regex("Could not convert: (\\S+) = (.*)"))) {
+    message = std::string(match[1]) + ": invalid value '" + std::string(match[2]) + "'";
+  }
+  // A top-level option (--log-level) is the top level's mistake, whichever command follows.
+  const std::string option = message.substr(0, message.find(':'));
+  if (command && option.rfind("--", 0) == 0 && app.get_option_no_throw(option) && !command->get_option_no_throw(option)) {
+    command = nullptr;
+  }
+  if (!command) return message + "; see attnsweep --help";
+  return command->get_name() + ": " + message + "; see attnsweep " + command->get_name() + " --help";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace attnsweep;
@@ -51,14 +120,13 @@ int main(int argc, char** argv) {
       ->add_option("--format", query.format,
                    "table (aligned columns, NULL spelled out), csv (RFC 4180), json (an array of objects, "
                    "typed values) or markdown")
-      ->check(CLI::IsMember({"table", "csv", "json", "markdown"}))
+      ->check(CLI::IsMember(report::format_names()))
       ->capture_default_str();
 
   cli::WorkerOptions worker;
   auto* worker_command = app.add_subcommand("worker", "");  // internal: one case for --isolate (hidden)
   worker_command->group("");
   worker_command->add_flag("--probe", worker.probe, "print the device's environment as JSON and exit");
-  worker_command->add_option("--config", worker.config_path);
   worker_command->add_option("--config-sha256", worker.config_sha256);
   worker_command->add_option("--db", worker.db_path);
   worker_command->add_option("--run-id", worker.run_id);
@@ -73,8 +141,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    const int code = app.exit(error);
-    return code == 0 ? kExitOk : kExitBadInput;
+    if (dynamic_cast<const CLI::Success*>(&error)) return app.exit(error) == 0 ? kExitOk : kExitBadInput;  // --help, --version
+    std::cerr << "error: " << usage_error(app, error, argc, argv) << "\n";
+    return kExitBadInput;
   }
   log::set_level(log_level);
   if (*run_command) {

@@ -1,4 +1,4 @@
-// `attnsweep query`: one read-only SQL statement, printed in the chosen format.
+// `attnsweep query`: one read-only SQL statement, its rows streamed in the chosen format.
 #include <iostream>
 
 #include "runner/cli/commands.hpp"
@@ -9,12 +9,26 @@
 #include "storage/query.hpp"
 
 namespace attnsweep::cli {
+namespace {
+
+// The text format sizes its columns by this many rows, then streams the rest.
+constexpr std::size_t kSizingRows = 1000;
+
+}  // namespace
 
 int query_command(const QueryOptions& options) {
   return guarded("error: ", [&] {
     const report::Format format = report::parse_format(options.format);
-    const auto result = storage::run_query(options.db_path, options.sql);
-    report::write_table(std::cout, report::query_table(result), format);
+    const auto writer = report::make_row_writer(std::cout, format, kSizingRows);
+    bool begun = false;
+    storage::run_query(
+        options.db_path, options.sql,
+        [&](const std::vector<std::string>& names) {
+          writer->begin(report::query_columns(names));
+          begun = true;
+        },
+        [&](const std::vector<storage::QueryValue>& values) { writer->row(report::query_cells(values)); });
+    if (begun) writer->end();
     return static_cast<int>(kExitOk);
   });
 }

@@ -8,7 +8,6 @@
 #include "runner/execute/sweep.hpp"
 #include "runner/report/summary_table.hpp"
 #include "runner/report/writers.hpp"
-#include "storage/run_reader.hpp"
 
 namespace attnsweep::cli {
 
@@ -23,14 +22,16 @@ int run_command(const RunOptions& options) {
     request.isolate = options.isolate;
     const execute::SweepOutcome outcome = execute::run_sweep(request);
 
-    const auto cases = storage::RunReader(options.db_path).cases(outcome.run_id);
+    const auto& cases = outcome.cases;
     std::cout << "\n";
     report::write_table(std::cout, report::summary_table(cases), report::Format::table);
     if (outcome.status == RunStatus::interrupted) {
       std::cout << "\nrun " << outcome.run_id << " interrupted (signal " << interrupt_signal() << ") with "
                 << cases.size() << " of " << outcome.planned_cases << " cases stored in " << options.db_path << "\n"
                 << "continue it with: attnsweep run " << options.config_path << " --db " << options.db_path
-                << " --resume " << outcome.run_id << "\n";
+                << " --device " << outcome.device << (options.isolate ? " --isolate" : "")
+                << (options.traces_dir.empty() ? "" : " --traces " + options.traces_dir) << " --resume "
+                << outcome.run_id << "\n";
       return interrupted_exit_code();
     }
     std::cout << "\nrun " << outcome.run_id << " stored in " << options.db_path << "\n"

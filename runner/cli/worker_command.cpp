@@ -17,7 +17,7 @@ int worker_command(const WorkerOptions& options) {
     });
   }
   return guarded("worker error: ", [&] {
-    execute::measure_and_store_case({options.config_path, options.config_sha256, options.db_path, options.run_id,
+    execute::measure_and_store_case({options.config_sha256, options.db_path, options.run_id,
                                      options.plan_index, Device::parse(options.device), options.trace_path});
     return static_cast<int>(kExitOk);
   });

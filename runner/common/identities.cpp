@@ -86,6 +86,7 @@ const std::vector<std::string>& case_status_names() { return names_of(CaseStatus
 const std::vector<std::string>& run_status_names() { return names_of(RunStatus{}); }
 const std::vector<std::string>& dtype_names() { return names_of(Dtype{}); }
 const std::vector<std::string>& case_order_names() { return names_of(CaseOrder{}); }
+const std::vector<std::string>& sample_mode_names() { return names_of(SampleMode{}); }
 
 int dtype_bytes(Dtype dtype) { return dtype == Dtype::fp32 ? 4 : 2; }
 

@@ -47,8 +47,9 @@ class Device {
 inline const char* const kDeviceNamesAllowed = "auto, cpu, cuda, cuda:N";
 
 // ---- Enumerations with one spelling each -----------------------------------
-// Every enum below has to_string(), parse_<name>() -> optional, and the list of
-// its names in declaration order (for messages and CHECK constraints).
+// Every enum below has to_string() and parse_<name>() -> optional; the lists of
+// names (declaration order) serve messages, and tests hold the schema's CHECK
+// constraints to them.
 
 enum class CaseStatus { ok, unsupported, oom, error, crashed, timeout };
 enum class RunStatus { running, done, interrupted, failed };
@@ -72,6 +73,7 @@ const std::vector<std::string>& case_status_names();
 const std::vector<std::string>& run_status_names();
 const std::vector<std::string>& dtype_names();
 const std::vector<std::string>& case_order_names();
+const std::vector<std::string>& sample_mode_names();
 
 // Bytes per element: 2 for bf16 and fp16, 4 for fp32.
 int dtype_bytes(Dtype dtype);

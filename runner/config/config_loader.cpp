@@ -1,13 +1,21 @@
 // YAML -> validated Config. Every rejection names the file, line, column, key
 // and what is allowed, and happens before anything runs.
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
+#include <optional>
 #include <set>
 #include <sstream>
-#include <sys/stat.h>
 
 #include "runner/common/identities.hpp"
 #include "runner/common/text.hpp"
@@ -19,6 +27,9 @@ namespace attnsweep {
 namespace {
 
 constexpr std::int64_t kMaxDimension = std::int64_t(1) << 24;
+// A config nests at most 5 levels (top, shapes list, block, zip list, row); far
+// deeper is a runaway bracket, refused long before yaml-cpp's recursion limit.
+constexpr int kMaxNesting = 32;
 
 const std::vector<std::string> kTopLevelKeys = {"name",   "description", "device", "seed",   "variants",
                                                 "dtypes", "causal",      "shapes", "exclude", "measure"};
@@ -28,6 +39,150 @@ const std::vector<std::string> kExcludeKeys = {"variant",  "dtype",   "causal", 
                                                "heads",    "kv_heads", "seq_len",  "seq_len_q",
                                                "seq_len_kv", "head_dim"};
 
+SourceLocation location(const YAML::Mark& mark) {
+  if (mark.line < 0) return {};
+  return {mark.line + 1, mark.column + 1};
+}
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::string nesting_message() {
+  return "lists and mappings nested deeper than " + std::to_string(kMaxNesting) +
+         " levels; a config needs at most 5 (a '[' or '{' repeated by mistake?)";
+}
+
+// Walks the parser's events before the document is built: refuses a second
+// document (yaml-cpp's Load would silently drop it) and runaway nesting, each
+// where it starts.
+class StructureCheck : public YAML::EventHandler {
+ public:
+  explicit StructureCheck(const std::string& source) : source_(source) {}
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (++documents_ > 1) {
+      throw ConfigError(source_, location(mark), "",
+                        "a second YAML document starts here; a config is one document: remove this '---' "
+                        "and what follows, or put it in a file of its own");
+    }
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    enter(mark);
+  }
+  void OnSequenceEnd() override { open_.pop_back(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    enter(mark);
+  }
+  void OnMapEnd() override { open_.pop_back(); }
+
+ private:
+  struct Open {
+    int position;  // YAML::Mark::pos
+    int level;
+  };
+  // A collection that starts where the enclosing one starts is on the same level:
+  // yaml-cpp opens a mapping and a list at each '[' of an unclosed run of them.
+  void enter(const YAML::Mark& mark) {
+    const bool same = !open_.empty() && open_.back().position == mark.pos;
+    const int level = open_.empty() ? 1 : open_.back().level + (same ? 0 : 1);
+    if (level > kMaxNesting) throw ConfigError(source_, location(mark), "", nesting_message());
+    open_.push_back({mark.pos, level});
+  }
+  const std::string& source_;
+  int documents_ = 0;
+  std::vector<Open> open_;
+};
+
+void check_structure(const std::string& text, const std::string& source) {
+  std::istringstream stream(text);
+  YAML::Parser parser(stream);
+  StructureCheck check(source);
+  while (parser.HandleNextDocument(check)) {
+  }
+}
+
+// A '[' or '{' that opened a flow collection, and the top-level key it is the value of.
+struct OpenBracket {
+  SourceLocation where;
+  char bracket = '[';
+  std::string key;
+};
+
+// "variants" for a bracket after "variants: " at the start of a line; "" otherwise
+// (a nested key would need its parents to be named the house way).
+std::string top_level_key(const std::string& before) {
+  const auto colon = before.find_last_not_of(" \t");
+  if (colon == std::string::npos || colon == 0 || before[colon] != ':') return "";
+  const std::string key = before.substr(0, before.find_last_not_of(" \t", colon - 1) + 1);
+  if (key.empty() || std::strchr(" \t-#?", key[0]) != nullptr) return "";
+  return key.find_first_of(":#'\"[]{},") == std::string::npos ? key : "";
+}
+
+// yaml-cpp reports an unclosed '[' or '{' where it gave up looking for the
+// closing one, often lines later or at the end of the file. This finds the
+// bracket itself: the innermost one still open at `stop`. A light scanner
+// (quotes and comments skipped, brackets counted only where a value starts),
+// used only to place that one message.
+std::optional<OpenBracket> unclosed_bracket(const std::string& text, SourceLocation stop) {
+  std::vector<OpenBracket> open;
+  char quote = 0;  // the quote character of a scalar that is still open, across lines
+  std::istringstream lines(text);
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    char previous = 0;  // last non-space character of this line outside quotes; 0 at its start
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      if (stop.line > 0 && (number > stop.line || (number == stop.line && static_cast<int>(i) + 1 >= stop.column))) {
+        return open.empty() ? std::nullopt : std::optional<OpenBracket>(open.back());
+      }
+      const char c = line[i];
+      if (quote == '"') {
+        if (c == '\\') ++i;
+        else if (c == '"') quote = 0;
+        continue;
+      }
+      if (quote == '\'') {
+        if (c == '\'' && i + 1 < line.size() && line[i + 1] == '\'') ++i;
+        else if (c == '\'') quote = 0;
+        continue;
+      }
+      if (c == ' ' || c == '\t' || c == '\r') continue;
+      const bool value_starts = previous == 0 || std::strchr(":-,[{?", previous) != nullptr;
+      if (c == '#' && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) break;
+      if ((c == '"' || c == '\'') && value_starts) {
+        quote = c;
+      } else if ((c == '[' || c == '{') && value_starts) {
+        open.push_back({{number, static_cast<int>(i) + 1}, c, open.empty() ? top_level_key(line.substr(0, i)) : ""});
+      } else if ((c == ']' || c == '}') && !open.empty()) {
+        open.pop_back();
+      }
+      previous = c;
+    }
+  }
+  return open.empty() ? std::nullopt : std::optional<OpenBracket>(open.back());
+}
+
+// A yaml-cpp syntax error as one line; an unclosed bracket is placed at the bracket.
+ConfigError syntax_error(const std::string& text, const std::string& source, const YAML::ParserException& error) {
+  if (dynamic_cast<const YAML::DeepRecursion*>(&error)) return ConfigError(source, location(error.mark), "", nesting_message());
+  if (error.msg == YAML::ErrorMsg::END_OF_SEQ_FLOW || error.msg == YAML::ErrorMsg::END_OF_MAP_FLOW) {
+    const SourceLocation noticed = location(error.mark);
+    if (const auto bracket = unclosed_bracket(text, noticed)) {
+      const char closing = bracket->bracket == '[' ? ']' : '}';
+      std::string message = std::string("YAML syntax error: this '") + bracket->bracket + "' is never closed";
+      message += noticed.line > 0 ? " (the parser reached line " + std::to_string(noticed.line) + ", column " +
+                                        std::to_string(noticed.column) + " without finding its '" + closing + "')"
+                                  : "";
+      return ConfigError(source, bracket->where, bracket->key, message + "; add the '" + closing + "'");
+    }
+  }
+  return ConfigError(source, location(error.mark), "", "YAML syntax error: " + error.msg);
+}
+
 class Loader {
  public:
   explicit Loader(std::string source) : source_(std::move(source)) {}
@@ -35,9 +190,10 @@ class Loader {
   Config load(const std::string& text) {
     YAML::Node root;
     try {
+      check_structure(text, source_);
       root = YAML::Load(text);
     } catch (const YAML::ParserException& error) {
-      throw ConfigError(source_, location(error.mark), "", "YAML syntax error: " + error.msg);
+      throw syntax_error(text, source_, error);
     }
     if (!root || root.IsNull()) {
       fail(root, "", "the file is empty; expected a mapping with keys " + text::join(kTopLevelKeys, ", "));
@@ -70,11 +226,6 @@ class Loader {
  private:
   std::string source_;
 
-  static SourceLocation location(const YAML::Mark& mark) {
-    if (mark.line < 0) return {};
-    return {mark.line + 1, mark.column + 1};
-  }
-
   [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& message) const {
     throw ConfigError(source_, node ? location(node.Mark()) : SourceLocation{}, key, message);
   }
@@ -90,17 +241,39 @@ class Loader {
       const std::string key = entry.first.Scalar();
       const std::string full = prefix.empty() ? key : prefix + "." + key;
       if (!seen.insert(key).second) fail(entry.first, full, "duplicate key");
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      if (!contains(allowed, key)) {
+        const std::string home = belongs_elsewhere(key, prefix);
         const std::string suggestion = text::nearest(key, allowed);
         std::string message = "unknown key";
-        message += suggestion.empty() ? "." : "; did you mean '" + suggestion + "'?";
+        message += !home.empty()          ? "; " + home + "."
+                   : suggestion.empty() ? "."
+                                        : "; did you mean '" + suggestion + "'?";
         fail(entry.first, full, message + " Allowed: " + text::join(allowed, ", "));
       }
     }
   }
 
+  // Where a key that is unknown under `prefix` belongs instead ("" when nowhere):
+  // a shape axis or a measure setting written at the top level, or a top-level
+  // key indented under another one.
+  static std::string belongs_elsewhere(const std::string& key, const std::string& prefix) {
+    if (prefix.empty() && contains(kShapeKeys, key)) {
+      return "'" + key + "' is a shape axis and belongs under 'shapes:', e.g. shapes: {batch: [1, 8], heads: 16, "
+             "seq_len: 1024, head_dim: 64}";
+    }
+    if (prefix.empty() && contains(MeasureSettings::keys(), key)) {
+      return "'" + key + "' is a measure setting and belongs under 'measure:', e.g. measure: {" + key + ": ...}";
+    }
+    if (!prefix.empty() && contains(kTopLevelKeys, key)) {
+      return "'" + key + "' belongs at the top level, not under '" + prefix + "' (check the indentation)";
+    }
+    return "";
+  }
+
   std::string scalar_string(const YAML::Node& node, const std::string& key) const {
     if (!node.IsScalar()) fail(node, key, "expected a string");
+    // A "\0" escape would cut the name short in SQLite and in C strings.
+    if (node.Scalar().find('\0') != std::string::npos) fail(node, key, "contains a NUL character (\\0); remove it");
     return node.Scalar();
   }
 
@@ -108,18 +281,18 @@ class Loader {
                        std::int64_t maximum) const {
     if (!node.IsScalar()) fail(node, key, "expected an integer, got a " + kind(node));
     const std::string& raw = node.Scalar();
+    const std::string range = "must be between " + std::to_string(minimum) + " and " + std::to_string(maximum);
     std::size_t used = 0;
     long long value = 0;
     try {
       value = std::stoll(raw, &used, 10);
+    } catch (const std::out_of_range&) {
+      fail(node, key, "out of range: " + range + ", got " + raw);  // past the 64-bit range
     } catch (const std::exception&) {
       used = 0;
     }
     if (used == 0 || used != raw.size()) fail(node, key, "expected an integer, got '" + raw + "'");
-    if (value < minimum || value > maximum) {
-      fail(node, key, "must be between " + std::to_string(minimum) + " and " + std::to_string(maximum) +
-                          ", got " + raw);
-    }
+    if (value < minimum || value > maximum) fail(node, key, range + ", got " + raw);
     return value;
   }
 
@@ -127,18 +300,18 @@ class Loader {
   double number(const YAML::Node& node, const std::string& key, double minimum, bool inclusive = false) const {
     if (!node.IsScalar()) fail(node, key, "expected a number, got a " + kind(node));
     const std::string& raw = node.Scalar();
+    const std::string range = std::string(inclusive ? "must be at least " : "must be greater than ") + text::fixed(minimum, 0);
     std::size_t used = 0;
     double value = 0;
     try {
       value = std::stod(raw, &used);
+    } catch (const std::out_of_range&) {
+      fail(node, key, "out of range: a number's size must lie between about 1e-308 and 1e308, got " + raw + "; " + range);
     } catch (const std::exception&) {
       used = 0;
     }
     if (used == 0 || used != raw.size() || !(value == value)) fail(node, key, "expected a number, got '" + raw + "'");
-    if (inclusive ? !(value >= minimum) : !(value > minimum)) {
-      fail(node, key, std::string(inclusive ? "must be at least " : "must be greater than ") + text::fixed(minimum, 0) +
-                          ", got " + raw);
-    }
+    if (inclusive ? !(value >= minimum) : !(value > minimum)) fail(node, key, range + ", got " + raw);
     return value;
   }
 
@@ -381,8 +554,10 @@ class Loader {
 
 namespace {
 
-// YAML must be UTF-8; name the first byte that is not.
-void check_utf8(const std::string& text, const std::string& source_name) {
+// YAML must be UTF-8 text; name the first byte that is not. A NUL would cut the
+// stored config_yaml short; other control characters are not YAML (tab, line
+// feed and carriage return are).
+void check_text(const std::string& text, const std::string& source_name) {
   int line = 1, column = 1;
   for (std::size_t i = 0; i < text.size();) {
     const auto byte = static_cast<unsigned char>(text[i]);
@@ -394,6 +569,15 @@ void check_utf8(const std::string& text, const std::string& source_name) {
       std::snprintf(hex, sizeof hex, "0x%02X", byte);
       throw ConfigError(source_name, {line, column}, "",
                         std::string("not valid UTF-8 (byte ") + hex + "); save the config as UTF-8 text");
+    }
+    if (byte == 0) {
+      throw ConfigError(source_name, {line, column}, "", "a NUL byte (0x00); a config is text: remove it");
+    }
+    if ((byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r') || byte == 0x7F) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", byte);
+      throw ConfigError(source_name, {line, column}, "",
+                        std::string("a control character (byte ") + hex + "), which YAML does not allow; remove it");
     }
     if (byte == '\n') {
       ++line;
@@ -408,19 +592,90 @@ void check_utf8(const std::string& text, const std::string& source_name) {
 }  // namespace
 
 Config parse_config(const std::string& yaml_text, const std::string& source_name) {
-  check_utf8(yaml_text, source_name);
+  check_text(yaml_text, source_name);
   return Loader(source_name).load(yaml_text);
 }
 
-Config load_config(const std::string& path) {
-  struct stat info {};
-  if (stat(path.c_str(), &info) != 0) throw BadInputError(path + ": config file not found");
-  if (S_ISDIR(info.st_mode)) throw BadInputError(path + ": is a directory; expected a YAML config file");
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw BadInputError(path + ": cannot read the config file (permission denied?)");
-  std::ostringstream buffer;
-  buffer << file.rdbuf();
-  return parse_config(buffer.str(), path);
+namespace {
+
+// A config is a small text file; anything larger is a wrong path (a log, a data file).
+constexpr std::size_t kMaxConfigBytes = std::size_t(16) << 20;
+
+// Why a path cannot be opened, from errno, as the rest of a "PATH: ..." line.
+std::string open_failure(int error) {
+  switch (error) {
+    case ENOENT: return "config file not found";
+    case ENOTDIR: return "config file not found: a part of the path is not a directory";
+    case ELOOP: return "too many levels of symbolic links (a symlink loop?); expected a YAML config file";
+    case ENAMETOOLONG:
+      return "file name too long (at most " + std::to_string(NAME_MAX) + " bytes a name and " +
+             std::to_string(PATH_MAX - 1) + " a path)";
+    case EACCES: return "permission denied (the file is not readable, or a directory on its path is not searchable)";
+    case EISDIR: return "is a directory; expected a YAML config file";
+    default: return std::string("cannot open the config file: ") + std::strerror(error);
+  }
 }
+
+// Only a regular file (after symlinks) is read: a FIFO would block, /dev/zero never ends.
+void check_regular_file(const std::string& path, const struct stat& info) {
+  const auto mode = info.st_mode;
+  std::string kind;
+  if (S_ISDIR(mode)) throw BadInputError(path + ": " + open_failure(EISDIR));
+  if (S_ISFIFO(mode)) kind = "a pipe (FIFO)";
+  else if (S_ISCHR(mode)) kind = "a character device";
+  else if (S_ISBLK(mode)) kind = "a block device";
+  else if (S_ISSOCK(mode)) kind = "a socket";
+  else if (!S_ISREG(mode)) kind = "a special file";
+  if (!kind.empty()) {
+    throw BadInputError(path + ": is " + kind + ", not a regular file; save the config as a YAML file and give its path");
+  }
+  if (static_cast<std::uint64_t>(info.st_size) > kMaxConfigBytes) {
+    throw BadInputError(path + ": is " + std::to_string(info.st_size) + " bytes; a config file may be at most " +
+                        std::to_string(kMaxConfigBytes >> 20) + " MiB (" + std::to_string(kMaxConfigBytes) + " bytes)");
+  }
+}
+
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// stat, refuse what is not a regular file of at most kMaxConfigBytes, then read
+// at most one byte more than that (the file may change between stat and read).
+std::string read_config_file(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) throw BadInputError(path + ": " + open_failure(errno));
+  check_regular_file(path, info);
+  // O_NONBLOCK: if a FIFO replaced the file since stat, open must not wait for a writer.
+  const FileDescriptor file(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (file.get() < 0) throw BadInputError(path + ": " + open_failure(errno));
+  if (::fstat(file.get(), &info) != 0) throw BadInputError(path + ": " + open_failure(errno));
+  check_regular_file(path, info);
+  std::string text;
+  char chunk[1 << 16];
+  while (text.size() <= kMaxConfigBytes) {
+    const ssize_t got = ::read(file.get(), chunk, std::min(sizeof chunk, kMaxConfigBytes + 1 - text.size()));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw BadInputError(path + ": cannot read the config file: " + std::strerror(errno));
+    if (got == 0) return text;
+    text.append(chunk, static_cast<std::size_t>(got));
+  }
+  throw BadInputError(path + ": grew past " + std::to_string(kMaxConfigBytes >> 20) +
+                      " MiB while being read; a config file may be at most " + std::to_string(kMaxConfigBytes >> 20) +
+                      " MiB");
+}
+
+}  // namespace
+
+Config load_config(const std::string& path) { return parse_config(read_config_file(path), path); }
 
 }  // namespace attnsweep

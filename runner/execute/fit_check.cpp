@@ -11,9 +11,10 @@ void check_cases_fit(const Plan& plan, const Device& device, double available_by
   for (const Case& c : plan.cases) {
     const double needed = forward_min_bytes(c.shape, c.dtype);
     if (needed > available_bytes) {
-      throw BadInputError(config_path + ": case " + c.label() + " needs " + text::fixed(needed / kGiB, 1) +
-                          " GiB for q, k, v and the output alone; " + device.to_string() + " has " +
-                          text::fixed(available_bytes / kGiB, 1) + " GiB. Use smaller shapes or exclude it");
+      throw ConfigError(config_path, c.where, "shapes",
+                        "case " + c.label() + " needs " + text::fixed(needed / kGiB, 1) +
+                            " GiB for q, k, v and the output alone; " + device.to_string() + " has " +
+                            text::fixed(available_bytes / kGiB, 1) + " GiB. Use smaller shapes or exclude it");
     }
   }
 }

@@ -7,7 +7,8 @@
 
 namespace attnsweep::execute {
 
-// Throws BadInputError naming the first case that cannot fit and the sizes.
+// Throws ConfigError (a BadInputError) at the `shapes` entry of the first case
+// that cannot fit: "file:line:column: shapes: case ... needs X GiB ...".
 void check_cases_fit(const Plan& plan, const Device& device, double available_bytes, const std::string& config_path);
 
 }  // namespace attnsweep::execute

@@ -1,6 +1,6 @@
 #pragma once
 // Runs cases in this process through one CaseRunner, made at the first case
-// (so a sweep whose cases are all stored already never touches the device).
+// (so a sweep whose cases are all stored already draws no inputs and makes no timer).
 #include <cstdint>
 #include <memory>
 

@@ -1,7 +1,12 @@
 #include "runner/execute/sweep.hpp"
 
+#include <sys/stat.h>
+
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <set>
+#include <utility>
 
 #include "runner/common/interrupt.hpp"
 #include "runner/common/log.hpp"
@@ -22,10 +27,43 @@
 namespace attnsweep::execute {
 namespace {
 
+// Another process took the run over (this one's heartbeat had gone stale): stop
+// without touching it further.
+struct ClaimLost : std::runtime_error {
+  explicit ClaimLost(std::int64_t run_id)
+      : std::runtime_error("run " + std::to_string(run_id) + " was taken over by another process (this one's "
+                           "heartbeat was older than " + std::to_string(storage::kClaimStaleAfterSeconds) +
+                           " s); stopped without changing it further") {}
+};
+
+// The database file a run writes to, as it was when opened: deleting or
+// replacing it mid-run would lose every case stored since, so the sweep stops
+// at once instead of reporting results that are gone.
+class DatabaseFile {
+ public:
+  explicit DatabaseFile(std::string path) : path_(std::move(path)), identity_(identity_of(path_)) {}
+  void check_still_there() const {
+    if (!identity_ || identity_of(path_) != identity_) {
+      throw std::runtime_error(path_ + ": the database file was deleted or replaced during the run; the cases "
+                               "stored in it are gone with it, so the sweep stopped");
+    }
+  }
+
+ private:
+  static std::optional<std::pair<dev_t, ino_t>> identity_of(const std::string& path) {
+    struct stat info {};
+    if (stat(path.c_str(), &info) != 0) return std::nullopt;
+    return std::make_pair(info.st_dev, info.st_ino);
+  }
+  std::string path_;
+  std::optional<std::pair<dev_t, ino_t>> identity_;
+};
+
 // Runs every case not stored yet, in the configured order, storing each as it
 // finishes; stops early at an interrupt. Marks the run failed if anything throws.
 void run_cases(const Plan& plan, const Config& config, Executor& executor, storage::Store& store,
-               std::int64_t run_id, const std::set<int>& done, const std::string& traces) {
+               const DatabaseFile& database, std::int64_t run_id, const std::set<int>& done,
+               const std::string& traces) {
   try {
     const int total = static_cast<int>(plan.cases.size());
     for (const Case& c : execution_order(plan, config.measure.case_order, config.seed)) {
@@ -33,10 +71,15 @@ void run_cases(const Plan& plan, const Config& config, Executor& executor, stora
       if (interrupt_requested()) break;
       log::info("[" + std::to_string(c.plan_index + 1) + "/" + std::to_string(total) + "] " + c.label());
       const CaseOutcome outcome = executor.run(c, trace_file(traces, run_id, c));
+      database.check_still_there();
+      if (!store.heartbeat(run_id)) throw ClaimLost(run_id);
       if (outcome.kind == CaseOutcome::Kind::interrupted) break;
       if (outcome.kind == CaseOutcome::Kind::stored) continue;
       const CaseResult& result = outcome.result;
-      store.add_case(run_id, c, result);
+      if (!store.add_case(run_id, c, result)) {
+        log::warn("  " + c.label() + ": already stored in run " + std::to_string(run_id) + "; kept the stored one");
+        continue;
+      }
       (result.status == CaseStatus::ok ? log::info : log::warn)("  " + report::one_line_result(c, result));
       for (const auto& warning : result.warnings) log::warn("  " + warning);
       if (result.device_unusable) {
@@ -46,7 +89,7 @@ void run_cases(const Plan& plan, const Config& config, Executor& executor, stora
       }
     }
   } catch (...) {
-    store.finish_run(run_id, RunStatus::failed);
+    store.finish_run(run_id, RunStatus::failed);  // changes nothing once another process holds the run
     throw;
   }
 }
@@ -64,18 +107,34 @@ SweepOutcome run_sweep(const SweepRequest& request) {
   const Device device = probe ? probe->environment.device : resolve_device(requested);
   check_cases_fit(plan, device, probe ? probe->memory_bytes : device_memory_bytes(device), request.config_path);
   const std::string traces = trace_directory(request.traces_dir, config.measure.traces, request.db_path);
+  const bool traces_created = !traces.empty() && !std::filesystem::exists(traces);
   if (!traces.empty()) create_trace_directory(traces);
   const std::string config_sha256 = sha256_hex(config.yaml_text);
 
-  storage::Store store(request.db_path);
+  std::optional<storage::Store> opened;
+  try {
+    // --resume continues a run in a database that exists: never create one for it.
+    opened.emplace(request.db_path,
+                   request.resume ? storage::Store::Open::existing : storage::Store::Open::create_if_absent);
+  } catch (...) {
+    // A refused database leaves nothing behind: not even the trace folder made for it.
+    std::error_code ignored;
+    if (traces_created) std::filesystem::remove(traces, ignored);  // only if still empty
+    throw;
+  }
+  storage::Store& store = *opened;
+  const DatabaseFile database(request.db_path);
   SweepOutcome outcome;
+  outcome.device = device;
   outcome.planned_cases = static_cast<int>(plan.cases.size());
   outcome.traces_dir = traces;
   std::set<int> done;
   if (request.resume) {
     outcome.run_id = run_to_resume(request.db_path, *request.resume, request.config_path, config_sha256, device);
+    // Claimed first (refused, exit 2, while another live process runs it), then
+    // read: the last holder may have stored more cases before it stopped.
+    store.claim_run(outcome.run_id);
     done = storage::RunReader(request.db_path).stored_plan_indexes(outcome.run_id);
-    store.reopen_run(outcome.run_id);
     log::info("resuming run " + std::to_string(outcome.run_id) + ": " + std::to_string(done.size()) + " of " +
               std::to_string(plan.cases.size()) + " cases already stored");
   } else {
@@ -86,15 +145,22 @@ SweepOutcome run_sweep(const SweepRequest& request) {
 
   std::unique_ptr<Executor> executor;
   if (request.isolate) {
-    executor = std::make_unique<WorkerExecutor>(WorkerContext{request.config_path, config_sha256, request.db_path,
-                                                              outcome.run_id, device, config.measure.case_timeout_s});
+    // A worker's case may outlast the claim's stale limit: the wait keeps the claim alive.
+    const std::int64_t run_id = outcome.run_id;
+    executor = std::make_unique<WorkerExecutor>(WorkerContext{config_sha256, request.db_path, run_id, device,
+                                                              config.measure.case_timeout_s,
+                                                              [&store, run_id] { return store.heartbeat(run_id); }});
   } else {
     executor = std::make_unique<InProcessExecutor>(device, config.measure, config.seed);
   }
   install_interrupt_handlers();
-  run_cases(plan, config, *executor, store, outcome.run_id, done, traces);
+  run_cases(plan, config, *executor, store, database, outcome.run_id, done, traces);
   outcome.status = interrupt_requested() ? RunStatus::interrupted : RunStatus::done;
-  store.finish_run(outcome.run_id, outcome.status);
+  if (!store.finish_run(outcome.run_id, outcome.status)) throw ClaimLost(outcome.run_id);
+  database.check_still_there();
+  // Read while the store is still open: its connection, the last to close, then
+  // folds the write-ahead log back, so no -wal or -shm file is left beside the database.
+  outcome.cases = storage::RunReader(request.db_path).cases(outcome.run_id);
   return outcome;
 }
 

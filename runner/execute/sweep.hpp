@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "runner/common/identities.hpp"
+#include "storage/run_reader.hpp"
 
 namespace attnsweep::execute {
 
@@ -24,7 +26,9 @@ struct SweepOutcome {
   std::int64_t run_id = 0;
   RunStatus status = RunStatus::done;  // done or interrupted
   int planned_cases = 0;
+  Device device;                       // resolved: the one a --resume must name
   std::string traces_dir;              // empty when traces are off
+  std::vector<storage::CaseRow> cases; // every stored case of the run, old and new, in plan order
 };
 
 // Throws BadInputError for bad input (nothing stored then), anything else for

@@ -1,7 +1,9 @@
 #include "runner/execute/worker.hpp"
 
+#include <fcntl.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,12 +23,18 @@
 #include "runner/measure/case_runner.hpp"
 #include "runner/device/device.hpp"
 #include "runner/plan/plan.hpp"
+#include "storage/run_reader.hpp"
 #include "storage/store.hpp"
 
 namespace attnsweep {
 // A device travels in JSON as its one spelling ("cuda:0").
-void to_json(nlohmann::json& json, const Device& device) { json = device.to_string(); }
-void from_json(const nlohmann::json& json, Device& device) { device = Device::parse(json.get<std::string>()); }
+// (static: the probe's own spelling, found by argument-dependent lookup, defined nowhere else.)
+static void to_json(nlohmann::json& json, const Device& device) { json = device.to_string(); }
+static void from_json(const nlohmann::json& json, Device& device) {
+  const auto parsed = Device::try_parse(json.get<std::string>());
+  if (!parsed) throw std::runtime_error("the device probe named an unknown device: " + json.dump());
+  device = *parsed;
+}
 // The probe's JSON carries EnvironmentInfo field by field; one list for both directions.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EnvironmentInfo, device, device_name, torch_version, cuda_version,
                                                 cudnn_version, driver_version, hostname, sm_count,
@@ -43,6 +51,38 @@ std::string self_executable() {
   return std::string(buffer.data(), static_cast<std::size_t>(length));
 }
 
+// Starts this executable with `arguments` as a child: fork and exec with an
+// argument vector, never through a shell, so no option can inject a command.
+// The child gets its own process group (a terminal's Ctrl-C reaches the parent,
+// which decides) and is killed by the kernel when the parent dies
+// (PR_SET_PDEATHSIG), so a killed sweep leaves no worker running on. With
+// output_fd >= 0 its stdout and stderr go there.
+pid_t start_self(const std::vector<std::string>& arguments, int output_fd = -1) {
+  const std::string executable = self_executable();
+  std::vector<std::string> all = {executable};
+  all.insert(all.end(), arguments.begin(), arguments.end());
+  std::vector<char*> argv;
+  for (auto& argument : all) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("cannot start a worker: ") + std::strerror(errno));
+  if (pid == 0) {
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);  // the parent died before the line above
+    if (output_fd >= 0) {
+      dup2(output_fd, STDOUT_FILENO);
+      dup2(output_fd, STDERR_FILENO);
+      close(output_fd);
+    }
+    execv(executable.c_str(), argv.data());
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  return pid;
+}
+
 std::string describe_exit(int status) {
   if (WIFSIGNALED(status)) {
     const int signal = WTERMSIG(status);
@@ -53,11 +93,9 @@ std::string describe_exit(int status) {
 
 }  // namespace
 
-WorkerOutcome run_case_in_worker(const WorkerRequest& request, double timeout_seconds) {
-  const std::string executable = self_executable();
-  std::vector<std::string> arguments = {executable,
-                                        "worker",
-                                        "--config", request.config_path,
+WorkerOutcome run_case_in_worker(const WorkerRequest& request, double timeout_seconds,
+                                 const std::function<bool()>& keep_alive) {
+  std::vector<std::string> arguments = {"worker",
                                         "--config-sha256", request.config_sha256,
                                         "--db", request.db_path,
                                         "--run-id", std::to_string(request.run_id),
@@ -67,25 +105,22 @@ WorkerOutcome run_case_in_worker(const WorkerRequest& request, double timeout_se
     arguments.push_back("--trace");
     arguments.push_back(request.trace_path);
   }
-  std::vector<char*> argv;
-  for (auto& argument : arguments) argv.push_back(argument.data());
-  argv.push_back(nullptr);
-
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("cannot start a worker: ") + std::strerror(errno));
-  if (pid == 0) {
-    // Its own process group: a terminal's Ctrl-C reaches the parent, which decides.
-    setpgid(0, 0);
-    execv(executable.c_str(), argv.data());
-    _exit(127);
-  }
-  setpgid(pid, pid);
+  const pid_t pid = start_self(arguments);
   const auto start = std::chrono::steady_clock::now();
+  double next_keep_alive = kKeepAliveSeconds;
   int status = 0;
   for (;;) {
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (keep_alive && elapsed >= next_keep_alive) {
+      next_keep_alive += kKeepAliveSeconds;
+      if (!keep_alive()) {
+        kill(-pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        return {WorkerOutcome::Kind::interrupted, "the run was taken over by another process"};
+      }
+    }
     const bool interrupted = interrupt_requested();
     if (interrupted || elapsed > timeout_seconds) {
       kill(-pid, SIGKILL);
@@ -101,10 +136,15 @@ WorkerOutcome run_case_in_worker(const WorkerRequest& request, double timeout_se
 }
 
 void measure_and_store_case(const WorkerRequest& request) {
-  const Config config = load_config(request.config_path);
-  if (sha256_hex(config.yaml_text) != request.config_sha256) {
-    throw BadInputError(request.config_path + ": changed since the run began; not measuring it");
+  // The config is the text the run stored, validated when the run began: never
+  // the file again, which may have changed, or been a pipe that is now empty.
+  const auto run = storage::RunReader(request.db_path).run(request.run_id);
+  if (!run) throw BadInputError(request.db_path + ": no run " + std::to_string(request.run_id));
+  if (sha256_hex(run->config_yaml) != request.config_sha256) {
+    throw BadInputError("run " + std::to_string(request.run_id) + "'s stored config is not the one this worker was "
+                        "started for; not measuring it");
   }
+  const Config config = parse_config(run->config_yaml, run->config_path.empty() ? "the run's config" : run->config_path);
   const Plan plan = make_plan(config);
   if (request.plan_index < 0 || request.plan_index >= static_cast<int>(plan.cases.size())) {
     throw BadInputError("plan index " + std::to_string(request.plan_index) + " is not in the plan");
@@ -112,7 +152,10 @@ void measure_and_store_case(const WorkerRequest& request) {
   const Case& c = plan.cases[static_cast<std::size_t>(request.plan_index)];
   CaseRunner runner(request.device, config.measure, config.seed);
   const CaseResult result = runner.run(c, request.trace_path);
-  storage::Store(request.db_path).add_case(request.run_id, c, result);
+  // The parent checked the database at open; a worker skips the quick_check.
+  // An empty answer means the case is stored already (by a process that held
+  // the run before): that one is kept, and this worker's job is done.
+  storage::Store(request.db_path, storage::Store::Open::existing_without_quick_check).add_case(request.run_id, c, result);
 }
 
 std::string device_probe_json(const Device& requested_device) {
@@ -123,15 +166,31 @@ std::string device_probe_json(const Device& requested_device) {
 }
 
 DeviceProbe probe_device_in_worker(const Device& requested_device) {
-  // The device went through Device::parse: its text is one of auto, cpu, cuda, cuda:N.
-  const std::string command =
-      "'" + self_executable() + "' worker --probe --device '" + requested_device.to_string() + "' 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) throw std::runtime_error("cannot start the device probe: " + std::string(std::strerror(errno)));
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("cannot start the device probe: " + std::string(std::strerror(errno)));
+  pid_t pid = -1;
+  try {
+    pid = start_self({"worker", "--probe", "--device", requested_device.to_string()}, fds[1]);
+  } catch (...) {
+    close(fds[0]);
+    close(fds[1]);
+    throw;
+  }
+  close(fds[1]);
   std::string output;
   std::array<char, 4096> buffer{};
-  while (fgets(buffer.data(), buffer.size(), pipe)) output += buffer.data();
-  const int status = pclose(pipe);
+  for (;;) {
+    const ssize_t got = read(fds[0], buffer.data(), buffer.size());
+    if (got > 0) {
+      output.append(buffer.data(), static_cast<std::size_t>(got));
+    } else if (got == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   // The JSON is the last line; anything before it is the libraries' own chatter.
   const auto start = output.rfind("\n{");

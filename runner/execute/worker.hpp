@@ -5,6 +5,7 @@
 // the worker does. Also the device probe, asked of a worker so that the
 // parent of an isolated sweep never initializes CUDA itself.
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "runner/common/identities.hpp"
@@ -13,8 +14,7 @@
 namespace attnsweep::execute {
 
 struct WorkerRequest {
-  std::string config_path;
-  std::string config_sha256;  // the worker refuses a config that changed since the run began
+  std::string config_sha256;  // of the config text the run stored; the worker reads that text, not a file
   std::string db_path;
   std::int64_t run_id = 0;
   int plan_index = 0;
@@ -29,7 +29,11 @@ struct WorkerOutcome {
 
 // Starts a worker, waits for it at most timeout_seconds (then kills it), and
 // kills it at once when the parent is asked to stop.
-WorkerOutcome run_case_in_worker(const WorkerRequest& request, double timeout_seconds);
+// keep_alive (when set) is called about every kKeepAliveSeconds; when it
+// returns false the worker is killed and the outcome is `interrupted`.
+WorkerOutcome run_case_in_worker(const WorkerRequest& request, double timeout_seconds,
+                                 const std::function<bool()>& keep_alive = {});
+inline constexpr double kKeepAliveSeconds = 60;
 
 // The worker's side: measure one case of the plan and store it. Throws
 // BadInputError when the config changed since the run began.

@@ -7,9 +7,9 @@ namespace attnsweep::execute {
 
 CaseOutcome WorkerExecutor::run(const Case& c, const std::string& trace_path) {
   const WorkerOutcome outcome = run_case_in_worker(
-      {context_.config_path, context_.config_sha256, context_.db_path, context_.run_id, c.plan_index, context_.device,
+      {context_.config_sha256, context_.db_path, context_.run_id, c.plan_index, context_.device,
        trace_path},
-      context_.case_timeout_s);
+      context_.case_timeout_s, context_.keep_alive);
   switch (outcome.kind) {
     case WorkerOutcome::Kind::finished: return {CaseOutcome::Kind::stored, {}};
     case WorkerOutcome::Kind::interrupted: return {CaseOutcome::Kind::interrupted, {}};

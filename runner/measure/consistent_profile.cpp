@@ -19,7 +19,14 @@ void ConsistentProfiler::profile(const std::function<void()>& forward, int forwa
     result.warnings.push_back("kernel counts differed between profiled forwards in all " +
                               std::to_string(summary.attempts) + " profiling attempts; counts are not trustworthy");
   }
-  if (!trace_path.empty()) result.trace_path = trace_path;
+  if (!trace_path.empty()) {
+    // A trace that could not be written is a warning on the case, and no trace_path names it.
+    if (profiler_.last_trace_error().empty()) {
+      result.trace_path = trace_path;
+    } else {
+      result.warnings.push_back(profiler_.last_trace_error());
+    }
+  }
   result.profile = std::move(summary);
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "runner/common/errors.hpp"
 #include "runner/common/identities.hpp"
 
 namespace attnsweep {
@@ -30,6 +31,7 @@ struct Case {
   Shape shape;
   Dtype dtype = Dtype::bf16;
   bool causal = true;
+  SourceLocation where;  // the `shapes` entry it came from, for messages about the case (not stored)
 
   std::string label() const;  // "sdpa_flash 8x16x1024x64 bf16 causal"
 };

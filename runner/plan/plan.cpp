@@ -4,6 +4,7 @@
 #include <random>
 #include <set>
 #include <tuple>
+#include <utility>
 
 namespace attnsweep {
 
@@ -125,7 +126,7 @@ Plan make_plan(const Config& config) {
                       "the sweep would have more than " + std::to_string(kMaxCases) + " cases; at most " +
                           std::to_string(kMaxCases) + " are allowed in one config (split it, or use zip or exclude)");
   }
-  std::vector<Shape> shapes;
+  std::vector<std::pair<Shape, SourceLocation>> shapes;  // each with the entry that listed it first
   std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>> seen;
   for (std::size_t b = 0; b < config.shapes.size(); ++b) {
     const ShapeBlock& block = config.shapes[b];
@@ -140,18 +141,18 @@ Plan make_plan(const Config& config) {
                               std::to_string(shape.heads) + ") for grouped-query attention");
       }
       if (seen.insert({shape.batch, shape.heads, shape.kv_heads, shape.seq_len_q, shape.seq_len_kv, shape.head_dim}).second) {
-        shapes.push_back(shape);
+        shapes.emplace_back(shape, block.where);
       } else {
         plan.duplicates += static_cast<int>(config.dtypes.size() * config.causal.size() * config.variants.size());
       }
     }
   }
   // Variants vary fastest, so the cases of one shape share inputs and run together.
-  for (const auto& shape : shapes) {
+  for (const auto& [shape, where] : shapes) {
     for (const auto& dtype : config.dtypes) {
       for (bool causal : config.causal) {
         for (const auto& variant : config.variants) {
-          Case c{0, variant, shape, dtype, causal};
+          Case c{0, variant, shape, dtype, causal, where};
           const bool excluded = std::any_of(config.exclude.begin(), config.exclude.end(),
                                             [&](const ExcludeRule& rule) { return matches(rule, c); });
           if (excluded) {

@@ -4,7 +4,10 @@
 #include <ActivityType.h>  // from torch/include/kineto
 #include <torch/csrc/autograd/profiler_kineto.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 #include "runner/common/log.hpp"
 #include "runner/device/device.hpp"
@@ -42,6 +45,33 @@ ProfilerConfig make_config() {
 
 }  // namespace
 
+std::string check_trace_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  std::string problem;
+  const auto size = fs::file_size(path, error);
+  if (error) {
+    problem = "trace not written to " + path + " (" + error.message() + ")";
+  } else {
+    // A complete Chrome trace is one JSON object: its last non-blank character closes it.
+    std::ifstream file(path, std::ios::binary);
+    const std::uintmax_t tail = std::min<std::uintmax_t>(size, 256);
+    std::string end(static_cast<std::size_t>(tail), '\0');
+    file.seekg(-static_cast<std::streamoff>(tail), std::ios::end);
+    file.read(end.data(), static_cast<std::streamsize>(tail));
+    const auto last = end.find_last_not_of(" \t\r\n");
+    if (size == 0 || !file || last == std::string::npos || end[last] != '}') {
+      problem = "trace at " + path + " is incomplete (" + std::to_string(size) + " bytes; a full disk?); removed";
+    }
+  }
+  if (!problem.empty()) {
+    // Nothing half-written is left to be mistaken for a trace.
+    fs::remove(path, error);
+    fs::remove(path + ".tmp", error);
+  }
+  return problem;
+}
+
 KinetoProfiler::KinetoProfiler(const Device& device) : device_(device), cuda_(device.is_cuda()) {
   // Without CUPTI's teardown after each profiling session, CUPTI stays attached
   // and every later CUDA call pays for its callbacks: on the H200 the host
@@ -53,6 +83,13 @@ KinetoProfiler::KinetoProfiler(const Device& device) : device_(device), cuda_(de
   // machine makes none: a CLI test hung on the H200 until this was fixed, and
   // there a Python process that profiled only the CPU with TEARDOWN_CUPTI=1 did
   // not exit within 60 s. Even a user's TEARDOWN_CUPTI=1 is removed then.
+  if (!cuda_) {
+    // A CPU run needs nothing of CUPTI, yet on a machine without a GPU driver Kineto
+    // prints "gpuGetDeviceCount failed with code 35" at every run's first profile.
+    // Level 5 is above Kineto's ERROR (4): its messages are silenced for CPU runs
+    // only, and a level the user set is kept.
+    setenv("KINETO_LOG_LEVEL", "5", /*overwrite=*/0);
+  }
   if (cuda_) {
     setenv("TEARDOWN_CUPTI", kTeardown, /*overwrite=*/0);
   } else if (const char* value = std::getenv("TEARDOWN_CUPTI"); value && std::string(value) == kTeardown) {
@@ -84,7 +121,11 @@ std::vector<ProfiledEvent> KinetoProfiler::profile(const std::function<void()>& 
   }
   synchronize_device(device_);
   std::unique_ptr<profiler::ProfilerResult> result = profiler::disableProfiler();
-  if (!trace_path.empty()) result->save(trace_path);
+  last_trace_error_.clear();
+  if (!trace_path.empty()) {
+    result->save(trace_path);
+    last_trace_error_ = check_trace_file(trace_path);
+  }
 
   std::vector<ProfiledEvent> events;
   events.reserve(result->events().size());

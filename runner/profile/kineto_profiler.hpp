@@ -10,6 +10,11 @@
 
 namespace attnsweep {
 
+// Kineto's save reports nothing when writing fails (a full disk, a missing
+// folder): "" when `path` holds a complete trace, else why not (and the
+// partial file is removed).
+std::string check_trace_file(const std::string& path);
+
 class KinetoProfiler {
  public:
   explicit KinetoProfiler(const Device& device);
@@ -23,13 +28,17 @@ class KinetoProfiler {
 
   // Runs `forward` `forwards` times, each under the record_function label
   // forward_label(i), with the device synchronized before and after. Writes a
-  // Chrome trace to trace_path when it is not empty.
+  // Chrome trace to trace_path when it is not empty; last_trace_error() then
+  // says whether it was written completely.
   std::vector<ProfiledEvent> profile(const std::function<void()>& forward, int forwards,
                                      const std::string& trace_path);
+  // Why the last profile's trace is missing or incomplete; empty when it was written (or not asked for).
+  const std::string& last_trace_error() const { return last_trace_error_; }
 
  private:
   Device device_;
   bool cuda_;
+  std::string last_trace_error_;
 };
 
 }  // namespace attnsweep

@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "runner/report/writers.hpp"
@@ -22,16 +23,29 @@ std::string field(const Cell& cell) {
   return buffer;
 }
 
+class CsvWriter final : public RowWriter {
+ public:
+  explicit CsvWriter(std::ostream& out) : out_(out) {}
+  void begin(const std::vector<Column>& columns) override {
+    columns_ = columns.size();
+    if (columns.empty()) return;
+    for (std::size_t i = 0; i < columns.size(); ++i) out_ << (i > 0 ? "," : "") << quoted(columns[i].name);
+    out_ << "\n";
+  }
+  void row(const std::vector<Cell>& cells) override {
+    if (columns_ == 0) return;
+    for (std::size_t i = 0; i < cells.size(); ++i) out_ << (i > 0 ? "," : "") << field(cells[i]);
+    out_ << "\n";
+  }
+  void end() override {}
+
+ private:
+  std::ostream& out_;
+  std::size_t columns_ = 0;
+};
+
 }  // namespace
 
-void write_csv(std::ostream& out, const Table& table) {
-  if (table.columns.empty()) return;
-  for (std::size_t i = 0; i < table.columns.size(); ++i) out << (i > 0 ? "," : "") << quoted(table.columns[i].name);
-  out << "\n";
-  for (const auto& row : table.rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) out << (i > 0 ? "," : "") << field(row[i]);
-    out << "\n";
-  }
-}
+std::unique_ptr<RowWriter> make_csv_writer(std::ostream& out) { return std::make_unique<CsvWriter>(out); }
 
 }  // namespace attnsweep::report

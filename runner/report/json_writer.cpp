@@ -1,6 +1,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,19 +31,34 @@ std::vector<std::string> unique_keys(const std::vector<Column>& columns) {
   return keys;
 }
 
+// Each row is dumped on its own, so a long result streams; the layout is the
+// same as dumping the whole array with an indent of 2.
+class JsonWriter final : public RowWriter {
+ public:
+  explicit JsonWriter(std::ostream& out) : out_(out) {}
+  void begin(const std::vector<Column>& columns) override { keys_ = unique_keys(columns); }
+  void row(const std::vector<Cell>& cells) override {
+    nlohmann::ordered_json object = nlohmann::ordered_json::object();  // keeps the keys in column order
+    for (std::size_t i = 0; i < cells.size(); ++i) object[keys_[i]] = value(cells[i]);
+    // Text read from a database need not be valid UTF-8; replace bad bytes (U+FFFD) rather than fail.
+    std::string text = object.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    std::string indented = "  ";
+    for (const char c : text) {
+      indented += c;
+      if (c == '\n') indented += "  ";
+    }
+    out_ << (rows_++ == 0 ? "[\n" : ",\n") << indented;
+  }
+  void end() override { out_ << (rows_ == 0 ? "[]\n" : "\n]\n"); }
+
+ private:
+  std::ostream& out_;
+  std::vector<std::string> keys_;
+  std::size_t rows_ = 0;
+};
+
 }  // namespace
 
-void write_json(std::ostream& out, const Table& table) {
-  // ordered_json keeps the keys in column order rather than sorting them.
-  const std::vector<std::string> keys = unique_keys(table.columns);
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const auto& row : table.rows) {
-    nlohmann::ordered_json object = nlohmann::ordered_json::object();
-    for (std::size_t i = 0; i < row.size(); ++i) object[keys[i]] = value(row[i]);
-    rows.push_back(std::move(object));
-  }
-  // Text read from a database need not be valid UTF-8; replace bad bytes (U+FFFD) rather than fail the output.
-  out << rows.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
-}
+std::unique_ptr<RowWriter> make_json_writer(std::ostream& out) { return std::make_unique<JsonWriter>(out); }
 
 }  // namespace attnsweep::report

@@ -1,4 +1,5 @@
 #include <cctype>
+#include <memory>
 #include <string>
 
 #include "runner/report/writers.hpp"
@@ -35,20 +36,33 @@ std::string header_text(const Column& column) {
   return column.name + " (" + column.unit + ")";
 }
 
+class MarkdownWriter final : public RowWriter {
+ public:
+  explicit MarkdownWriter(std::ostream& out) : out_(out) {}
+  void begin(const std::vector<Column>& columns) override {
+    columns_ = columns;
+    if (columns_.empty()) return;
+    out_ << "|";
+    for (const Column& column : columns_) out_ << " " << escaped(header_text(column)) << " |";
+    out_ << "\n|";
+    for (const Column& column : columns_) out_ << (column.align == Align::right ? " ---: |" : " --- |");
+    out_ << "\n";
+  }
+  void row(const std::vector<Cell>& cells) override {
+    if (columns_.empty()) return;
+    out_ << "|";
+    for (std::size_t i = 0; i < cells.size(); ++i) out_ << " " << escaped(display_text(cells[i], columns_[i])) << " |";
+    out_ << "\n";
+  }
+  void end() override {}
+
+ private:
+  std::ostream& out_;
+  std::vector<Column> columns_;
+};
+
 }  // namespace
 
-void write_markdown(std::ostream& out, const Table& table) {
-  if (table.columns.empty()) return;
-  out << "|";
-  for (const Column& column : table.columns) out << " " << escaped(header_text(column)) << " |";
-  out << "\n|";
-  for (const Column& column : table.columns) out << (column.align == Align::right ? " ---: |" : " --- |");
-  out << "\n";
-  for (const auto& row : table.rows) {
-    out << "|";
-    for (std::size_t i = 0; i < row.size(); ++i) out << " " << escaped(display_text(row[i], table.columns[i])) << " |";
-    out << "\n";
-  }
-}
+std::unique_ptr<RowWriter> make_markdown_writer(std::ostream& out) { return std::make_unique<MarkdownWriter>(out); }
 
 }  // namespace attnsweep::report

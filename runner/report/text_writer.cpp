@@ -14,40 +14,75 @@ std::string shorten(const std::string& text, std::size_t max_width) {
   return text.substr(0, max_width - kEllipsis.size()) + kEllipsis;
 }
 
-void write_line(std::ostream& out, const Table& table, const std::vector<std::string>& texts,
-                const std::vector<std::size_t>& widths) {
-  for (std::size_t i = 0; i < texts.size(); ++i) {
-    const bool last = i + 1 == texts.size();
-    const std::string padding(widths[i] - texts[i].size(), ' ');
-    if (i > 0) out << "  ";
-    if (table.columns[i].align == Align::right) {
-      out << padding << texts[i];
-    } else {
-      out << texts[i] << (last ? "" : padding);
-    }
+class TextWriter final : public RowWriter {
+ public:
+  TextWriter(std::ostream& out, std::size_t sizing_rows) : out_(out), sizing_rows_(sizing_rows) {}
+
+  void begin(const std::vector<Column>& columns) override {
+    columns_ = columns;
+    for (const Column& column : columns_) header_.push_back(shorten(column.name, column.max_width));
   }
-  out << "\n";
-}
+
+  void row(const std::vector<Cell>& cells) override {
+    if (columns_.empty()) return;
+    std::vector<std::string> texts;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      texts.push_back(shorten(display_text(cells[i], columns_[i]), columns_[i].max_width));
+    }
+    if (sized_) {
+      write_line(texts);
+      return;
+    }
+    pending_.push_back(std::move(texts));
+    if (sizing_rows_ > 0 && pending_.size() >= sizing_rows_) flush();
+  }
+
+  void end() override {
+    if (!columns_.empty() && !sized_) flush();
+  }
+
+ private:
+  // Fixes the widths from the header and the rows held so far, and writes them.
+  void flush() {
+    widths_.assign(header_.size(), 0);
+    for (std::size_t i = 0; i < header_.size(); ++i) {
+      widths_[i] = header_[i].size();
+      for (const auto& texts : pending_) widths_[i] = std::max(widths_[i], texts[i].size());
+    }
+    sized_ = true;
+    write_line(header_);
+    for (const auto& texts : pending_) write_line(texts);
+    pending_.clear();
+  }
+
+  void write_line(const std::vector<std::string>& texts) {
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      const bool last = i + 1 == texts.size();
+      // A row after the widths were fixed may be wider: it then pushes its line out, never cut further.
+      const std::string padding(widths_[i] > texts[i].size() ? widths_[i] - texts[i].size() : 0, ' ');
+      if (i > 0) out_ << "  ";
+      if (columns_[i].align == Align::right) {
+        out_ << padding << texts[i];
+      } else {
+        out_ << texts[i] << (last ? "" : padding);
+      }
+    }
+    out_ << "\n";
+  }
+
+  std::ostream& out_;
+  std::size_t sizing_rows_;
+  std::vector<Column> columns_;
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> pending_;
+  std::vector<std::size_t> widths_;
+  bool sized_ = false;
+};
 
 }  // namespace
 
-void write_text(std::ostream& out, const Table& table) {
-  if (table.columns.empty()) return;
-  std::vector<std::string> header;
-  for (const Column& column : table.columns) header.push_back(shorten(column.name, column.max_width));
-  std::vector<std::vector<std::string>> lines;
-  for (const auto& row : table.rows) {
-    std::vector<std::string> texts;
-    for (std::size_t i = 0; i < row.size(); ++i) texts.push_back(shorten(display_text(row[i], table.columns[i]), table.columns[i].max_width));
-    lines.push_back(std::move(texts));
-  }
-  std::vector<std::size_t> widths(header.size());
-  for (std::size_t i = 0; i < header.size(); ++i) {
-    widths[i] = header[i].size();
-    for (const auto& texts : lines) widths[i] = std::max(widths[i], texts[i].size());
-  }
-  write_line(out, table, header, widths);
-  for (const auto& texts : lines) write_line(out, table, texts, widths);
+std::unique_ptr<RowWriter> make_text_writer(std::ostream& out, std::size_t sizing_rows) {
+  return std::make_unique<TextWriter>(out, sizing_rows);
 }
 
 }  // namespace attnsweep::report
