@@ -41,29 +41,9 @@ int authorize(void* data, int action, const char* first, const char* second, con
   }
 }
 
-struct Connection {
-  sqlite3* handle = nullptr;
-  Connection() = default;
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
-  ~Connection() { close(); }
-  void close() {
-    sqlite3_close_v2(handle);  // waits for statements still open: finalize them first or later, both safe
-    handle = nullptr;
-  }
-};
-
-struct Prepared {
-  sqlite3_stmt* statement = nullptr;
-  Prepared() = default;
-  Prepared(const Prepared&) = delete;
-  Prepared& operator=(const Prepared&) = delete;
-  ~Prepared() { finalize(); }
-  void finalize() {
-    sqlite3_finalize(statement);
-    statement = nullptr;
-  }
-};
+// Closed and finalized on every path out (sqlite3_close_v2 waits for open statements).
+using Connection = std::unique_ptr<sqlite3, int (*)(sqlite3*)>;
+using Prepared = std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)>;
 
 // "file:" URI of a path, percent-encoding what a URI would read otherwise.
 std::string file_uri(const std::string& path) {
@@ -86,35 +66,33 @@ std::string skip_blank(const char* text) {
   return first == std::string::npos ? "" : rest.substr(first);
 }
 
-// Opens read-only and prepares the one statement; nullptr statement for empty SQL.
-void open_and_prepare(const std::string& db_path, const std::string& sql, bool immutable, Connection& db,
-                      Prepared& prepared, Refusal& refusal) {
+// Opens read-only and prepares the one statement; an empty statement for empty SQL.
+Prepared open_and_prepare(const std::string& db_path, const std::string& sql, bool immutable, Connection& db,
+                          Refusal& refusal) {
   const std::string name = immutable ? file_uri(db_path) + "?immutable=1" : db_path;
   const int flags = SQLITE_OPEN_READONLY | (immutable ? SQLITE_OPEN_URI : 0);
-  if (sqlite3_open_v2(name.c_str(), &db.handle, flags, nullptr) != SQLITE_OK) {
-    throw BadInputError(db_path + ": cannot open: " + sqlite3_errmsg(db.handle));
-  }
-  sqlite3_busy_timeout(db.handle, 10000);
-  sqlite3_set_authorizer(db.handle, authorize, &refusal);
+  sqlite3* handle = nullptr;
+  const int opened = sqlite3_open_v2(name.c_str(), &handle, flags, nullptr);
+  db.reset(handle);
+  if (opened != SQLITE_OK) throw BadInputError(db_path + ": cannot open: " + sqlite3_errmsg(handle));
+  sqlite3_busy_timeout(handle, 10000);
+  sqlite3_set_authorizer(handle, authorize, &refusal);
+  sqlite3_stmt* statement = nullptr;
   const char* tail = nullptr;
-  if (sqlite3_prepare_v2(db.handle, sql.c_str(), static_cast<int>(sql.size()), &prepared.statement, &tail) !=
-      SQLITE_OK) {
-    const std::string why = refusal.why.empty() ? sqlite3_errmsg(db.handle) : refusal.why;
-    throw BadInputError(db_path + ": query failed: " + why);
+  const int prepared = sqlite3_prepare_v2(handle, sql.c_str(), static_cast<int>(sql.size()), &statement, &tail);
+  Prepared first(statement, sqlite3_finalize);
+  if (prepared != SQLITE_OK) {
+    throw BadInputError(db_path + ": query failed: " + (refusal.why.empty() ? sqlite3_errmsg(handle) : refusal.why));
   }
-  if (!prepared.statement) return;
   // A second statement would be dropped without a word: refuse it instead.
-  Prepared next;
-  const char* after = nullptr;
   const std::string rest = skip_blank(tail);
-  if (!rest.empty() && sqlite3_prepare_v2(db.handle, rest.c_str(), -1, &next.statement, &after) == SQLITE_OK &&
-      !next.statement) {
-    return;  // only comments follow
-  }
-  if (!rest.empty()) {
-    throw BadInputError(db_path + ": one statement at a time; this follows the first: '" + rest.substr(0, 60) +
-                        (rest.size() > 60 ? "...'" : "'") + "; run it separately");
-  }
+  if (!first || rest.empty()) return first;
+  sqlite3_stmt* next = nullptr;
+  const bool only_comments = sqlite3_prepare_v2(handle, rest.c_str(), -1, &next, nullptr) == SQLITE_OK && !next;
+  sqlite3_finalize(next);
+  if (only_comments) return first;
+  throw BadInputError(db_path + ": one statement at a time; this follows the first: '" + rest.substr(0, 60) +
+                      (rest.size() > 60 ? "...'" : "'") + "; run it separately");
 }
 
 }  // namespace
@@ -128,52 +106,50 @@ void run_query(const std::string& db_path, const std::string& sql,
   }
   if (!S_ISREG(info.st_mode)) throw BadInputError(db_path + ": not a regular file, so not a results database");
 
-  Connection db;
-  Prepared prepared;
+  Connection db(nullptr, sqlite3_close_v2);
+  Prepared prepared(nullptr, sqlite3_finalize);
   Refusal refusal;
   try {
-    open_and_prepare(db_path, sql, /*immutable=*/false, db, prepared, refusal);
+    prepared = open_and_prepare(db_path, sql, /*immutable=*/false, db, refusal);
   } catch (const BadInputError&) {
     // A WAL database on read-only media cannot be opened for reading unless its
     // -shm file can be made. Without a -wal file all of it is in the database
     // file, and reading it as immutable is exact.
     struct stat wal {};
-    const int code = db.handle ? sqlite3_extended_errcode(db.handle) & 0xff : SQLITE_CANTOPEN;
+    const int code = db ? sqlite3_extended_errcode(db.get()) & 0xff : SQLITE_CANTOPEN;
     if (code != SQLITE_CANTOPEN || stat((db_path + "-wal").c_str(), &wal) == 0) throw;
-    prepared.finalize();
-    db.close();
     refusal.why.clear();
-    open_and_prepare(db_path, sql, /*immutable=*/true, db, prepared, refusal);
+    prepared = open_and_prepare(db_path, sql, /*immutable=*/true, db, refusal);
   }
-  if (!prepared.statement) throw BadInputError("no SQL statement given; e.g. \"SELECT * FROM results\"");
-  if (!sqlite3_stmt_readonly(prepared.statement)) {
+  if (!prepared) throw BadInputError("no SQL statement given; e.g. \"SELECT * FROM results\"");
+  if (!sqlite3_stmt_readonly(prepared.get())) {
     throw BadInputError(db_path + ": query only reads; this statement would change the database (use SELECT, WITH "
                         "or a reading PRAGMA; sqlite3 for anything else)");
   }
 
-  const int columns = sqlite3_column_count(prepared.statement);
+  const int columns = sqlite3_column_count(prepared.get());
   std::vector<std::string> names;
-  for (int i = 0; i < columns; ++i) names.push_back(sqlite3_column_name(prepared.statement, i));
+  for (int i = 0; i < columns; ++i) names.push_back(sqlite3_column_name(prepared.get(), i));
   on_columns(names);
   std::vector<QueryValue> row(static_cast<std::size_t>(columns));
   int status = SQLITE_ROW;
-  while ((status = sqlite3_step(prepared.statement)) == SQLITE_ROW) {
+  while ((status = sqlite3_step(prepared.get())) == SQLITE_ROW) {
     for (int i = 0; i < columns; ++i) {
       auto& value = row[static_cast<std::size_t>(i)];
-      switch (sqlite3_column_type(prepared.statement, i)) {
+      switch (sqlite3_column_type(prepared.get(), i)) {
         case SQLITE_NULL: value = std::monostate{}; break;
-        case SQLITE_INTEGER: value = static_cast<std::int64_t>(sqlite3_column_int64(prepared.statement, i)); break;
-        case SQLITE_FLOAT: value = sqlite3_column_double(prepared.statement, i); break;
+        case SQLITE_INTEGER: value = static_cast<std::int64_t>(sqlite3_column_int64(prepared.get(), i)); break;
+        case SQLITE_FLOAT: value = sqlite3_column_double(prepared.get(), i); break;
         default: {
-          const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(prepared.statement, i));
-          value = std::string(text ? text : "", static_cast<std::size_t>(sqlite3_column_bytes(prepared.statement, i)));
+          const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(prepared.get(), i));
+          value = std::string(text ? text : "", static_cast<std::size_t>(sqlite3_column_bytes(prepared.get(), i)));
         }
       }
     }
     on_row(row);
   }
   if (status != SQLITE_DONE) {
-    throw BadInputError(db_path + ": query failed: " + sqlite3_errmsg(db.handle));
+    throw BadInputError(db_path + ": query failed: " + sqlite3_errmsg(db.get()));
   }
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "runner/common/errors.hpp"
+#include "runner/common/file_kind.hpp"
 #include "schema_sql.hpp"
 #include "storage/fields.hpp"
 #include "storage/migrations.hpp"
@@ -247,16 +248,6 @@ const Table<NewCase>& cases_table() {
 
 constexpr int kBusyTimeoutMs = 10000;
 
-// "a directory", "a character device", ...: what a path is when it is not a regular file.
-std::string kind_of_file(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
-
 // Creates `path` as an empty file, only if nothing is there: true when this
 // call made it, false when another process got there first.
 bool create_empty_file(const std::string& path, const std::string& refused) {
@@ -402,7 +393,7 @@ Store::Store(const std::string& path, Open mode) : path_(path) {
     if (::stat(path.c_str(), &info) != 0) throw BadInputError(refused + std::strerror(errno));
   }
   // SQLite would write a journal beside /dev/null, or block on a FIFO.
-  if (!S_ISREG(info.st_mode)) throw BadInputError(refused + "it is " + kind_of_file(info.st_mode) + ", not a regular file");
+  if (!S_ISREG(info.st_mode)) throw BadInputError(refused + "it is " + file_kind(info.st_mode) + ", not a regular file");
   if (mode != Open::create_if_absent && info.st_size == 0) {
     throw BadInputError(path + ": database not found (the file is empty)");
   }

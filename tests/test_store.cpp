@@ -496,7 +496,7 @@ TEST_F(StoreTest, RefusesAPathThatIsNotARegularFile) {
     Store store(scratch_.path("fifo"), Store::Open::existing);
     ADD_FAILURE() << "opened a FIFO";
   } catch (const BadInputError& error) {
-    EXPECT_NE(std::string(error.what()).find("it is a FIFO, not a regular file"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("it is a pipe (FIFO), not a regular file"), std::string::npos) << error.what();
   }
 }
 

@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "runner/common/file_kind.hpp"
 #include "runner/common/identities.hpp"
 #include "runner/common/text.hpp"
 #include "runner/config/config.hpp"
@@ -618,16 +619,10 @@ std::string open_failure(int error) {
 
 // Only a regular file (after symlinks) is read: a FIFO would block, /dev/zero never ends.
 void check_regular_file(const std::string& path, const struct stat& info) {
-  const auto mode = info.st_mode;
-  std::string kind;
-  if (S_ISDIR(mode)) throw BadInputError(path + ": " + open_failure(EISDIR));
-  if (S_ISFIFO(mode)) kind = "a pipe (FIFO)";
-  else if (S_ISCHR(mode)) kind = "a character device";
-  else if (S_ISBLK(mode)) kind = "a block device";
-  else if (S_ISSOCK(mode)) kind = "a socket";
-  else if (!S_ISREG(mode)) kind = "a special file";
-  if (!kind.empty()) {
-    throw BadInputError(path + ": is " + kind + ", not a regular file; save the config as a YAML file and give its path");
+  if (S_ISDIR(info.st_mode)) throw BadInputError(path + ": " + open_failure(EISDIR));
+  if (!S_ISREG(info.st_mode)) {
+    throw BadInputError(path + ": is " + file_kind(info.st_mode) +
+                        ", not a regular file; save the config as a YAML file and give its path");
   }
   if (static_cast<std::uint64_t>(info.st_size) > kMaxConfigBytes) {
     throw BadInputError(path + ": is " + std::to_string(info.st_size) + " bytes; a config file may be at most " +
