@@ -8,6 +8,7 @@
 
 #include "runner/common/errors.hpp"
 #include "runner/common/identities.hpp"
+#include "runner/common/text.hpp"
 
 namespace attnsweep {
 namespace {
@@ -62,6 +63,15 @@ TEST(Identities, EachEnumRoundTripsThroughItsOneSpelling) {
   EXPECT_FALSE(parse_dtype("BF16"));
   EXPECT_FALSE(parse_case_order("random"));
   EXPECT_FALSE(parse_sample_mode(""));
+}
+
+TEST(ShellQuote, LeavesSafeWordsAndQuotesTheRest) {
+  EXPECT_EQ(text::shell_quote("results.db"), "results.db");
+  EXPECT_EQ(text::shell_quote("/tmp/a-b_c/r.db"), "/tmp/a-b_c/r.db");
+  EXPECT_EQ(text::shell_quote("my results.db"), "'my results.db'");
+  EXPECT_EQ(text::shell_quote("q'x;.db"), "'q'\\''x;.db'");
+  EXPECT_EQ(text::shell_quote("$(rm -rf x)"), "'$(rm -rf x)'");
+  EXPECT_EQ(text::shell_quote(""), "''");
 }
 
 TEST(Identities, DtypeBytes) {

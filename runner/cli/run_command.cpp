@@ -5,6 +5,7 @@
 #include "runner/cli/commands.hpp"
 #include "runner/cli/guarded.hpp"
 #include "runner/common/interrupt.hpp"
+#include "runner/common/text.hpp"
 #include "runner/execute/sweep.hpp"
 #include "runner/report/summary_table.hpp"
 #include "runner/report/writers.hpp"
@@ -28,14 +29,15 @@ int run_command(const RunOptions& options) {
     if (outcome.status == RunStatus::interrupted) {
       std::cout << "\nrun " << outcome.run_id << " interrupted (signal " << interrupt_signal() << ") with "
                 << cases.size() << " of " << outcome.planned_cases << " cases stored in " << options.db_path << "\n"
-                << "continue it with: attnsweep run " << options.config_path << " --db " << options.db_path
-                << " --device " << outcome.device << (options.isolate ? " --isolate" : "")
-                << (options.traces_dir.empty() ? "" : " --traces " + options.traces_dir) << " --resume "
+                << "continue it with: attnsweep run " << text::shell_quote(options.config_path) << " --db "
+                << text::shell_quote(options.db_path) << " --device " << outcome.device
+                << (options.isolate ? " --isolate" : "")
+                << (options.traces_dir.empty() ? "" : " --traces " + text::shell_quote(options.traces_dir)) << " --resume "
                 << outcome.run_id << "\n";
       return interrupted_exit_code();
     }
     std::cout << "\nrun " << outcome.run_id << " stored in " << options.db_path << "\n"
-              << "example: sqlite3 -header -column " << options.db_path
+              << "example: sqlite3 -header -column " << text::shell_quote(options.db_path)
               << " \"SELECT variant, dtype, kernels_per_forward, time_us_median, tflops FROM results WHERE run_id = "
               << outcome.run_id << " ORDER BY time_us_median\"\n";
     if (!outcome.traces_dir.empty()) {

@@ -50,6 +50,15 @@ std::string nearest(const std::string& word, const std::vector<std::string>& can
   return best_distance <= limit ? best : "";
 }
 
+std::string shell_quote(const std::string& word) {
+  const bool safe = !word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                            "0123456789_-./:=@%+,") == std::string::npos;
+  if (safe) return word;
+  std::string quoted = "'";
+  for (const char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 std::string fixed(double value, int digits) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);

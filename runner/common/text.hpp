@@ -13,6 +13,10 @@ std::size_t edit_distance(const std::string& a, const std::string& b);
 // The candidate closest to `word`, or "" when none is close enough to help.
 std::string nearest(const std::string& word, const std::vector<std::string>& candidates);
 
+// A word a POSIX shell reads back as `word`: as it is when it holds only safe
+// characters, else in single quotes (a quote inside as '\''). For hints users copy.
+std::string shell_quote(const std::string& word);
+
 // Fixed-point formatting with `digits` decimals.
 std::string fixed(double value, int digits);
 
