@@ -69,8 +69,8 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
   return run_id;
 }
 
-std::int64_t run_to_resume(const std::string& db_path, const std::string& wanted, const std::string& config_path,
-                           const std::string& config_sha256, const Device& device) {
+std::int64_t run_to_resume(const storage::RunReader& reader, const std::string& wanted,
+                           const std::string& config_path, const std::string& config_sha256, const Device& device) {
   std::optional<std::int64_t> wanted_id;
   if (wanted != "latest") {
     try {
@@ -81,10 +81,9 @@ std::int64_t run_to_resume(const std::string& db_path, const std::string& wanted
       throw BadInputError("--resume takes a run id or 'latest', got '" + wanted + "'");
     }
   }
-  storage::RunReader reader(db_path);
   const auto run = wanted_id ? reader.run(*wanted_id) : reader.latest_run();
   if (!run) {
-    throw BadInputError(db_path + ": no run " + (wanted_id ? std::to_string(*wanted_id) : std::string("at all")) +
+    throw BadInputError(reader.path() + ": no run " + (wanted_id ? std::to_string(*wanted_id) : std::string("at all")) +
                         " to resume; run without --resume to start one");
   }
   if (run->config_sha256 != config_sha256) {

@@ -8,6 +8,7 @@
 
 #include "runner/config/config.hpp"
 #include "runner/device/environment.hpp"
+#include "storage/run_reader.hpp"
 #include "storage/store.hpp"
 
 namespace attnsweep::execute {
@@ -28,8 +29,8 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run);
 
 // The run --resume continues: `wanted` is a run id or "latest". Throws
 // BadInputError when there is none, or when its config or device differ.
-std::int64_t run_to_resume(const std::string& db_path, const std::string& wanted, const std::string& config_path,
-                           const std::string& config_sha256, const Device& device);
+std::int64_t run_to_resume(const storage::RunReader& reader, const std::string& wanted,
+                           const std::string& config_path, const std::string& config_sha256, const Device& device);
 
 // The timing protocol of a run, in words (runs.timing_protocol).
 std::string timing_protocol(const Device& device, const MeasureSettings& measure);

@@ -130,11 +130,12 @@ SweepOutcome run_sweep(const SweepRequest& request) {
   outcome.traces_dir = traces;
   std::set<int> done;
   if (request.resume) {
-    outcome.run_id = run_to_resume(request.db_path, *request.resume, request.config_path, config_sha256, device);
+    const storage::RunReader reader(request.db_path);
+    outcome.run_id = run_to_resume(reader, *request.resume, request.config_path, config_sha256, device);
     // Claimed first (refused, exit 2, while another live process runs it), then
     // read: the last holder may have stored more cases before it stopped.
     store.claim_run(outcome.run_id);
-    done = storage::RunReader(request.db_path).stored_plan_indexes(outcome.run_id);
+    done = reader.stored_plan_indexes(outcome.run_id);
     log::info("resuming run " + std::to_string(outcome.run_id) + ": " + std::to_string(done.size()) + " of " +
               std::to_string(plan.cases.size()) + " cases already stored");
   } else {
