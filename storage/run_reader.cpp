@@ -52,7 +52,15 @@ const Table<RunRow>& run_rows() {
                                member<R>("owner_pid", &R::owner_pid),
                                member<R>("owner_host", &R::owner_host),
                                member<R>("claimed_at", &R::claimed_at),
-                               member<R>("heartbeat_at", &R::heartbeat_at)}};
+                               member<R>("heartbeat_at", &R::heartbeat_at),
+                               member<R>("run_uuid", &R::run_uuid),
+                               member<R>("sweep_id", &R::sweep_id),
+                               member<R>("shard_index", &R::shard_index),
+                               member<R>("shard_count", &R::shard_count),
+                               member<R>("shard_source", &R::shard_source),
+                               member<R>("shard_split", &R::shard_split),
+                               member<R>("sweep_cases", &R::sweep_cases),
+                               member<R>("gpus", &R::gpus)}};
   return table;
 }
 
@@ -107,7 +115,9 @@ const Table<CaseRow>& case_rows() {
                                member<C>("wall_seconds", &C::wall_seconds),
                                member<C>("peak_mem_bytes", &C::peak_mem_bytes),
                                member<C>("flops", &C::flops),
-                               member<C>("min_bytes", &C::min_bytes)}};
+                               member<C>("min_bytes", &C::min_bytes),
+                               member<C>("gpu_uuid", &C::gpu_uuid),
+                               member<C>("shard_index", &C::shard_index)}};
   return table;
 }
 

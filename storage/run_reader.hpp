@@ -35,6 +35,11 @@ struct RunRow {
   // took it and its last heartbeat (UTC). Empty when no process holds the run.
   std::optional<std::int64_t> owner_pid;
   std::string owner_host, claimed_at, heartbeat_at;
+  // Scale-out (docs/scale-out.md): the run's identity across databases, its
+  // launch, and for a shard run K of N; a merged run has shard_count and
+  // shard_source 'merge'.
+  std::string run_uuid, sweep_id, shard_source, shard_split, gpus;
+  std::optional<int> shard_index, shard_count, sweep_cases;
 };
 
 // One row of `cases` (docs/schema.md). Text columns that are NULL read as "";
@@ -53,6 +58,8 @@ struct CaseRow {
   std::optional<double> median_ci_rel, sm_clock_mhz_mean, wall_seconds;
   std::optional<std::int64_t> peak_mem_bytes;
   double flops = 0, min_bytes = 0;
+  std::string gpu_uuid;            // the GPU that measured it; empty on CPU
+  std::optional<int> shard_index;  // the shard that measured it
 
   // The case's median time per forward: the GPU's on CUDA, else the CPU's.
   std::optional<double> median_us() const { return gpu_time_us_median ? gpu_time_us_median : cpu_time_us_median; }

@@ -1,4 +1,4 @@
--- attnsweep results database, schema version 5 (PRAGMA user_version = 5), marked as attnsweep's by
+-- attnsweep results database, schema version 6 (PRAGMA user_version = 6), marked as attnsweep's by
 -- PRAGMA application_id = 1635021934 (0x6174746E, 'attn'); the store sets both when it creates or migrates a file.
 -- This file is the public contract: docs/schema.md documents every column.
 -- Units are in the names: _us microseconds, _bytes bytes, _ns nanoseconds.
@@ -10,7 +10,10 @@
 -- CUDA-graph replay, SM clock per sample, device ceilings, per-kernel launch metadata); 4 cases
 -- gains median_ci_rel and the wall seconds of each phase of a case (setup_seconds ... profile_seconds),
 -- runs gains case_order; 5 the application_id, and runs gains the claim of the process running it
--- (owner_pid, owner_host, claimed_at, heartbeat_at).
+-- (owner_pid, owner_host, claimed_at, heartbeat_at); 6 scale-out: runs gains run_uuid, sweep_id, the
+-- shard columns (shard_index, shard_count, shard_source, shard_split, sweep_cases) and gpus, status
+-- 'incomplete' (a merged run missing shards); cases gains gpu_uuid and shard_index; new tables
+-- run_devices (environment and ceilings per GPU and shard) and merged_shards (what attnsweep merge took in).
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id             INTEGER PRIMARY KEY,
@@ -19,7 +22,7 @@ CREATE TABLE IF NOT EXISTS runs (
   config_path        TEXT,
   config_yaml        TEXT NOT NULL,            -- the config file's exact text
   config_sha256      TEXT NOT NULL,
-  status             TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'interrupted')),
+  status             TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'interrupted', 'incomplete')),
   started_at         TEXT NOT NULL,            -- UTC, ISO 8601
   finished_at        TEXT,
   device             TEXT NOT NULL,            -- cpu, cuda:0
@@ -59,7 +62,17 @@ CREATE TABLE IF NOT EXISTS runs (
   owner_pid          INTEGER,                   -- the claim: process running the run (attnsweep run, --resume);
   owner_host         TEXT,                      --   its host (gethostname); all four NULL when no process holds it
   claimed_at         TEXT,                      --   UTC, ISO 8601: when it took the run
-  heartbeat_at       TEXT                       --   UTC, ISO 8601: its last sign of life; older than 10 min is stale
+  heartbeat_at       TEXT,                      --   UTC, ISO 8601: its last sign of life; older than 10 min is stale
+  run_uuid           TEXT,                      -- random, unique across databases: what merge tells shard runs apart by
+  sweep_id           TEXT,                      -- shared by the shards of one launch (--sweep-id, ATTNSWEEP_SWEEP_ID,
+                                                --   SLURM_ARRAY_JOB_ID); NULL when none was given
+  shard_index        INTEGER,                   -- K of --shard K/N (0-based); NULL when not a shard (and for a merged run)
+  shard_count        INTEGER,                   -- N; set for shard runs and merged runs, NULL otherwise
+  shard_source       TEXT,                      -- what set the shard: --shard, JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID,
+                                                --   or 'merge' for a run made by attnsweep merge
+  shard_split        TEXT,                      -- version of the deterministic split (cost_lpt_v1)
+  sweep_cases        INTEGER,                   -- cases in the whole plan; planned_cases counts this run's part
+  gpus               TEXT                       -- --gpus: the devices the run used, e.g. cuda:0,cuda:1; NULL for one device
 );
 
 CREATE TABLE IF NOT EXISTS cases (
@@ -129,6 +142,8 @@ CREATE TABLE IF NOT EXISTS cases (
   timing_seconds     REAL,                     --   eager samples,
   graph_seconds      REAL,                     --   graph capture and replay samples,
   profile_seconds    REAL,                     --   profiling sessions and attribution
+  gpu_uuid           TEXT,                     -- the GPU that measured the case (GPU-...); NULL on CPU
+  shard_index        INTEGER,                  -- the shard that measured it (runs.shard_index of its shard run)
   UNIQUE (run_id, plan_index)
 );
 
@@ -176,6 +191,43 @@ CREATE TABLE IF NOT EXISTS samples (
   PRIMARY KEY (case_id, mode, sample_index)
 );
 
+-- The devices a run measured on, one row per GPU (or the CPU) and shard: the
+-- environment and ceilings of each. cases join on (run_id, shard_index, device).
+CREATE TABLE IF NOT EXISTS run_devices (
+  run_id             INTEGER NOT NULL REFERENCES runs(run_id),
+  shard_index        INTEGER,                  -- NULL for a run that is not a shard or merged
+  device             TEXT NOT NULL,            -- cpu, cuda:N as the measuring process saw it
+  gpu_uuid           TEXT,
+  device_name        TEXT,
+  hostname           TEXT,
+  sm_count           INTEGER,
+  device_memory_bytes INTEGER,
+  l2_cache_bytes     INTEGER,
+  sm_clock_max_mhz   INTEGER,
+  driver_version     TEXT,
+  cuda_version       TEXT,
+  cudnn_version      TEXT,
+  torch_version      TEXT,
+  ceiling_bf16_tflops REAL,                    -- measured on this GPU when its process started
+  ceiling_copy_gbps  REAL,
+  recorded_at        TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS run_devices_key ON run_devices(run_id, ifnull(shard_index, -1), device);
+
+-- What attnsweep merge took into a merged run: one row per shard.
+CREATE TABLE IF NOT EXISTS merged_shards (
+  run_id             INTEGER NOT NULL REFERENCES runs(run_id),
+  shard_index        INTEGER NOT NULL,
+  source_run_uuid    TEXT NOT NULL,            -- runs.run_uuid of the shard run
+  source_db          TEXT NOT NULL,            -- the file it was merged from, as given
+  source_run_id      INTEGER NOT NULL,
+  source_status      TEXT NOT NULL,            -- the shard run's status when merged
+  planned_cases      INTEGER NOT NULL,         -- the shard's cases
+  merged_cases       INTEGER NOT NULL,         -- of those, stored in the merged run
+  merged_at          TEXT NOT NULL,
+  PRIMARY KEY (run_id, shard_index)
+);
+
 CREATE INDEX IF NOT EXISTS cases_by_run ON cases(run_id);
 
 -- Everyday queries: one row per case with its run's context.
@@ -189,8 +241,10 @@ SELECT
   c.median_ci_rel,                                          -- the median is known to +- this share (95%)
   c.gpu_time_us_median, c.cpu_time_us_median, c.cpu_dispatch_us_median,
   c.graph_time_us_median, c.tflops, c.bandwidth_gbps,
-  c.tflops / r.ceiling_bf16_tflops AS tflops_share,        -- of the bf16 matmul ceiling measured at run start
-  c.bandwidth_gbps / r.ceiling_copy_gbps AS bandwidth_share, -- of the copy ceiling measured at run start
+  -- shares of the ceilings measured on the GPU that ran the case (run_devices), else at run start
+  c.tflops / COALESCE(d.ceiling_bf16_tflops, r.ceiling_bf16_tflops) AS tflops_share,
+  c.bandwidth_gbps / COALESCE(d.ceiling_copy_gbps, r.ceiling_copy_gbps) AS bandwidth_share,
   c.sm_clock_mhz_mean, c.throttled_samples, c.launch_latency_hidden, c.rel_error, c.peak_mem_bytes, c.samples,
-  c.counts_consistent, c.error_message, c.trace_path
-FROM cases c JOIN runs r USING (run_id);
+  c.counts_consistent, c.error_message, c.trace_path, c.gpu_uuid, c.shard_index
+FROM cases c JOIN runs r USING (run_id)
+LEFT JOIN run_devices d ON d.run_id = c.run_id AND d.device = c.device AND d.shard_index IS c.shard_index;

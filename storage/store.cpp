@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -48,6 +49,7 @@ struct NewRun {
   const RunRecord& record;
   std::string started_at;
   const Claim& owner;  // claims the run from its start
+  std::string run_uuid;
 
   const EnvironmentInfo& environment() const { return record.environment; }
   const MeasureSettings& measure() const { return record.measure; }
@@ -104,6 +106,14 @@ const Table<NewRun>& runs_table() {
           {"owner_host", [](const R& r) { return to_value(r.owner.host); }},
           {"claimed_at", [](const R& r) { return to_value(r.started_at); }},
           {"heartbeat_at", [](const R& r) { return to_value(r.started_at); }},
+          {"run_uuid", [](const R& r) { return to_value(r.run_uuid); }},
+          {"sweep_id", [](const R& r) { return null_if_empty(r.record.sweep_id); }},
+          {"shard_index", [](const R& r) { return to_value(r.record.shard_index); }},
+          {"shard_count", [](const R& r) { return to_value(r.record.shard_count); }},
+          {"shard_source", [](const R& r) { return null_if_empty(r.record.shard_source); }},
+          {"shard_split", [](const R& r) { return null_if_empty(r.record.shard_split); }},
+          {"sweep_cases", [](const R& r) { return null_unless_positive(r.record.sweep_cases); }},
+          {"gpus", [](const R& r) { return null_if_empty(r.record.gpus); }},
       }};
   return table;
 }
@@ -115,6 +125,7 @@ struct NewCase {
   const Case& identity;
   const CaseResult& result;
   std::string finished_at;
+  std::optional<int> shard_index;  // the run's
 
   bool on_gpu() const { return result.device.is_cuda(); }
   const std::optional<ProfileSummary>& profile() const { return result.profile; }
@@ -237,6 +248,8 @@ const Table<NewCase>& cases_table() {
         {"timing_seconds", [](const C& c) { return null_unless_finite(c.result.phases.timing); }},
         {"graph_seconds", [](const C& c) { return null_unless_finite(c.result.phases.graph); }},
         {"profile_seconds", [](const C& c) { return null_unless_finite(c.result.phases.profile); }},
+        {"gpu_uuid", [](const C& c) { return null_if_empty(c.result.gpu_uuid); }},
+        {"shard_index", [](const C& c) { return to_value(c.shard_index); }},
     });
     return Table<C>{"cases", {"run_id"}, std::move(fields)};
   }();
@@ -367,6 +380,21 @@ RunClaimedError::RunClaimedError(const std::string& path, std::int64_t run_id, C
       heartbeat_at(std::move(heartbeat_at)),
       heartbeat_age_seconds(heartbeat_age_seconds) {}
 
+std::string random_uuid() {
+  std::random_device entropy;
+  std::uniform_int_distribution<int> nibble(0, 15);
+  const char* digits = "0123456789abcdef";
+  std::string text;
+  for (int i = 0; i < 32; ++i) {
+    if (i == 8 || i == 12 || i == 16 || i == 20) text += '-';
+    int value = nibble(entropy);
+    if (i == 12) value = 4;                    // version 4: random
+    if (i == 16) value = 8 | (value & 3);      // the RFC 4122 variant
+    text += digits[value];
+  }
+  return text;
+}
+
 std::string utc_now_iso8601() {
   const std::time_t now = std::time(nullptr);
   std::tm utc{};
@@ -441,7 +469,8 @@ std::int64_t Store::begin_run(const RunRecord& run, const Claim& owner) {
   auto& db = impl_->database;
   static const std::string sql = fields::insert_sql(runs_table());
   SQLite::Statement insert(db, sql);
-  fields::bind_row(insert, runs_table(), {}, NewRun{run, utc_now_iso8601(), owner});
+  fields::bind_row(insert, runs_table(), {}, NewRun{run, utc_now_iso8601(), owner,
+                                                   run.run_uuid.empty() ? random_uuid() : run.run_uuid});
   insert.exec();
   return db.getLastInsertRowid();
 }
@@ -499,9 +528,15 @@ std::optional<std::int64_t> Store::add_case(std::int64_t run_id, const Case& c, 
   auto& db = impl_->database;
   SQLite::Transaction transaction(db);
   // Only the (run_id, plan_index) key is let pass: any other refusal (a CHECK, NOT NULL) still throws.
+  std::optional<int> shard_index;
+  {
+    SQLite::Statement run(db, "SELECT shard_index FROM runs WHERE run_id = ?");
+    run.bind(1, run_id);
+    if (run.executeStep() && !run.getColumn(0).isNull()) shard_index = run.getColumn(0).getInt();
+  }
   static const std::string case_sql = fields::insert_sql(cases_table()) + " ON CONFLICT (run_id, plan_index) DO NOTHING";
   SQLite::Statement insert(db, case_sql);
-  fields::bind_row(insert, cases_table(), {run_id}, NewCase{c, result, utc_now_iso8601()});
+  fields::bind_row(insert, cases_table(), {run_id}, NewCase{c, result, utc_now_iso8601(), shard_index});
   if (insert.exec() == 0) return std::nullopt;  // already stored; the transaction rolls back, having written nothing
   const std::int64_t case_id = db.getLastInsertRowid();
   if (result.profile) {
@@ -543,6 +578,24 @@ bool Store::finish_run(std::int64_t run_id, RunStatus status, const Claim& claim
   update.bind(4, claimant.pid);
   update.bind(5, claimant.host);
   return update.exec() == 1;
+}
+
+bool Store::add_run_device(std::int64_t run_id, const RunDevice& device) {
+  const EnvironmentInfo& e = device.environment;
+  SQLite::Statement insert(impl_->database,
+                           "INSERT OR IGNORE INTO run_devices (run_id, shard_index, device, gpu_uuid, device_name, hostname, "
+                           "sm_count, device_memory_bytes, l2_cache_bytes, sm_clock_max_mhz, driver_version, cuda_version, "
+                           "cudnn_version, torch_version, ceiling_bf16_tflops, ceiling_copy_gbps, recorded_at) "
+                           "SELECT run_id, shard_index, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM runs WHERE run_id = ?");
+  const std::vector<Value> values = {
+      to_value(e.device), null_if_empty(e.gpu_uuid), null_if_empty(e.device_name), null_if_empty(e.hostname),
+      null_unless_positive(e.sm_count), null_unless_positive(e.device_memory_bytes),
+      null_unless_positive(e.l2_cache_bytes), null_unless_positive(e.sm_clock_max_mhz),
+      null_if_empty(e.driver_version), null_if_empty(e.cuda_version), null_if_empty(e.cudnn_version),
+      null_if_empty(e.torch_version), to_value(device.ceiling_bf16_tflops), to_value(device.ceiling_copy_gbps),
+      to_value(utc_now_iso8601()), to_value(run_id)};
+  for (std::size_t i = 0; i < values.size(); ++i) fields::bind_value(insert, static_cast<int>(i) + 1, values[i]);
+  return insert.exec() == 1;
 }
 
 }  // namespace attnsweep::storage

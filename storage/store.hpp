@@ -18,7 +18,7 @@
 
 namespace attnsweep::storage {
 
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 // PRAGMA application_id of every attnsweep database since version 5 ('attn'):
 // what tells one apart from any other SQLite file before anything is written.
 inline constexpr int kApplicationId = 0x6174746E;
@@ -41,6 +41,19 @@ struct RunRecord {
   bool isolate = false;
   std::optional<double> ceiling_bf16_tflops;  // measured at run start on the GPU
   std::optional<double> ceiling_copy_gbps;
+  std::string run_uuid;  // empty: begin_run draws one
+  std::string sweep_id;  // shared by the shards of one launch; empty when none was given
+  // A shard run: K of N, what set it (--shard, JOB_COMPLETION_INDEX, ...) and the split's version.
+  std::optional<int> shard_index, shard_count;
+  std::string shard_source, shard_split;
+  int sweep_cases = 0;   // cases in the whole plan (planned_cases counts this run's part)
+  std::string gpus;      // --gpus: "cuda:0,cuda:1"; empty for one device
+};
+
+// One device a run measured on (run_devices): its environment and ceilings.
+struct RunDevice {
+  EnvironmentInfo environment;
+  std::optional<double> ceiling_bf16_tflops, ceiling_copy_gbps;
 };
 
 // Who runs a run: one process on one host (runs.owner_pid, runs.owner_host).
@@ -110,6 +123,9 @@ class Store {
   // `claimant` holds the run (or nobody does). False, and nothing changed,
   // when another process has taken it over.
   bool finish_run(std::int64_t run_id, RunStatus status, const Claim& claimant = Claim::this_process());
+  // Records a device of the run (run_devices), with the run's shard index.
+  // False, and nothing changed, when the run has that device already.
+  bool add_run_device(std::int64_t run_id, const RunDevice& device);
 
   const std::string& path() const { return path_; }
 
@@ -120,5 +136,7 @@ class Store {
 };
 
 std::string utc_now_iso8601();
+// A random (version 4) UUID: runs.run_uuid.
+std::string random_uuid();
 
 }  // namespace attnsweep::storage

@@ -262,6 +262,19 @@ TEST_F(StoreTest, MigratesASavedVersionFourDatabase) {
   EXPECT_EQ(db.execAndGet("SELECT case_order FROM runs").getString(), "plan");
 }
 
+// tests/data/schema_v5.db: the same two cases, written by the store of schema
+// version 5 (commit ac574fa); version 6 adds the scale-out columns and tables.
+TEST_F(StoreTest, MigratesASavedVersionFiveDatabase) {
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(5, path_));
+  expect_migrated(path_, "saved-v5");
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE variant = 'naive' AND cpu_time_us_median > 0 "
+                          "AND samples = 3 AND setup_seconds > 0 AND gpu_uuid IS NULL AND shard_index IS NULL").getInt(), 1);
+  // A run made before version 6 is no shard and has no uuid; run_devices and merged_shards start empty.
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM runs WHERE run_uuid IS NULL AND shard_count IS NULL").getInt(), 1);
+  EXPECT_EQ(db.execAndGet("SELECT (SELECT count(*) FROM run_devices) + (SELECT count(*) FROM merged_shards)").getInt(), 0);
+}
+
 // tests/data/schema_v2.db: the same two cases, written with schema version 2.
 TEST_F(StoreTest, MigratesASavedVersionTwoDatabase) {
   ASSERT_NO_FATAL_FAILURE(copy_saved_database(2, path_));

@@ -13,7 +13,7 @@ const std::vector<std::string>& names_of(CaseStatus) {
   return names;
 }
 const std::vector<std::string>& names_of(RunStatus) {
-  static const std::vector<std::string> names = {"running", "done", "interrupted", "failed"};
+  static const std::vector<std::string> names = {"running", "done", "interrupted", "failed", "incomplete"};
   return names;
 }
 const std::vector<std::string>& names_of(Dtype) {

@@ -52,7 +52,8 @@ inline const char* const kDeviceNamesAllowed = "auto, cpu, cuda, cuda:N";
 // constraints to them.
 
 enum class CaseStatus { ok, unsupported, oom, error, crashed, timeout };
-enum class RunStatus { running, done, interrupted, failed };
+// incomplete: a merged run still missing shards or cases of a shard (attnsweep merge).
+enum class RunStatus { running, done, interrupted, failed, incomplete };
 enum class Dtype { bf16, fp16, fp32 };
 enum class SampleMode { eager, graph };
 enum class CaseOrder { plan, shuffled };

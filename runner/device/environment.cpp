@@ -32,6 +32,20 @@ std::string cpu_model() {
 
 }  // namespace
 
+std::string gpu_uuid(const Device& device) {
+  if (!device.is_cuda()) return "";
+  const cudaDeviceProp* properties = at::cuda::getDeviceProperties(device.cuda_index());
+  const auto* bytes = reinterpret_cast<const unsigned char*>(properties->uuid.bytes);
+  std::string text = "GPU-";
+  const char* digits = "0123456789abcdef";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) text += '-';
+    text += digits[bytes[i] >> 4];
+    text += digits[bytes[i] & 0xF];
+  }
+  return text;
+}
+
 EnvironmentInfo collect_environment(const Device& device) {
   EnvironmentInfo info;
   info.device = device;
@@ -54,6 +68,8 @@ EnvironmentInfo collect_environment(const Device& device) {
   if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) info.cuda_version = dotted_version(runtime, 1000, 10);
   info.driver_version = nvml::driver_version();
   info.sm_clock_max_mhz = nvml::Device::of_cuda_device(index).max_sm_clock_mhz().value_or(0);
+  info.gpu_uuid = gpu_uuid(device);
+  info.cuda_device_count = hooks.getNumGPUs();
   return info;
 }
 

@@ -19,8 +19,13 @@ struct EnvironmentInfo {
   std::int64_t device_memory_bytes = 0;
   std::int64_t l2_cache_bytes = 0;
   int sm_clock_max_mhz = 0;     // NVML; 0 when unknown
+  std::string gpu_uuid;         // GPU-xxxxxxxx-...; the same whatever CUDA_VISIBLE_DEVICES numbers it; empty on CPU
+  int cuda_device_count = 0;    // CUDA devices this process sees; 0 on a CPU run
 };
 
 EnvironmentInfo collect_environment(const Device& device);
+
+// The UUID of a CUDA device as nvidia-smi spells it (GPU-8-4-4-4-12 hex).
+std::string gpu_uuid(const Device& device);
 
 }  // namespace attnsweep

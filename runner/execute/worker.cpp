@@ -38,7 +38,8 @@ static void from_json(const nlohmann::json& json, Device& device) {
 // The probe's JSON carries EnvironmentInfo field by field; one list for both directions.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EnvironmentInfo, device, device_name, torch_version, cuda_version,
                                                 cudnn_version, driver_version, hostname, sm_count,
-                                                device_memory_bytes, l2_cache_bytes, sm_clock_max_mhz)
+                                                device_memory_bytes, l2_cache_bytes, sm_clock_max_mhz, gpu_uuid,
+                                                cuda_device_count)
 }  // namespace attnsweep
 
 namespace attnsweep::execute {

@@ -38,6 +38,7 @@ struct CaseResult {
   std::string error_message;
   std::string sdpa_backend;   // for sdpa_* variants: the backend that ran
   Device device;              // resolved: cpu or cuda:N
+  std::string gpu_uuid;       // the GPU that measured the case (GPU-...); empty on the CPU
   std::string timer;          // cuda_event or steady_clock
   std::string stop_reason;
   std::optional<SampleStatistics> gpu_time_us;

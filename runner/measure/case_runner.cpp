@@ -12,6 +12,7 @@
 
 #include "runner/common/interrupt.hpp"
 #include "runner/device/device.hpp"
+#include "runner/device/environment.hpp"
 #include "runner/device/torch_device.hpp"
 #include "runner/measure/accuracy.hpp"
 #include "runner/measure/consistent_profile.hpp"
@@ -53,6 +54,7 @@ class PhaseClock {
 // timing, graph timing, profiling, peak memory. Each step is its own file.
 struct CaseRunner::Impl {
   Device device;
+  std::string gpu_uuid;  // read at the first case
   MeasureSettings settings;
   std::uint64_t seed;
   std::unique_ptr<Timer> timer;
@@ -162,6 +164,15 @@ CaseRunner::CaseRunner(const Device& device, MeasureSettings settings, std::uint
 CaseRunner::~CaseRunner() = default;
 
 CaseResult CaseRunner::run(const Case& c, const std::string& trace_path) {
+  CaseResult result = measure_case(c, trace_path);
+  if (impl_->device.is_cuda()) {
+    if (impl_->gpu_uuid.empty()) impl_->gpu_uuid = gpu_uuid(impl_->device);
+    result.gpu_uuid = impl_->gpu_uuid;
+  }
+  return result;
+}
+
+CaseResult CaseRunner::measure_case(const Case& c, const std::string& trace_path) {
   const auto start = Clock::now();
   const Device& device = impl_->device;
   const VariantInfo* info = find_variant_info(c.variant);

@@ -25,6 +25,7 @@ class CaseRunner {
   CaseResult run(const Case& c, const std::string& trace_path = "");
 
  private:
+  CaseResult measure_case(const Case& c, const std::string& trace_path);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -7,12 +7,12 @@
 namespace attnsweep {
 
 // Each variant's factory, defined in its own file.
-#define ATTNSWEEP_DECLARE_VARIANT(name, description, cpu, cuda, test_only) const Variant& name##_variant();
+#define ATTNSWEEP_DECLARE_VARIANT(name, description, cpu, cuda, test_only, relative_cost) const Variant& name##_variant();
 ATTNSWEEP_VARIANTS(ATTNSWEEP_DECLARE_VARIANT)
 #undef ATTNSWEEP_DECLARE_VARIANT
 
 const Variant* find_variant(const std::string& name) {
-#define ATTNSWEEP_REGISTER_VARIANT(name, description, cpu, cuda, test_only) {#name, &name##_variant()},
+#define ATTNSWEEP_REGISTER_VARIANT(name, description, cpu, cuda, test_only, relative_cost) {#name, &name##_variant()},
   static const std::map<std::string, const Variant*> registry = {ATTNSWEEP_VARIANTS(ATTNSWEEP_REGISTER_VARIANT)};
 #undef ATTNSWEEP_REGISTER_VARIANT
   const auto found = registry.find(name);

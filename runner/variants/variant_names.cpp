@@ -8,7 +8,7 @@
 namespace attnsweep {
 
 const std::vector<VariantInfo>& variant_catalog() {
-#define ATTNSWEEP_VARIANT_INFO(name, description, cpu, cuda, test_only) {#name, description, cpu, cuda, test_only},
+#define ATTNSWEEP_VARIANT_INFO(name, description, cpu, cuda, test_only, relative_cost) {#name, description, cpu, cuda, test_only, relative_cost},
   static const std::vector<VariantInfo> everything = {ATTNSWEEP_VARIANTS(ATTNSWEEP_VARIANT_INFO)};
 #undef ATTNSWEEP_VARIANT_INFO
   static const std::vector<VariantInfo> without_test_variants = [] {

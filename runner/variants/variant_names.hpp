@@ -16,6 +16,7 @@ struct VariantInfo {
   bool runs_on_cpu = false;
   bool runs_on_cuda = false;
   bool test_only = false;  // listed only when ATTNSWEEP_TEST_VARIANTS=1 (fault-injection tests)
+  int relative_cost = 10;  // expected GPU time per forward, tenths of sdpa_flash's (variant_list.hpp)
 };
 
 // The variants a config may name; test-only ones only when ATTNSWEEP_TEST_VARIANTS=1.
