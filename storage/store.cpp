@@ -526,14 +526,17 @@ bool Store::heartbeat(std::int64_t run_id, const Claim& claimant) {
 
 std::optional<std::int64_t> Store::add_case(std::int64_t run_id, const Case& c, const CaseResult& result) {
   auto& db = impl_->database;
-  SQLite::Transaction transaction(db);
-  // Only the (run_id, plan_index) key is let pass: any other refusal (a CHECK, NOT NULL) still throws.
-  std::optional<int> shard_index;
+  // IMMEDIATE: the write lock before the first read. A transaction that reads
+  // and then writes gets SQLITE_BUSY at once, without waiting, when another
+  // process (a worker of --gpus) committed in between.
+  SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+  std::optional<int> shard_index;  // the run's, stored with each of its cases
   {
     SQLite::Statement run(db, "SELECT shard_index FROM runs WHERE run_id = ?");
     run.bind(1, run_id);
     if (run.executeStep() && !run.getColumn(0).isNull()) shard_index = run.getColumn(0).getInt();
   }
+  // Only the (run_id, plan_index) key is let pass: any other refusal (a CHECK, NOT NULL) still throws.
   static const std::string case_sql = fields::insert_sql(cases_table()) + " ON CONFLICT (run_id, plan_index) DO NOTHING";
   SQLite::Statement insert(db, case_sql);
   fields::bind_row(insert, cases_table(), {run_id}, NewCase{c, result, utc_now_iso8601(), shard_index});

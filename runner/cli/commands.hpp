@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace attnsweep::cli {
 
@@ -18,10 +19,20 @@ struct RunOptions {
   bool resume = false;     // continue an earlier run instead of starting one
   std::string resume_run;  // "latest" or a run id
   bool isolate = false;    // one worker process per case
+  std::optional<std::string> shard;  // --shard K/N
+  std::optional<int> shards;         // --shards N (with JOB_COMPLETION_INDEX)
+  std::string sweep_id;              // --sweep-id
+  std::optional<std::string> gpus;   // --gpus all|0,1,...
 };
 int run_command(const RunOptions& options);
 
-int plan_command(const std::string& config_path, const std::string& device);
+struct PlanOptions {
+  std::string config_path;
+  std::string device;
+  std::optional<std::string> shard;  // --shard K/N: list that part
+  std::optional<int> shards;
+};
+int plan_command(const PlanOptions& options);
 int variants_command(const std::string& device);
 
 struct QueryOptions {
@@ -31,9 +42,18 @@ struct QueryOptions {
 };
 int query_command(const QueryOptions& options);
 
+// `attnsweep merge OUT.db IN.db...`: shard databases of one sweep into one run.
+struct MergeOptions {
+  std::string out_path;
+  std::vector<std::string> inputs;
+};
+int merge_command(const MergeOptions& options);
+
 // The hidden `worker` subcommand of --isolate.
 struct WorkerOptions {
   bool probe = false;  // print the device's environment as JSON and exit
+  bool serve = false;  // --gpus: serve cases of the run on one device, read from stdin
+  bool no_ceilings = false;  // with serve: the device's ceilings are stored already
   std::string config_sha256;
   std::string db_path;
   std::int64_t run_id = 0;

@@ -107,10 +107,25 @@ int main(int argc, char** argv) {
                         "run each case in its own worker process: a crash or a poisoned CUDA context costs one "
                         "case (status crashed), a hang is killed after measure.case_timeout_s (status timeout)");
 
-  std::string plan_config, plan_device;
+  run_command->add_option("--shard", run.shard,
+                           "run part K of N (0-based, e.g. 0/4) of the sweep: a deterministic split balanced by "
+                           "expected time; its own run row, merged later with attnsweep merge. Without it, K and N "
+                           "come from JOB_COMPLETION_INDEX (+ --shards or ATTNSWEEP_SHARDS) or SLURM_ARRAY_TASK_ID "
+                           "and SLURM_ARRAY_TASK_COUNT when set");
+  run_command->add_option("--shards", run.shards, "N for a Kubernetes indexed job (JOB_COMPLETION_INDEX gives K)");
+  run_command->add_option("--sweep-id", run.sweep_id,
+                          "an id shared by the shards of one launch, so merge never mixes two launches of one "
+                          "config (default: ATTNSWEEP_SWEEP_ID, else slurm-SLURM_ARRAY_JOB_ID)");
+  run_command->add_option("--gpus", run.gpus,
+                          "all, or GPU indexes like 0,1: one worker process per GPU, cases handed out from one "
+                          "queue (longest expected first), one run in one database; each case records its GPU");
+
+  cli::PlanOptions plan;
   auto* plan_command = app.add_subcommand("plan", "Validate a config and list the cases it would run; runs nothing");
-  plan_command->add_option("config", plan_config, "sweep config (YAML)")->required();
-  plan_command->add_option("--device", plan_device, "device to plan for: auto, cpu, cuda or cuda:N");
+  plan_command->add_option("config", plan.config_path, "sweep config (YAML)")->required();
+  plan_command->add_option("--device", plan.device, "device to plan for: auto, cpu, cuda or cuda:N");
+  plan_command->add_option("--shard", plan.shard, "list only part K of N (as run --shard K/N would run it)");
+  plan_command->add_option("--shards", plan.shards, "N, with JOB_COMPLETION_INDEX giving K (as for run)");
 
   cli::QueryOptions query;
   auto* query_command = app.add_subcommand("query", "Run one SQL statement on a results database, opened read-only");
@@ -123,10 +138,20 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(report::format_names()))
       ->capture_default_str();
 
+  cli::MergeOptions merge;
+  auto* merge_command = app.add_subcommand(
+      "merge", "Merge the shard databases of one sweep (run --shard K/N) into one run of OUT.db");
+  merge_command->add_option("out", merge.out_path, "database to merge into, created when absent; its other runs are "
+                                                   "left as they are")->required();
+  merge_command->add_option("inputs", merge.inputs, "shard databases (each of one sweep: the same config and N)")
+      ->required();
+
   cli::WorkerOptions worker;
   auto* worker_command = app.add_subcommand("worker", "");  // internal: one case for --isolate (hidden)
   worker_command->group("");
   worker_command->add_flag("--probe", worker.probe, "print the device's environment as JSON and exit");
+  worker_command->add_flag("--serve", worker.serve, "serve cases of the run read from stdin (--gpus)");
+  worker_command->add_flag("--no-ceilings", worker.no_ceilings, "with --serve: do not measure the ceilings");
   worker_command->add_option("--config-sha256", worker.config_sha256);
   worker_command->add_option("--db", worker.db_path);
   worker_command->add_option("--run-id", worker.run_id);
@@ -152,8 +177,9 @@ int main(int argc, char** argv) {
     return cli::run_command(run);
   }
   if (*query_command) return cli::query_command(query);
+  if (*merge_command) return cli::merge_command(merge);
   if (*worker_command) return cli::worker_command(worker);
-  if (*plan_command) return cli::plan_command(plan_config, plan_device);
+  if (*plan_command) return cli::plan_command(plan);
   if (*variants_command) return cli::variants_command(variants_device);
   return kExitBadInput;
 }

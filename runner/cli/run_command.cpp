@@ -1,6 +1,8 @@
 // `attnsweep run`: the sweep itself is runner/execute/sweep.cpp; here the
 // options become a request, and the outcome a summary and what to do next.
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "runner/cli/commands.hpp"
 #include "runner/cli/guarded.hpp"
@@ -21,17 +23,33 @@ int run_command(const RunOptions& options) {
     request.traces_dir = options.traces_dir;
     if (options.resume) request.resume = options.resume_run;
     request.isolate = options.isolate;
+    request.shard = execute::choose_shard(options.shard, options.shards);
+    request.sweep_id = execute::choose_sweep_id(options.sweep_id);
+    request.gpus = options.gpus;
     const execute::SweepOutcome outcome = execute::run_sweep(request);
 
     const auto& cases = outcome.cases;
     std::cout << "\n";
     report::write_table(std::cout, report::summary_table(cases), report::Format::table);
+    if (outcome.shard) {
+      std::cout << "\nshard " << outcome.shard->spec.label() << " (set by " << outcome.shard->source << "): "
+                << outcome.planned_cases << " of the sweep's " << outcome.sweep_cases
+                << " cases; merge the shards' databases with: attnsweep merge OUT.db SHARD.db...\n";
+    }
+    if (!outcome.gpus.empty()) {
+      std::vector<std::string> names;
+      for (const auto& gpu : outcome.gpus) names.push_back(gpu.to_string());
+      std::cout << "\nmeasured on " << text::join(names, ", ") << " (cases.device and cases.gpu_uuid say which)\n";
+    }
     if (outcome.status == RunStatus::interrupted) {
       std::cout << "\nrun " << outcome.run_id << " interrupted (signal " << interrupt_signal() << ") with "
                 << cases.size() << " of " << outcome.planned_cases << " cases stored in " << options.db_path << "\n"
                 << "continue it with: attnsweep run " << text::shell_quote(options.config_path) << " --db "
-                << text::shell_quote(options.db_path) << " --device " << outcome.device
+                << text::shell_quote(options.db_path)
+                << (options.gpus ? std::string() : " --device " + outcome.device.to_string())
                 << (options.isolate ? " --isolate" : "")
+                << (outcome.shard ? " --shard " + outcome.shard->spec.label() : "")
+                << (options.gpus ? " --gpus " + text::shell_quote(*options.gpus) : "")
                 << (options.traces_dir.empty() ? "" : " --traces " + text::shell_quote(options.traces_dir)) << " --resume "
                 << outcome.run_id << "\n";
       return interrupted_exit_code();

@@ -6,6 +6,7 @@
 #include "runner/common/log.hpp"
 #include "runner/device/ceilings.hpp"
 #include "runner/measure/flops.hpp"
+#include "runner/plan/cost.hpp"
 #include "runner/profile/kineto_profiler.hpp"
 #include "storage/run_reader.hpp"
 
@@ -52,7 +53,7 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
   record.environment = run.probed ? *run.probed : collect_environment(run.device);
   record.seed = config.seed;
   record.timing_protocol = timing_protocol(run.device, config.measure);
-  if (run.device.is_cuda() && !run.isolate) {
+  if (run.device.is_cuda() && !run.isolate && run.gpus.empty()) {
     log::info("measuring device ceilings (bf16 matmul, device-to-device copy)");
     const DeviceCeilings ceilings = measure_ceilings(run.device);
     record.ceiling_bf16_tflops = ceilings.bf16_tflops;
@@ -61,16 +62,33 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
   record.flop_convention = kFlopConvention;
   record.measure = config.measure;
   record.planned_cases = run.planned_cases;
+  record.sweep_cases = run.sweep_cases;
   record.isolate = run.isolate;
+  record.sweep_id = run.sweep_id;
+  if (run.shard) {
+    record.shard_index = run.shard->spec.index;
+    record.shard_count = run.shard->spec.count;
+    record.shard_source = run.shard->source;
+    record.shard_split = kShardSplitVersion;
+  }
+  std::string where = run.device.to_string();
+  for (std::size_t i = 0; i < run.gpus.size(); ++i) record.gpus += (i ? "," : "") + run.gpus[i].to_string();
+  if (!run.gpus.empty()) where = record.gpus;
   const std::int64_t run_id = store.begin_run(record);
+  if (run.gpus.empty()) store.add_run_device(run_id, {record.environment, record.ceiling_bf16_tflops, record.ceiling_copy_gbps});
   log::info("run " + std::to_string(run_id) + " '" + record.name + "': " + std::to_string(run.planned_cases) +
-            " cases on " + run.device.to_string() + " (" + record.environment.device_name + ")" +
+            " cases on " + where + " (" + record.environment.device_name + ")" +
+            (run.shard ? ", shard " + run.shard->spec.label() + " (from " + run.shard->source + ") of a sweep of " +
+                             std::to_string(run.sweep_cases) + " cases"
+                       : "") +
+            (run.gpus.size() > 1 ? ", one worker process per GPU" : "") +
             (run.isolate ? ", one worker process per case" : ""));
   return run_id;
 }
 
 std::int64_t run_to_resume(const storage::RunReader& reader, const std::string& wanted,
-                           const std::string& config_path, const std::string& config_sha256, const Device& device) {
+                           const std::string& config_path, const std::string& config_sha256, const Device& device,
+                           const std::optional<ShardSpec>& shard, bool with_gpus) {
   std::optional<std::int64_t> wanted_id;
   if (wanted != "latest") {
     try {
@@ -90,6 +108,22 @@ std::int64_t run_to_resume(const storage::RunReader& reader, const std::string& 
     throw BadInputError("run " + std::to_string(run->run_id) + " was made from a different config (sha256 " +
                         run->config_sha256.substr(0, 12) + ", now " + config_sha256.substr(0, 12) + " for " +
                         config_path + "); resume with the same file, or start a new run without --resume");
+  }
+  const auto stored_shard = run->shard_index && run->shard_count && run->shard_source != "merge"
+                                ? std::optional<ShardSpec>(ShardSpec{*run->shard_index, *run->shard_count})
+                                : std::nullopt;
+  if (stored_shard != shard) {
+    const std::string id = "run " + std::to_string(run->run_id);
+    if (!stored_shard) throw BadInputError(id + " is not a shard; resume it without --shard (and without a scheduler's shard index)");
+    throw BadInputError(id + " is shard " + stored_shard->label() + (shard ? ", not " + shard->label() : ", and this run is no shard") +
+                        "; resume it as the same shard (--shard " + stored_shard->label() + ")");
+  }
+  if (!run->gpus.empty() || with_gpus) {
+    if (run->gpus.empty() || !with_gpus) {
+      throw BadInputError("run " + std::to_string(run->run_id) + (run->gpus.empty() ? " ran on one device (" + run->device.to_string() + "); resume it without --gpus"
+                                                                                   : " ran with --gpus (" + run->gpus + "); resume it with --gpus"));
+    }
+    return run->run_id;  // any GPUs: each case records the one that measured it
   }
   if (run->device != device) {
     throw BadInputError("run " + std::to_string(run->run_id) + " ran on " + run->device.to_string() + ", not " +

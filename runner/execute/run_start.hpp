@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "runner/config/config.hpp"
 #include "runner/device/environment.hpp"
+#include "runner/execute/shard_choice.hpp"
 #include "storage/run_reader.hpp"
 #include "storage/store.hpp"
 
@@ -19,18 +21,26 @@ struct NewRun {
   std::string config_sha256;
   Device device;                                  // resolved
   std::optional<EnvironmentInfo> probed;          // from a worker with --isolate; else collected here
-  int planned_cases = 0;
+  int planned_cases = 0;                          // this run's cases (its shard's)
+  int sweep_cases = 0;                            // the whole plan's
   bool isolate = false;
+  std::optional<ShardChoice> shard;
+  std::string sweep_id;
+  std::vector<Device> gpus;                       // --gpus: one worker each; empty for one device
 };
 
-// Inserts the run row. Measures the device ceilings first on CUDA, except with
-// --isolate (the parent runs no kernels).
+// Inserts the run row and, for a run on one device, its run_devices row.
+// Measures the device ceilings first on CUDA, except with --isolate or --gpus
+// (the parent runs no kernels; each GPU's worker measures its own).
 std::int64_t begin_new_run(storage::Store& store, const NewRun& run);
 
 // The run --resume continues: `wanted` is a run id or "latest". Throws
 // BadInputError when there is none, or when its config or device differ.
+// A shard run resumes only as the same shard, a --gpus run only with --gpus
+// (on any set of GPUs: each case records its own).
 std::int64_t run_to_resume(const storage::RunReader& reader, const std::string& wanted,
-                           const std::string& config_path, const std::string& config_sha256, const Device& device);
+                           const std::string& config_path, const std::string& config_sha256, const Device& device,
+                           const std::optional<ShardSpec>& shard = std::nullopt, bool with_gpus = false);
 
 // The timing protocol of a run, in words (runs.timing_protocol).
 std::string timing_protocol(const Device& device, const MeasureSettings& measure);

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "runner/common/sha256.hpp"
 #include "runner/config/config.hpp"
 #include "runner/device/device.hpp"
+#include "runner/execute/device_pool.hpp"
 #include "runner/execute/fit_check.hpp"
 #include "runner/execute/in_process_executor.hpp"
 #include "runner/execute/run_start.hpp"
@@ -20,6 +22,7 @@
 #include "runner/execute/worker.hpp"
 #include "runner/execute/worker_executor.hpp"
 #include "runner/plan/plan.hpp"
+#include "runner/plan/shard.hpp"
 #include "runner/report/case_line.hpp"
 #include "storage/run_reader.hpp"
 #include "storage/store.hpp"
@@ -66,10 +69,12 @@ void run_cases(const Plan& plan, const Config& config, Executor& executor, stora
                const std::string& traces) {
   try {
     const int total = static_cast<int>(plan.cases.size());
+    int position = 0;
+    for (const Case& c : plan.cases) position += done.count(c.plan_index) ? 1 : 0;
     for (const Case& c : execution_order(plan, config.measure.case_order, config.seed)) {
       if (done.count(c.plan_index)) continue;
       if (interrupt_requested()) break;
-      log::info("[" + std::to_string(c.plan_index + 1) + "/" + std::to_string(total) + "] " + c.label());
+      log::info("[" + std::to_string(++position) + "/" + std::to_string(total) + "] " + c.label());
       const CaseOutcome outcome = executor.run(c, trace_file(traces, run_id, c));
       database.check_still_there();
       if (!store.heartbeat(run_id)) throw ClaimLost(run_id);
@@ -96,14 +101,47 @@ void run_cases(const Plan& plan, const Config& config, Executor& executor, stora
 
 }  // namespace
 
+namespace {
+
+// The devices of a --gpus run, asked of a worker (the parent never initializes
+// CUDA). With ATTNSWEEP_TEST_VARIANTS=1 and --device cpu, one CPU worker per
+// listed index: how the pool is tested on machines without a GPU.
+std::vector<Device> devices_for_gpus(const std::string& gpus, const Device& requested, DeviceProbe& probe) {
+  if (requested.kind() == DeviceKind::cpu) {
+    const char* testing = std::getenv("ATTNSWEEP_TEST_VARIANTS");
+    if (!testing || std::string(testing) != "1") {
+      throw BadInputError("--gpus runs on CUDA devices, but the device is cpu (from --device or the config); drop "
+                          "--gpus, or use --device cuda");
+    }
+    std::vector<Device> workers;
+    for (std::size_t i = 0; i < parse_gpus(gpus, 64).size(); ++i) workers.push_back(Device::cpu());
+    return workers;
+  }
+  const std::vector<Device> devices = parse_gpus(gpus, probe.environment.cuda_device_count);
+  if (devices.front() != probe.environment.device) probe = probe_device_in_worker(devices.front());
+  return devices;
+}
+
+}  // namespace
+
 SweepOutcome run_sweep(const SweepRequest& request) {
   // Everything the user gave is checked before the database is touched.
   const Config config = load_config(request.config_path);
-  const Plan plan = make_plan(config);
+  const Plan whole = make_plan(config);
+  const Plan plan = request.shard ? shard_plan(whole, config.measure, request.shard->spec, request.config_path) : whole;
+  if (request.gpus && request.device) {
+    throw BadInputError("--gpus picks the devices itself; give --gpus or --device, not both");
+  }
   const Device requested = request.device.value_or(config.device);
-  // With --isolate the parent leaves CUDA alone: a worker answers the device questions.
+  if (request.gpus && requested.kind() == DeviceKind::cuda && requested.cuda_index() >= 0) {
+    throw BadInputError("the config's device is " + requested.to_string() + "; --gpus needs device auto or cuda");
+  }
+  // With --isolate or --gpus the parent leaves CUDA alone: a worker answers the device questions.
+  const bool workers = request.isolate || request.gpus.has_value();
   std::optional<DeviceProbe> probe;
-  if (request.isolate) probe = probe_device_in_worker(requested);
+  if (workers) probe = probe_device_in_worker(request.gpus && requested.kind() != DeviceKind::cpu ? Device::cuda() : requested);
+  std::vector<Device> gpus;
+  if (request.gpus) gpus = devices_for_gpus(*request.gpus, probe->environment.device, *probe);
   const Device device = probe ? probe->environment.device : resolve_device(requested);
   check_cases_fit(plan, device, probe ? probe->memory_bytes : device_memory_bytes(device), request.config_path);
   const std::string traces = trace_directory(request.traces_dir, config.measure.traces, request.db_path);
@@ -127,11 +165,16 @@ SweepOutcome run_sweep(const SweepRequest& request) {
   SweepOutcome outcome;
   outcome.device = device;
   outcome.planned_cases = static_cast<int>(plan.cases.size());
+  outcome.sweep_cases = static_cast<int>(whole.cases.size());
   outcome.traces_dir = traces;
+  outcome.shard = request.shard;
+  outcome.gpus = gpus;
   std::set<int> done;
   if (request.resume) {
     const storage::RunReader reader(request.db_path);
-    outcome.run_id = run_to_resume(reader, *request.resume, request.config_path, config_sha256, device);
+    outcome.run_id = run_to_resume(reader, *request.resume, request.config_path, config_sha256, device,
+                                   request.shard ? std::optional<ShardSpec>(request.shard->spec) : std::nullopt,
+                                   request.gpus.has_value());
     // Claimed first (refused, exit 2, while another live process runs it), then
     // read: the last holder may have stored more cases before it stopped.
     store.claim_run(outcome.run_id);
@@ -139,29 +182,46 @@ SweepOutcome run_sweep(const SweepRequest& request) {
     log::info("resuming run " + std::to_string(outcome.run_id) + ": " + std::to_string(done.size()) + " of " +
               std::to_string(plan.cases.size()) + " cases already stored");
   } else {
-    outcome.run_id = begin_new_run(store, {request.config_path, &config, config_sha256, device,
-                                           probe ? std::optional<EnvironmentInfo>(probe->environment) : std::nullopt,
-                                           outcome.planned_cases, request.isolate});
+    NewRun run{request.config_path, &config, config_sha256, device,
+               probe ? std::optional<EnvironmentInfo>(probe->environment) : std::nullopt,
+               outcome.planned_cases, outcome.sweep_cases, request.isolate, request.shard, request.sweep_id, gpus};
+    outcome.run_id = begin_new_run(store, run);
   }
 
-  std::unique_ptr<Executor> executor;
-  if (request.isolate) {
-    // A worker's case may outlast the claim's stale limit: the wait keeps the claim alive.
-    const std::int64_t run_id = outcome.run_id;
-    executor = std::make_unique<WorkerExecutor>(WorkerContext{config_sha256, request.db_path, run_id, device,
-                                                              config.measure.case_timeout_s,
-                                                              [&store, run_id] { return store.heartbeat(run_id); }});
-  } else {
-    executor = std::make_unique<InProcessExecutor>(device, config.measure, config.seed);
-  }
+  const std::int64_t run_id = outcome.run_id;
   install_interrupt_handlers();
-  run_cases(plan, config, *executor, store, database, outcome.run_id, done, traces);
+  if (!gpus.empty()) {
+    const auto after_case = [&] {
+      database.check_still_there();
+      if (!store.heartbeat(run_id)) throw ClaimLost(run_id);
+    };
+    try {
+      run_cases_on_devices(plan, config.measure, done,
+                           {config_sha256, request.db_path, run_id, gpus, config.measure.case_timeout_s,
+                            request.isolate, traces},
+                           store, {after_case, [&store, run_id] { return store.heartbeat(run_id); }});
+    } catch (...) {
+      store.finish_run(run_id, RunStatus::failed);  // changes nothing once another process holds the run
+      throw;
+    }
+  } else {
+    std::unique_ptr<Executor> executor;
+    if (request.isolate) {
+      // A worker's case may outlast the claim's stale limit: the wait keeps the claim alive.
+      executor = std::make_unique<WorkerExecutor>(WorkerContext{config_sha256, request.db_path, run_id, device,
+                                                                config.measure.case_timeout_s,
+                                                                [&store, run_id] { return store.heartbeat(run_id); }});
+    } else {
+      executor = std::make_unique<InProcessExecutor>(device, config.measure, config.seed);
+    }
+    run_cases(plan, config, *executor, store, database, run_id, done, traces);
+  }
   outcome.status = interrupt_requested() ? RunStatus::interrupted : RunStatus::done;
-  if (!store.finish_run(outcome.run_id, outcome.status)) throw ClaimLost(outcome.run_id);
+  if (!store.finish_run(run_id, outcome.status)) throw ClaimLost(run_id);
   database.check_still_there();
   // Read while the store is still open: its connection, the last to close, then
   // folds the write-ahead log back, so no -wal or -shm file is left beside the database.
-  outcome.cases = storage::RunReader(request.db_path).cases(outcome.run_id);
+  outcome.cases = storage::RunReader(request.db_path).cases(run_id);
   return outcome;
 }
 

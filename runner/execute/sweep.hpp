@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runner/common/identities.hpp"
+#include "runner/execute/shard_choice.hpp"
 #include "storage/run_reader.hpp"
 
 namespace attnsweep::execute {
@@ -20,6 +21,9 @@ struct SweepRequest {
   std::string traces_dir;        // --traces; empty: the config decides
   std::optional<std::string> resume;  // a run id or "latest": continue that run
   bool isolate = false;          // one worker process per case
+  std::optional<ShardChoice> shard;   // run only this part of the plan
+  std::string sweep_id;               // shared by the shards of one launch
+  std::optional<std::string> gpus;    // --gpus: "all" or "0,1,...": one worker process per GPU
 };
 
 struct SweepOutcome {
@@ -29,6 +33,9 @@ struct SweepOutcome {
   Device device;                       // resolved: the one a --resume must name
   std::string traces_dir;              // empty when traces are off
   std::vector<storage::CaseRow> cases; // every stored case of the run, old and new, in plan order
+  std::optional<ShardChoice> shard;    // as requested; what set it is in shard->source
+  int sweep_cases = 0;                 // cases of the whole plan
+  std::vector<Device> gpus;            // with --gpus: the devices used
 };
 
 // Throws BadInputError for bad input (nothing stored then), anything else for

@@ -21,7 +21,9 @@
 #include "runner/common/text.hpp"
 #include "runner/config/config.hpp"
 #include "runner/measure/case_runner.hpp"
+#include "runner/device/ceilings.hpp"
 #include "runner/device/device.hpp"
+#include "runner/report/case_line.hpp"
 #include "runner/plan/plan.hpp"
 #include "storage/run_reader.hpp"
 #include "storage/store.hpp"
@@ -52,13 +54,14 @@ std::string self_executable() {
   return std::string(buffer.data(), static_cast<std::size_t>(length));
 }
 
-// Starts this executable with `arguments` as a child: fork and exec with an
-// argument vector, never through a shell, so no option can inject a command.
-// The child gets its own process group (a terminal's Ctrl-C reaches the parent,
-// which decides) and is killed by the kernel when the parent dies
-// (PR_SET_PDEATHSIG), so a killed sweep leaves no worker running on. With
-// output_fd >= 0 its stdout and stderr go there.
-pid_t start_self(const std::vector<std::string>& arguments, int output_fd = -1) {
+}  // namespace
+
+// Fork and exec with an argument vector, never through a shell, so no option
+// can inject a command. The child gets its own process group (a terminal's
+// Ctrl-C reaches the parent, which decides) and is killed by the kernel when
+// the parent dies (PR_SET_PDEATHSIG), so a killed sweep leaves no worker
+// running on.
+pid_t start_worker_process(const std::vector<std::string>& arguments, const ChildStreams& streams) {
   const std::string executable = self_executable();
   std::vector<std::string> all = {executable};
   all.insert(all.end(), arguments.begin(), arguments.end());
@@ -72,11 +75,10 @@ pid_t start_self(const std::vector<std::string>& arguments, int output_fd = -1) 
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);  // the parent died before the line above
-    if (output_fd >= 0) {
-      dup2(output_fd, STDOUT_FILENO);
-      dup2(output_fd, STDERR_FILENO);
-      close(output_fd);
-    }
+    // dup2 clears close-on-exec on the copy: only these three reach the worker.
+    if (streams.input_fd >= 0) dup2(streams.input_fd, STDIN_FILENO);
+    if (streams.output_fd >= 0) dup2(streams.output_fd, STDOUT_FILENO);
+    if (streams.error_fd >= 0) dup2(streams.error_fd, STDERR_FILENO);
     execv(executable.c_str(), argv.data());
     _exit(127);
   }
@@ -84,15 +86,13 @@ pid_t start_self(const std::vector<std::string>& arguments, int output_fd = -1) 
   return pid;
 }
 
-std::string describe_exit(int status) {
+std::string describe_worker_exit(int status) {
   if (WIFSIGNALED(status)) {
     const int signal = WTERMSIG(status);
     return "worker killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
   }
   return "worker exited with code " + std::to_string(WEXITSTATUS(status)) + " without storing the case";
 }
-
-}  // namespace
 
 WorkerOutcome run_case_in_worker(const WorkerRequest& request, double timeout_seconds,
                                  const std::function<bool()>& keep_alive) {
@@ -106,7 +106,7 @@ WorkerOutcome run_case_in_worker(const WorkerRequest& request, double timeout_se
     arguments.push_back("--trace");
     arguments.push_back(request.trace_path);
   }
-  const pid_t pid = start_self(arguments);
+  const pid_t pid = start_worker_process(arguments, {});
   const auto start = std::chrono::steady_clock::now();
   double next_keep_alive = kKeepAliveSeconds;
   int status = 0;
@@ -133,30 +133,75 @@ WorkerOutcome run_case_in_worker(const WorkerRequest& request, double timeout_se
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {WorkerOutcome::Kind::finished, ""};
-  return {WorkerOutcome::Kind::crashed, describe_exit(status)};
+  return {WorkerOutcome::Kind::crashed, describe_worker_exit(status)};
 }
 
-void measure_and_store_case(const WorkerRequest& request) {
-  // The config is the text the run stored, validated when the run began: never
-  // the file again, which may have changed, or been a pipe that is now empty.
-  const auto run = storage::RunReader(request.db_path).run(request.run_id);
-  if (!run) throw BadInputError(request.db_path + ": no run " + std::to_string(request.run_id));
-  if (sha256_hex(run->config_yaml) != request.config_sha256) {
-    throw BadInputError("run " + std::to_string(request.run_id) + "'s stored config is not the one this worker was "
+namespace {
+
+// The run's config and plan as the run stored them: never the file again,
+// which may have changed, or been a pipe that is now empty.
+struct StoredSweep {
+  Config config;
+  Plan plan;
+
+  const Case& case_at(int plan_index) const {
+    if (plan_index < 0 || plan_index >= static_cast<int>(plan.cases.size())) {
+      throw BadInputError("plan index " + std::to_string(plan_index) + " is not in the plan");
+    }
+    return plan.cases[static_cast<std::size_t>(plan_index)];
+  }
+};
+
+StoredSweep load_stored_sweep(const std::string& db_path, std::int64_t run_id, const std::string& config_sha256) {
+  const auto run = storage::RunReader(db_path).run(run_id);
+  if (!run) throw BadInputError(db_path + ": no run " + std::to_string(run_id));
+  if (sha256_hex(run->config_yaml) != config_sha256) {
+    throw BadInputError("run " + std::to_string(run_id) + "'s stored config is not the one this worker was "
                         "started for; not measuring it");
   }
-  const Config config = parse_config(run->config_yaml, run->config_path.empty() ? "the run's config" : run->config_path);
-  const Plan plan = make_plan(config);
-  if (request.plan_index < 0 || request.plan_index >= static_cast<int>(plan.cases.size())) {
-    throw BadInputError("plan index " + std::to_string(request.plan_index) + " is not in the plan");
-  }
-  const Case& c = plan.cases[static_cast<std::size_t>(request.plan_index)];
-  CaseRunner runner(request.device, config.measure, config.seed);
+  Config config = parse_config(run->config_yaml, run->config_path.empty() ? "the run's config" : run->config_path);
+  Plan plan = make_plan(config);
+  return {std::move(config), std::move(plan)};
+}
+
+}  // namespace
+
+void measure_and_store_case(const WorkerRequest& request) {
+  const StoredSweep sweep = load_stored_sweep(request.db_path, request.run_id, request.config_sha256);
+  const Case& c = sweep.case_at(request.plan_index);
+  CaseRunner runner(request.device, sweep.config.measure, sweep.config.seed);
   const CaseResult result = runner.run(c, request.trace_path);
   // The parent checked the database at open; a worker skips the quick_check.
   // An empty answer means the case is stored already (by a process that held
   // the run before): that one is kept, and this worker's job is done.
   storage::Store(request.db_path, storage::Store::Open::existing_without_quick_check).add_case(request.run_id, c, result);
+}
+
+void serve_cases(const ServeRequest& request) {
+  const StoredSweep sweep = load_stored_sweep(request.db_path, request.run_id, request.config_sha256);
+  const Device device = resolve_device(request.device);
+  storage::Store store(request.db_path, storage::Store::Open::existing_without_quick_check);
+  storage::RunDevice record{collect_environment(device), std::nullopt, std::nullopt};
+  if (device.is_cuda() && request.measure_ceilings) {
+    const DeviceCeilings ceilings = measure_ceilings(device);
+    record.ceiling_bf16_tflops = ceilings.bf16_tflops;
+    record.ceiling_copy_gbps = ceilings.copy_gbps;
+  }
+  store.add_run_device(request.run_id, record);
+  std::cout << kWorkerAnswer << "ready " << (record.environment.gpu_uuid.empty() ? "-" : record.environment.gpu_uuid)
+            << std::endl;
+  CaseRunner runner(device, sweep.config.measure, sweep.config.seed);
+  for (std::string line; std::getline(std::cin, line);) {
+    const auto tab = line.find('\t');
+    const Case& c = sweep.case_at(std::stoi(line.substr(0, tab)));
+    const CaseResult result = runner.run(c, tab == std::string::npos ? "" : line.substr(tab + 1));
+    store.add_case(request.run_id, c, result);  // empty: stored already by an earlier holder, which is kept
+    std::string warnings;
+    for (const auto& warning : result.warnings) warnings += "\t" + warning;
+    std::cout << kWorkerAnswer << "stored " << c.plan_index << "\t" << to_string(result.status) << "\t"
+              << report::one_line_result(c, result) << warnings << std::endl;
+    if (result.device_unusable) return;  // the parent starts a fresh worker for the next case
+  }
 }
 
 std::string device_probe_json(const Device& requested_device) {
@@ -171,7 +216,7 @@ DeviceProbe probe_device_in_worker(const Device& requested_device) {
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("cannot start the device probe: " + std::string(std::strerror(errno)));
   pid_t pid = -1;
   try {
-    pid = start_self({"worker", "--probe", "--device", requested_device.to_string()}, fds[1]);
+    pid = start_worker_process({"worker", "--probe", "--device", requested_device.to_string()}, {-1, fds[1], fds[1]});
   } catch (...) {
     close(fds[0]);
     close(fds[1]);

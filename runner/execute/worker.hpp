@@ -5,8 +5,11 @@
 // the worker does. Also the device probe, asked of a worker so that the
 // parent of an isolated sweep never initializes CUDA itself.
 #include <cstdint>
+#include <sys/types.h>
+
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "runner/common/identities.hpp"
 #include "runner/device/environment.hpp"
@@ -38,6 +41,35 @@ inline constexpr double kKeepAliveSeconds = 60;
 // The worker's side: measure one case of the plan and store it. Throws
 // BadInputError when the config changed since the run began.
 void measure_and_store_case(const WorkerRequest& request);
+
+// --gpus: a worker that serves one device of a run, case after case, in one
+// process (inputs and references are reused as in a sweep without workers).
+// It measures the device's ceilings (unless told not to), records the device
+// (run_devices), answers `ready`, then reads one case per line on stdin,
+// "<plan_index>\t<trace path or empty>", measures and stores it, and answers
+// `stored`. It ends at the end of stdin, or after a case that left its CUDA
+// context unusable. Answers are lines on stdout that start with kWorkerAnswer.
+struct ServeRequest {
+  std::string config_sha256;
+  std::string db_path;
+  std::int64_t run_id = 0;
+  Device device;
+  bool measure_ceilings = true;  // false when a restarted worker's device has them already
+};
+void serve_cases(const ServeRequest& request);
+inline constexpr const char* kWorkerAnswer = "@attnsweep ";
+
+// The standard streams of a worker process; -1 leaves one as the parent's.
+struct ChildStreams {
+  int input_fd = -1;
+  int output_fd = -1;
+  int error_fd = -1;
+};
+// Starts this executable with `arguments` as a worker process (its own process
+// group, killed when the parent dies). Throws when it cannot fork.
+pid_t start_worker_process(const std::vector<std::string>& arguments, const ChildStreams& streams);
+// "worker killed by signal 6 (Aborted)", from a waitpid status.
+std::string describe_worker_exit(int status);
 
 // What the parent of an isolated sweep needs to know about the device, asked
 // of a worker so that the parent itself never initializes CUDA.

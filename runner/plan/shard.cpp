@@ -36,6 +36,11 @@ std::int64_t group_cost(const std::vector<const Case*>& group, const MeasureSett
   return cost;
 }
 
+// A split is accepted when its busiest shard is expected to take at most this
+// many percent of an even share; otherwise groups are split finer and finer.
+constexpr std::int64_t kAcceptedImbalancePercent = 115;
+constexpr int kFinestGranularity = 8;
+
 bool longer_first(const WorkUnit& a, const WorkUnit& b) {
   return std::make_tuple(-a.cost_ns, a.plan_indexes.front()) < std::make_tuple(-b.cost_ns, b.plan_indexes.front());
 }
@@ -95,26 +100,42 @@ std::vector<WorkUnit> work_units(const Plan& plan, const MeasureSettings& measur
 }
 
 std::vector<std::vector<int>> split_into_shards(const Plan& plan, const MeasureSettings& measure, int count) {
-  std::vector<std::vector<int>> shards(static_cast<std::size_t>(std::max(count, 1)));
-  std::vector<std::int64_t> load(shards.size(), 0);
-  for (const WorkUnit& unit : work_units(plan, measure, count)) {
-    const std::size_t lightest =
-        static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());  // first on a tie
-    load[lightest] += unit.cost_ns;
-    shards[lightest].insert(shards[lightest].end(), unit.plan_indexes.begin(), unit.plan_indexes.end());
+  // Whole groups first: the variants of one shape then run on one machine, so
+  // their comparison is like with like, and share inputs and reference. Finer
+  // only when whole groups cannot be balanced.
+  std::vector<std::vector<int>> shards;
+  for (int granularity = 1; granularity <= kFinestGranularity; granularity *= 2) {
+    shards.assign(static_cast<std::size_t>(std::max(count, 1)), {});
+    std::vector<std::int64_t> load(shards.size(), 0);
+    for (const WorkUnit& unit : work_units(plan, measure, count, granularity)) {
+      const std::size_t lightest =
+          static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());  // first on a tie
+      load[lightest] += unit.cost_ns;
+      shards[lightest].insert(shards[lightest].end(), unit.plan_indexes.begin(), unit.plan_indexes.end());
+    }
+    const std::int64_t total = std::accumulate(load.begin(), load.end(), std::int64_t{0});
+    const std::int64_t busiest = *std::max_element(load.begin(), load.end());
+    if (busiest / kAcceptedImbalancePercent <= total / static_cast<std::int64_t>(load.size()) / 100) break;
   }
   for (auto& shard : shards) std::sort(shard.begin(), shard.end());
   return shards;
 }
 
+std::int64_t expected_plan_ns(const Plan& plan, const MeasureSettings& measure) {
+  std::int64_t total = 0;
+  for (const WorkUnit& unit : work_units(plan, measure, 1)) total += unit.cost_ns;
+  return total;
+}
+
 Plan shard_plan(const Plan& plan, const MeasureSettings& measure, const ShardSpec& shard, const std::string& config_path) {
+  // Refused for every K alike: some shards of such a split would have nothing to run.
+  if (static_cast<std::size_t>(shard.count) > plan.cases.size()) {
+    throw BadInputError(config_path + ": " + std::to_string(shard.count) + " shards for a plan of " +
+                        std::to_string(plan.cases.size()) + " cases; use at most " +
+                        std::to_string(plan.cases.size()) + " shards");
+  }
   const auto shards = split_into_shards(plan, measure, shard.count);
   const auto& mine = shards[static_cast<std::size_t>(shard.index)];
-  if (mine.empty()) {
-    throw BadInputError(config_path + ": shard " + shard.label() + " would have no cases: the plan has only " +
-                        std::to_string(plan.cases.size()) + "; use at most " + std::to_string(plan.cases.size()) +
-                        " shards");
-  }
   Plan part;
   part.excluded = plan.excluded;
   part.duplicates = plan.duplicates;

@@ -19,6 +19,7 @@ struct ShardSpec {
   int count = 1;
   std::string label() const { return std::to_string(index) + "/" + std::to_string(count); }  // "1/3"
   bool operator==(const ShardSpec& other) const { return index == other.index && count == other.count; }
+  bool operator!=(const ShardSpec& other) const { return !(*this == other); }
 };
 
 // The largest shard count accepted: more shards than this is surely a mistake.
@@ -42,15 +43,20 @@ struct WorkUnit {
 // plan index).
 std::vector<WorkUnit> work_units(const Plan& plan, const MeasureSettings& measure, int parallel, int granularity = 1);
 
-// The plan indexes of every shard: the units handed out longest first, each to
-// the shard with the least expected time so far (the lowest index on a tie).
-// Each list is in plan order. Shards are empty only when the plan has fewer
-// cases than `count`.
+// The plan indexes of every shard: the work units handed out longest first,
+// each to the shard with the least expected time so far (the lowest index on a
+// tie). Units are whole groups where that keeps the busiest shard within 15%
+// of an even share, else groups split finer (granularity 2, 4, 8). Each list
+// is in plan order. Shards are empty only when the plan has fewer cases
+// than `count`.
 std::vector<std::vector<int>> split_into_shards(const Plan& plan, const MeasureSettings& measure, int count);
 
+// Expected wall time of running the whole plan in one process (cost.hpp).
+std::int64_t expected_plan_ns(const Plan& plan, const MeasureSettings& measure);
+
 // The cases of one shard, in plan order, each keeping its plan_index in the
-// whole plan. Throws BadInputError when the shard would be empty (more shards
-// than cases), naming `config_path`.
+// whole plan. Throws BadInputError, naming `config_path`, when there are more
+// shards than cases (whichever the shard: some would have nothing to run).
 Plan shard_plan(const Plan& plan, const MeasureSettings& measure, const ShardSpec& shard, const std::string& config_path);
 
 }  // namespace attnsweep

@@ -1,0 +1,662 @@
+#include "storage/merge.hpp"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+#include "runner/common/errors.hpp"
+#include "runner/common/sha256.hpp"
+#include "runner/config/config.hpp"
+#include "runner/plan/cost.hpp"
+#include "runner/plan/plan.hpp"
+#include "runner/plan/shard.hpp"
+#include "storage/fields.hpp"
+#include "storage/migrations.hpp"
+#include "storage/run_reader.hpp"
+#include "storage/store.hpp"
+
+namespace attnsweep::storage {
+namespace {
+
+using fields::Value;
+
+// As the store: wait for another writer of the output rather than fail.
+constexpr int kBusyTimeoutMs = 10000;
+
+std::string shard_label(int index, int count) { return ShardSpec{index, count}.label(); }
+std::string quoted(const std::string& text) { return "'" + text + "'"; }
+
+// ---- the inputs: shard runs, read and checked before anything is written ------
+
+// One shard run of an input.
+struct ShardSource {
+  std::string path;  // the input, as given
+  RunRow run;
+  std::vector<CaseRow> cases;
+
+  int index() const { return *run.shard_index; }
+  int count() const { return *run.shard_count; }
+  // "b.db: run 2 (shard 1/3)": how messages begin with it.
+  std::string name() const { return path + ": " + mention(); }
+  // "b.db run 2 (shard 1/3)": how messages mention it further on.
+  std::string mention() const {
+    return path + " run " + std::to_string(run.run_id) + " (shard " + shard_label(index(), count()) + ")";
+  }
+};
+
+bool is_merged_run(const RunRow& run) { return run.shard_source == kMergedRunSource; }
+bool is_shard_run(const RunRow& run) { return run.shard_index && run.shard_count && !is_merged_run(run); }
+
+// The version of an attnsweep database older than this program's, read
+// without writing; nothing for any other file (RunReader has named the problem).
+std::optional<int> older_schema_version(const std::string& path) {
+  try {
+    SQLite::Database db(path, SQLite::OPEN_READONLY, kBusyTimeoutMs);
+    const int version = recognise_schema_version(db, path);
+    if (version >= 1 && version < kSchemaVersion) return version;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+// RunReader refuses what is missing, foreign, newer or older; an older version
+// gets merge's own words, since a migration would not give it shard runs.
+RunReader open_input(const std::string& path) {
+  try {
+    return RunReader(path);
+  } catch (const BadInputError&) {
+    const std::optional<int> version = older_schema_version(path);
+    if (!version) throw;
+    throw BadInputError(path + ": database schema version " + std::to_string(*version) + ", but merge takes version " +
+                        std::to_string(kSchemaVersion) + " only (this attnsweep's); inputs are never migrated, and "
+                        "shard runs exist from version " + std::to_string(kSchemaVersion) +
+                        " on: run that shard again with this attnsweep");
+  }
+}
+
+void refuse_unless_shard(const std::string& path, const RunRow& run) {
+  if (is_shard_run(run)) return;
+  const std::string id = path + ": run " + std::to_string(run.run_id);
+  if (is_merged_run(run)) {
+    throw BadInputError(id + " is a merged run (attnsweep merge), not a shard; merge the shard databases it was made "
+                        "from instead");
+  }
+  throw BadInputError(id + " is not a shard (it ran without --shard); merge takes databases of attnsweep run --shard "
+                      "K/N that hold shard runs only");
+}
+
+std::vector<ShardSource> read_inputs(const std::vector<std::string>& inputs) {
+  std::vector<ShardSource> sources;
+  for (const auto& path : inputs) {
+    const RunReader reader = open_input(path);
+    const std::vector<RunRow> runs = reader.runs();
+    if (runs.empty()) {
+      throw BadInputError(path + ": holds no runs, so no shard to merge; give the databases of attnsweep run --shard K/N");
+    }
+    for (const RunRow& run : runs) {
+      refuse_unless_shard(path, run);
+      sources.push_back({path, run, reader.cases(run.run_id)});
+    }
+  }
+  return sources;
+}
+
+std::string describe_sweep_id(const std::string& sweep_id) {
+  return sweep_id.empty() ? "no sweep id" : "sweep id " + quoted(sweep_id);
+}
+
+// What makes `run` part of another sweep than `reference`, in words; empty when
+// both are of one sweep (the same config, shard count, split, launch, device
+// kind and timing protocol). Holds for shard runs and merged runs alike.
+std::string sweep_difference(const RunRow& run, const RunRow& reference) {
+  if (run.config_sha256 != reference.config_sha256) {
+    return "another config (sha256 " + run.config_sha256.substr(0, 12) + ", not " +
+           reference.config_sha256.substr(0, 12) + ")";
+  }
+  if (run.shard_count != reference.shard_count) {
+    return "another shard count (N = " + std::to_string(run.shard_count.value_or(0)) + ", not " +
+           std::to_string(reference.shard_count.value_or(0)) + ")";
+  }
+  if (run.shard_split != reference.shard_split) {
+    return "another split version (" + quoted(run.shard_split) + ", not " + quoted(reference.shard_split) + ")";
+  }
+  if (run.sweep_id != reference.sweep_id) {
+    return "another launch (" + describe_sweep_id(run.sweep_id) + ", not " + describe_sweep_id(reference.sweep_id) + ")";
+  }
+  if (run.device.kind() != reference.device.kind()) {
+    return "another device kind (" + run.device.to_string() + ", not " + reference.device.to_string() + ")";
+  }
+  if (run.timing_protocol != reference.timing_protocol) {
+    return "another timing protocol (" + quoted(run.timing_protocol) + ", not " + quoted(reference.timing_protocol) + ")";
+  }
+  return "";
+}
+
+// The sweep the shards belong to: its plan and each shard's part of it, as
+// attnsweep run --shard K/N computed them from the stored config.
+struct Sweep {
+  RunRow reference;  // the first input's first run: what the others must match
+  Plan plan;
+  std::vector<std::vector<int>> parts;  // plan indexes of each shard
+
+  int shard_count() const { return static_cast<int>(parts.size()); }
+  int sweep_cases() const { return static_cast<int>(plan.cases.size()); }
+};
+
+Sweep sweep_of(const ShardSource& first) {
+  if (first.run.shard_split != kShardSplitVersion) {
+    throw BadInputError(first.name() + " was split by " + quoted(first.run.shard_split) + ", but this attnsweep splits " +
+                        "by " + quoted(kShardSplitVersion) + " and cannot check its cases; merge with the attnsweep "
+                        "that ran the shards");
+  }
+  // A config of another attnsweep version may not parse: ConfigError names the run.
+  const Config config = parse_config(first.run.config_yaml, first.name() + " config");
+  Sweep sweep{first.run, make_plan(config), {}};
+  sweep.parts = split_into_shards(sweep.plan, config.measure, first.count());
+  return sweep;
+}
+
+[[noreturn]] void refuse_inconsistent(const ShardSource& source, const std::string& why) {
+  throw BadInputError(source.name() + ": " + why + "; the database is not what attnsweep run --shard " +
+                      shard_label(source.index(), source.count()) + " of its config wrote: leave it out");
+}
+
+// The run's own columns and every stored case agree with the shard's part of the plan.
+void check_consistent(const ShardSource& source, const Sweep& sweep) {
+  const RunRow& run = source.run;
+  if (sha256_hex(run.config_yaml) != run.config_sha256) refuse_inconsistent(source, "its config text does not match its config_sha256");
+  if (run.run_uuid.empty()) refuse_inconsistent(source, "it has no run_uuid");
+  if (source.index() < 0 || source.index() >= sweep.shard_count()) refuse_inconsistent(source, "its shard index is out of range");
+  const std::vector<int>& part = sweep.parts[static_cast<std::size_t>(source.index())];
+  if (run.sweep_cases != sweep.sweep_cases()) {
+    refuse_inconsistent(source, "it counts " + std::to_string(run.sweep_cases.value_or(0)) + " cases in the sweep, its "
+                        "config plans " + std::to_string(sweep.sweep_cases()));
+  }
+  if (run.planned_cases != static_cast<int>(part.size())) {
+    refuse_inconsistent(source, "it planned " + std::to_string(run.planned_cases) + " cases, the shard has " +
+                        std::to_string(part.size()));
+  }
+  const std::set<int> in_part(part.begin(), part.end());
+  for (const CaseRow& stored : source.cases) {
+    const Case& c = stored.identity;
+    if (!in_part.count(c.plan_index)) {
+      refuse_inconsistent(source, "its case at plan_index " + std::to_string(c.plan_index) + " (" + c.label() +
+                          ") is not one of the shard's");
+    }
+    const Case& planned = sweep.plan.cases[static_cast<std::size_t>(c.plan_index)];
+    if (c.variant != planned.variant || !(c.shape == planned.shape) || c.dtype != planned.dtype || c.causal != planned.causal) {
+      refuse_inconsistent(source, "its case at plan_index " + std::to_string(c.plan_index) + " is " + c.label() +
+                          ", but the config plans " + planned.label() + " there");
+    }
+  }
+}
+
+// Each shard comes from one run: the same run given twice is taken once, two runs of one shard are refused.
+void refuse_two_runs_of_one_shard(const std::vector<ShardSource>& sources) {
+  std::map<int, const ShardSource*> first_of_shard;
+  for (const ShardSource& source : sources) {
+    const auto [first, inserted] = first_of_shard.emplace(source.index(), &source);
+    if (inserted || first->second->run.run_uuid == source.run.run_uuid) continue;
+    throw BadInputError(source.name() + " and " + first->second->mention() + " are two runs of one shard (run_uuid " +
+                        source.run.run_uuid.substr(0, 8) + "... and " + first->second->run.run_uuid.substr(0, 8) +
+                        "...); a shard is merged from one run: give only the database of the one to keep");
+  }
+}
+
+Sweep check_one_sweep(const std::vector<ShardSource>& sources) {
+  const ShardSource& first = sources.front();
+  for (const ShardSource& source : sources) {
+    const std::string difference = sweep_difference(source.run, first.run);
+    if (!difference.empty()) {
+      throw BadInputError(source.name() + " is of another sweep than " + first.mention() + ": " + difference +
+                          "; merge the shards of one sweep (one config, one N, one launch) at a time");
+    }
+  }
+  const Sweep sweep = sweep_of(first);
+  for (const ShardSource& source : sources) check_consistent(source, sweep);
+  refuse_two_runs_of_one_shard(sources);
+  return sweep;
+}
+
+void refuse_output_among_inputs(const std::string& out_path, const std::vector<std::string>& inputs) {
+  struct stat out {};
+  if (::stat(out_path.c_str(), &out) != 0) return;  // absent: it will be created, so it is no input
+  for (const auto& input : inputs) {
+    struct stat in {};
+    if (::stat(input.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+      throw BadInputError(out_path + ": the output is also an input (" + input + "); merge into another database "
+                          "(inputs are only read)");
+    }
+  }
+}
+
+// ---- copying rows between databases of this schema version ---------------------
+
+Value value_of(const SQLite::Column& column) {
+  if (column.isNull()) return {};
+  if (column.isInteger()) return static_cast<std::int64_t>(column.getInt64());
+  if (column.isFloat()) return column.getDouble();
+  return column.getString();  // TEXT; the schema has no BLOBs
+}
+
+std::vector<std::string> names_of(SQLite::Database& db, const std::string& sql, const std::string& argument) {
+  SQLite::Statement query(db, sql);
+  query.bind(1, argument);
+  std::vector<std::string> names;
+  while (query.executeStep()) names.push_back(query.getColumn(0).getString());
+  return names;
+}
+
+// The columns of a table, from the schema itself: a column added later is carried over.
+std::vector<std::string> columns_of(SQLite::Database& db, const std::string& table) {
+  return names_of(db, "SELECT name FROM pragma_table_info(?) ORDER BY cid", table);
+}
+
+// The tables whose rows belong to one case (kernels, ops, samples, and any added later).
+std::vector<std::string> tables_of_a_case(SQLite::Database& db) {
+  return names_of(db, "SELECT m.name FROM sqlite_master m, pragma_foreign_key_list(m.name) f "
+                      "WHERE m.type = 'table' AND f.\"table\" = ? AND f.\"from\" = 'case_id' ORDER BY m.name", "cases");
+}
+
+std::string column_list(const std::vector<std::string>& columns) {
+  std::string list;
+  for (const auto& column : columns) list += (list.empty() ? "\"" : ", \"") + column + "\"";
+  return list;
+}
+
+std::string placeholders(std::size_t count) {
+  std::string text;
+  for (std::size_t i = 0; i < count; ++i) text += i ? ", ?" : "?";
+  return text;
+}
+
+// Copies rows of one table from an input to the output: every column of the
+// table but `left_out` (a key the output assigns), the `replaced` columns
+// given new values per call.
+class RowCopier {
+ public:
+  RowCopier(SQLite::Database& from, SQLite::Database& to, const std::string& table, const std::string& selected_by,
+            const std::vector<std::string>& replaced, const std::string& left_out = "", const std::string& verb = "INSERT")
+      : columns_(without(columns_of(to, table), left_out)),
+        select_(from, "SELECT " + column_list(columns_) + " FROM \"" + table + "\" WHERE \"" + selected_by + "\" = ?"),
+        insert_(to, verb + " INTO \"" + table + "\" (" + column_list(columns_) + ") VALUES (" +
+                        placeholders(columns_.size()) + ")") {
+    for (const auto& column : columns_) {
+      const auto at = std::find(replaced.begin(), replaced.end(), column);
+      replacement_of_.push_back(at == replaced.end() ? -1 : static_cast<int>(at - replaced.begin()));
+    }
+  }
+
+  // Copies the rows whose `selected_by` is `key`, `replacements` in `replaced`
+  // order; returns how many rows were inserted (fewer with INSERT OR IGNORE).
+  int copy(std::int64_t key, const std::vector<Value>& replacements) {
+    select_.reset();
+    select_.bind(1, key);
+    int inserted = 0;
+    while (select_.executeStep()) {
+      for (std::size_t i = 0; i < columns_.size(); ++i) {
+        const int replacement = replacement_of_[i];
+        const Value value = replacement < 0 ? value_of(select_.getColumn(static_cast<int>(i)))
+                                            : replacements.at(static_cast<std::size_t>(replacement));
+        fields::bind_value(insert_, static_cast<int>(i) + 1, value);
+      }
+      inserted += insert_.exec();
+      insert_.reset();
+    }
+    return inserted;
+  }
+
+ private:
+  static std::vector<std::string> without(std::vector<std::string> columns, const std::string& column) {
+    columns.erase(std::remove(columns.begin(), columns.end(), column), columns.end());
+    return columns;
+  }
+
+  std::vector<std::string> columns_;
+  SQLite::Statement select_, insert_;
+  std::vector<int> replacement_of_;  // per column: its index in the replacements, or -1 to copy it
+};
+
+// ---- the merged run in the output ----------------------------------------------
+
+// One row of merged_shards.
+struct MergedShard {
+  std::string source_run_uuid, source_db, source_status;
+  std::int64_t source_run_id = 0;
+  int planned_cases = 0, merged_cases = 0;
+
+  bool operator==(const MergedShard& other) const {  // source_db left out: a moved file is the same shard
+    return source_run_uuid == other.source_run_uuid && source_run_id == other.source_run_id &&
+           source_status == other.source_status && planned_cases == other.planned_cases &&
+           merged_cases == other.merged_cases;
+  }
+};
+
+std::map<int, MergedShard> merged_shards_of(SQLite::Database& db, std::int64_t run_id) {
+  SQLite::Statement query(db, "SELECT shard_index, source_run_uuid, source_db, source_status, source_run_id, "
+                              "planned_cases, merged_cases FROM merged_shards WHERE run_id = ?");
+  query.bind(1, run_id);
+  std::map<int, MergedShard> shards;
+  while (query.executeStep()) {
+    shards[query.getColumn(0).getInt()] = {query.getColumn(1).getString(), query.getColumn(2).getString(),
+                                           query.getColumn(3).getString(), query.getColumn(4).getInt64(),
+                                           query.getColumn(5).getInt(), query.getColumn(6).getInt()};
+  }
+  return shards;
+}
+
+// The merged run the inputs go into; no run: a new one.
+struct Target {
+  std::optional<RunRow> run;
+  std::map<int, MergedShard> shards;
+};
+
+bool collides(const std::vector<ShardSource>& sources, const std::map<int, MergedShard>& shards) {
+  return std::any_of(sources.begin(), sources.end(), [&](const ShardSource& source) {
+    const auto merged = shards.find(source.index());
+    return merged != shards.end() && merged->second.source_run_uuid != source.run.run_uuid;
+  });
+}
+
+// (1) the merged run that holds any of the inputs' shard runs; else (2) the
+// latest merged run of the sweep still incomplete that none of them collides
+// with; else (3) a new one. Read under the output's write lock.
+Target choose_target(SQLite::Database& db, const std::string& out_path, const std::vector<ShardSource>& sources,
+                     const Sweep& sweep) {
+  std::set<std::string> uuids;
+  for (const ShardSource& source : sources) uuids.insert(source.run.run_uuid);
+  std::optional<Target> holding, open;
+  for (const RunRow& run : RunReader(out_path).runs()) {
+    if (!is_merged_run(run)) continue;
+    Target candidate{run, merged_shards_of(db, run.run_id)};
+    const bool holds = std::any_of(candidate.shards.begin(), candidate.shards.end(),
+                                   [&](const auto& shard) { return uuids.count(shard.second.source_run_uuid) > 0; });
+    if (holds && holding) {
+      throw BadInputError(out_path + ": the inputs' shard runs are in two merged runs already (runs " +
+                          std::to_string(holding->run->run_id) + " and " + std::to_string(run.run_id) +
+                          "); merge the inputs of each separately");
+    }
+    if (holds) {
+      holding = std::move(candidate);
+    } else if (run.status == RunStatus::incomplete && sweep_difference(run, sweep.reference).empty() &&
+               !collides(sources, candidate.shards)) {
+      open = std::move(candidate);  // runs come by run_id: the latest wins
+    }
+  }
+  if (!holding) return open ? std::move(*open) : Target{};
+  const std::string difference = sweep_difference(*holding->run, sweep.reference);
+  if (!difference.empty()) {
+    throw BadInputError(out_path + ": run " + std::to_string(holding->run->run_id) + ", which holds shards of the "
+                        "inputs, is of another sweep: " + difference + "; merge into another database");
+  }
+  return std::move(*holding);
+}
+
+// A shard already in the merged run is the same run, or the input is refused.
+void refuse_overlap(const std::string& out_path, const Target& target, const std::vector<ShardSource>& sources) {
+  for (const ShardSource& source : sources) {
+    const auto merged = target.shards.find(source.index());
+    if (merged == target.shards.end() || merged->second.source_run_uuid == source.run.run_uuid) continue;
+    throw BadInputError(source.name() + " is another run of a shard that run " + std::to_string(target.run->run_id) +
+                        " in " + out_path + " took from " + merged->second.source_db + " (run " +
+                        std::to_string(merged->second.source_run_id) + ", run_uuid " +
+                        merged->second.source_run_uuid.substr(0, 8) + "...); a shard is merged from one run: leave "
+                        "this one out, or merge it into another database");
+  }
+}
+
+// A row as column names and values.
+struct Row {
+  std::vector<std::string> columns;
+  std::vector<Value> values;
+
+  void set(const std::string& column, Value value) {
+    const auto at = std::find(columns.begin(), columns.end(), column);
+    if (at == columns.end()) throw std::logic_error("no column " + column);
+    values[static_cast<std::size_t>(at - columns.begin())] = std::move(value);
+  }
+};
+
+// The shard run's runs row, as the merged run's: every column but run_id (so
+// columns added later come along), the merge's own columns set.
+Row merged_runs_row(SQLite::Database& out, const ShardSource& shard, const Sweep& sweep) {
+  Row row;
+  for (const auto& column : columns_of(out, "runs")) {
+    if (column != "run_id") row.columns.push_back(column);
+  }
+  SQLite::Database in(shard.path, SQLite::OPEN_READONLY, kBusyTimeoutMs);
+  SQLite::Statement select(in, "SELECT " + column_list(row.columns) + " FROM runs WHERE run_id = ?");
+  select.bind(1, shard.run.run_id);
+  if (!select.executeStep()) throw std::runtime_error(shard.name() + ": the run is gone");
+  for (int i = 0; i < select.getColumnCount(); ++i) row.values.push_back(value_of(select.getColumn(i)));
+  row.set("shard_index", Value{});
+  row.set("shard_source", std::string(kMergedRunSource));
+  row.set("planned_cases", static_cast<std::int64_t>(sweep.sweep_cases()));
+  row.set("status", std::string(to_string(RunStatus::incomplete)));  // finish_merged_run sets the real one
+  row.set("finished_at", Value{});
+  for (const char* claim : {"owner_pid", "owner_host", "claimed_at", "heartbeat_at"}) row.set(claim, Value{});
+  return row;
+}
+
+std::int64_t insert_run(SQLite::Database& out, Row row) {
+  row.set("run_uuid", random_uuid());
+  SQLite::Statement insert(out, "INSERT INTO runs (" + column_list(row.columns) + ") VALUES (" +
+                                    placeholders(row.columns.size()) + ")");
+  for (std::size_t i = 0; i < row.values.size(); ++i) fields::bind_value(insert, static_cast<int>(i) + 1, row.values[i]);
+  insert.exec();
+  return out.getLastInsertRowid();
+}
+
+// Copies the row over an existing merged run's, but for its own run_uuid.
+void update_run(SQLite::Database& out, std::int64_t run_id, const Row& row) {
+  std::string assignments;
+  std::vector<Value> values;
+  for (std::size_t i = 0; i < row.columns.size(); ++i) {
+    if (row.columns[i] == "run_uuid") continue;
+    assignments += (assignments.empty() ? "\"" : ", \"") + row.columns[i] + "\" = ?";
+    values.push_back(row.values[i]);
+  }
+  SQLite::Statement update(out, "UPDATE runs SET " + assignments + " WHERE run_id = ?");
+  for (std::size_t i = 0; i < values.size(); ++i) fields::bind_value(update, static_cast<int>(i) + 1, values[i]);
+  update.bind(static_cast<int>(values.size()) + 1, run_id);
+  update.exec();
+}
+
+// The merged run's row comes from its lowest shard: the inputs' when they hold
+// a lower one than the run took so far, so the order of merges does not matter.
+std::int64_t write_runs_row(SQLite::Database& out, const Target& target, const std::vector<ShardSource>& sources,
+                            const Sweep& sweep) {
+  const ShardSource& lowest = sources.front();  // they come by shard index
+  if (!target.run) return insert_run(out, merged_runs_row(out, lowest, sweep));
+  const bool lower = target.shards.empty() || lowest.index() < target.shards.begin()->first;
+  if (lower) update_run(out, target.run->run_id, merged_runs_row(out, lowest, sweep));
+  return target.run->run_id;
+}
+
+std::set<int> stored_plan_indexes(SQLite::Database& out, std::int64_t run_id) {
+  SQLite::Statement query(out, "SELECT plan_index FROM cases WHERE run_id = ?");
+  query.bind(1, run_id);
+  std::set<int> indexes;
+  while (query.executeStep()) indexes.insert(query.getColumn(0).getInt());
+  return indexes;
+}
+
+struct ShardCopy {
+  int cases_added = 0;
+  int devices_added = 0;
+};
+
+// The shard run's cases the merged run lacks (by plan_index), each with its
+// rows in every table of a case, and its run_devices rows. Only the cases
+// checked against the plan are copied, whatever its sweep has stored since.
+ShardCopy copy_shard(SQLite::Database& out, std::int64_t run_id, const ShardSource& shard, std::set<int>& present) {
+  SQLite::Database in(shard.path, SQLite::OPEN_READONLY, kBusyTimeoutMs);
+  const Value merged_run = run_id, shard_index = static_cast<std::int64_t>(shard.index());
+  RowCopier cases(in, out, "cases", "case_id", {"run_id", "shard_index"}, "case_id");
+  std::vector<RowCopier> rows_of_a_case;
+  for (const auto& table : tables_of_a_case(out)) rows_of_a_case.emplace_back(in, out, table, "case_id", std::vector<std::string>{"case_id"});
+  ShardCopy copied;
+  for (const CaseRow& stored : shard.cases) {
+    if (!present.insert(stored.identity.plan_index).second) continue;  // merged already
+    cases.copy(stored.case_id, {merged_run, shard_index});
+    const Value case_id = static_cast<std::int64_t>(out.getLastInsertRowid());
+    for (RowCopier& rows : rows_of_a_case) rows.copy(stored.case_id, {case_id});
+    ++copied.cases_added;
+  }
+  RowCopier devices(in, out, "run_devices", "run_id", {"run_id", "shard_index"}, "", "INSERT OR IGNORE");
+  copied.devices_added = devices.copy(shard.run.run_id, {merged_run, shard_index});
+  return copied;
+}
+
+int merged_cases_of_shard(SQLite::Database& out, std::int64_t run_id, int index) {
+  SQLite::Statement query(out, "SELECT count(*) FROM cases WHERE run_id = ? AND shard_index = ?");
+  query.bind(1, run_id);
+  query.bind(2, index);
+  query.executeStep();
+  return query.getColumn(0).getInt();
+}
+
+// Records where the shard came from; false, and nothing written, when the row says so already.
+bool record_merged_shard(SQLite::Database& out, std::int64_t run_id, int index, const MergedShard& shard,
+                         std::map<int, MergedShard>& shards) {
+  const auto stored = shards.find(index);
+  if (stored != shards.end() && stored->second == shard) return false;
+  SQLite::Statement upsert(out, "INSERT OR REPLACE INTO merged_shards (run_id, shard_index, source_run_uuid, source_db, "
+                                "source_run_id, source_status, planned_cases, merged_cases, merged_at) "
+                                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  upsert.bind(1, run_id);
+  upsert.bind(2, index);
+  upsert.bind(3, shard.source_run_uuid);
+  upsert.bind(4, shard.source_db);
+  upsert.bind(5, shard.source_run_id);
+  upsert.bind(6, shard.source_status);
+  upsert.bind(7, shard.planned_cases);
+  upsert.bind(8, shard.merged_cases);
+  upsert.bind(9, utc_now_iso8601());
+  upsert.exec();
+  shards[index] = shard;
+  return true;
+}
+
+// Where every shard stands, from merged_shards after the copy.
+MergeReport report_of(std::int64_t run_id, const Target& target, const std::map<int, MergedShard>& shards,
+                      const std::map<int, ShardMerge>& given, const Sweep& sweep) {
+  MergeReport report;
+  report.run_id = run_id;
+  report.created = !target.run;
+  report.shard_count = sweep.shard_count();
+  report.sweep_cases = sweep.sweep_cases();
+  report.status = RunStatus::done;
+  for (int index = 0; index < sweep.shard_count(); ++index) {
+    const auto this_merge = given.find(index);
+    ShardMerge shard = this_merge != given.end() ? this_merge->second : ShardMerge{};
+    shard.index = index;
+    shard.planned_cases = static_cast<int>(sweep.parts[static_cast<std::size_t>(index)].size());
+    if (const auto merged = shards.find(index); merged != shards.end()) {
+      if (this_merge == given.end()) shard.state = ShardMerge::State::merged_earlier;
+      shard.source_db = merged->second.source_db;
+      shard.source_run_id = merged->second.source_run_id;
+      shard.source_status = merged->second.source_status;
+      shard.merged_cases = merged->second.merged_cases;
+    }
+    report.merged_cases += shard.merged_cases;
+    report.cases_added += shard.cases_added;
+    if (!shard.complete()) report.status = RunStatus::incomplete;
+    report.shards.push_back(shard);
+  }
+  return report;
+}
+
+void finish_merged_run(SQLite::Database& out, std::int64_t run_id, RunStatus status, const std::string& started_at) {
+  SQLite::Statement update(out, "UPDATE runs SET status = ?, started_at = min(started_at, ?), finished_at = ? "
+                                "WHERE run_id = ?");
+  update.bind(1, to_string(status));
+  update.bind(2, started_at);
+  update.bind(3, utc_now_iso8601());
+  update.bind(4, run_id);
+  update.exec();
+}
+
+// Every write of the merge, in the caller's transaction; returns where the
+// shards stand and whether anything was written.
+// `sources` come by shard index.
+std::pair<MergeReport, bool> merge_into(SQLite::Database& out, const std::string& out_path,
+                                        const std::vector<ShardSource>& sources, const Sweep& sweep) {
+  const Target target = choose_target(out, out_path, sources, sweep);
+  if (target.run) refuse_overlap(out_path, target, sources);
+  const std::int64_t run_id = write_runs_row(out, target, sources, sweep);
+  std::set<int> present = stored_plan_indexes(out, run_id);
+  std::map<int, MergedShard> shards = target.shards;
+  std::map<int, ShardMerge> given;
+  bool changed = !target.run;
+  std::string started_at = sources.front().run.started_at;
+  for (const ShardSource& source : sources) {
+    const ShardCopy copied = copy_shard(out, run_id, source, present);
+    const MergedShard merged{source.run.run_uuid, source.path, to_string(source.run.status), source.run.run_id,
+                             source.run.planned_cases, merged_cases_of_shard(out, run_id, source.index())};
+    const bool new_here = record_merged_shard(out, run_id, source.index(), merged, shards);
+    ShardMerge& shard = given[source.index()];
+    shard.cases_added += copied.cases_added;
+    const bool took = copied.cases_added > 0 || copied.devices_added > 0 || new_here;
+    if (took) {
+      shard.state = ShardMerge::State::merged;
+    } else if (shard.state != ShardMerge::State::merged) {  // the same run given twice: merged by the first
+      shard.state = ShardMerge::State::already_merged;
+    }
+    changed = changed || took;
+    started_at = std::min(started_at, source.run.started_at);
+  }
+  MergeReport report = report_of(run_id, target, shards, given, sweep);
+  if (changed) finish_merged_run(out, run_id, report.status, started_at);
+  return {report, changed};
+}
+
+void remove_database_files(const std::string& path) {
+  std::error_code ignored;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(path + suffix, ignored);
+}
+
+}  // namespace
+
+std::vector<int> MergeReport::missing_shards() const {
+  std::vector<int> missing;
+  for (const ShardMerge& shard : shards) {
+    if (shard.state == ShardMerge::State::missing) missing.push_back(shard.index);
+  }
+  return missing;
+}
+
+MergeReport merge_shards(const std::string& out_path, const std::vector<std::string>& inputs) {
+  if (inputs.empty()) throw BadInputError("no shard databases to merge; give OUT.db and one or more IN.db");
+  refuse_output_among_inputs(out_path, inputs);
+  std::vector<ShardSource> sources = read_inputs(inputs);
+  const Sweep sweep = check_one_sweep(sources);
+  std::stable_sort(sources.begin(), sources.end(), [](const auto& a, const auto& b) { return a.index() < b.index(); });
+
+  std::error_code ignored;
+  const bool existed = std::filesystem::exists(out_path, ignored);
+  try {
+    // Creates the output or brings it to this schema version; refuses, untouched, what is not attnsweep's.
+    { Store prepared(out_path, Store::Open::create_if_absent); }
+    SQLite::Database out(out_path, SQLite::OPEN_READWRITE, kBusyTimeoutMs);
+    out.exec("PRAGMA foreign_keys = ON");
+    // IMMEDIATE: the write lock before the output is read, so two merges into it take turns.
+    SQLite::Transaction transaction(out, SQLite::TransactionBehavior::IMMEDIATE);
+    auto [report, changed] = merge_into(out, out_path, sources, sweep);
+    if (changed) transaction.commit();  // else it rolls back, having written nothing
+    return report;
+  } catch (...) {
+    if (!existed) remove_database_files(out_path);  // a refused merge leaves nothing behind
+    throw;
+  }
+}
+
+}  // namespace attnsweep::storage

@@ -1,0 +1,2 @@
+// Merge CLI tests (being written).
+#include <gtest/gtest.h>

@@ -1,0 +1,2 @@
+// Scale-out CLI tests (being written).
+#include <gtest/gtest.h>

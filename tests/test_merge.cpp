@@ -1,0 +1,2 @@
+// Merge tests (being written).
+#include <gtest/gtest.h>

@@ -1,0 +1,175 @@
+// The shard split and the cost model: every case in exactly one shard, the
+// same split every time, balanced by expected time, groups kept whole where
+// that balances; and the cost model's ordering.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "runner/common/errors.hpp"
+#include "runner/config/config.hpp"
+#include "runner/plan/cost.hpp"
+#include "runner/plan/plan.hpp"
+#include "runner/plan/shard.hpp"
+
+namespace attnsweep {
+namespace {
+
+const char* const kSweep = R"(
+variants: [naive, sdpa_math, sdpa_flash, sdpa_cudnn]
+dtypes: [bf16, fp32]
+shapes: {batch: [1, 4], heads: 16, seq_len: [256, 1024, 4096], head_dim: [64, 128]}
+)";
+
+struct Sweep {
+  Config config;
+  Plan plan;
+};
+Sweep sweep(const std::string& yaml = kSweep) {
+  Config config = parse_config(yaml, "shard.yaml");
+  Plan plan = make_plan(config);
+  return {std::move(config), std::move(plan)};
+}
+
+std::int64_t cost_of(const Sweep& s, const std::vector<int>& indexes) {
+  // As the split counts it: each case, and one reference per group present.
+  std::int64_t total = 0;
+  std::set<std::string> groups;
+  for (int i : indexes) {
+    const Case& c = s.plan.cases[static_cast<std::size_t>(i)];
+    total += expected_case_ns(c, s.config.measure);
+    if (groups.insert(c.shape.label() + to_string(c.dtype) + (c.causal ? "c" : "f")).second) {
+      total += expected_reference_ns(c.shape);
+    }
+  }
+  return total;
+}
+
+TEST(Shard, ParsesKOfNAndRefusesWhatIsNotOne) {
+  EXPECT_EQ(parse_shard("0/4"), (ShardSpec{0, 4}));
+  EXPECT_EQ(parse_shard("3/4"), (ShardSpec{3, 4}));
+  EXPECT_EQ(parse_shard("2/3").label(), "2/3");
+  for (const std::string bad : {"4/4", "1/0", "-1/3", "1", "a/b", "1/3/5", " 1/3", "1/10001", ""}) {
+    try {
+      parse_shard(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const BadInputError& error) {
+      EXPECT_NE(std::string(error.what()).find("expected K/N with 0 <= K < N"), std::string::npos) << error.what();
+    }
+  }
+}
+
+TEST(Shard, EveryCaseIsInExactlyOneShardForEveryCount) {
+  const Sweep s = sweep();
+  ASSERT_EQ(s.plan.cases.size(), 4u * 2 * 2 * 3 * 2);
+  for (int count : {1, 2, 3, 5, 8, 17, 96}) {
+    const auto shards = split_into_shards(s.plan, s.config.measure, count);
+    ASSERT_EQ(shards.size(), static_cast<std::size_t>(count));
+    std::multiset<int> all;
+    for (const auto& shard : shards) {
+      EXPECT_FALSE(shard.empty()) << count;
+      EXPECT_TRUE(std::is_sorted(shard.begin(), shard.end()));
+      all.insert(shard.begin(), shard.end());
+    }
+    ASSERT_EQ(all.size(), s.plan.cases.size()) << count;
+    for (int i = 0; i < static_cast<int>(s.plan.cases.size()); ++i) EXPECT_EQ(all.count(i), 1u) << i;
+  }
+}
+
+TEST(Shard, TheSplitIsTheSameEveryTime) {
+  const Sweep a = sweep(), b = sweep();
+  EXPECT_EQ(split_into_shards(a.plan, a.config.measure, 5), split_into_shards(b.plan, b.config.measure, 5));
+  // Pinned: the split is a contract between the jobs of one sweep, built by
+  // whatever attnsweep each job has. Changing it means a new kShardSplitVersion.
+  const auto shards = split_into_shards(a.plan, a.config.measure, 3);
+  EXPECT_EQ(std::string(kShardSplitVersion), "cost_lpt_v1");
+  std::vector<std::size_t> sizes;
+  for (const auto& shard : shards) sizes.push_back(shard.size());
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{28, 32, 36}));
+  EXPECT_EQ(shards[0].front(), 24);
+  EXPECT_EQ(shards[2].back(), 91);
+}
+
+TEST(Shard, ShardsAreBalancedByExpectedTimeNotByCount) {
+  const Sweep s = sweep();
+  for (int count : {2, 3, 4, 6}) {
+    const auto shards = split_into_shards(s.plan, s.config.measure, count);
+    std::vector<std::int64_t> costs;
+    for (const auto& shard : shards) costs.push_back(cost_of(s, shard));
+    const std::int64_t total = std::accumulate(costs.begin(), costs.end(), std::int64_t{0});
+    const std::int64_t busiest = *std::max_element(costs.begin(), costs.end());
+    EXPECT_LE(static_cast<double>(busiest), 1.15 * static_cast<double>(total) / count) << count << " shards";
+  }
+  // One costly shape among cheap ones: the shard holding it holds fewer cases.
+  const Sweep skewed = sweep(R"(
+variants: [sdpa_math]
+dtypes: [bf16]
+shapes: [{batch: 8, heads: 32, seq_len: 16384, head_dim: 128}, {batch: 1, heads: 1, seq_len: [16, 32, 48, 64, 80, 96], head_dim: 8}]
+)");
+  const auto two = split_into_shards(skewed.plan, skewed.config.measure, 2);
+  const auto& big = two[0].front() == 0 ? two[0] : two[1];
+  const auto& small = two[0].front() == 0 ? two[1] : two[0];
+  EXPECT_EQ(big, std::vector<int>{0});
+  EXPECT_EQ(small.size(), 6u);
+}
+
+TEST(Shard, VariantsOfOneShapeStayTogetherWhenWholeGroupsBalance) {
+  const Sweep s = sweep();
+  const auto shards = split_into_shards(s.plan, s.config.measure, 3);
+  std::map<std::string, std::set<std::size_t>> shards_of_group;
+  for (std::size_t k = 0; k < shards.size(); ++k) {
+    for (int i : shards[k]) {
+      const Case& c = s.plan.cases[static_cast<std::size_t>(i)];
+      shards_of_group[c.shape.label() + to_string(c.dtype)].insert(k);
+    }
+  }
+  ASSERT_EQ(shards_of_group.size(), 24u);
+  for (const auto& [group, in] : shards_of_group) EXPECT_EQ(in.size(), 1u) << group << " is split";
+}
+
+TEST(Shard, APartKeepsPlanIndexesAndMoreShardsThanCasesAreRefused) {
+  const Sweep s = sweep();
+  const Plan part = shard_plan(s.plan, s.config.measure, {1, 3}, "shard.yaml");
+  const auto expected = split_into_shards(s.plan, s.config.measure, 3)[1];
+  ASSERT_EQ(part.cases.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(part.cases[i].plan_index, expected[i]);
+    EXPECT_EQ(part.cases[i].label(), s.plan.cases[static_cast<std::size_t>(expected[i])].label());
+  }
+  try {
+    shard_plan(s.plan, s.config.measure, {0, 97}, "shard.yaml");
+    FAIL() << "97 shards of 96 cases were accepted";
+  } catch (const BadInputError& error) {
+    EXPECT_STREQ(error.what(), "shard.yaml: 97 shards for a plan of 96 cases; use at most 96 shards");
+  }
+}
+
+TEST(Cost, FollowsWorkDtypeAndVariant) {
+  const Shape big{8, 16, 16, 4096, 4096, 128}, small{8, 16, 16, 1024, 1024, 64};
+  const auto forward = [](const char* variant, const Shape& shape, Dtype dtype) {
+    return expected_forward_ns(Case{0, variant, shape, dtype, true});
+  };
+  // The study's shape: sdpa_flash about 96 us on the H200, naive about 11x, math about 27x.
+  EXPECT_NEAR(static_cast<double>(forward("sdpa_flash", small, Dtype::bf16)), 95443, 1000);
+  EXPECT_NEAR(static_cast<double>(forward("naive", small, Dtype::bf16)) / forward("sdpa_flash", small, Dtype::bf16), 11, 0.1);
+  EXPECT_GT(forward("sdpa_math", small, Dtype::bf16), forward("naive", small, Dtype::bf16));
+  EXPECT_NEAR(static_cast<double>(forward("sdpa_flash", small, Dtype::fp32)), 8.0 * forward("sdpa_flash", small, Dtype::bf16), 10);
+  EXPECT_GT(forward("sdpa_flash", big, Dtype::bf16), 30 * forward("sdpa_flash", small, Dtype::bf16));
+  // A tiny shape costs the launch floor, and an absurd one saturates instead of overflowing.
+  EXPECT_EQ(forward("sdpa_flash", Shape{1, 1, 1, 1, 1, 1}, Dtype::bf16), 20000);
+  const Shape huge{1 << 24, 1 << 24, 1 << 24, 1 << 24, 1 << 24, 1 << 24};
+  EXPECT_GT(forward("sdpa_math", huge, Dtype::fp32), 0);
+  MeasureSettings measure;
+  EXPECT_GT(expected_case_ns(Case{0, "sdpa_math", huge, Dtype::fp32, true}, measure), 0);
+  // A case costs at least its fixed overhead, and a long forward its samples.
+  EXPECT_GE(expected_case_ns(Case{0, "sdpa_flash", small, Dtype::bf16, true}, measure), 1000000000);
+  measure.cuda_graph = false;
+  const auto without_graph = expected_case_ns(Case{0, "sdpa_flash", small, Dtype::bf16, true}, measure);
+  measure.cuda_graph = true;
+  EXPECT_GT(expected_case_ns(Case{0, "sdpa_flash", small, Dtype::bf16, true}, measure), without_graph);
+}
+
+}  // namespace
+}  // namespace attnsweep
