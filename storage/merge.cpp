@@ -45,10 +45,11 @@ struct ShardSource {
   int index() const { return *run.shard_index; }
   int count() const { return *run.shard_count; }
   // "b.db: run 2 (shard 1/3)": how messages begin with it.
-  std::string name() const { return path + ": " + mention(); }
+  std::string name() const { return path + ": " + run_and_shard(); }
   // "b.db run 2 (shard 1/3)": how messages mention it further on.
-  std::string mention() const {
-    return path + " run " + std::to_string(run.run_id) + " (shard " + shard_label(index(), count()) + ")";
+  std::string mention() const { return path + " " + run_and_shard(); }
+  std::string run_and_shard() const {
+    return "run " + std::to_string(run.run_id) + " (shard " + shard_label(index(), count()) + ")";
   }
 };
 
@@ -366,6 +367,15 @@ bool collides(const std::vector<ShardSource>& sources, const std::map<int, Merge
   });
 }
 
+// A shard run of this sweep in the output: its name was most likely meant as
+// an input (attnsweep merge s0.db s1.db s2.db, the output forgotten).
+void refuse_shard_of_the_sweep(const std::string& out_path, const RunRow& run, const Sweep& sweep) {
+  if (!is_shard_run(run) || !sweep_difference(run, sweep.reference).empty()) return;
+  throw BadInputError(out_path + ": holds run " + std::to_string(run.run_id) + ", shard " +
+                      shard_label(*run.shard_index, *run.shard_count) + " of this very sweep, so it looks like an "
+                      "input; name the output first: attnsweep merge OUT.db IN.db... (OUT new, or holding other runs)");
+}
+
 // (1) the merged run that holds any of the inputs' shard runs; else (2) the
 // latest merged run of the sweep still incomplete that none of them collides
 // with; else (3) a new one. Read under the output's write lock.
@@ -375,6 +385,7 @@ Target choose_target(SQLite::Database& db, const std::string& out_path, const st
   for (const ShardSource& source : sources) uuids.insert(source.run.run_uuid);
   std::optional<Target> holding, open;
   for (const RunRow& run : RunReader(out_path).runs()) {
+    refuse_shard_of_the_sweep(out_path, run, sweep);
     if (!is_merged_run(run)) continue;
     Target candidate{run, merged_shards_of(db, run.run_id)};
     const bool holds = std::any_of(candidate.shards.begin(), candidate.shards.end(),

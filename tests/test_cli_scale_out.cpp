@@ -1,2 +1,255 @@
-// Scale-out CLI tests (being written).
+// Scale-out end to end: shards (--shard, a scheduler's environment, --resume
+// per shard, plan --shard) and several devices (--gpus: one worker per device,
+// one queue, crashes and hangs cost one case). The pool is tested on CPU
+// workers (ATTNSWEEP_TEST_VARIANTS=1 with device cpu) and on the GPUs of the
+// device machine (skipped where there is no CUDA device).
 #include <gtest/gtest.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <set>
+#include <string>
+
+#include "tests/support/scratch_directory.hpp"
+
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Outcome run(const std::string& arguments, const std::string& environment = "") {
+  const std::string command = environment + std::string(ATTNSWEEP_BINARY) + " " + arguments + " 2>&1";
+  Outcome outcome;
+  FILE* pipe = popen(command.c_str(), "r");
+  std::array<char, 4096> buffer{};
+  while (fgets(buffer.data(), buffer.size(), pipe)) outcome.output += buffer.data();
+  const int status = pclose(pipe);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
+}
+
+// 12 cases: 4 shapes x 3 variants, a second or two on the CPU.
+const char* const kSweep = R"(name: scale
+variants: [naive, sdpa_math, sdpa_flash]
+dtypes: [fp32]
+shapes: {batch: 1, heads: 2, seq_len: [16, 32, 48, 64], head_dim: 8}
+measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false}
+)";
+
+std::string text(SQLite::Database& db, const std::string& sql) {
+  const SQLite::Column value = db.execAndGet(sql);
+  return value.isNull() ? "NULL" : value.getString();
+}
+
+std::set<int> plan_indexes(const std::string& db_path) {
+  SQLite::Database db(db_path, SQLite::OPEN_READONLY);
+  SQLite::Statement query(db, "SELECT plan_index FROM cases");
+  std::set<int> indexes;
+  while (query.executeStep()) indexes.insert(query.getColumn(0).getInt());
+  return indexes;
+}
+
+// The plan indexes `attnsweep plan` lists (its first column).
+std::set<int> listed(const std::string& output) {
+  std::set<int> indexes;
+  std::size_t at = 0;
+  for (std::size_t end; (end = output.find('\n', at)) != std::string::npos; at = end + 1) {
+    std::string line = output.substr(at, end - at);
+    line.erase(0, line.find_first_not_of(' '));  // the index column is right-aligned
+    if (!line.empty() && std::isdigit(static_cast<unsigned char>(line[0])) && line.find("cases") == std::string::npos) {
+      indexes.insert(std::stoi(line));
+    }
+  }
+  return indexes;
+}
+
+class ScaleOut : public ::testing::Test {
+ protected:
+  std::string write(const std::string& name, const std::string& content) { return scratch_.write(name, content); }
+  std::string path(const std::string& name) const { return scratch_.path(name); }
+  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-scale-out"};
+};
+
+TEST_F(ScaleOut, ThreeShardsRunEveryCaseOnceEachAsItsOwnRun) {
+  const std::string config = write("sweep.yaml", kSweep);
+  std::set<int> all;
+  for (int k = 0; k < 3; ++k) {
+    const std::string db = path("shard" + std::to_string(k) + ".db");
+    const Outcome outcome = run("run " + config + " --device cpu --shard " + std::to_string(k) + "/3 --db " + db);
+    ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+    EXPECT_NE(outcome.output.find("shard " + std::to_string(k) + "/3 (set by --shard): 4 of the sweep's 12 cases"),
+              std::string::npos) << outcome.output;
+    SQLite::Database check(db, SQLite::OPEN_READONLY);
+    EXPECT_EQ(text(check, "SELECT shard_index || '/' || shard_count || ' ' || shard_source || ' ' || shard_split || ' ' || "
+                          "planned_cases || ' of ' || sweep_cases || ' ' || status FROM runs"),
+              std::to_string(k) + "/3 --shard cost_lpt_v1 4 of 12 done");
+    EXPECT_EQ(text(check, "SELECT length(run_uuid) FROM runs"), "36");
+    EXPECT_EQ(text(check, "SELECT count(*) FROM cases WHERE shard_index = " + std::to_string(k)), "4");
+    EXPECT_EQ(text(check, "SELECT count(*) FROM run_devices WHERE shard_index = " + std::to_string(k) + " AND device = 'cpu'"), "1");
+    // plan --shard lists exactly what the shard ran.
+    const std::set<int> ran = plan_indexes(db);
+    EXPECT_EQ(listed(run("plan " + config + " --device cpu --shard " + std::to_string(k) + "/3").output), ran);
+    for (int index : ran) EXPECT_TRUE(all.insert(index).second) << "case " << index << " ran in two shards";
+  }
+  EXPECT_EQ(all.size(), 12u);
+}
+
+TEST_F(ScaleOut, ASchedulersEnvironmentSetsTheShardAndTheRunSaysWhich) {
+  const std::string config = write("sweep.yaml", kSweep);
+  const Outcome kubernetes = run("run " + config + " --device cpu --db " + path("k.db"),
+                                 "JOB_COMPLETION_INDEX=2 ATTNSWEEP_SHARDS=3 ATTNSWEEP_SWEEP_ID=nightly-7 ");
+  ASSERT_EQ(kubernetes.exit_code, 0) << kubernetes.output;
+  EXPECT_NE(kubernetes.output.find("shard 2/3 (set by JOB_COMPLETION_INDEX)"), std::string::npos) << kubernetes.output;
+  SQLite::Database k(path("k.db"), SQLite::OPEN_READONLY);
+  EXPECT_EQ(text(k, "SELECT shard_index || '/' || shard_count || ' ' || shard_source || ' ' || sweep_id FROM runs"),
+            "2/3 JOB_COMPLETION_INDEX nightly-7");
+  // Slurm arrays may start at any index: --array=4-6 makes task 5 the second shard.
+  const Outcome slurm = run("run " + config + " --device cpu --db " + path("s.db"),
+                            "SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_MIN=4 SLURM_ARRAY_TASK_COUNT=3 SLURM_ARRAY_JOB_ID=991 ");
+  ASSERT_EQ(slurm.exit_code, 0) << slurm.output;
+  SQLite::Database s(path("s.db"), SQLite::OPEN_READONLY);
+  EXPECT_EQ(text(s, "SELECT shard_index || '/' || shard_count || ' ' || shard_source || ' ' || sweep_id FROM runs"),
+            "1/3 SLURM_ARRAY_TASK_ID slurm-991");
+  EXPECT_EQ(plan_indexes(path("s.db")), listed(run("plan " + config + " --device cpu --shard 1/3").output));
+  // --shard wins over the environment.
+  const Outcome both = run("plan " + config + " --device cpu --shard 0/3", "JOB_COMPLETION_INDEX=2 ATTNSWEEP_SHARDS=3 ");
+  EXPECT_NE(both.output.find("(shard 0/3, set by --shard)"), std::string::npos) << both.output;
+}
+
+TEST_F(ScaleOut, ShardMistakesAreOneLineAndExitTwoWithNothingStored) {
+  const std::string config = write("sweep.yaml", kSweep);
+  const std::string db = path("r.db");
+  const auto expect_refused = [&](const std::string& arguments, const std::string& environment, const std::string& message) {
+    const Outcome outcome = run(arguments, environment);
+    EXPECT_EQ(outcome.exit_code, 2) << arguments << "\n" << outcome.output;
+    EXPECT_EQ(outcome.output, "error: " + message + "\n") << arguments;
+  };
+  expect_refused("run " + config + " --device cpu --db " + db + " --shard 3/3", "",
+                 "--shard: K = 3 is not below N = 3 (K counts from 0); expected K/N with 0 <= K < N <= 10000, e.g. 0/4 "
+                 "for the first of four shards");
+  expect_refused("run " + config + " --device cpu --db " + db + " --shard 1of3", "",
+                 "--shard: invalid value '1of3'; expected K/N with 0 <= K < N <= 10000, e.g. 0/4 for the first of four shards");
+  expect_refused("run " + config + " --device cpu --db " + db + " --shard 0/13", "",
+                 config + ": 13 shards for a plan of 12 cases; use at most 12 shards");
+  expect_refused("run " + config + " --device cpu --db " + db, "JOB_COMPLETION_INDEX=1 ",
+                 "JOB_COMPLETION_INDEX=1 is set (a Kubernetes indexed job) but not the number of shards: pass --shards "
+                 "N or set ATTNSWEEP_SHARDS to the job's completions");
+  expect_refused("run " + config + " --device cpu --db " + db + " --shards 3", "",
+                 "--shards 3 needs the shard's index: --shard K/N, or JOB_COMPLETION_INDEX (Kubernetes indexed jobs) in "
+                 "the environment");
+  expect_refused("run " + config + " --device cpu --db " + db, "SLURM_ARRAY_TASK_ID=2 ",
+                 "SLURM_ARRAY_TASK_ID=2 is set but SLURM_ARRAY_TASK_COUNT is not; run inside a Slurm job array "
+                 "(sbatch --array=0-N) or pass --shard K/N");
+  expect_refused("run " + config + " --device cpu --db " + db + " --shard 1/3 --shards 4", "",
+                 "--shards 4 disagrees with --shard 1/3; give one of them");
+  EXPECT_FALSE(std::filesystem::exists(db));
+}
+
+TEST_F(ScaleOut, ResumeContinuesAShardOnlyAsTheSameShard) {
+  const std::string config = write("sweep.yaml", kSweep);
+  const std::string db = path("r.db");
+  ASSERT_EQ(run("run " + config + " --device cpu --db " + db + " --shard 0/2").exit_code, 0);
+  // Half of the shard is lost (as if the job was stopped): --resume redoes exactly that half.
+  {
+    SQLite::Database edit(db, SQLite::OPEN_READWRITE);
+    edit.exec("DELETE FROM samples WHERE case_id IN (SELECT case_id FROM cases WHERE plan_index >= 6)");
+    edit.exec("DELETE FROM kernels WHERE case_id IN (SELECT case_id FROM cases WHERE plan_index >= 6)");
+    edit.exec("DELETE FROM ops WHERE case_id IN (SELECT case_id FROM cases WHERE plan_index >= 6)");
+    edit.exec("DELETE FROM cases WHERE plan_index >= 6");
+    edit.exec("UPDATE runs SET status = 'interrupted'");
+  }
+  const std::set<int> kept = plan_indexes(db);
+  const Outcome wrong = run("run " + config + " --device cpu --db " + db + " --resume --shard 1/2");
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_EQ(wrong.output, "error: run 1 is shard 0/2, not 1/2; resume it as the same shard (--shard 0/2)\n");
+  const Outcome none = run("run " + config + " --device cpu --db " + db + " --resume");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(none.output, "error: run 1 is shard 0/2, and this run is no shard; resume it as the same shard (--shard 0/2)\n");
+  const Outcome resumed = run("run " + config + " --device cpu --db " + db + " --resume --shard 0/2");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find(std::to_string(kept.size()) + " of 6 cases already stored"), std::string::npos) << resumed.output;
+  EXPECT_EQ(plan_indexes(db), listed(run("plan " + config + " --device cpu --shard 0/2").output));
+  SQLite::Database check(db, SQLite::OPEN_READONLY);
+  EXPECT_EQ(text(check, "SELECT status || ' ' || (SELECT count(*) FROM cases) FROM runs"), "done 6");
+}
+
+// Two CPU workers stand in for two GPUs: the queue, the per-worker storing,
+// and a crash or a hang costing one case, the rest of the sweep going on.
+TEST_F(ScaleOut, TwoWorkersShareOneQueueAndACrashOrHangCostsOneCase) {
+  const std::string config = write("pool.yaml", R"(name: pool
+device: cpu
+variants: [naive, test_abort, sdpa_flash, test_hang]
+dtypes: [fp32]
+shapes: {batch: 1, heads: 2, seq_len: [16, 32, 48], head_dim: 8}
+measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false, case_timeout_s: 2}
+)");
+  const std::string db = path("pool.db");
+  const Outcome outcome = run("run " + config + " --gpus 0,1 --db " + db, "ATTNSWEEP_TEST_VARIANTS=1 ");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  SQLite::Database check(db, SQLite::OPEN_READONLY);
+  EXPECT_EQ(text(check, "SELECT gpus || ' ' || planned_cases || ' ' || status FROM runs"), "cpu,cpu 12 done");
+  EXPECT_EQ(text(check, "SELECT count(*) || ' ' || count(DISTINCT plan_index) FROM cases"), "12 12");
+  EXPECT_EQ(text(check, "SELECT group_concat(variant || ':' || status, ' ') FROM (SELECT DISTINCT variant, status FROM cases "
+                        "ORDER BY variant)"),
+            "naive:ok sdpa_flash:ok test_abort:crashed test_hang:timeout");
+  EXPECT_EQ(text(check, "SELECT error_message FROM cases WHERE variant = 'test_abort' LIMIT 1"),
+            "worker killed by signal 6 (Aborted)");
+  EXPECT_EQ(text(check, "SELECT count(*) FROM samples JOIN cases USING (case_id) WHERE status = 'ok'"), "18");
+  // Both workers were handed cases.
+  EXPECT_NE(outcome.output.find("on cpu"), std::string::npos) << outcome.output;
+}
+
+TEST_F(ScaleOut, GpusMistakesAreOneLineAndExitTwo) {
+  const std::string config = write("sweep.yaml", kSweep);
+  const std::string cpu_config = write("cpu.yaml", std::string(kSweep) + "device: cpu\n");
+  const std::string db = path("g.db");
+  Outcome outcome = run("run " + config + " --device cuda:0 --gpus all --db " + db);
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_EQ(outcome.output, "error: --gpus picks the devices itself; give --gpus or --device, not both\n");
+  outcome = run("run " + cpu_config + " --gpus 0,1 --db " + db);
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_EQ(outcome.output, "error: --gpus runs on CUDA devices, but the device is cpu (from --device or the config); "
+                            "drop --gpus, or use --device cuda\n");
+  outcome = run("run " + cpu_config + " --gpus 0,0 --db " + db, "ATTNSWEEP_TEST_VARIANTS=1 ");
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_EQ(outcome.output, "error: --gpus: GPU 0 is listed twice\n");
+  outcome = run("run " + cpu_config + " --gpus one --db " + db, "ATTNSWEEP_TEST_VARIANTS=1 ");
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_EQ(outcome.output, "error: --gpus: invalid value 'one'; expected all, or GPU indexes like 0,1\n");
+  EXPECT_FALSE(std::filesystem::exists(db));
+}
+
+bool has_cuda() {
+  return run("variants").output.find("(0 CUDA device(s) visible)") == std::string::npos;
+}
+
+TEST_F(ScaleOut, GpuEveryGpuServesCasesAndRecordsItself) {
+  if (!has_cuda()) GTEST_SKIP() << "no CUDA device here";
+  const std::string config = write("gpus.yaml", R"(name: gpus
+variants: [sdpa_flash, sdpa_cudnn, naive]
+dtypes: [bf16]
+shapes: {batch: [1, 2], heads: 8, seq_len: [256, 512, 1024], head_dim: 64}
+measure: {warmup: 2, profiled_forwards: 2, min_samples: 5, max_samples: 20, max_case_seconds: 1}
+)");
+  const std::string db = path("gpus.db");
+  const Outcome outcome = run("run " + config + " --gpus all --db " + db);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  SQLite::Database check(db, SQLite::OPEN_READONLY);
+  const int gpus = check.execAndGet("SELECT count(*) FROM run_devices").getInt();
+  ASSERT_GE(gpus, 1);
+  EXPECT_EQ(text(check, "SELECT count(*) FROM cases WHERE status = 'ok' AND gpu_uuid LIKE 'GPU-%'"), "18");
+  // Every device measured some cases, recorded its UUID and its own ceilings.
+  EXPECT_EQ(check.execAndGet("SELECT count(DISTINCT device) FROM cases").getInt(), gpus);
+  EXPECT_EQ(check.execAndGet("SELECT count(*) FROM run_devices WHERE gpu_uuid LIKE 'GPU-%' AND ceiling_bf16_tflops > 100 "
+                             "AND ceiling_copy_gbps > 100").getInt(), gpus);
+  EXPECT_EQ(text(check, "SELECT count(*) FROM cases c JOIN run_devices d ON d.run_id = c.run_id AND d.device = c.device "
+                        "AND d.gpu_uuid = c.gpu_uuid"), "18");
+  // The results view reads each case's share of its own GPU's ceiling.
+  EXPECT_EQ(text(check, "SELECT count(*) FROM results WHERE tflops_share > 0"), "18");
+}
+
+}  // namespace

@@ -81,8 +81,9 @@ int main(int argc, char** argv) {
   CLI::App app{"attnsweep: profile attention variants over a sweep of shapes and dtypes on CPU or CUDA,\n"
                "and store kernel counts, timings and numerics in SQLite.\n\n"
                "Exit codes: 0 done (some cases may be unsupported), 1 runtime failure,\n"
-               "2 bad input (command line, config or database), 130/143 interrupted by\n"
-               "SIGINT/SIGTERM (finished cases stay stored; continue with run --resume).\n"
+               "2 bad input (command line, config or database), 3 merged but shards or\n"
+               "cases still missing (merge), 130/143 interrupted by SIGINT/SIGTERM\n"
+               "(finished cases stay stored; continue with run --resume).\n"
                "Docs: docs/cli.md"};
   app.set_version_flag("--version", std::string("attnsweep ") + kVersion + " (" + kGitSha + ")");
   app.require_subcommand(1);
@@ -140,10 +141,13 @@ int main(int argc, char** argv) {
 
   cli::MergeOptions merge;
   auto* merge_command = app.add_subcommand(
-      "merge", "Merge the shard databases of one sweep (run --shard K/N) into one run of OUT.db");
+      "merge", "Merge the shard databases of one sweep (run --shard K/N) into one run of OUT.db, with every "
+               "sample, kernel and operator row; merging a shard again adds nothing. Exit 3 while shards or "
+               "cases are missing: merge them when they arrive");
   merge_command->add_option("out", merge.out_path, "database to merge into, created when absent; its other runs are "
                                                    "left as they are")->required();
-  merge_command->add_option("inputs", merge.inputs, "shard databases (each of one sweep: the same config and N)")
+  merge_command->add_option("inputs", merge.inputs, "shard databases, only read (all of one sweep: the same config, "
+                                                    "N and sweep id; any subset of the shards)")
       ->required();
 
   cli::WorkerOptions worker;

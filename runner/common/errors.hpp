@@ -9,6 +9,7 @@ enum ExitCode : int {
   kExitOk = 0,              // the sweep finished (some cases may be unsupported)
   kExitRuntimeFailure = 1,  // something failed while running (not the user's input)
   kExitBadInput = 2,        // bad command line, config or database: nothing ran
+  kExitIncomplete = 3,      // merge: merged, but shards or cases are still missing
 };
 
 // The user's input is wrong; the message says what, where and what is allowed.
