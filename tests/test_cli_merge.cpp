@@ -108,8 +108,8 @@ class CliMerge : public ::testing::Test {
 
   // Runs shard `shard` ("K/N") of `config` into `db`; returns the db's path.
   std::string run_shard(const std::string& shard, const std::string& db, const std::string& config = "") {
-    const Outcome outcome = run("run " + (config.empty() ? config_ : config) + " --shard " + shard + " --db " + path(db) +
-                                " --device cpu --log-level off");
+    const Outcome outcome = run("--log-level off run " + (config.empty() ? config_ : config) + " --shard " + shard +
+                                " --db " + path(db) + " --device cpu");
     EXPECT_EQ(outcome.exit_code, 0) << outcome.output;
     return path(db);
   }
@@ -143,7 +143,7 @@ class CliMerge : public ::testing::Test {
 
 TEST_F(CliMerge, MergedShardsHoldExactlyTheCasesOfTheUnshardedRun) {
   const auto shards = run_three_shards();
-  ASSERT_EQ(run("run " + config_ + " --db " + path("whole.db") + " --device cpu --log-level off").exit_code, 0);
+  ASSERT_EQ(run("--log-level off run " + config_ + " --db " + path("whole.db") + " --device cpu").exit_code, 0);
   const std::string out = path("merged.db");
   const Outcome merged = run("merge " + out + joined(shards));
   ASSERT_EQ(merged.exit_code, 0) << merged.output;
@@ -210,7 +210,7 @@ TEST_F(CliMerge, AMissingShardLeavesTheRunIncompleteAndNamesIt) {
 
 TEST_F(CliMerge, AnOutputHoldingAnotherRunKeepsItUntouched) {
   const std::string out = path("results.db");
-  ASSERT_EQ(run("run " + config_ + " --db " + out + " --device cpu --log-level off").exit_code, 0);
+  ASSERT_EQ(run("--log-level off run " + config_ + " --db " + out + " --device cpu").exit_code, 0);
   const auto dump = [&] {
     auto rows = rows_of(out, "SELECT * FROM runs WHERE run_id = 1", 0, {});
     for (const char* sql : {"SELECT * FROM cases WHERE run_id = 1 ORDER BY case_id",

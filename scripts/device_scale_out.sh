@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# One call on the two-GPU machine (kind nvidia-h200-x2): the multi-GPU
+# benchmark of docs/benchmarks.md. The same sweep (configs/scale_out.yaml) on
+# one GPU, then on both with --gpus 0,1, then as two shards (one per GPU, at
+# the same time) merged; compared case by case, and the study shape's cases
+# checked against PyTorch's Python profiler and CUDA events on each GPU.
+# Builds first unless build/attnsweep is there (a warm machine keeps it).
+#   device: run(command="bash scripts/device_scale_out.sh", carry=[".devdeps"], kind="nvidia-h200-x2")
+set -uo pipefail
+OUT="${OUT:-$PWD/device-out}"
+mkdir -p "$OUT"
+cd "$(dirname "$0")/.."
+CONFIG="${SCALE_CONFIG:-configs/scale_out.yaml}"
+{
+  echo "== machine"; nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.max.sm,power.limit --format=csv
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
+} 2>&1 | tee "$OUT/machine.txt"
+if [ ! -x build/attnsweep ] || [ "${REBUILD:-0}" = 1 ]; then
+  start=$(date +%s)
+  container/build.sh > "$OUT/build.log" 2>&1 || { echo "build failed"; tail -30 "$OUT/build.log"; exit 1; }
+  echo "build in $(( $(date +%s) - start )) s"
+fi
+backup() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()" "$1" "$2"; }
+now() { date +%s.%N; }
+rm -rf /tmp/one.db* /tmp/two.db* /tmp/shard*.db* /tmp/merged.db*
+build/attnsweep plan "$CONFIG" --device cuda | tail -2
+
+echo "== one GPU"
+t0=$(now); build/attnsweep run "$CONFIG" --device cuda:0 --db /tmp/one.db > "$OUT/one.txt" 2> "$OUT/one.log"
+echo "exit $?"; t1=$(now)
+echo "== two GPUs"
+build/attnsweep run "$CONFIG" --gpus 0,1 --db /tmp/two.db > "$OUT/two.txt" 2> "$OUT/two.log"
+echo "exit $?"; t2=$(now)
+echo "== two shards at once, one per GPU, merged"
+CUDA_VISIBLE_DEVICES=0 build/attnsweep run "$CONFIG" --shard 0/2 --sweep-id x2 --db /tmp/shard0.db > /dev/null 2> /tmp/shard0.log &
+CUDA_VISIBLE_DEVICES=1 build/attnsweep run "$CONFIG" --shard 1/2 --sweep-id x2 --db /tmp/shard1.db > /dev/null 2> /tmp/shard1.log &
+wait; t3=$(now)
+build/attnsweep merge /tmp/merged.db /tmp/shard0.db /tmp/shard1.db; echo "merge exit $?"
+echo "== Python reference on each GPU (study shape)"
+for gpu in 0 1; do
+  CUDA_VISIBLE_DEVICES=$gpu python3 tests/gpu/torch_reference.py --dtype bf16 > "/tmp/python_gpu$gpu.jsonl" 2> "/tmp/python_gpu$gpu.err" &
+done
+wait
+cat /tmp/python_gpu0.jsonl /tmp/python_gpu1.jsonl > "$OUT/python.jsonl"
+python3 scripts/scale_out_report.py /tmp/one.db "$(python3 -c "print($t1 - $t0)")" /tmp/two.db "$(python3 -c "print($t2 - $t1)")" \
+  "$OUT/machine.txt" --python cuda:0=/tmp/python_gpu0.jsonl cuda:1=/tmp/python_gpu1.jsonl \
+  --merged /tmp/merged.db "$(python3 -c "print($t3 - $t2)")" > "$OUT/scale_out.md"
+cat "$OUT/scale_out.md"
+backup /tmp/two.db "$OUT/two.db"
