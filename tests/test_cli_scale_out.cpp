@@ -252,4 +252,24 @@ measure: {warmup: 2, profiled_forwards: 2, min_samples: 5, max_samples: 20, max_
   EXPECT_EQ(text(check, "SELECT count(*) FROM results WHERE tflops_share > 0"), "18");
 }
 
+// A device-side assert poisons its worker's CUDA context: the worker stores
+// the case as an error and retires, and a fresh worker measures the rest.
+TEST_F(ScaleOut, GpuADeviceFaultRetiresItsWorkerAndTheRestRuns) {
+  if (!has_cuda()) GTEST_SKIP() << "no CUDA device here";
+  const std::string config = write("fault.yaml", R"(name: fault
+variants: [test_device_fault, sdpa_flash, sdpa_cudnn]
+dtypes: [bf16]
+shapes: {batch: 1, heads: 2, seq_len: 128, head_dim: 64}
+measure: {warmup: 1, profiled_forwards: 2, min_samples: 3, max_samples: 5}
+)");
+  const std::string db = path("fault.db");
+  const Outcome outcome = run("run " + config + " --gpus 0 --db " + db, "ATTNSWEEP_TEST_VARIANTS=1 ");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  SQLite::Database check(db, SQLite::OPEN_READONLY);
+  EXPECT_EQ(text(check, "SELECT group_concat(variant || ':' || status, ' ') FROM (SELECT * FROM cases ORDER BY plan_index)"),
+            "test_device_fault:error sdpa_flash:ok sdpa_cudnn:ok");
+  EXPECT_NE(text(check, "SELECT error_message FROM cases WHERE variant = 'test_device_fault'").find("device-side assert"),
+            std::string::npos);
+}
+
 }  // namespace

@@ -50,6 +50,8 @@ struct Slot {
   int from_worker = -1;  // its stdout: answers
   std::string partial;   // bytes of an answer not ended by a newline yet
   bool ready = false;
+  bool retiring = false;           // answered `retiring`: it ends after its last case, takes no more
+  bool given_up = false;           // its worker could not start kStartAttempts times in a row
   bool ceilings_measured = false;  // by an earlier worker of this device
   int failed_starts = 0;
   std::string gpu_uuid;
@@ -100,7 +102,7 @@ class Pool {
   }
 
  private:
-  bool has_work(const Slot& slot) const { return !slot.unit.empty() || !queue_.empty(); }
+  bool has_work(const Slot& slot) const { return !slot.given_up && (!slot.unit.empty() || !queue_.empty()); }
 
   void start(Slot& slot) {
     int input[2], output[2];
@@ -128,6 +130,7 @@ class Pool {
     slot.from_worker = output[0];
     slot.partial.clear();
     slot.ready = false;
+    slot.retiring = false;
   }
 
   void kill_worker(Slot& slot) {
@@ -143,7 +146,7 @@ class Pool {
 
   // Gives an idle, ready worker its next case, or tells it there is none (end of its stdin).
   void hand_out(Slot& slot) {
-    if (!slot.alive() || !slot.ready || slot.running || slot.to_worker < 0) return;
+    if (!slot.alive() || !slot.ready || slot.retiring || slot.running || slot.to_worker < 0) return;
     if (slot.unit.empty() && !queue_.empty()) {
       slot.unit.assign(queue_.front().plan_indexes.begin(), queue_.front().plan_indexes.end());
       queue_.pop_front();
@@ -210,6 +213,11 @@ class Pool {
       slot.failed_starts = 0;
       return;
     }
+    if (kind == "retiring") {  // its CUDA context is unusable: a fresh worker takes over at its end
+      slot.retiring = true;
+      close_fd(slot.to_worker);
+      return;
+    }
     if (kind != "stored") return;
     // "stored <plan index>\t<status>\t<one-line result>[\t<warning>]..."
     std::vector<std::string> fields;
@@ -237,10 +245,31 @@ class Pool {
     if (slot.running) {
       store_failure(slot, CaseStatus::crashed, describe_worker_exit(status));
     } else if (!was_ready && ++slot.failed_starts >= kStartAttempts) {
-      throw std::runtime_error("the worker for " + describe(slot) + " could not start (" + describe_worker_exit(status) +
-                               "); see its messages above");
+      give_up(slot, describe_worker_exit(status));
+      return;
     }
     if (has_work(slot)) start(slot);
+  }
+
+  // A device whose worker cannot start: its unit goes back to the queue for
+  // the other devices; with none left, the sweep stops.
+  void give_up(Slot& slot, const std::string& why) {
+    slot.given_up = true;
+    if (!slot.unit.empty()) {
+      WorkUnit rest{{slot.unit.begin(), slot.unit.end()}, 0};
+      slot.unit.clear();
+      queue_.push_front(std::move(rest));
+    }
+    const bool others = std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.given_up; });
+    if (!others) {
+      throw std::runtime_error("the worker for " + describe(slot) + " could not start " +
+                               std::to_string(kStartAttempts) + " times (" + why + "); see its messages above");
+    }
+    log::error("the worker for " + describe(slot) + " could not start " + std::to_string(kStartAttempts) + " times (" +
+               why + "); the other devices go on without it");
+    for (Slot& other : slots_) {
+      if (!other.alive() && has_work(other)) start(other);  // idle ones that had ended for lack of work
+    }
   }
 
   void enforce_timeouts() {

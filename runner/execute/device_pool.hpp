@@ -33,8 +33,9 @@ struct PoolHooks {
 
 // Runs the cases of `plan` that are not in `done`. Returns false when a stop
 // was requested (the cases in flight are dropped; --resume redoes them).
-// Throws when a worker cannot start twice in a row on its device, or when a
-// hook throws; live workers are killed first.
+// A device whose worker cannot start twice in a row is left out (its cases go
+// to the others); throws when no device is left, or when a hook throws. Live
+// workers are killed before it returns or throws.
 bool run_cases_on_devices(const Plan& plan, const MeasureSettings& measure, const std::set<int>& done,
                           const PoolRequest& request, storage::Store& store, const PoolHooks& hooks);
 

@@ -200,7 +200,10 @@ void serve_cases(const ServeRequest& request) {
     for (const auto& warning : result.warnings) warnings += "\t" + warning;
     std::cout << kWorkerAnswer << "stored " << c.plan_index << "\t" << to_string(result.status) << "\t"
               << report::one_line_result(c, result) << warnings << std::endl;
-    if (result.device_unusable) return;  // the parent starts a fresh worker for the next case
+    if (result.device_unusable) {  // the parent starts a fresh worker for the next case
+      std::cout << kWorkerAnswer << "retiring" << std::endl;
+      return;
+    }
   }
 }
 

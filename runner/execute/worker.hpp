@@ -47,8 +47,9 @@ void measure_and_store_case(const WorkerRequest& request);
 // It measures the device's ceilings (unless told not to), records the device
 // (run_devices), answers `ready`, then reads one case per line on stdin,
 // "<plan_index>\t<trace path or empty>", measures and stores it, and answers
-// `stored`. It ends at the end of stdin, or after a case that left its CUDA
-// context unusable. Answers are lines on stdout that start with kWorkerAnswer.
+// `stored`. It ends at the end of stdin, or, answering `retiring`, after a case
+// that left its CUDA context unusable. Answers are lines on stdout that start
+// with kWorkerAnswer.
 struct ServeRequest {
   std::string config_sha256;
   std::string db_path;
