@@ -287,7 +287,9 @@ class RowCopier {
   RowCopier(SQLite::Database& from, SQLite::Database& to, const std::string& table, const std::string& selected_by,
             const std::vector<std::string>& replaced, const std::string& left_out = "", const std::string& verb = "INSERT")
       : columns_(without(columns_of(to, table), left_out)),
-        select_(from, "SELECT " + column_list(columns_) + " FROM \"" + table + "\" WHERE \"" + selected_by + "\" = ?"),
+        // By rowid: kernels and ops keep the order they were stored in only so (RunReader reads them by it).
+        select_(from, "SELECT " + column_list(columns_) + " FROM \"" + table + "\" WHERE \"" + selected_by +
+                          "\" = ? ORDER BY rowid"),
         insert_(to, verb + " INTO \"" + table + "\" (" + column_list(columns_) + ") VALUES (" +
                         placeholders(columns_.size()) + ")") {
     for (const auto& column : columns_) {
