@@ -28,22 +28,30 @@ build/attnsweep plan "$CONFIG" --device cuda | tail -2
 echo "== one GPU"
 t0=$(now); build/attnsweep run "$CONFIG" --device cuda:0 --db /tmp/one.db > "$OUT/one.txt" 2> "$OUT/one.log"
 echo "exit $?"; t1=$(now)
-echo "== two GPUs"
-build/attnsweep run "$CONFIG" --gpus 0,1 --db /tmp/two.db > "$OUT/two.txt" 2> "$OUT/two.log"
+# On a one-GPU machine (a dry run of this script) the "two-GPU" run is --gpus 0
+# (the pool's own cost) and the shards run one after the other on GPU 0.
+gpus=$(nvidia-smi -L | wc -l)
+if [ "$gpus" -ge 2 ]; then POOL=0,1; else POOL=0; fi
+echo "== --gpus $POOL"
+build/attnsweep run "$CONFIG" --gpus $POOL --db /tmp/two.db > "$OUT/two.txt" 2> "$OUT/two.log"
 echo "exit $?"; t2=$(now)
-echo "== two shards at once, one per GPU, merged"
-CUDA_VISIBLE_DEVICES=0 build/attnsweep run "$CONFIG" --shard 0/2 --sweep-id x2 --db /tmp/shard0.db > /dev/null 2> /tmp/shard0.log &
-CUDA_VISIBLE_DEVICES=1 build/attnsweep run "$CONFIG" --shard 1/2 --sweep-id x2 --db /tmp/shard1.db > /dev/null 2> /tmp/shard1.log &
+echo "== two shards, one per GPU (one after the other on one GPU), merged"
+for k in 0 1; do
+  gpu=$(( gpus >= 2 ? k : 0 ))
+  CUDA_VISIBLE_DEVICES=$gpu build/attnsweep run "$CONFIG" --shard $k/2 --sweep-id x2 --db /tmp/shard$k.db > /dev/null 2> /tmp/shard$k.log &
+  [ "$gpus" -ge 2 ] || wait
+done
 wait; t3=$(now)
 build/attnsweep merge /tmp/merged.db /tmp/shard0.db /tmp/shard1.db; echo "merge exit $?"
 echo "== Python reference on each GPU (study shape)"
-for gpu in 0 1; do
+for gpu in $(seq 0 $(( gpus >= 2 ? 1 : 0 ))); do
   CUDA_VISIBLE_DEVICES=$gpu python3 tests/gpu/torch_reference.py --dtype bf16 > "/tmp/python_gpu$gpu.jsonl" 2> "/tmp/python_gpu$gpu.err" &
 done
 wait
-cat /tmp/python_gpu0.jsonl /tmp/python_gpu1.jsonl > "$OUT/python.jsonl"
+cat /tmp/python_gpu*.jsonl > "$OUT/python.jsonl"
+python_args=(cuda:0=/tmp/python_gpu0.jsonl); [ "$gpus" -ge 2 ] && python_args+=(cuda:1=/tmp/python_gpu1.jsonl)
 python3 scripts/scale_out_report.py /tmp/one.db "$(python3 -c "print($t1 - $t0)")" /tmp/two.db "$(python3 -c "print($t2 - $t1)")" \
-  "$OUT/machine.txt" --python cuda:0=/tmp/python_gpu0.jsonl cuda:1=/tmp/python_gpu1.jsonl \
+  "$OUT/machine.txt" --python "${python_args[@]}" \
   --merged /tmp/merged.db "$(python3 -c "print($t3 - $t2)")" > "$OUT/scale_out.md"
 cat "$OUT/scale_out.md"
 backup /tmp/two.db "$OUT/two.db"
