@@ -17,7 +17,8 @@ def cases(path):
     db.row_factory = sqlite3.Row
     run = db.execute("SELECT * FROM runs ORDER BY run_id DESC LIMIT 1").fetchone()
     rows = db.execute(f"SELECT {KEY}, status, device, gpu_uuid, kernels_per_forward, memcpy_per_forward, "
-                      "memset_per_forward, COALESCE(gpu_time_us_median, cpu_time_us_median) AS gpu_time_us_median, sdpa_backend, shard_index FROM cases WHERE run_id = ?",
+                      "memset_per_forward, COALESCE(gpu_time_us_median, cpu_time_us_median) AS gpu_time_us_median, sdpa_backend, shard_index, "
+                      "sm_clock_mhz_mean FROM cases WHERE run_id = ?",
                       (run["run_id"],)).fetchall()
     return run, {tuple(r[k] for k in KEY.split(", ")): r for r in rows}, db
 
@@ -44,6 +45,12 @@ def compare(name, reference, other):
     long = [k for k in both_ok if reference[k]["gpu_time_us_median"] >= 200]
     diffs = sorted(((other[k]["gpu_time_us_median"] / reference[k]["gpu_time_us_median"] - 1) * 100, k) for k in long)
     beyond = [(d, k) for d, k in diffs if abs(d) > 3]
+    # A case run at another SM clock (the power cap, reached after sustained load,
+    # lowers it) is not like for like: named, but not held against the split.
+    def clock_differs(k):
+        a, b = reference[k]["sm_clock_mhz_mean"], other[k]["sm_clock_mhz_mean"]
+        return a is not None and b is not None and abs(a - b) > 0.02 * max(a, b)
+    at_another_clock = [(d, k) for d, k in beyond if clock_differs(k)]
     print(f"- **{name} against one GPU:** {len(common)} of {len(reference)} cases in both "
           f"({len(set(other) - set(reference))} only in {name}); status differs in {len(status_diffs)}; "
           f"kernel, memcpy and memset counts per forward identical in {len(both_ok) - len(count_diffs)} of "
@@ -52,14 +59,18 @@ def compare(name, reference, other):
         mean_abs = sum(abs(d) for d, _ in diffs) / len(diffs)
         print(f"  Medians of the {len(long)} cases of 200 us or more: within 3% in {len(long) - len(beyond)}; "
               f"difference from {diffs[0][0]:+.2f}% to {diffs[-1][0]:+.2f}%, mean |difference| {mean_abs:.2f}%.")
+    if beyond:
+        print(f"  Of the {len(beyond)} beyond 3%, {len(at_another_clock)} ran at SM clocks more than 2% apart "
+              "(the power cap; docs/benchmarks.md):")
     for d, k in beyond:
         print(f"  - beyond 3%: {label(k)}: {reference[k]['gpu_time_us_median']:.1f} vs "
-              f"{other[k]['gpu_time_us_median']:.1f} us ({d:+.2f}%) on {other[k]['device']}")
+              f"{other[k]['gpu_time_us_median']:.1f} us ({d:+.2f}%) on {other[k]['device']}, SM clock "
+              f"{fmt(reference[k]['sm_clock_mhz_mean'], '.0f')} vs {fmt(other[k]['sm_clock_mhz_mean'], '.0f')} MHz")
     for k in count_diffs:
         print(f"  - counts differ: {label(k)}: {counts(reference[k])} vs {counts(other[k])}")
     for k in status_diffs:
         print(f"  - status differs: {label(k)}: {reference[k]['status']} vs {other[k]['status']}")
-    return len(count_diffs) == 0 and len(beyond) == 0 and len(status_diffs) == 0
+    return len(count_diffs) == 0 and len(beyond) == len(at_another_clock) and len(status_diffs) == 0
 
 
 def main():
@@ -93,7 +104,7 @@ def main():
           f"{one_run['driver_version']}, attnsweep {one_run['attnsweep_version']} ({one_run['git_sha']}).\n")
     ratio = two_s / one_s
     pool = two_run["gpus"]
-    print(f"- **Wall time:** one GPU (`run --device cuda:0`, in-process) {one_s:.1f} s; `run --gpus` on {pool} "
+    print(f"- **Wall time:** one GPU (`run --gpus 0`) {one_s:.1f} s; `run --gpus` on {pool} "
           f"(one worker process per GPU) {two_s:.1f} s: **{ratio:.3f}x** (target with two GPUs: at most 0.55x).")
     per_device = two_db.execute("SELECT device, gpu_uuid, count(*), sum(wall_seconds) FROM cases WHERE run_id = ? "
                                 "GROUP BY device, gpu_uuid ORDER BY device", (two_run["run_id"],)).fetchall()
