@@ -146,6 +146,23 @@ TEST(Shard, APartKeepsPlanIndexesAndMoreShardsThanCasesAreRefused) {
   }
 }
 
+TEST(Shard, TheGpuQueueHandsOutTheLongestUnitsFirstAndSplitsFiner) {
+  const Sweep s = sweep();
+  const auto units = work_units(s.plan, s.config.measure, 2, 4);  // as --gpus 0,1 asks for them
+  ASSERT_FALSE(units.empty());
+  for (std::size_t i = 1; i < units.size(); ++i) EXPECT_GE(units[i - 1].cost_ns, units[i].cost_ns) << i;
+  std::multiset<int> all;
+  for (const auto& unit : units) all.insert(unit.plan_indexes.begin(), unit.plan_indexes.end());
+  EXPECT_EQ(all.size(), s.plan.cases.size());
+  // The costliest case of the sweep (math, fp32, 4x16x4096x128) is in the first unit, alone:
+  // its group costs more than 1/(2 x 4) of the sweep, so the group is split.
+  const Case& first = s.plan.cases[static_cast<std::size_t>(units.front().plan_indexes.front())];
+  EXPECT_EQ(units.front().plan_indexes.size(), 1u);
+  EXPECT_EQ(first.label(), "sdpa_math 4x16x4096x128 fp32 causal");
+  // With one worker nothing needs splitting: whole groups of 4 variants.
+  for (const auto& unit : work_units(s.plan, s.config.measure, 1, 1)) EXPECT_EQ(unit.plan_indexes.size(), 4u);
+}
+
 TEST(Cost, FollowsWorkDtypeAndVariant) {
   const Shape big{8, 16, 16, 4096, 4096, 128}, small{8, 16, 16, 1024, 1024, 64};
   const auto forward = [](const char* variant, const Shape& shape, Dtype dtype) {
