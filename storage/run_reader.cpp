@@ -60,7 +60,8 @@ const Table<RunRow>& run_rows() {
                                member<R>("shard_source", &R::shard_source),
                                member<R>("shard_split", &R::shard_split),
                                member<R>("sweep_cases", &R::sweep_cases),
-                               member<R>("gpus", &R::gpus)}};
+                               member<R>("gpus", &R::gpus),
+                               member<R>("container_image", &R::container_image)}};
   return table;
 }
 

@@ -38,7 +38,7 @@ struct RunRow {
   // Scale-out (docs/scale-out.md): the run's identity across databases, its
   // launch, and for a shard run K of N; a merged run has shard_count and
   // shard_source 'merge'.
-  std::string run_uuid, sweep_id, shard_source, shard_split, gpus;
+  std::string run_uuid, sweep_id, shard_source, shard_split, gpus, container_image;
   std::optional<int> shard_index, shard_count, sweep_cases;
 };
 

@@ -11,7 +11,7 @@
 -- gains median_ci_rel and the wall seconds of each phase of a case (setup_seconds ... profile_seconds),
 -- runs gains case_order; 5 the application_id, and runs gains the claim of the process running it
 -- (owner_pid, owner_host, claimed_at, heartbeat_at); 6 scale-out: runs gains run_uuid, sweep_id, the
--- shard columns (shard_index, shard_count, shard_source, shard_split, sweep_cases) and gpus, status
+-- shard columns (shard_index, shard_count, shard_source, shard_split, sweep_cases), gpus and container_image, status
 -- 'incomplete' (a merged run missing shards); cases gains gpu_uuid and shard_index; new tables
 -- run_devices (environment and ceilings per GPU and shard) and merged_shards (what attnsweep merge took in).
 
@@ -72,7 +72,8 @@ CREATE TABLE IF NOT EXISTS runs (
                                                 --   or 'merge' for a run made by attnsweep merge
   shard_split        TEXT,                      -- version of the deterministic split (cost_lpt_v1)
   sweep_cases        INTEGER,                   -- cases in the whole plan; planned_cases counts this run's part
-  gpus               TEXT                       -- --gpus: the devices the run used, e.g. cuda:0,cuda:1; NULL for one device
+  gpus               TEXT,                      -- --gpus: the devices the run used, e.g. cuda:0,cuda:1; NULL for one device
+  container_image    TEXT                       -- the image it ran in (ATTNSWEEP_IMAGE, set by container/Dockerfile); NULL outside
 );
 
 CREATE TABLE IF NOT EXISTS cases (

@@ -114,6 +114,7 @@ const Table<NewRun>& runs_table() {
           {"shard_split", [](const R& r) { return null_if_empty(r.record.shard_split); }},
           {"sweep_cases", [](const R& r) { return null_unless_positive(r.record.sweep_cases); }},
           {"gpus", [](const R& r) { return null_if_empty(r.record.gpus); }},
+          {"container_image", [](const R& r) { return null_if_empty(r.environment().container_image); }},
       }};
   return table;
 }

@@ -223,6 +223,22 @@ TEST_F(ScaleOut, GpusMistakesAreOneLineAndExitTwo) {
   EXPECT_FALSE(std::filesystem::exists(db));
 }
 
+// The image sets ATTNSWEEP_IMAGE to its own name and tag; every run stores it,
+// also when a worker process (--isolate) reports the environment.
+TEST_F(ScaleOut, ARunRecordsTheContainerImageItRanIn) {
+  const std::string config = write("sweep.yaml", kSweep);
+  for (const std::string isolate : {"", " --isolate"}) {
+    const std::string db = path("image" + std::to_string(isolate.size()) + ".db");
+    ASSERT_EQ(run("run " + config + " --device cpu --shard 0/6 --db " + db + isolate,
+                  "ATTNSWEEP_IMAGE=ghcr.io/example/attnsweep:0.1.0 ").exit_code, 0);
+    SQLite::Database check(db, SQLite::OPEN_READONLY);
+    EXPECT_EQ(text(check, "SELECT container_image FROM runs"), "ghcr.io/example/attnsweep:0.1.0") << isolate;
+  }
+  ASSERT_EQ(run("run " + config + " --device cpu --shard 1/6 --db " + path("none.db")).exit_code, 0);
+  SQLite::Database none(path("none.db"), SQLite::OPEN_READONLY);
+  EXPECT_EQ(text(none, "SELECT container_image FROM runs"), "NULL");
+}
+
 bool has_cuda() {
   return run("variants").output.find("(0 CUDA device(s) visible)") == std::string::npos;
 }

@@ -6,6 +6,7 @@
 #include <torch/version.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 
 #include "runner/device/device.hpp"
@@ -52,6 +53,7 @@ EnvironmentInfo collect_environment(const Device& device) {
   info.torch_version = TORCH_VERSION;
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) info.hostname = host;
+  if (const char* image = std::getenv("ATTNSWEEP_IMAGE")) info.container_image = image;
   const auto& hooks = at::detail::getCUDAHooks();
   if (hooks.hasCuDNN()) info.cudnn_version = std::to_string(hooks.versionCuDNN());
   if (!device.is_cuda()) {

@@ -21,6 +21,7 @@ struct EnvironmentInfo {
   int sm_clock_max_mhz = 0;     // NVML; 0 when unknown
   std::string gpu_uuid;         // GPU-xxxxxxxx-...; the same whatever CUDA_VISIBLE_DEVICES numbers it; empty on CPU
   int cuda_device_count = 0;    // CUDA devices this process sees; 0 on a CPU run
+  std::string container_image;  // ATTNSWEEP_IMAGE: the image attnsweep's container/Dockerfile built; empty outside
 };
 
 EnvironmentInfo collect_environment(const Device& device);

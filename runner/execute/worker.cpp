@@ -41,7 +41,7 @@ static void from_json(const nlohmann::json& json, Device& device) {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EnvironmentInfo, device, device_name, torch_version, cuda_version,
                                                 cudnn_version, driver_version, hostname, sm_count,
                                                 device_memory_bytes, l2_cache_bytes, sm_clock_max_mhz, gpu_uuid,
-                                                cuda_device_count)
+                                                cuda_device_count, container_image)
 }  // namespace attnsweep
 
 namespace attnsweep::execute {
