@@ -381,6 +381,17 @@ RunClaimedError::RunClaimedError(const std::string& path, std::int64_t run_id, C
       heartbeat_at(std::move(heartbeat_at)),
       heartbeat_age_seconds(heartbeat_age_seconds) {}
 
+void snapshot_database(const std::string& path, const std::string& target) {
+  try {
+    SQLite::Database db(path, SQLite::OPEN_READONLY, kBusyTimeoutMs);
+    SQLite::Statement vacuum(db, "VACUUM INTO ?");
+    vacuum.bind(1, target);
+    vacuum.exec();
+  } catch (const SQLite::Exception& error) {
+    throw BadInputError(path + ": cannot write a copy to " + target + ": " + error.what());
+  }
+}
+
 std::string random_uuid() {
   std::random_device entropy;
   std::uniform_int_distribution<int> nibble(0, 15);

@@ -136,6 +136,11 @@ class Store {
 };
 
 std::string utc_now_iso8601();
+// Writes a consistent copy of the database at `path` into `target` as one
+// file (VACUUM INTO, from a read-only connection: the source is not changed).
+// `target` must not exist. Throws BadInputError naming the paths.
+void snapshot_database(const std::string& path, const std::string& target);
+
 // A random (version 4) UUID: runs.run_uuid.
 std::string random_uuid();
 

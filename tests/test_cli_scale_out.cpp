@@ -239,6 +239,41 @@ TEST_F(ScaleOut, ARunRecordsTheContainerImageItRanIn) {
   EXPECT_EQ(text(none, "SELECT container_image FROM runs"), "NULL");
 }
 
+// --publish: the finished run's database as one file and its traces, for a
+// bucket mount where SQLite must not run; also when the run is stopped.
+TEST_F(ScaleOut, PublishCopiesTheDatabaseAndTracesWhenTheRunEnds) {
+  const std::string config = write("sweep.yaml", kSweep);
+  const std::string db = path("local.db"), out = path("bucket");
+  const Outcome done = run("run " + config + " --device cpu --shard 1/3 --db " + db + " --traces " + path("traces") +
+                           " --publish " + out);
+  ASSERT_EQ(done.exit_code, 0) << done.output;
+  EXPECT_NE(done.output.find("published: " + out + "/local.db and 4 trace files"), std::string::npos) << done.output;
+  EXPECT_FALSE(std::filesystem::exists(out + "/local.db-wal"));
+  SQLite::Database copy(out + "/local.db", SQLite::OPEN_READONLY);
+  SQLite::Database local(db, SQLite::OPEN_READONLY);
+  for (const std::string table : {"runs", "cases", "samples", "kernels", "ops", "run_devices"}) {
+    EXPECT_EQ(text(copy, "SELECT count(*) FROM " + table), text(local, "SELECT count(*) FROM " + table)) << table;
+  }
+  EXPECT_EQ(text(copy, "SELECT count(*) FROM cases"), "4");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(out + "/traces"), std::filesystem::directory_iterator{}), 4);
+
+  // Stopped by SIGTERM while a worker hangs: what was stored is published, the run says interrupted.
+  const std::string hang = write("hang.yaml", R"(name: hang
+device: cpu
+variants: [naive, test_hang]
+dtypes: [fp32]
+shapes: {batch: 1, heads: 2, seq_len: 16, head_dim: 8}
+measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false, case_timeout_s: 60}
+)");
+  const std::string stopped = path("stopped");
+  const Outcome interrupted = run("run " + hang + " --isolate --db " + path("hang.db") + " --publish " + stopped,
+                                  "ATTNSWEEP_TEST_VARIANTS=1 timeout --preserve-status -s TERM 6 ");
+  EXPECT_EQ(interrupted.exit_code, 143) << interrupted.output;
+  SQLite::Database partial(stopped + "/hang.db", SQLite::OPEN_READONLY);
+  EXPECT_EQ(text(partial, "SELECT status FROM runs"), "interrupted");
+  EXPECT_EQ(text(partial, "SELECT group_concat(variant) FROM cases"), "naive");
+}
+
 bool has_cuda() {
   return run("variants").output.find("(0 CUDA device(s) visible)") == std::string::npos;
 }

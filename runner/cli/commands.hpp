@@ -23,6 +23,7 @@ struct RunOptions {
   std::optional<int> shards;         // --shards N (with JOB_COMPLETION_INDEX)
   std::string sweep_id;              // --sweep-id
   std::optional<std::string> gpus;   // --gpus all|0,1,...
+  std::string publish_dir;           // --publish DIR
 };
 int run_command(const RunOptions& options);
 

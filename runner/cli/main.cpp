@@ -120,6 +120,10 @@ int main(int argc, char** argv) {
   run_command->add_option("--gpus", run.gpus,
                           "all, or GPU indexes like 0,1: one worker process per GPU, cases handed out from one "
                           "queue (longest expected first), one run in one database; each case records its GPU");
+  run_command->add_option("--publish", run.publish_dir,
+                          "when the run ends (done, interrupted or failed), copy the database as one consistent "
+                          "file, and the run's traces under traces/, into DIR (e.g. a mounted bucket, where "
+                          "SQLite itself must not run)");
 
   cli::PlanOptions plan;
   auto* plan_command = app.add_subcommand("plan", "Validate a config and list the cases it would run; runs nothing");

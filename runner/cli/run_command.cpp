@@ -26,6 +26,7 @@ int run_command(const RunOptions& options) {
     request.shard = execute::choose_shard(options.shard, options.shards);
     request.sweep_id = execute::choose_sweep_id(options.sweep_id);
     request.gpus = options.gpus;
+    request.publish_dir = options.publish_dir;
     const execute::SweepOutcome outcome = execute::run_sweep(request);
 
     const auto& cases = outcome.cases;
@@ -35,6 +36,10 @@ int run_command(const RunOptions& options) {
       std::cout << "\nshard " << outcome.shard->spec.label() << " (set by " << outcome.shard->source << "): "
                 << outcome.planned_cases << " of the sweep's " << outcome.sweep_cases
                 << " cases; merge the shards' databases with: attnsweep merge OUT.db SHARD.db...\n";
+    }
+    if (outcome.published) {
+      std::cout << "\npublished: " << outcome.published->database << " and " << outcome.published->traces
+                << " trace files\n";
     }
     if (!outcome.gpus.empty()) {
       std::vector<std::string> names;

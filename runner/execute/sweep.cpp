@@ -17,6 +17,7 @@
 #include "runner/execute/device_pool.hpp"
 #include "runner/execute/fit_check.hpp"
 #include "runner/execute/in_process_executor.hpp"
+#include "runner/execute/publish.hpp"
 #include "runner/execute/run_start.hpp"
 #include "runner/execute/trace_paths.hpp"
 #include "runner/execute/worker.hpp"
@@ -102,6 +103,40 @@ void run_cases(const Plan& plan, const Config& config, Executor& executor, stora
 }  // namespace
 
 namespace {
+
+// The cases not stored yet, on the devices of a --gpus pool or through one
+// executor; marks the run failed when anything throws.
+void run_all_cases(const SweepRequest& request, const Config& config, const Plan& plan, const std::set<int>& done,
+                   const std::vector<Device>& gpus, const Device& device, const std::string& traces,
+                   const std::string& config_sha256, storage::Store& store, const DatabaseFile& database,
+                   std::int64_t run_id) {
+  if (gpus.empty()) {
+    std::unique_ptr<Executor> executor;
+    if (request.isolate) {
+      // A worker's case may outlast the claim's stale limit: the wait keeps the claim alive.
+      executor = std::make_unique<WorkerExecutor>(WorkerContext{config_sha256, request.db_path, run_id, device,
+                                                                config.measure.case_timeout_s,
+                                                                [&store, run_id] { return store.heartbeat(run_id); }});
+    } else {
+      executor = std::make_unique<InProcessExecutor>(device, config.measure, config.seed);
+    }
+    run_cases(plan, config, *executor, store, database, run_id, done, traces);
+    return;
+  }
+  const auto after_case = [&] {
+    database.check_still_there();
+    if (!store.heartbeat(run_id)) throw ClaimLost(run_id);
+  };
+  try {
+    run_cases_on_devices(plan, config.measure, done,
+                         {config_sha256, request.db_path, run_id, gpus, config.measure.case_timeout_s,
+                          request.isolate, traces},
+                         store, {after_case, [&store, run_id] { return store.heartbeat(run_id); }});
+  } catch (...) {
+    store.finish_run(run_id, RunStatus::failed);  // changes nothing once another process holds the run
+    throw;
+  }
+}
 
 // The devices of a --gpus run, asked of a worker (the parent never initializes
 // CUDA). With ATTNSWEEP_TEST_VARIANTS=1 and --device cpu, one CPU worker per
@@ -190,31 +225,18 @@ SweepOutcome run_sweep(const SweepRequest& request) {
 
   const std::int64_t run_id = outcome.run_id;
   install_interrupt_handlers();
-  if (!gpus.empty()) {
-    const auto after_case = [&] {
-      database.check_still_there();
-      if (!store.heartbeat(run_id)) throw ClaimLost(run_id);
-    };
-    try {
-      run_cases_on_devices(plan, config.measure, done,
-                           {config_sha256, request.db_path, run_id, gpus, config.measure.case_timeout_s,
-                            request.isolate, traces},
-                           store, {after_case, [&store, run_id] { return store.heartbeat(run_id); }});
-    } catch (...) {
-      store.finish_run(run_id, RunStatus::failed);  // changes nothing once another process holds the run
-      throw;
+  try {
+    run_all_cases(request, config, plan, done, gpus, device, traces, config_sha256, store, database, run_id);
+  } catch (...) {
+    // What was stored is published all the same: a failed job's partial results count.
+    if (!request.publish_dir.empty()) {
+      try {
+        publish_run(request.db_path, run_id, request.publish_dir);
+      } catch (const std::exception& error) {
+        log::error(error.what());
+      }
     }
-  } else {
-    std::unique_ptr<Executor> executor;
-    if (request.isolate) {
-      // A worker's case may outlast the claim's stale limit: the wait keeps the claim alive.
-      executor = std::make_unique<WorkerExecutor>(WorkerContext{config_sha256, request.db_path, run_id, device,
-                                                                config.measure.case_timeout_s,
-                                                                [&store, run_id] { return store.heartbeat(run_id); }});
-    } else {
-      executor = std::make_unique<InProcessExecutor>(device, config.measure, config.seed);
-    }
-    run_cases(plan, config, *executor, store, database, run_id, done, traces);
+    throw;
   }
   outcome.status = interrupt_requested() ? RunStatus::interrupted : RunStatus::done;
   if (!store.finish_run(run_id, outcome.status)) throw ClaimLost(run_id);
@@ -222,6 +244,7 @@ SweepOutcome run_sweep(const SweepRequest& request) {
   // Read while the store is still open: its connection, the last to close, then
   // folds the write-ahead log back, so no -wal or -shm file is left beside the database.
   outcome.cases = storage::RunReader(request.db_path).cases(run_id);
+  if (!request.publish_dir.empty()) outcome.published = publish_run(request.db_path, run_id, request.publish_dir);
   return outcome;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runner/common/identities.hpp"
+#include "runner/execute/publish.hpp"
 #include "runner/execute/shard_choice.hpp"
 #include "storage/run_reader.hpp"
 
@@ -24,6 +25,7 @@ struct SweepRequest {
   std::optional<ShardChoice> shard;   // run only this part of the plan
   std::string sweep_id;               // shared by the shards of one launch
   std::optional<std::string> gpus;    // --gpus: "all" or "0,1,...": one worker process per GPU
+  std::string publish_dir;            // --publish: copy the database and traces there when the run ends
 };
 
 struct SweepOutcome {
@@ -36,6 +38,7 @@ struct SweepOutcome {
   std::optional<ShardChoice> shard;    // as requested; what set it is in shard->source
   int sweep_cases = 0;                 // cases of the whole plan
   std::vector<Device> gpus;            // with --gpus: the devices used
+  std::optional<Published> published;  // with --publish: where the copies went
 };
 
 // Throws BadInputError for bad input (nothing stored then), anything else for

@@ -1,0 +1,22 @@
+#pragma once
+// run --publish DIR: when a run ends (done, interrupted or failed), copy what
+// it stored to DIR as whole files: the database as one consistent file (no
+// -wal or -shm beside it) and the run's trace files under DIR/traces. Made for
+// a Hugging Face bucket mounted into a job, which has no file locking and
+// uploads a file when it is closed: SQLite must never run on it, but a finished
+// file copied onto it is safe. docs/hf-jobs.md.
+#include <cstdint>
+#include <string>
+
+namespace attnsweep::execute {
+
+struct Published {
+  std::string database;  // DIR/<the database's file name>
+  int traces = 0;        // trace files copied into DIR/traces
+};
+
+// Throws std::runtime_error naming DIR when a copy fails; the local database is
+// never changed.
+Published publish_run(const std::string& db_path, std::int64_t run_id, const std::string& directory);
+
+}  // namespace attnsweep::execute
