@@ -1,7 +1,9 @@
 #include "storage/merge.hpp"
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -378,6 +380,19 @@ void refuse_shard_of_the_sweep(const std::string& out_path, const RunRow& run, c
                       "input; name the output first: attnsweep merge OUT.db IN.db... (OUT new, or holding other runs)");
 }
 
+// A shard already in the merged run is the same run, or the input is refused.
+void refuse_overlap(const std::string& out_path, const Target& target, const std::vector<ShardSource>& sources) {
+  for (const ShardSource& source : sources) {
+    const auto merged = target.shards.find(source.index());
+    if (merged == target.shards.end() || merged->second.source_run_uuid == source.run.run_uuid) continue;
+    throw BadInputError(source.name() + " is another run of a shard that run " + std::to_string(target.run->run_id) +
+                        " in " + out_path + " took from " + merged->second.source_db + " (run " +
+                        std::to_string(merged->second.source_run_id) + ", run_uuid " +
+                        merged->second.source_run_uuid.substr(0, 8) + "...); a shard is merged from one run: leave "
+                        "this one out, or merge it into another database");
+  }
+}
+
 // (1) the merged run that holds any of the inputs' shard runs; else (2) the
 // latest merged run of the sweep still incomplete that none of them collides
 // with; else (3) a new one. Read under the output's write lock.
@@ -385,7 +400,7 @@ Target choose_target(SQLite::Database& db, const std::string& out_path, const st
                      const Sweep& sweep) {
   std::set<std::string> uuids;
   for (const ShardSource& source : sources) uuids.insert(source.run.run_uuid);
-  std::optional<Target> holding, open;
+  std::optional<Target> holding, open, taken;
   for (const RunRow& run : RunReader(out_path).runs()) {
     refuse_shard_of_the_sweep(out_path, run, sweep);
     if (!is_merged_run(run)) continue;
@@ -399,11 +414,18 @@ Target choose_target(SQLite::Database& db, const std::string& out_path, const st
     }
     if (holds) {
       holding = std::move(candidate);
-    } else if (run.status == RunStatus::incomplete && sweep_difference(run, sweep.reference).empty() &&
-               !collides(sources, candidate.shards)) {
-      open = std::move(candidate);  // runs come by run_id: the latest wins
+    } else if (sweep_difference(run, sweep.reference).empty()) {
+      if (!collides(sources, candidate.shards)) {
+        if (run.status == RunStatus::incomplete) open = std::move(candidate);  // runs come by run_id: the latest wins
+      } else if (!run.sweep_id.empty()) {
+        taken = std::move(candidate);  // the same launch already has another run of one of these shards
+      }
     }
   }
+  // With a sweep id, a second run of a shard is the same launch's shard run
+  // twice: refused, not started as another merged run (which could never be
+  // completed). Without one, launches cannot be told apart: a new merged run.
+  if (!holding && !open && taken) refuse_overlap(out_path, *taken, sources);
   if (!holding) return open ? std::move(*open) : Target{};
   const std::string difference = sweep_difference(*holding->run, sweep.reference);
   if (!difference.empty()) {
@@ -413,18 +435,7 @@ Target choose_target(SQLite::Database& db, const std::string& out_path, const st
   return std::move(*holding);
 }
 
-// A shard already in the merged run is the same run, or the input is refused.
-void refuse_overlap(const std::string& out_path, const Target& target, const std::vector<ShardSource>& sources) {
-  for (const ShardSource& source : sources) {
-    const auto merged = target.shards.find(source.index());
-    if (merged == target.shards.end() || merged->second.source_run_uuid == source.run.run_uuid) continue;
-    throw BadInputError(source.name() + " is another run of a shard that run " + std::to_string(target.run->run_id) +
-                        " in " + out_path + " took from " + merged->second.source_db + " (run " +
-                        std::to_string(merged->second.source_run_id) + ", run_uuid " +
-                        merged->second.source_run_uuid.substr(0, 8) + "...); a shard is merged from one run: leave "
-                        "this one out, or merge it into another database");
-  }
-}
+
 
 // A row as column names and values.
 struct Row {
@@ -654,8 +665,12 @@ MergeReport merge_shards(const std::string& out_path, const std::vector<std::str
   const Sweep sweep = check_one_sweep(sources);
   std::stable_sort(sources.begin(), sources.end(), [](const auto& a, const auto& b) { return a.index() < b.index(); });
 
-  std::error_code ignored;
-  const bool existed = std::filesystem::exists(out_path, ignored);
+  // Made here, empty, only if absent (a 0-byte file becomes a new database):
+  // then this call, and no other merge running at the same time, removes it
+  // again when the merge is refused.
+  const int made = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const bool created = made >= 0;
+  if (created) ::close(made);
   try {
     // Creates the output or brings it to this schema version; refuses, untouched, what is not attnsweep's.
     { Store prepared(out_path, Store::Open::create_if_absent); }
@@ -667,7 +682,7 @@ MergeReport merge_shards(const std::string& out_path, const std::vector<std::str
     if (changed) transaction.commit();  // else it rolls back, having written nothing
     return report;
   } catch (...) {
-    if (!existed) remove_database_files(out_path);  // a refused merge leaves nothing behind
+    if (created) remove_database_files(out_path);  // a refused merge leaves nothing behind
     throw;
   }
 }

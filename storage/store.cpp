@@ -595,6 +595,13 @@ bool Store::finish_run(std::int64_t run_id, RunStatus status, const Claim& claim
   return update.exec() == 1;
 }
 
+void Store::set_run_gpus(std::int64_t run_id, const std::string& gpus) {
+  SQLite::Statement update(impl_->database, "UPDATE runs SET gpus = ? WHERE run_id = ?");
+  update.bind(1, gpus);
+  update.bind(2, run_id);
+  update.exec();
+}
+
 bool Store::add_run_device(std::int64_t run_id, const RunDevice& device) {
   const EnvironmentInfo& e = device.environment;
   SQLite::Statement insert(impl_->database,

@@ -123,6 +123,8 @@ class Store {
   // `claimant` holds the run (or nobody does). False, and nothing changed,
   // when another process has taken it over.
   bool finish_run(std::int64_t run_id, RunStatus status, const Claim& claimant = Claim::this_process());
+  // Sets runs.gpus: a --gpus run resumed on other GPUs lists every one it used.
+  void set_run_gpus(std::int64_t run_id, const std::string& gpus);
   // Records a device of the run (run_devices), with the run's shard index.
   // False, and nothing changed, when the run has that device already.
   bool add_run_device(std::int64_t run_id, const RunDevice& device);

@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 
@@ -146,6 +148,13 @@ TEST_F(ScaleOut, ShardMistakesAreOneLineAndExitTwoWithNothingStored) {
                  "(sbatch --array=0-N) or pass --shard K/N");
   expect_refused("run " + config + " --device cpu --db " + db + " --shard 1/3 --shards 4", "",
                  "--shards 4 disagrees with --shard 1/3; give one of them");
+  // A count without an index would run the whole sweep in every pod.
+  expect_refused("run " + config + " --device cpu --db " + db, "ATTNSWEEP_SHARDS=3 ",
+                 "ATTNSWEEP_SHARDS=3 is set but no shard index: set JOB_COMPLETION_INDEX (a Kubernetes indexed job sets "
+                 "it) or pass --shard K/N; unset ATTNSWEEP_SHARDS to run the whole sweep");
+  expect_refused("run " + config + " --device cpu --db " + db,
+                 "SLURM_ARRAY_TASK_ID=2 SLURM_ARRAY_TASK_COUNT=3 SLURM_ARRAY_TASK_STEP=0 ",
+                 "SLURM_ARRAY_TASK_STEP=0: expected a whole number of 1 or more");
   EXPECT_FALSE(std::filesystem::exists(db));
 }
 
@@ -163,9 +172,12 @@ TEST_F(ScaleOut, ResumeContinuesAShardOnlyAsTheSameShard) {
     edit.exec("UPDATE runs SET status = 'interrupted'");
   }
   const std::set<int> kept = plan_indexes(db);
-  const Outcome wrong = run("run " + config + " --device cpu --db " + db + " --resume --shard 1/2");
+  const Outcome wrong = run("run " + config + " --device cpu --db " + db + " --resume 1 --shard 1/2");
   EXPECT_EQ(wrong.exit_code, 2);
   EXPECT_EQ(wrong.output, "error: run 1 is shard 0/2, not 1/2; resume it as the same shard (--shard 0/2)\n");
+  const Outcome other = run("run " + config + " --device cpu --db " + db + " --resume --shard 1/2");
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_EQ(other.output, "error: " + db + ": no run of shard 1/2 to resume; run without --resume to start one\n");
   const Outcome none = run("run " + config + " --device cpu --db " + db + " --resume");
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_EQ(none.output, "error: run 1 is shard 0/2, and this run is no shard; resume it as the same shard (--shard 0/2)\n");
@@ -175,6 +187,76 @@ TEST_F(ScaleOut, ResumeContinuesAShardOnlyAsTheSameShard) {
   EXPECT_EQ(plan_indexes(db), listed(run("plan " + config + " --device cpu --shard 0/2").output));
   SQLite::Database check(db, SQLite::OPEN_READONLY);
   EXPECT_EQ(text(check, "SELECT status || ' ' || (SELECT count(*) FROM cases) FROM runs"), "done 6");
+}
+
+// Several shards' runs in one database: --resume --shard K/N takes the latest
+// run of that shard, not the database's latest run.
+TEST_F(ScaleOut, ResumeOfAShardFindsThatShardsRunAmongOthers) {
+  const std::string config = write("sweep.yaml", kSweep);
+  const std::string db = path("both.db");
+  ASSERT_EQ(run("run " + config + " --device cpu --db " + db + " --shard 0/2").exit_code, 0);
+  {
+    SQLite::Database edit(db, SQLite::OPEN_READWRITE);
+    for (const std::string table : {"samples", "kernels", "ops"}) {
+      edit.exec("DELETE FROM " + table + " WHERE case_id = (SELECT max(case_id) FROM cases)");
+    }
+    edit.exec("DELETE FROM cases WHERE case_id = (SELECT max(case_id) FROM cases)");
+    edit.exec("UPDATE runs SET status = 'interrupted'");
+  }
+  ASSERT_EQ(run("run " + config + " --device cpu --db " + db + " --shard 1/2").exit_code, 0);
+  const Outcome resumed = run("run " + config + " --device cpu --db " + db + " --resume --shard 0/2");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("resuming run 1: 5 of 6 cases already stored"), std::string::npos) << resumed.output;
+  SQLite::Database check(db, SQLite::OPEN_READONLY);
+  EXPECT_EQ(text(check, "SELECT group_concat(run_id || ':' || status || ':' || n) FROM (SELECT run_id, status, "
+                        "(SELECT count(*) FROM cases c WHERE c.run_id = r.run_id) AS n FROM runs r ORDER BY run_id)"),
+            "1:done:6,2:done:6");
+  const Outcome none = run("run " + config + " --device cpu --db " + path("other.db") + " --shard 1/2");
+  ASSERT_EQ(none.exit_code, 0);
+  const Outcome absent = run("run " + config + " --device cpu --db " + path("other.db") + " --resume --shard 0/2");
+  EXPECT_EQ(absent.exit_code, 2);
+  EXPECT_EQ(absent.output, "error: " + path("other.db") + ": no run of shard 0/2 to resume; run without --resume to start one\n");
+}
+
+// A shard of a --gpus run: the pool finds the shard's cases by their index in the whole plan.
+TEST_F(ScaleOut, AShardRunsOnSeveralWorkers) {
+  const std::string config = write("cpu.yaml", std::string(kSweep) + "device: cpu\n");
+  for (int k = 0; k < 2; ++k) {
+    const std::string db = path("g" + std::to_string(k) + ".db");
+    const Outcome outcome = run("run " + config + " --shard " + std::to_string(k) + "/2 --gpus 0,1 --db " + db,
+                                "ATTNSWEEP_TEST_VARIANTS=1 ");
+    ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+    EXPECT_EQ(plan_indexes(db), listed(run("plan " + config + " --shard " + std::to_string(k) + "/2").output));
+    SQLite::Database check(db, SQLite::OPEN_READONLY);
+    // Each stored case is the plan's case at its index.
+    EXPECT_EQ(text(check, "SELECT count(*) FROM cases WHERE variant = CASE plan_index % 3 WHEN 0 THEN 'naive' "
+                          "WHEN 1 THEN 'sdpa_math' ELSE 'sdpa_flash' END AND seq_len_q = 16 * (1 + plan_index / 3)"),
+              "6");
+  }
+}
+
+// With a sweep id, a second run of a shard that a merged run already took is
+// refused, and the output is left byte-identical.
+TEST_F(ScaleOut, MergeRefusesASecondRunOfAMergedShardOfTheSameLaunch) {
+  const std::string config = write("sweep.yaml", kSweep);
+  std::string shards;
+  for (int k = 0; k < 3; ++k) {
+    const std::string db = path("s" + std::to_string(k) + ".db");
+    ASSERT_EQ(run("run " + config + " --device cpu --sweep-id X --shard " + std::to_string(k) + "/3 --db " + db).exit_code, 0);
+    shards += " " + db;
+  }
+  ASSERT_EQ(run("merge " + path("m.db") + shards).exit_code, 0);
+  ASSERT_EQ(run("run " + config + " --device cpu --sweep-id X --shard 0/3 --db " + path("again.db")).exit_code, 0);
+  const auto bytes = [](const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string before = bytes(path("m.db"));
+  const Outcome outcome = run("merge " + path("m.db") + " " + path("again.db"));
+  EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
+  EXPECT_NE(outcome.output.find("is another run of a shard that run 1 in " + path("m.db") + " took from"),
+            std::string::npos) << outcome.output;
+  EXPECT_EQ(bytes(path("m.db")), before);
 }
 
 // Two CPU workers stand in for two GPUs: the queue, the per-worker storing,

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <iostream>
 #include <optional>
 #include <regex>
@@ -75,7 +76,10 @@ class Pool {
                               unit.plan_indexes.end());
       if (!unit.plan_indexes.empty()) queue_.push_back(std::move(unit));
     }
-    for (const Case& c : plan.cases) handed_out_ += done.count(c.plan_index) ? 1 : 0;
+    for (const Case& c : plan.cases) {
+      handed_out_ += done.count(c.plan_index) ? 1 : 0;
+      cases_[c.plan_index] = &c;
+    }
     for (const Device& device : request.devices) slots_.push_back(Slot{device});
   }
 
@@ -102,6 +106,9 @@ class Pool {
   }
 
  private:
+  // The plan may be a shard's: its cases are found by plan index, not position.
+  const Case& case_at(int plan_index) const { return *cases_.at(plan_index); }
+
   bool has_work(const Slot& slot) const { return !slot.given_up && (!slot.unit.empty() || !queue_.empty()); }
 
   void start(Slot& slot) {
@@ -155,7 +162,7 @@ class Pool {
       close_fd(slot.to_worker);  // the worker ends
       return;
     }
-    const Case& c = plan_.cases[static_cast<std::size_t>(slot.unit.front())];
+    const Case& c = case_at(slot.unit.front());
     slot.unit.pop_front();
     const std::string line = std::to_string(c.plan_index) + "\t" + trace_file(request_.traces_dir, request_.run_id, c) + "\n";
     slot.running = c.plan_index;
@@ -285,7 +292,7 @@ class Pool {
   }
 
   void store_failure(Slot& slot, CaseStatus status, const std::string& why) {
-    const Case& c = plan_.cases[static_cast<std::size_t>(*slot.running)];
+    const Case& c = case_at(*slot.running);
     slot.running.reset();
     CaseResult result = failed_result(c, slot.device, status, why);
     result.gpu_uuid = slot.gpu_uuid;
@@ -297,6 +304,7 @@ class Pool {
   const PoolRequest& request_;
   storage::Store& store_;
   const PoolHooks& hooks_;
+  std::map<int, const Case*> cases_;  // by plan index
   std::deque<WorkUnit> queue_;
   std::vector<Slot> slots_;
   std::size_t handed_out_ = 0;

@@ -99,7 +99,21 @@ std::int64_t run_to_resume(const storage::RunReader& reader, const std::string& 
       throw BadInputError("--resume takes a run id or 'latest', got '" + wanted + "'");
     }
   }
-  const auto run = wanted_id ? reader.run(*wanted_id) : reader.latest_run();
+  std::optional<storage::RunRow> run = wanted_id ? reader.run(*wanted_id) : reader.latest_run();
+  if (!wanted_id && shard) {
+    // One database may hold several shards' runs: "latest" is the latest of this shard.
+    run.reset();
+    for (const auto& candidate : reader.runs()) {
+      if (candidate.shard_index == shard->index && candidate.shard_count == shard->count &&
+          candidate.shard_source != "merge") {
+        run = candidate;
+      }
+    }
+    if (!run) {
+      throw BadInputError(reader.path() + ": no run of shard " + shard->label() +
+                          " to resume; run without --resume to start one");
+    }
+  }
   if (!run) {
     throw BadInputError(reader.path() + ": no run " + (wanted_id ? std::to_string(*wanted_id) : std::string("at all")) +
                         " to resume; run without --resume to start one");

@@ -62,7 +62,8 @@ std::optional<ShardChoice> choose_shard(const std::optional<std::string>& shard_
     const auto min_text = environment("SLURM_ARRAY_TASK_MIN");
     const auto step_text = environment("SLURM_ARRAY_TASK_STEP");
     const int first = min_text ? whole_number("SLURM_ARRAY_TASK_MIN", *min_text) : 0;
-    const int step = step_text ? std::max(1, whole_number("SLURM_ARRAY_TASK_STEP", *step_text)) : 1;
+    const int step = step_text ? whole_number("SLURM_ARRAY_TASK_STEP", *step_text) : 1;
+    if (step < 1) throw BadInputError("SLURM_ARRAY_TASK_STEP=" + *step_text + ": expected a whole number of 1 or more");
     const int id = whole_number("SLURM_ARRAY_TASK_ID", *task);
     if (id < first || (id - first) % step != 0) {
       throw BadInputError("SLURM_ARRAY_TASK_ID=" + *task + " is not a task of the array starting at " +
@@ -74,6 +75,11 @@ std::optional<ShardChoice> choose_shard(const std::optional<std::string>& shard_
   if (shards_option) {
     throw BadInputError("--shards " + std::to_string(*shards_option) + " needs the shard's index: --shard K/N, or "
                         "JOB_COMPLETION_INDEX (Kubernetes indexed jobs) in the environment");
+  }
+  // A count without an index would run the whole sweep in every job of the array.
+  if (const auto count = environment("ATTNSWEEP_SHARDS")) {
+    throw BadInputError("ATTNSWEEP_SHARDS=" + *count + " is set but no shard index: set JOB_COMPLETION_INDEX (a "
+                        "Kubernetes indexed job sets it) or pass --shard K/N; unset ATTNSWEEP_SHARDS to run the whole sweep");
   }
   return std::nullopt;
 }

@@ -2,7 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <sstream>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -138,6 +140,21 @@ void run_all_cases(const SweepRequest& request, const Config& config, const Plan
   }
 }
 
+// runs.gpus after a resume: the devices listed before, then the new ones.
+std::string gpus_used(const std::string& before, const std::vector<Device>& now) {
+  std::vector<std::string> names;
+  std::istringstream listed(before);
+  for (std::string name; std::getline(listed, name, ',');) {
+    if (!name.empty()) names.push_back(name);
+  }
+  for (const Device& device : now) {
+    if (std::find(names.begin(), names.end(), device.to_string()) == names.end()) names.push_back(device.to_string());
+  }
+  std::string joined;
+  for (const auto& name : names) joined += (joined.empty() ? "" : ",") + name;
+  return joined;
+}
+
 // The devices of a --gpus run, asked of a worker (the parent never initializes
 // CUDA). With ATTNSWEEP_TEST_VARIANTS=1 and --device cpu, one CPU worker per
 // listed index: how the pool is tested on machines without a GPU.
@@ -214,6 +231,7 @@ SweepOutcome run_sweep(const SweepRequest& request) {
     // read: the last holder may have stored more cases before it stopped.
     store.claim_run(outcome.run_id);
     done = reader.stored_plan_indexes(outcome.run_id);
+    if (!gpus.empty()) store.set_run_gpus(outcome.run_id, gpus_used(reader.run(outcome.run_id)->gpus, gpus));
     log::info("resuming run " + std::to_string(outcome.run_id) + ": " + std::to_string(done.size()) + " of " +
               std::to_string(plan.cases.size()) + " cases already stored");
   } else {
