@@ -50,6 +50,31 @@ struct MergeOptions {
 };
 int merge_command(const MergeOptions& options);
 
+// `attnsweep launch hf CONFIG ...`: one Hugging Face Job per shard (docs/hf-jobs.md).
+struct LaunchOptions {
+  std::string backend;  // "hf"
+  std::string config_path;
+  std::string flavor;
+  int shards = 0;
+  std::string results;  // hf://buckets/ORG/NAME[/PREFIX]
+  std::string image;
+  std::string timeout;
+  std::string job_namespace;
+  std::string sweep_id;
+  bool token = false;
+  bool dry_run = false;
+  bool wait = false;
+};
+int launch_command(const LaunchOptions& options);
+
+// `attnsweep collect hf://buckets/ORG/NAME/PREFIX OUT.db [--keep DIR]`.
+struct CollectOptions {
+  std::string source;
+  std::string out_path;
+  std::string keep_dir;
+};
+int collect_command(const CollectOptions& options);
+
 // The hidden `worker` subcommand of --isolate.
 struct WorkerOptions {
   bool probe = false;  // print the device's environment as JSON and exit

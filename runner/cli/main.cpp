@@ -154,6 +154,42 @@ int main(int argc, char** argv) {
                                                     "N and sweep id; any subset of the shards)")
       ->required();
 
+  cli::LaunchOptions launch;
+  auto* launch_command = app.add_subcommand(
+      "launch", "Start one job per shard of a sweep on a scheduler (hf: Hugging Face Jobs), each publishing its "
+                "database into a bucket; gather them with attnsweep collect (docs/hf-jobs.md)");
+  launch_command->add_option("backend", launch.backend, "where the jobs run: hf (Hugging Face Jobs)")->required();
+  launch_command->add_option("config", launch.config_path, "sweep config (YAML); uploaded next to the results")
+      ->required();
+  launch_command->add_option("--flavor", launch.flavor, "hardware of each job, e.g. h200 (hf jobs hardware)")
+      ->required();
+  launch_command->add_option("--shards", launch.shards, "N: one job per shard")->required();
+  launch_command->add_option("--results", launch.results, "hf://buckets/ORG/NAME[/PREFIX]: the folder the jobs "
+                                                          "mount (PREFIX defaults to the sweep id)")
+      ->required();
+  launch_command->add_option("--image", launch.image, "container image with attnsweep on its PATH (default "
+                                                      "attnsweep/attnsweep:0.1.0, from container/Dockerfile)");
+  launch_command->add_option("--timeout", launch.timeout, "each job's limit: seconds, or a number with s, m, h "
+                                                          "or d (default 30m, HF Jobs' own)");
+  launch_command->add_option("--namespace", launch.job_namespace, "run the jobs under this organization");
+  launch_command->add_option("--sweep-id", launch.sweep_id, "the sweep id the shards share (default "
+                                                            "<config name>-<UTC time>-<4 hex>)");
+  launch_command->add_flag("--token", launch.token, "give each job your token as the secret HF_TOKEN "
+                                                    "(-s HF_TOKEN; the value is never seen by attnsweep)");
+  launch_command->add_flag("--dry-run", launch.dry_run, "print the hf commands and each shard's estimate; run nothing");
+  launch_command->add_flag("--wait", launch.wait, "follow the jobs to their end (hf jobs wait) and report each "
+                                                  "one's stage; exit 0 only when all completed");
+
+  cli::CollectOptions collect;
+  auto* collect_command = app.add_subcommand(
+      "collect", "Fetch the shard databases a launch published into its bucket folder (hf buckets sync) and "
+                 "merge them into one run of OUT.db, naming shards missing or failed. Exit 3 while incomplete");
+  collect_command->add_option("source", collect.source, "hf://buckets/ORG/NAME/PREFIX, the launch's folder")
+      ->required();
+  collect_command->add_option("out", collect.out_path, "database to merge into, created when absent")->required();
+  collect_command->add_option("--keep", collect.keep_dir, "sync the whole folder (traces too) into DIR and keep it; "
+                                                          "default: only the databases, into a temporary folder");
+
   cli::WorkerOptions worker;
   auto* worker_command = app.add_subcommand("worker", "");  // internal: one case for --isolate (hidden)
   worker_command->group("");
@@ -186,6 +222,8 @@ int main(int argc, char** argv) {
   }
   if (*query_command) return cli::query_command(query);
   if (*merge_command) return cli::merge_command(merge);
+  if (*launch_command) return cli::launch_command(launch);
+  if (*collect_command) return cli::collect_command(collect);
   if (*worker_command) return cli::worker_command(worker);
   if (*plan_command) return cli::plan_command(plan);
   if (*variants_command) return cli::variants_command(variants_device);

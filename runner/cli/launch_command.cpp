@@ -1,0 +1,126 @@
+// `attnsweep launch hf CONFIG --flavor F --shards N --results hf://buckets/...`:
+// one Hugging Face Job per shard (runner/jobs/launch.hpp). --dry-run prints the
+// exact hf commands, shell-quoted, and each shard's estimate as comments;
+// --wait follows the jobs and reports each one's final stage.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "runner/cli/commands.hpp"
+#include "runner/cli/guarded.hpp"
+#include "runner/common/text.hpp"
+#include "runner/jobs/duration.hpp"
+#include "runner/jobs/launch.hpp"
+
+namespace attnsweep::cli {
+namespace {
+
+jobs::LaunchRequest request_of(const LaunchOptions& options) {
+  jobs::LaunchRequest request;
+  request.config_path = options.config_path;
+  request.flavor = options.flavor;
+  request.shards = options.shards;
+  request.results = options.results;
+  request.image = options.image;
+  request.timeout = options.timeout;
+  request.job_namespace = options.job_namespace;
+  request.sweep_id = options.sweep_id;
+  request.pass_token = options.token;
+  return request;
+}
+
+// "sweep big-1: 4 shards of 96 cases on h200, --timeout 2h; results in hf://buckets/org/b/big-1"
+std::string headline(const jobs::LaunchPlan& plan) {
+  const jobs::JobSettings& settings = plan.settings;
+  return "sweep " + settings.sweep_id + ": " + std::to_string(plan.jobs.size()) + " shards of " +
+         std::to_string(plan.sweep_cases) + " cases on " + settings.flavor + ", --timeout " + settings.timeout +
+         "; results in " + settings.results.uri();
+}
+
+// "shard 0/4: 24 cases, expected 41.2 min (38.2 min on one H200 by the cost model + 3.0 min job start)"
+std::string estimate_line(const jobs::ShardEstimate& estimate) {
+  return "shard " + estimate.shard.label() + ": " + std::to_string(estimate.cases) + " cases, expected " +
+         jobs::describe_duration(estimate.expected_ns) + " (" + jobs::describe_duration(estimate.model_ns) +
+         " on one H200 by the cost model + " + jobs::describe_duration(jobs::kJobStartAllowanceNs) + " job start)";
+}
+
+std::string namespace_option(const jobs::LaunchPlan& plan) {
+  return plan.settings.job_namespace.empty() ? "" : " --namespace " + plan.settings.job_namespace;
+}
+
+std::string collect_hint(const jobs::LaunchPlan& plan) {
+  return "attnsweep collect " + plan.settings.results.uri() + " " + plan.settings.sweep_id + ".db";
+}
+
+int dry_run(const jobs::LaunchPlan& plan) {
+  std::cout << "# " << headline(plan) << "\n";
+  for (const auto& estimate : plan.estimates) std::cout << "# " << estimate_line(estimate) << "\n";
+  std::cout << jobs::command_line(plan.upload) << "\n";
+  for (const auto& job : plan.jobs) std::cout << jobs::command_line(job) << "\n";
+  std::cout.flush();
+  return static_cast<int>(kExitOk);
+}
+
+int report_outcomes(const jobs::LaunchPlan& plan, const std::vector<jobs::JobOutcome>& outcomes) {
+  std::vector<std::string> unfinished;
+  for (const auto& outcome : outcomes) {
+    const std::string& stage = outcome.stage.stage;
+    std::cout << "shard " << outcome.job.shard.label() << ": job " << outcome.job.job_id << " "
+              << (stage.empty() ? "stage unknown (hf jobs inspect " + outcome.job.job_id + ")" : stage)
+              << (outcome.stage.message.empty() ? "" : ": " + outcome.stage.message) << "\n";
+    if (stage != "COMPLETED") {
+      unfinished.push_back(outcome.job.shard.label() + " (job " + outcome.job.job_id + ", " +
+                           (stage.empty() ? "unknown" : stage) + ")");
+    }
+  }
+  if (unfinished.empty()) {
+    std::cout << "all " << outcomes.size() << " jobs completed; collect: " << collect_hint(plan) << std::endl;
+    return static_cast<int>(kExitOk);
+  }
+  std::cout.flush();
+  std::cerr << "error: " << unfinished.size() << " of " << outcomes.size() << " jobs did not complete: ";
+  for (std::size_t i = 0; i < unfinished.size(); ++i) std::cerr << (i ? ", " : "") << "shard " << unfinished[i];
+  std::cerr << "; collect what was published: " << collect_hint(plan) << std::endl;
+  return static_cast<int>(kExitRuntimeFailure);
+}
+
+}  // namespace
+
+int launch_command(const LaunchOptions& options) {
+  return guarded("error: ", [&] {
+    if (options.backend != "hf") {
+      throw BadInputError("launch: unknown backend '" + options.backend + "'; known: hf (Hugging Face Jobs)");
+    }
+    const auto hf = jobs::HfCli::find_if_present();
+    const jobs::LaunchPlan plan = jobs::plan_launch(request_of(options), jobs::available_flavors(hf ? &*hf : nullptr));
+    if (options.dry_run) return dry_run(plan);
+    if (!hf) throw std::runtime_error(jobs::kHfMissing);
+
+    std::cout << headline(plan) << std::endl;
+    jobs::LaunchEvents events;
+    events.config_uploaded = [&] {
+      std::cout << "config uploaded to " << plan.settings.results.file(jobs::kConfigFileName) << std::endl;
+    };
+    events.job_started = [&](const jobs::StartedJob& job) {
+      std::cout << "shard " << job.shard.label() << ": job " << job.job_id << " started (expected "
+                << jobs::describe_duration(plan.estimates[static_cast<std::size_t>(job.shard.index)].expected_ns)
+                << ")" << std::endl;
+    };
+    events.retrying = [](const std::string& what, const std::string& reason, double pause) {
+      std::cerr << "warning: " << what << ": hf failed (" << reason << "); trying again in "
+                << text::fixed(pause, pause < 1 ? 1 : 0) << " s" << std::endl;
+    };
+    const std::vector<jobs::StartedJob> started = jobs::start_jobs(*hf, plan, events);
+    std::cout << started.size() << " jobs started; watch: hf jobs ps" << namespace_option(plan) << " --label "
+              << jobs::kSweepLabel << "=" << plan.settings.sweep_id << " (logs: hf jobs logs" << namespace_option(plan)
+              << " JOB_ID)" << std::endl;
+    if (!options.wait) {
+      std::cout << "when they end: " << collect_hint(plan) << std::endl;
+      return static_cast<int>(kExitOk);
+    }
+    std::cout << "waiting for the jobs to end (hf jobs wait)" << std::endl;
+    return report_outcomes(plan, jobs::wait_for_jobs(*hf, started, plan.settings.job_namespace));
+  });
+}
+
+}  // namespace attnsweep::cli

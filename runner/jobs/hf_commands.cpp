@@ -1,0 +1,126 @@
+#include "runner/jobs/hf_commands.hpp"
+
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "runner/common/text.hpp"
+
+namespace attnsweep::jobs {
+
+std::string shard_database_name(const ShardSpec& shard) {
+  return "shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.count) + ".db";
+}
+
+std::optional<ShardSpec> shard_of_database_name(const std::string& file_name) {
+  static const std::regex pattern("shard-(0|[1-9][0-9]{0,4})-of-([1-9][0-9]{0,4})\\.db");
+  std::smatch match;
+  if (!std::regex_match(file_name, match, pattern)) return std::nullopt;
+  const ShardSpec shard{std::stoi(match[1]), std::stoi(match[2])};
+  if (shard.index >= shard.count) return std::nullopt;
+  return shard;
+}
+
+std::vector<std::string> upload_config_command(const std::string& config_path, const BucketFolder& results) {
+  return {"hf", "buckets", "cp", config_path, results.file(kConfigFileName)};
+}
+
+std::vector<std::string> shard_run_command(const JobSettings& settings, const ShardSpec& shard) {
+  const std::string work = kJobWorkDirectory;
+  return {"attnsweep", "run", std::string(kMountPath) + "/" + kConfigFileName,
+          "--shard", shard.label(),
+          "--sweep-id", settings.sweep_id,
+          "--db", work + "/" + shard_database_name(shard),
+          "--traces", work + "/traces",
+          "--publish", kMountPath};
+}
+
+std::vector<std::string> run_job_command(const JobSettings& settings, const ShardSpec& shard) {
+  // Every hf option goes before the image: hf reads what follows it as the job's command.
+  std::vector<std::string> command = {"hf", "jobs", "run", "--flavor", settings.flavor, "--timeout", settings.timeout};
+  if (!settings.job_namespace.empty()) command.insert(command.end(), {"--namespace", settings.job_namespace});
+  command.insert(command.end(), {"-e", "ATTNSWEEP_SWEEP_ID=" + settings.sweep_id});
+  // The bare name: hf sends the local token's value, which never passes through us.
+  if (settings.pass_token) command.insert(command.end(), {"-s", "HF_TOKEN"});
+  command.insert(command.end(), {"-v", settings.results.uri() + ":" + kMountPath,
+                                 "-l", std::string(kSweepLabel) + "=" + settings.sweep_id,
+                                 "-l", std::string(kShardLabel) + "=" + std::to_string(shard.index),
+                                 "-d", settings.image});
+  const auto job = shard_run_command(settings, shard);
+  command.insert(command.end(), job.begin(), job.end());
+  return command;
+}
+
+std::vector<std::string> hardware_command() { return {"hf", "jobs", "hardware", "--format", "json"}; }
+
+namespace {
+
+std::vector<std::string> jobs_command(const std::string& verb, const std::vector<std::string>& job_ids,
+                                      const std::string& job_namespace) {
+  std::vector<std::string> command = {"hf", "jobs", verb, "--format", "json"};
+  if (!job_namespace.empty()) command.insert(command.end(), {"--namespace", job_namespace});
+  command.insert(command.end(), job_ids.begin(), job_ids.end());
+  return command;
+}
+
+}  // namespace
+
+std::vector<std::string> wait_command(const std::vector<std::string>& job_ids, const std::string& job_namespace) {
+  return jobs_command("wait", job_ids, job_namespace);
+}
+
+std::vector<std::string> inspect_command(const std::vector<std::string>& job_ids, const std::string& job_namespace) {
+  return jobs_command("inspect", job_ids, job_namespace);
+}
+
+std::vector<std::string> sync_command(const BucketFolder& folder, const std::string& directory, bool databases_only) {
+  std::vector<std::string> command = {"hf", "buckets", "sync", folder.uri(), directory};
+  if (databases_only) command.insert(command.end(), {"--include", "shard-*.db"});
+  return command;
+}
+
+std::string command_line(const std::vector<std::string>& command) {
+  std::vector<std::string> words;
+  for (const auto& word : command) words.push_back(text::shell_quote(word));
+  return text::join(words, " ");
+}
+
+std::optional<std::string> job_id_in(const std::string& output) {
+  static const std::regex labelled("(?:^|\\s)id(?::[ \\t]*|=)([A-Za-z0-9_-]+)");
+  static const std::regex bare("^\\s*([A-Za-z0-9]{8,64})\\s*$");
+  std::smatch match;
+  if (std::regex_search(output, match, labelled)) return match[1].str();
+  if (std::regex_match(output, match, bare)) return match[1].str();
+  return std::nullopt;
+}
+
+std::map<std::string, JobStage> job_stages_in(const std::string& output, const std::vector<std::string>& job_ids) {
+  std::map<std::string, JobStage> stages;
+  const nlohmann::json parsed = nlohmann::json::parse(output, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_array()) {
+    for (const auto& item : parsed) {
+      if (!item.is_object() || !item.contains("id") || !item["id"].is_string()) continue;
+      const nlohmann::json& status = item.contains("status") && item["status"].is_object() ? item["status"] : item;
+      JobStage stage;
+      if (status.contains("stage") && status["stage"].is_string()) stage.stage = status["stage"].get<std::string>();
+      if (status.contains("message") && status["message"].is_string()) stage.message = status["message"].get<std::string>();
+      if (!stage.stage.empty()) stages[item["id"].get<std::string>()] = stage;
+    }
+    return stages;
+  }
+  // Not JSON (an hf that ignored --format): a stage word on the line that names the job.
+  static const std::regex stage_word("\\b(COMPLETED|CANCELED|ERROR|DELETED|SCHEDULING|RUNNING)\\b");
+  std::size_t at = 0;
+  for (std::size_t end; at < output.size(); at = end + 1) {
+    end = output.find('\n', at);
+    if (end == std::string::npos) end = output.size();
+    const std::string line = output.substr(at, end - at);
+    std::smatch match;
+    if (!std::regex_search(line, match, stage_word)) continue;
+    for (const auto& id : job_ids) {
+      if (line.find(id) != std::string::npos) stages[id] = {match[1].str(), ""};
+    }
+  }
+  return stages;
+}
+
+}  // namespace attnsweep::jobs

@@ -1,0 +1,80 @@
+#pragma once
+// The `hf` command lines of a launch (huggingface_hub >= 1.24), as argument
+// vectors starting with "hf", and readers of what hf prints back. Pure: nothing
+// here runs anything. docs/hf-jobs.md.
+//
+//   hf buckets cp CONFIG hf://buckets/ORG/NAME/PREFIX/config.yaml
+//   hf jobs run --flavor F --timeout T [--namespace NS] -e ATTNSWEEP_SWEEP_ID=ID
+//       [-s HF_TOKEN] -v hf://buckets/ORG/NAME/PREFIX:/results
+//       -l attnsweep-sweep=ID -l attnsweep-shard=K -d IMAGE
+//       attnsweep run /results/config.yaml --shard K/N --sweep-id ID
+//       --db /tmp/attnsweep/shard-K-of-N.db --traces /tmp/attnsweep/traces --publish /results
+//   hf jobs wait --format json [--namespace NS] ID...
+//   hf jobs inspect --format json [--namespace NS] ID...
+//   hf buckets sync hf://buckets/ORG/NAME/PREFIX DIR [--include shard-*.db]
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/jobs/bucket.hpp"
+#include "runner/plan/shard.hpp"
+
+namespace attnsweep::jobs {
+
+// The image the jobs run unless --image names another: built from
+// container/Dockerfile, with attnsweep on its PATH. Docker Hub, since HF Jobs
+// pulls images from Docker Hub or a Space.
+inline constexpr const char* kDefaultImage = "attnsweep/attnsweep:0.1.0";
+// Where a job sees its bucket folder (config.yaml in, shards and traces out).
+inline constexpr const char* kMountPath = "/results";
+// Where a job keeps its database while it runs: the job's own disk, since SQLite
+// must never run on the mount (no file locking; files upload when closed).
+inline constexpr const char* kJobWorkDirectory = "/tmp/attnsweep";
+// Labels: `hf jobs ps --label attnsweep-sweep=ID` lists a launch's jobs.
+inline constexpr const char* kSweepLabel = "attnsweep-sweep";
+inline constexpr const char* kShardLabel = "attnsweep-shard";
+inline constexpr const char* kConfigFileName = "config.yaml";
+
+struct JobSettings {
+  BucketFolder results;       // the folder the jobs mount: ORG/NAME/PREFIX
+  std::string sweep_id;
+  std::string flavor;
+  std::string timeout;        // as given, in hf's spelling ("2h")
+  std::string image = kDefaultImage;
+  std::string job_namespace;  // --namespace, or "" for the token's user
+  bool pass_token = false;    // -s HF_TOKEN: hf sends the local token as a secret
+};
+
+// "shard-1-of-4.db": the name a shard's database has in the job and the bucket.
+std::string shard_database_name(const ShardSpec& shard);
+// shard-K-of-N.db back to K/N; none for any other name.
+std::optional<ShardSpec> shard_of_database_name(const std::string& file_name);
+
+std::vector<std::string> upload_config_command(const std::string& config_path, const BucketFolder& results);
+// What the job runs (HF Jobs runs it directly: no shell, the image's entrypoint unused).
+std::vector<std::string> shard_run_command(const JobSettings& settings, const ShardSpec& shard);
+std::vector<std::string> run_job_command(const JobSettings& settings, const ShardSpec& shard);
+std::vector<std::string> hardware_command();
+std::vector<std::string> wait_command(const std::vector<std::string>& job_ids, const std::string& job_namespace);
+std::vector<std::string> inspect_command(const std::vector<std::string>& job_ids, const std::string& job_namespace);
+// Every file of the folder, or only the shard databases (no traces) when `databases_only`.
+std::vector<std::string> sync_command(const BucketFolder& folder, const std::string& directory, bool databases_only);
+
+// A command as a POSIX shell line, each word quoted where needed.
+std::string command_line(const std::vector<std::string>& command);
+
+// The job id in what `hf jobs run -d` printed: "  id: ID" (human), "id=ID ..."
+// (agent) or a bare id on its own line (quiet); none when there is none.
+std::optional<std::string> job_id_in(const std::string& output);
+
+struct JobStage {
+  std::string stage;    // COMPLETED, CANCELED, ERROR, DELETED, SCHEDULING, RUNNING
+  std::string message;  // why, when the service gave a reason
+};
+// Stages by job id from `hf jobs wait --format json` ([{"id", "stage",
+// "message"}]) or `hf jobs inspect --format json` ([{"id", "status": {"stage",
+// "message"}}]); for other output, a known stage word on a line naming the id.
+std::map<std::string, JobStage> job_stages_in(const std::string& output, const std::vector<std::string>& job_ids);
+
+}  // namespace attnsweep::jobs

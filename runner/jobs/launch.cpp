@@ -1,0 +1,192 @@
+#include "runner/jobs/launch.hpp"
+
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <random>
+
+#include "runner/common/errors.hpp"
+#include "runner/common/text.hpp"
+#include "runner/config/config.hpp"
+#include "runner/jobs/duration.hpp"
+#include "runner/jobs/flavors.hpp"
+
+namespace attnsweep::jobs {
+namespace {
+
+constexpr std::size_t kMaxSweepIdLength = 64;
+
+bool is_id_character(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+// "<config name>-20261120T101500-a1b2": the name made label-safe and short.
+std::string default_sweep_id(const Config& config) {
+  std::string name = config.name.empty() ? std::filesystem::path(config.source_path).stem().string() : config.name;
+  for (char& c : name) c = is_id_character(c) ? c : '-';
+  while (!name.empty() && !std::isalnum(static_cast<unsigned char>(name.front()))) name.erase(0, 1);
+  if (name.size() > 40) name.resize(40);
+  if (name.empty()) name = "sweep";
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", &utc);
+  std::random_device random;
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "%04x", static_cast<unsigned>(random() & 0xffffu));
+  return name + "-" + stamp + "-" + hex;
+}
+
+std::string minutes(std::int64_t nanoseconds) { return describe_duration(nanoseconds); }
+
+// The refusal for a shard that will not fit, with what would.
+std::string over_timeout(const ShardEstimate& worst, const LaunchRequest& request, const std::string& timeout,
+                         std::int64_t timeout_seconds, const Plan& plan, const MeasureSettings& measure) {
+  std::string message = "shard " + worst.shard.label() + " is expected to take " + minutes(worst.expected_ns) +
+                        " (" + minutes(worst.model_ns) + " on one H200 by the cost model + " +
+                        minutes(kJobStartAllowanceNs) + " job start), over --timeout " + timeout + " (" +
+                        minutes(timeout_seconds * 1'000'000'000) + ")";
+  const std::string longer = "--timeout " + timeout_for(worst.expected_ns / 1'000'000'000 + 1);
+  const auto fitting = shards_that_fit(plan, measure, request.shards, timeout_seconds * 1'000'000'000);
+  if (fitting) return message + "; use --shards " + std::to_string(*fitting) + " or " + longer;
+  if (timeout_seconds * 1'000'000'000 <= kJobStartAllowanceNs) return message + "; use " + longer;
+  return message + "; more shards cannot fit it (a single case takes longer): use " + longer;
+}
+
+}  // namespace
+
+void check_sweep_id(const std::string& sweep_id) {
+  bool valid = !sweep_id.empty() && sweep_id.size() <= kMaxSweepIdLength &&
+               std::isalnum(static_cast<unsigned char>(sweep_id.front()));
+  for (const char c : sweep_id) valid = valid && is_id_character(c);
+  if (!valid) {
+    throw BadInputError("--sweep-id: '" + sweep_id + "' is not a valid sweep id; letters, digits, '_' and '-', "
+                        "1 to 64 characters, starting with a letter or digit (it becomes a job label and a "
+                        "bucket folder)");
+  }
+}
+
+std::vector<std::string> available_flavors(const HfCli* hf) {
+  if (hf) {
+    const ProcessResult result = hf->run(hardware_command());
+    if (result.succeeded()) {
+      auto names = flavors_from_hardware_json(result.output);
+      if (!names.empty()) return names;
+    }
+  }
+  return known_flavors();
+}
+
+LaunchPlan plan_launch(const LaunchRequest& request, const std::vector<std::string>& flavors) {
+  const BucketFolder bucket = parse_bucket_folder(request.results, "--results");
+  if (!request.sweep_id.empty()) check_sweep_id(request.sweep_id);
+  const std::string timeout = request.timeout.empty() ? kDefaultJobTimeout : request.timeout;
+  const std::int64_t timeout_seconds = parse_job_duration(timeout, "--timeout");
+  if (request.shards < 1 || request.shards > kMaxShards) {
+    throw BadInputError("--shards: " + std::to_string(request.shards) + " is out of range; 1 to " +
+                        std::to_string(kMaxShards));
+  }
+  check_flavor(request.flavor, flavors);
+  if (request.image.find_first_of(" \t\n") != std::string::npos) {
+    throw BadInputError("--image: '" + request.image + "' is not an image name");
+  }
+
+  const Config config = load_config(request.config_path);
+  const Plan plan = make_plan(config);
+  if (static_cast<std::size_t>(request.shards) > plan.cases.size()) {
+    throw BadInputError(request.config_path + ": " + std::to_string(request.shards) + " shards for a plan of " +
+                        std::to_string(plan.cases.size()) + " cases; use at most " +
+                        std::to_string(plan.cases.size()) + " shards");
+  }
+
+  LaunchPlan launch;
+  launch.config_path = request.config_path;
+  launch.sweep_cases = static_cast<int>(plan.cases.size());
+  launch.timeout_seconds = timeout_seconds;
+  launch.estimates = estimate_shards(plan, config.measure, request.shards);
+  const ShardEstimate* worst = &launch.estimates.front();
+  for (const auto& estimate : launch.estimates) {
+    if (estimate.expected_ns > worst->expected_ns) worst = &estimate;
+  }
+  if (worst->expected_ns > timeout_seconds * 1'000'000'000) {
+    throw BadInputError(over_timeout(*worst, request, timeout, timeout_seconds, plan, config.measure));
+  }
+
+  JobSettings& settings = launch.settings;
+  settings.sweep_id = request.sweep_id.empty() ? default_sweep_id(config) : request.sweep_id;
+  settings.results = bucket.prefix.empty() ? bucket.with_prefix(settings.sweep_id) : bucket;
+  settings.flavor = request.flavor;
+  settings.timeout = timeout;
+  settings.image = request.image.empty() ? kDefaultImage : request.image;
+  settings.job_namespace = request.job_namespace;
+  settings.pass_token = request.pass_token;
+  launch.upload = upload_config_command(request.config_path, settings.results);
+  for (const auto& estimate : launch.estimates) launch.jobs.push_back(run_job_command(settings, estimate.shard));
+  return launch;
+}
+
+std::vector<StartedJob> start_jobs(const HfCli& hf, const LaunchPlan& plan, const LaunchEvents& events) {
+  const auto retrying = [&](const std::string& what) {
+    return [&events, what](const std::string& reason, double pause) {
+      if (events.retrying) events.retrying(what, reason, pause);
+    };
+  };
+  const ProcessResult upload = hf.run_with_retry(plan.upload, retrying("uploading the config"));
+  if (!upload.succeeded()) {
+    throw LaunchStopped("uploading the config to " + plan.settings.results.file(kConfigFileName) +
+                            " failed twice: " + failure_reason(upload) + "; no job was started",
+                        {});
+  }
+  if (events.config_uploaded) events.config_uploaded();
+
+  std::vector<StartedJob> started;
+  for (std::size_t i = 0; i < plan.jobs.size(); ++i) {
+    const ShardSpec shard = plan.estimates[i].shard;
+    const std::string what = "shard " + shard.label();
+    const ProcessResult result = hf.run_with_retry(plan.jobs[i], retrying(what));
+    const auto job_id = result.succeeded() ? job_id_in(result.output) : std::nullopt;
+    if (!job_id) {
+      const std::string why = result.succeeded() ? "hf printed no job id: " + failure_reason(result)
+                                                 : "hf jobs run failed twice: " + failure_reason(result);
+      std::vector<std::string> running, not_started;
+      for (const auto& job : started) running.push_back(job.shard.label() + " (job " + job.job_id + ")");
+      for (std::size_t j = i; j < plan.jobs.size(); ++j) not_started.push_back(plan.estimates[j].shard.label());
+      std::string message = what + ": " + why + "; ";
+      message += started.empty() ? "no job was started"
+                                 : "started: " + text::join(running, ", ") + " (still running)";
+      message += "; not started: " + text::join(not_started, ", ");
+      throw LaunchStopped(message, started);
+    }
+    started.push_back({shard, *job_id});
+    if (events.job_started) events.job_started(started.back());
+  }
+  return started;
+}
+
+std::vector<JobOutcome> wait_for_jobs(const HfCli& hf, const std::vector<StartedJob>& started,
+                                      const std::string& job_namespace) {
+  std::vector<std::string> ids;
+  for (const auto& job : started) ids.push_back(job.job_id);
+  // wait exits non-zero when a job did not complete; its table names every stage all the same.
+  const ProcessResult waited = hf.run(wait_command(ids, job_namespace));
+  auto stages = job_stages_in(waited.output, ids);
+  std::vector<std::string> unknown;
+  for (const auto& id : ids) {
+    if (!stages.count(id)) unknown.push_back(id);
+  }
+  if (!unknown.empty()) {
+    const ProcessResult inspected = hf.run(inspect_command(unknown, job_namespace));
+    for (const auto& [id, stage] : job_stages_in(inspected.output, unknown)) stages[id] = stage;
+  }
+  std::vector<JobOutcome> outcomes;
+  for (const auto& job : started) {
+    const auto found = stages.find(job.job_id);
+    outcomes.push_back({job, found == stages.end() ? JobStage{} : found->second});
+  }
+  return outcomes;
+}
+
+}  // namespace attnsweep::jobs

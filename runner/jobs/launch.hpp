@@ -1,0 +1,92 @@
+#pragma once
+// `attnsweep launch hf`: one HF Job per shard of a sweep, all mounting one
+// bucket folder that holds the config and receives each shard's database and
+// traces. Planning (checks, estimates, the exact hf command lines) is apart
+// from starting, so --dry-run prints exactly what a launch would run.
+// docs/hf-jobs.md.
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "runner/jobs/hf_cli.hpp"
+#include "runner/jobs/hf_commands.hpp"
+#include "runner/jobs/shard_estimate.hpp"
+
+namespace attnsweep::jobs {
+
+struct LaunchRequest {
+  std::string config_path;
+  std::string flavor;
+  int shards = 0;
+  std::string results;        // hf://buckets/ORG/NAME[/PREFIX]; PREFIX defaults to the sweep id
+  std::string image;          // "" for kDefaultImage
+  std::string timeout;        // "" for kDefaultJobTimeout
+  std::string job_namespace;  // "" for the token's user
+  std::string sweep_id;       // "" for <config name>-<UTC yyyymmddThhmmss>-<4 hex>
+  bool pass_token = false;
+};
+
+struct LaunchPlan {
+  JobSettings settings;
+  std::string config_path;
+  int sweep_cases = 0;
+  std::int64_t timeout_seconds = 0;
+  std::vector<ShardEstimate> estimates;                  // one per shard
+  std::vector<std::string> upload;                       // hf buckets cp CONFIG .../config.yaml
+  std::vector<std::vector<std::string>> jobs;            // hf jobs run ..., one per shard
+};
+
+// Checks everything and builds the command lines; runs nothing. Throws
+// BadInputError (one line) for a bad --results URL, --sweep-id, --timeout or
+// --shards, a flavor not in `flavors`, a config that does not load, and a
+// shard expected to outrun the timeout (with the estimate and the --shards or
+// --timeout that would fit).
+LaunchPlan plan_launch(const LaunchRequest& request, const std::vector<std::string>& flavors);
+
+// The flavors hf knows (`hf jobs hardware`) when it answers, else known_flavors().
+std::vector<std::string> available_flavors(const HfCli* hf);
+
+// A sweep id is a job label's value and a bucket folder's name: letters,
+// digits, '_' and '-', 1 to 64 characters, starting with a letter or digit.
+void check_sweep_id(const std::string& sweep_id);
+
+struct StartedJob {
+  ShardSpec shard;
+  std::string job_id;
+};
+
+// A launch that stopped: what was started (still running) and what failed.
+class LaunchStopped : public std::runtime_error {
+ public:
+  LaunchStopped(const std::string& message, std::vector<StartedJob> started)
+      : std::runtime_error(message), started_(std::move(started)) {}
+  const std::vector<StartedJob>& started() const { return started_; }
+
+ private:
+  std::vector<StartedJob> started_;
+};
+
+struct LaunchEvents {
+  std::function<void()> config_uploaded;
+  std::function<void(const StartedJob&)> job_started;
+  std::function<void(const std::string& what, const std::string& reason, double pause_seconds)> retrying;
+};
+
+// Uploads the config, then submits the jobs one by one, each tried again once
+// after a pause when hf fails. Throws LaunchStopped naming the shards started
+// (with their job ids) and the one that failed.
+std::vector<StartedJob> start_jobs(const HfCli& hf, const LaunchPlan& plan, const LaunchEvents& events);
+
+struct JobOutcome {
+  StartedJob job;
+  JobStage stage;  // stage "" when hf could not tell
+};
+
+// `hf jobs wait` on every job, then each one's final stage (from what wait
+// printed, else `hf jobs inspect`).
+std::vector<JobOutcome> wait_for_jobs(const HfCli& hf, const std::vector<StartedJob>& started,
+                                      const std::string& job_namespace);
+
+}  // namespace attnsweep::jobs

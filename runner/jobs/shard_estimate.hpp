@@ -1,0 +1,40 @@
+#pragma once
+// How long each shard of a launch is expected to run, against the job's
+// timeout: the cost model's time of the shard's plan on one H200
+// (runner/plan/cost.hpp) plus a fixed allowance for the job's start (image
+// pull, CUDA initialisation). HF Jobs kills a job at its timeout (30 minutes
+// unless told otherwise), so a shard that will not fit is refused before
+// anything starts.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "runner/config/measure_settings.hpp"
+#include "runner/plan/plan.hpp"
+#include "runner/plan/shard.hpp"
+
+namespace attnsweep::jobs {
+
+// Image pull, container start and CUDA initialisation of one job (the image
+// carries a built attnsweep: nothing is compiled in the job).
+inline constexpr std::int64_t kJobStartAllowanceNs = 180'000'000'000;
+
+struct ShardEstimate {
+  ShardSpec shard;
+  int cases = 0;
+  std::int64_t model_ns = 0;     // the cost model's expected time of its cases
+  std::int64_t expected_ns = 0;  // model_ns + kJobStartAllowanceNs
+};
+
+// One estimate per shard of `count` (count <= the plan's cases).
+std::vector<ShardEstimate> estimate_shards(const Plan& plan, const MeasureSettings& measure, int count);
+
+// The largest expected time among the shards.
+std::int64_t longest(const std::vector<ShardEstimate>& estimates);
+
+// The smallest shard count above `from` whose longest shard fits in
+// `timeout_ns` (found by bisection), or none when no count up to the plan's
+// cases (at most kMaxShards) does: a single case is too long.
+std::optional<int> shards_that_fit(const Plan& plan, const MeasureSettings& measure, int from, std::int64_t timeout_ns);
+
+}  // namespace attnsweep::jobs

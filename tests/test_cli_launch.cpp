@@ -1,0 +1,461 @@
+// `attnsweep launch hf` and `attnsweep collect` end to end, against a recording
+// stand-in for the hf command line (tests/support/fake_hf) first on PATH: the
+// exact argv of every hf call, the dry-run text, the refusals and exit codes,
+// retry-once on a failed submission, --wait, the token never leaking, and
+// collect merging real shard databases published by `run --publish`.
+#include <gtest/gtest.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/scratch_directory.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Argv = std::vector<std::string>;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Outcome run(const std::string& arguments, const std::string& environment) {
+  const std::string command = environment + std::string(ATTNSWEEP_BINARY) + " " + arguments + " 2>&1";
+  Outcome outcome;
+  FILE* pipe = popen(command.c_str(), "r");
+  std::array<char, 4096> buffer{};
+  while (fgets(buffer.data(), buffer.size(), pipe)) outcome.output += buffer.data();
+  const int status = pclose(pipe);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
+}
+
+// 12 cases: 4 shapes x 3 variants, a second or two on the CPU.
+const char* const kSweep = R"(name: scale
+variants: [naive, sdpa_math, sdpa_flash]
+dtypes: [fp32]
+shapes: {batch: 1, heads: 2, seq_len: [16, 32, 48, 64], head_dim: 8}
+measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false}
+)";
+
+// The same 12 cases, each timed for at least 5 minutes: 60 minutes by the cost model.
+const char* const kLongSweep = R"(name: long
+variants: [naive, sdpa_math, sdpa_flash]
+dtypes: [fp32]
+shapes: {batch: 1, heads: 2, seq_len: [16, 32, 48, 64], head_dim: 8}
+measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 100000, min_gpu_seconds: 300, max_case_seconds: 600, cuda_graph: false}
+)";
+
+// What `hf jobs run` is given for shard K of N of sweep s1 in hf://buckets/acme/bench/s1.
+Argv job_argv(int k, int n, const Argv& options, const std::string& image = "attnsweep/attnsweep:0.1.0") {
+  const std::string shard = std::to_string(k) + "-of-" + std::to_string(n);
+  Argv argv = {"jobs", "run"};
+  argv.insert(argv.end(), options.begin(), options.end());
+  const Argv rest = {"-v", "hf://buckets/acme/bench/s1:/results", "-l", "attnsweep-sweep=s1", "-l",
+                     "attnsweep-shard=" + std::to_string(k), "-d", image, "attnsweep", "run", "/results/config.yaml",
+                     "--shard", std::to_string(k) + "/" + std::to_string(n), "--sweep-id", "s1", "--db",
+                     "/tmp/attnsweep/shard-" + shard + ".db", "--traces", "/tmp/attnsweep/traces", "--publish",
+                     "/results"};
+  argv.insert(argv.end(), rest.begin(), rest.end());
+  return argv;
+}
+
+const Argv kHardware = {"jobs", "hardware", "--format", "json"};
+
+class HfLaunch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(path("bin"));
+    fs::create_symlink(std::string(ATTNSWEEP_SOURCE_DIR) + "/tests/support/fake_hf", path("bin/hf"));
+    fs::create_directories(path("bucket"));
+    fs::create_directories(path("empty"));
+  }
+
+  std::string write(const std::string& name, const std::string& content) { return scratch_.write(name, content); }
+  std::string path(const std::string& name) const { return scratch_.path(name); }
+
+  // The fake hf first on PATH, retries without a pause, and `extra` (e.g. "FAKE_HF_FAIL_SUBMISSIONS=1 ").
+  std::string environment(const std::string& extra = "") const {
+    return "PATH='" + path("bin") + "':\"$PATH\" FAKE_HF_LOG='" + path("hf.log") + "' FAKE_HF_BUCKET_ROOT='" +
+           path("bucket") + "' ATTNSWEEP_HF_RETRY_SECONDS=0 " + extra;
+  }
+
+  Outcome launch(const std::string& arguments, const std::string& extra = "") {
+    return run("launch hf " + arguments, environment(extra));
+  }
+
+  // Every hf call recorded so far, its arguments in order.
+  std::vector<Argv> calls() const {
+    std::vector<Argv> recorded;
+    std::ifstream log(path("hf.log"));
+    Argv current;
+    for (std::string line; std::getline(log, line);) {
+      if (line == "@@") {
+        recorded.push_back(current);
+        current.clear();
+      } else {
+        current.push_back(line);
+      }
+    }
+    return recorded;
+  }
+
+  std::string log_text() const {
+    std::ifstream log(path("hf.log"));
+    std::stringstream text;
+    text << log.rdbuf();
+    return text.str();
+  }
+
+  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-launch"};
+};
+
+TEST_F(HfLaunch, DryRunPrintsTheExactCommandsAndEachShardsEstimateAndStartsNothing) {
+  const std::string config = write("my sweep.yaml", kSweep);
+  const std::string arguments = "'" + config + "' --flavor h200 --shards 3 --results hf://buckets/acme/bench/nightly/run-7 "
+                                "--sweep-id s1 --timeout 1h --dry-run";
+  const Outcome outcome = launch(arguments);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  std::string expected =
+      "# sweep s1: 3 shards of 12 cases on h200, --timeout 1h; results in hf://buckets/acme/bench/nightly/run-7\n";
+  for (int k = 0; k < 3; ++k) {
+    expected += "# shard " + std::to_string(k) +
+                "/3: 4 cases, expected 3.0 min (0.8 s on one H200 by the cost model + 3.0 min job start)\n";
+  }
+  expected += "hf buckets cp '" + config + "' hf://buckets/acme/bench/nightly/run-7/config.yaml\n";
+  for (int k = 0; k < 3; ++k) {
+    const std::string shard = std::to_string(k);
+    expected += "hf jobs run --flavor h200 --timeout 1h -e ATTNSWEEP_SWEEP_ID=s1 -v hf://buckets/acme/bench/nightly/run-7:/results "
+                "-l attnsweep-sweep=s1 -l attnsweep-shard=" + shard + " -d attnsweep/attnsweep:0.1.0 attnsweep run "
+                "/results/config.yaml --shard " + shard + "/3 --sweep-id s1 --db /tmp/attnsweep/shard-" + shard +
+                "-of-3.db --traces /tmp/attnsweep/traces --publish /results\n";
+  }
+  EXPECT_EQ(outcome.output, expected);
+  // Stable: the same again, and only the flavor list was asked of hf.
+  EXPECT_EQ(launch(arguments).output, expected);
+  EXPECT_EQ(calls(), (std::vector<Argv>{kHardware, kHardware}));
+  EXPECT_TRUE(fs::is_empty(path("bucket")));
+}
+
+TEST_F(HfLaunch, UploadsTheConfigThenStartsOneLabelledJobPerShard) {
+  const std::string config = write("sweep.yaml", kSweep);
+  const Outcome outcome = launch(config + " --flavor h200 --shards 3 --results hf://buckets/acme/bench --sweep-id s1 "
+                                 "--timeout 2h --namespace acme-lab --image registry.example/attnsweep:dev");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  const Argv options = {"--flavor", "h200", "--timeout", "2h", "--namespace", "acme-lab", "-e", "ATTNSWEEP_SWEEP_ID=s1"};
+  const std::string image = "registry.example/attnsweep:dev";
+  EXPECT_EQ(calls(), (std::vector<Argv>{kHardware,
+                                        {"buckets", "cp", config, "hf://buckets/acme/bench/s1/config.yaml"},
+                                        job_argv(0, 3, options, image), job_argv(1, 3, options, image),
+                                        job_argv(2, 3, options, image)}));
+  // PREFIX defaulted to the sweep id; the config is there for the jobs to read.
+  std::ifstream uploaded(path("bucket/acme/bench/s1/config.yaml"));
+  std::stringstream text;
+  text << uploaded.rdbuf();
+  EXPECT_EQ(text.str(), kSweep);
+  EXPECT_EQ(outcome.output,
+            "sweep s1: 3 shards of 12 cases on h200, --timeout 2h; results in hf://buckets/acme/bench/s1\n"
+            "config uploaded to hf://buckets/acme/bench/s1/config.yaml\n"
+            "shard 0/3: job 690000000000000000000001 started (expected 3.0 min)\n"
+            "shard 1/3: job 690000000000000000000002 started (expected 3.0 min)\n"
+            "shard 2/3: job 690000000000000000000003 started (expected 3.0 min)\n"
+            "3 jobs started; watch: hf jobs ps --namespace acme-lab --label attnsweep-sweep=s1 (logs: hf jobs logs "
+            "--namespace acme-lab JOB_ID)\n"
+            "when they end: attnsweep collect hf://buckets/acme/bench/s1 s1.db\n");
+}
+
+TEST_F(HfLaunch, TheTokenGoesOnlyAsTheSecretsNameAndNeverLeaks) {
+  const std::string config = write("sweep.yaml", kSweep);
+  const std::string token = "hf_FakeTokenValue0123456789";
+  const std::string env = "HF_TOKEN=" + token + " ";
+  const Outcome with_token = launch(config + " --flavor h200 --shards 2 --results hf://buckets/acme/bench --sweep-id s1 "
+                                    "--token", env);
+  ASSERT_EQ(with_token.exit_code, 0) << with_token.output;
+  const Argv options = {"--flavor", "h200", "--timeout", "30m", "-e", "ATTNSWEEP_SWEEP_ID=s1", "-s", "HF_TOKEN"};
+  const auto recorded = calls();
+  ASSERT_EQ(recorded.size(), 4u);
+  EXPECT_EQ(recorded[2], job_argv(0, 2, options));
+  EXPECT_EQ(recorded[3], job_argv(1, 2, options));
+  // Without --token no secret at all.
+  const Outcome without = launch(config + " --flavor h200 --shards 2 --results hf://buckets/acme/bench --sweep-id s1",
+                                 env);
+  ASSERT_EQ(without.exit_code, 0) << without.output;
+  EXPECT_EQ(calls().back(), job_argv(1, 2, {"--flavor", "h200", "--timeout", "30m", "-e", "ATTNSWEEP_SWEEP_ID=s1"}));
+  const Outcome dry = launch(config + " --flavor h200 --shards 2 --results hf://buckets/acme/bench --sweep-id s1 "
+                             "--token --dry-run", env);
+  ASSERT_EQ(dry.exit_code, 0) << dry.output;
+  EXPECT_NE(dry.output.find(" -s HF_TOKEN -v "), std::string::npos) << dry.output;
+  // A refusal and a failed submission repeat nothing of the token either.
+  const Outcome failed = launch(config + " --flavor h200 --shards 2 --results hf://buckets/acme/bench --sweep-id s1 "
+                                "--token", env + "FAKE_HF_FAIL_SUBMISSIONS=9 ");
+  EXPECT_EQ(failed.exit_code, 1) << failed.output;
+  for (const auto& output : {with_token.output, without.output, dry.output, failed.output, log_text()}) {
+    EXPECT_EQ(output.find(token), std::string::npos) << output;
+  }
+}
+
+TEST_F(HfLaunch, AnUnknownFlavorIsRefusedWithTheNearestName) {
+  const std::string config = write("sweep.yaml", kSweep);
+  const std::string arguments = config + " --shards 2 --results hf://buckets/acme/bench --sweep-id s1 --flavor ";
+  // The names `hf jobs hardware` gives.
+  const Outcome typo = launch(arguments + "h100");
+  EXPECT_EQ(typo.exit_code, 2) << typo.output;
+  EXPECT_EQ(typo.output, "error: --flavor: unknown flavor 'h100' (did you mean h200?); known: cpu-basic, cpu-upgrade, "
+                         "t4-small, a100-large, h200, h200x2\n");
+  EXPECT_EQ(launch(arguments + "b200 --dry-run", "FAKE_HF_HARDWARE=cpu-basic,h200,b200 ").exit_code, 0);
+  // hf cannot list them: the list known when attnsweep was built.
+  const Outcome offline = launch(arguments + "h100", "FAKE_HF_HARDWARE_FAILS=1 ");
+  EXPECT_EQ(offline.exit_code, 2) << offline.output;
+  EXPECT_EQ(offline.output.rfind("error: --flavor: unknown flavor 'h100' (did you mean h200?); known: cpu-basic, ", 0), 0u)
+      << offline.output;
+  EXPECT_NE(offline.output.find(", h200x8, rtx-pro-6000, "), std::string::npos) << offline.output;
+  EXPECT_EQ(launch(arguments + "rtx-pro-6000x8 --dry-run", "FAKE_HF_HARDWARE_FAILS=1 ").exit_code, 0);
+  for (const auto& call : calls()) EXPECT_EQ(call, kHardware);  // nothing uploaded, nothing started
+}
+
+TEST_F(HfLaunch, AShardThatWouldOutrunTheTimeoutIsRefusedWithTheEstimate) {
+  const std::string config = write("long.yaml", kLongSweep);
+  const std::string arguments = config + " --flavor h200 --results hf://buckets/acme/bench --sweep-id s1 ";
+  const Outcome one = launch(arguments + "--shards 1");
+  EXPECT_EQ(one.exit_code, 2) << one.output;
+  EXPECT_EQ(one.output, "error: shard 0/1 is expected to take 63.0 min (60.0 min on one H200 by the cost model + 3.0 "
+                        "min job start), over --timeout 30m (30.0 min); use --shards 3 or --timeout 70m\n");
+  const Outcome two = launch(arguments + "--shards 2 --timeout 1800");
+  EXPECT_EQ(two.exit_code, 2) << two.output;
+  EXPECT_NE(two.output.find("error: shard 0/2 is expected to take 33.0 min (30.0 min on one H200 by the cost model"),
+            std::string::npos) << two.output;
+  EXPECT_NE(two.output.find("over --timeout 1800 (30.0 min); use --shards 3 or --timeout 40m"), std::string::npos)
+      << two.output;
+  // The suggestions fit.
+  const Outcome three = launch(arguments + "--shards 3 --dry-run");
+  EXPECT_EQ(three.exit_code, 0) << three.output;
+  EXPECT_NE(three.output.find("# shard 2/3: 4 cases, expected 23.0 min (20.0 min on one H200 by the cost model + 3.0 "
+                              "min job start)\n"), std::string::npos) << three.output;
+  EXPECT_EQ(launch(arguments + "--shards 1 --timeout 70m --dry-run").exit_code, 0);
+  EXPECT_EQ(launch(arguments + "--shards 1 --timeout 1.1h --dry-run").exit_code, 0);
+  // Shorter than a job's start: only a longer timeout helps.
+  const Outcome tiny = launch(arguments + "--shards 12 --timeout 2m");
+  EXPECT_EQ(tiny.exit_code, 2) << tiny.output;
+  EXPECT_NE(tiny.output.find("over --timeout 2m (2.0 min); use --timeout "), std::string::npos) << tiny.output;
+  for (const auto& call : calls()) EXPECT_EQ(call, kHardware);
+}
+
+TEST_F(HfLaunch, BadResultsSweepIdTimeoutAndShardsAreRefused) {
+  const std::string config = write("sweep.yaml", kSweep);
+  const auto refused = [&](const std::string& options, const std::string& message) {
+    const Outcome outcome = launch(config + " --flavor h200 " + options);
+    EXPECT_EQ(outcome.exit_code, 2) << options << "\n" << outcome.output;
+    EXPECT_EQ(outcome.output, "error: " + message + "\n") << options;
+  };
+  const std::string expected = "; expected hf://buckets/ORG/NAME[/PREFIX] (letters, digits, '.', '_', '-')";
+  refused("--shards 2 --results hf://datasets/acme/bench",
+          "--results: 'hf://datasets/acme/bench' is not a bucket (jobs write only to buckets)" + expected);
+  refused("--shards 2 --results s3://acme/bench", "--results: 's3://acme/bench' is not a bucket URL" + expected);
+  refused("--shards 2 --results hf://buckets/acme", "--results: 'hf://buckets/acme' names no bucket" + expected);
+  refused("--shards 2 --results hf://buckets/acme/bench/a:b",
+          "--results: 'hf://buckets/acme/bench/a:b': 'a:b' is not allowed" + expected);
+  refused("--shards 2 --results hf://buckets/acme/bench --sweep-id a/b",
+          "--sweep-id: 'a/b' is not a valid sweep id; letters, digits, '_' and '-', 1 to 64 characters, starting "
+          "with a letter or digit (it becomes a job label and a bucket folder)");
+  refused("--shards 2 --results hf://buckets/acme/bench --timeout 2x",
+          "--timeout: invalid duration '2x'; whole seconds, or a number with s, m, h or d (e.g. 5400, 90m, 1.5h)");
+  refused("--shards 0 --results hf://buckets/acme/bench", "--shards: 0 is out of range; 1 to 10000");
+  refused("--shards 13 --results hf://buckets/acme/bench",
+          config + ": 13 shards for a plan of 12 cases; use at most 12 shards");
+  const Outcome backend = run("launch k8s " + config + " --flavor h200 --shards 2 --results hf://buckets/a/b",
+                              environment());
+  EXPECT_EQ(backend.exit_code, 2);
+  EXPECT_EQ(backend.output, "error: launch: unknown backend 'k8s'; known: hf (Hugging Face Jobs)\n");
+  for (const auto& call : calls()) EXPECT_EQ(call, kHardware);
+}
+
+TEST_F(HfLaunch, WithoutHfOnPathItSaysHowToInstallIt) {
+  const std::string config = write("sweep.yaml", kSweep);
+  const std::string arguments = "launch hf " + config + " --flavor h200 --shards 2 --results hf://buckets/acme/bench "
+                                "--sweep-id s1";
+  const std::string no_hf = "PATH='" + path("empty") + "' ";
+  const Outcome missing = run(arguments, no_hf);
+  EXPECT_EQ(missing.exit_code, 1) << missing.output;
+  EXPECT_EQ(missing.output, "error: hf not found on PATH; install huggingface_hub>=1.24 (pip install -U huggingface_hub)\n");
+  // A dry run needs no hf: the known flavors, the same commands.
+  const Outcome dry = run(arguments + " --dry-run", no_hf);
+  EXPECT_EQ(dry.exit_code, 0) << dry.output;
+  EXPECT_EQ(dry.output, launch(config + " --flavor h200 --shards 2 --results hf://buckets/acme/bench --sweep-id s1 "
+                               "--dry-run").output);
+  const Outcome collect = run("collect hf://buckets/acme/bench/s1 " + path("out.db"), no_hf);
+  EXPECT_EQ(collect.exit_code, 1) << collect.output;
+  EXPECT_EQ(collect.output, missing.output);
+}
+
+TEST_F(HfLaunch, AFailedSubmissionIsTriedOnceMore) {
+  const std::string config = write("sweep.yaml", kSweep);
+  const Outcome outcome = launch(config + " --flavor h200 --shards 2 --results hf://buckets/acme/bench --sweep-id s1",
+                                 "FAKE_HF_FAIL_SUBMISSIONS=1 ");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_NE(outcome.output.find("warning: shard 0/2: hf failed (Error: 503 Server Error: Service Unavailable for url: "
+                                "https://huggingface.co/api/jobs/user); trying again in 0.0 s\n"), std::string::npos)
+      << outcome.output;
+  EXPECT_NE(outcome.output.find("shard 0/2: job 690000000000000000000002 started"), std::string::npos) << outcome.output;
+  EXPECT_NE(outcome.output.find("shard 1/2: job 690000000000000000000003 started"), std::string::npos) << outcome.output;
+  const Argv options = {"--flavor", "h200", "--timeout", "30m", "-e", "ATTNSWEEP_SWEEP_ID=s1"};
+  const auto recorded = calls();
+  ASSERT_EQ(recorded.size(), 5u);
+  EXPECT_EQ(recorded[2], job_argv(0, 2, options));
+  EXPECT_EQ(recorded[3], job_argv(0, 2, options));  // the same submission again
+  EXPECT_EQ(recorded[4], job_argv(1, 2, options));
+}
+
+TEST_F(HfLaunch, ASubmissionFailingTwiceStopsTheLaunchNamingTheShards) {
+  const std::string config = write("sweep.yaml", kSweep);
+  const std::string arguments = config + " --flavor h200 --shards 3 --results hf://buckets/acme/bench --sweep-id s1";
+  // Shard 0 starts; shard 1 fails twice; shard 2 is never submitted.
+  const Outcome stopped = launch(arguments, "FAKE_HF_FAIL_AT=2,3 ");
+  EXPECT_EQ(stopped.exit_code, 1) << stopped.output;
+  EXPECT_NE(stopped.output.find("shard 0/3: job 690000000000000000000001 started"), std::string::npos);
+  EXPECT_NE(stopped.output.find("error: shard 1/3: hf jobs run failed twice: Error: 503 Server Error: Service "
+                                "Unavailable for url: https://huggingface.co/api/jobs/user; started: 0/3 (job "
+                                "690000000000000000000001) (still running); not started: 1/3, 2/3\n"),
+            std::string::npos) << stopped.output;
+  const auto recorded = calls();
+  ASSERT_EQ(recorded.size(), 5u);  // hardware, cp, shard 0, shard 1 twice
+  EXPECT_EQ(recorded[4], recorded[3]);
+  EXPECT_EQ(recorded[4][recorded[4].size() - 9], "1/3");
+  // The first shard failing twice: nothing runs.
+  fs::remove(path("hf.log.submissions"));
+  const Outcome none = launch(arguments, "FAKE_HF_FAIL_SUBMISSIONS=2 ");
+  EXPECT_EQ(none.exit_code, 1) << none.output;
+  EXPECT_NE(none.output.find("error: shard 0/3: hf jobs run failed twice: Error: 503 Server Error: Service Unavailable "
+                             "for url: https://huggingface.co/api/jobs/user; no job was started; not started: 0/3, "
+                             "1/3, 2/3\n"), std::string::npos) << none.output;
+}
+
+TEST_F(HfLaunch, WaitFollowsTheJobsAndReportsEachOnesStage) {
+  const std::string config = write("sweep.yaml", kSweep);
+  const std::string arguments = config + " --flavor h200 --shards 2 --results hf://buckets/acme/bench --sweep-id s1 "
+                                "--namespace acme-lab --wait";
+  const Outcome completed = launch(arguments);
+  ASSERT_EQ(completed.exit_code, 0) << completed.output;
+  EXPECT_NE(completed.output.find("waiting for the jobs to end (hf jobs wait)\n"
+                                  "shard 0/2: job 690000000000000000000001 COMPLETED\n"
+                                  "shard 1/2: job 690000000000000000000002 COMPLETED\n"
+                                  "all 2 jobs completed; collect: attnsweep collect hf://buckets/acme/bench/s1 s1.db\n"),
+            std::string::npos) << completed.output;
+  EXPECT_EQ(calls().back(), (Argv{"jobs", "wait", "--format", "json", "--namespace", "acme-lab",
+                                  "690000000000000000000001", "690000000000000000000002"}));
+  const Outcome failed = launch(arguments, "FAKE_HF_STAGES=ERROR,COMPLETED ");
+  EXPECT_EQ(failed.exit_code, 1) << failed.output;
+  EXPECT_NE(failed.output.find("shard 0/2: job 690000000000000000000003 ERROR: Job failed with exit code: 1\n"
+                               "shard 1/2: job 690000000000000000000004 COMPLETED\n"), std::string::npos)
+      << failed.output;
+  EXPECT_NE(failed.output.find("error: 1 of 2 jobs did not complete: shard 0/2 (job 690000000000000000000003, ERROR); "
+                               "collect what was published: attnsweep collect hf://buckets/acme/bench/s1 s1.db\n"),
+            std::string::npos) << failed.output;
+}
+
+// Collect: shard databases published into the bucket folder by `run --publish`
+// (as the jobs do), synced back by hf and merged.
+class HfCollect : public HfLaunch {
+ protected:
+  // Runs shard K of N on the CPU as a job would, publishing into the bucket's s1 folder.
+  void run_shard(const std::string& config, int k, int n, const std::string& extra = "") {
+    const std::string name = "shard-" + std::to_string(k) + "-of-" + std::to_string(n) + ".db";
+    const Outcome outcome = run("run " + config + " --device cpu --shard " + std::to_string(k) + "/" +
+                                    std::to_string(n) + " --sweep-id s1 --db " + path("job" + std::to_string(k)) +
+                                    "/" + name + " --traces " + path("job" + std::to_string(k)) + "/traces --publish " +
+                                    path("bucket/acme/bench/s1"),
+                                extra);
+    ASSERT_TRUE(fs::exists(path("bucket/acme/bench/s1/" + name))) << outcome.output;
+  }
+};
+
+TEST_F(HfCollect, MergesThePublishedShardsAndNamesAMissingOne) {
+  const std::string config = write("sweep.yaml", kSweep);
+  run_shard(config, 0, 3);
+  run_shard(config, 2, 3);
+  const std::string out = path("merged.db");
+  const Outcome partial = run("collect hf://buckets/acme/bench/s1 " + out, environment());
+  EXPECT_EQ(partial.exit_code, 3) << partial.output;
+  EXPECT_EQ(partial.output,
+            "shard 0/3: merged 4 cases from shard-0-of-3.db (run 1, done)\n"
+            "shard 1/3: missing: no shard-1-of-3.db in hf://buckets/acme/bench/s1 (its job failed before publishing, "
+            "or has not ended: see its logs)\n"
+            "shard 2/3: merged 4 cases from shard-2-of-3.db (run 1, done)\n"
+            "run 1 in " + out + ": incomplete, 8 of 12 cases; missing: 1/3; collect again when they arrive\n");
+  ASSERT_FALSE(calls().empty());
+  const Argv sync = calls().back();
+  ASSERT_EQ(sync.size(), 6u);
+  EXPECT_EQ((Argv{sync[0], sync[1], sync[2], sync[4], sync[5]}),
+            (Argv{"buckets", "sync", "hf://buckets/acme/bench/s1", "--include", "shard-*.db"}));
+  EXPECT_FALSE(fs::exists(sync[3])) << "the temporary folder is removed";
+
+  // The late shard arrives: collect again, into the same merged run.
+  run_shard(config, 1, 3);
+  const Outcome done = run("collect hf://buckets/acme/bench/s1 " + out + " --keep " + path("kept"), environment());
+  EXPECT_EQ(done.exit_code, 0) << done.output;
+  EXPECT_NE(done.output.find("shard 0/3: already merged from shard-0-of-3.db (run 1, done), nothing new\n"
+                             "shard 1/3: merged 4 cases from shard-1-of-3.db (run 1, done)\n"),
+            std::string::npos) << done.output;
+  EXPECT_NE(done.output.find("run 1 in " + out + ": done, 12 cases\n"), std::string::npos) << done.output;
+  EXPECT_EQ(calls().back(), (Argv{"buckets", "sync", "hf://buckets/acme/bench/s1", path("kept")}));
+  // --keep: the whole folder stays, traces too.
+  EXPECT_TRUE(fs::exists(path("kept/shard-1-of-3.db")));
+  EXPECT_EQ(std::distance(fs::directory_iterator(path("kept/traces")), fs::directory_iterator{}), 12);
+  SQLite::Database merged(out, SQLite::OPEN_READONLY);
+  EXPECT_EQ(merged.execAndGet("SELECT status || ' ' || shard_count || ' ' || sweep_id FROM runs").getString(),
+            "done 3 s1");
+  EXPECT_EQ(merged.execAndGet("SELECT count(*) FROM cases").getInt(), 12);
+  EXPECT_EQ(merged.execAndGet("SELECT group_concat(source_db, ' ') FROM (SELECT source_db FROM merged_shards ORDER BY "
+                              "shard_index)").getString(),
+            "shard-0-of-3.db shard-1-of-3.db shard-2-of-3.db");
+}
+
+TEST_F(HfCollect, NamesAShardWhoseRunWasInterrupted) {
+  // Two cases, one shard each; the test_hang one is stopped by SIGTERM and publishes what it has.
+  const std::string config = write("hang.yaml", R"(name: hang
+device: cpu
+variants: [naive, test_hang]
+dtypes: [fp32]
+shapes: {batch: 1, heads: 2, seq_len: 16, head_dim: 8}
+measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false, case_timeout_s: 60}
+)");
+  for (int k = 0; k < 2; ++k) {
+    const Outcome outcome = run("run " + config + " --isolate --shard " + std::to_string(k) + "/2 --sweep-id s1 --db " +
+                                    path("job/shard-" + std::to_string(k) + "-of-2.db") + " --traces " + path("job/traces") + " --publish " +
+                                    path("bucket/acme/bench/s1"),
+                                "ATTNSWEEP_TEST_VARIANTS=1 timeout --preserve-status -s TERM 6 ");
+    ASSERT_TRUE(fs::exists(path("bucket/acme/bench/s1/shard-" + std::to_string(k) + "-of-2.db"))) << outcome.output;
+  }
+  const Outcome collected = run("collect hf://buckets/acme/bench/s1 " + path("merged.db"),
+                                environment("ATTNSWEEP_TEST_VARIANTS=1 "));
+  EXPECT_EQ(collected.exit_code, 3) << collected.output;
+  EXPECT_NE(collected.output.find("from shard-0-of-2.db (run 1, done)\n"), std::string::npos) << collected.output;
+  EXPECT_NE(collected.output.find("shard 1/2: merged 0 cases from shard-1-of-2.db (run 1, interrupted): 0 of 1 case; "
+                                  "its run ended interrupted (see its job's logs)\n"), std::string::npos)
+      << collected.output;
+  EXPECT_NE(collected.output.find(": incomplete, 1 of 2 cases; not finished: 1/2 (interrupted); collect again when "
+                                  "they arrive\n"), std::string::npos) << collected.output;
+}
+
+TEST_F(HfCollect, NothingPublishedYetAndAFailingHf) {
+  const Outcome empty = run("collect hf://buckets/acme/bench/s1 " + path("merged.db"), environment());
+  EXPECT_EQ(empty.exit_code, 3) << empty.output;
+  EXPECT_EQ(empty.output, "no shard database (shard-K-of-N.db) in hf://buckets/acme/bench/s1 yet; nothing merged\n");
+  EXPECT_FALSE(fs::exists(path("merged.db")));
+  const Outcome failing = run("collect hf://buckets/acme/bench/s1 " + path("merged.db"), environment("FAKE_HF_SYNC_FAILS=1 "));
+  EXPECT_EQ(failing.exit_code, 1) << failing.output;
+  EXPECT_EQ(failing.output, "error: hf buckets sync hf://buckets/acme/bench/s1 failed: Error: 404 Client Error: Bucket "
+                            "Not Found\n");
+  const Outcome bad = run("collect hf://datasets/acme/bench " + path("merged.db"), environment());
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_EQ(bad.output.rfind("error: collect: 'hf://datasets/acme/bench' is not a bucket", 0), 0u) << bad.output;
+}
+
+}  // namespace
