@@ -145,6 +145,17 @@ TEST_F(HfLaunch, DryRunPrintsTheExactCommandsAndEachShardsEstimateAndStartsNothi
   EXPECT_TRUE(fs::is_empty(path("bucket")));
 }
 
+// A flavor of several GPUs: each shard's job spreads its cases over all of them.
+TEST_F(HfLaunch, AFlavorOfSeveralGpusRunsEachShardOnAllOfThem) {
+  const std::string config = write("sweep.yaml", kSweep);
+  const Outcome outcome = launch(config + " --flavor h200x2 --shards 2 --results hf://buckets/acme/bench --sweep-id s2 --dry-run");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_NE(outcome.output.find("--shard 0/2 --sweep-id s2 --db /tmp/attnsweep/shard-0-of-2.db --traces "
+                                "/tmp/attnsweep/traces --publish /results --gpus all\n"), std::string::npos) << outcome.output;
+  const Outcome single = launch(config + " --flavor h200 --shards 2 --results hf://buckets/acme/bench --sweep-id s2 --dry-run");
+  EXPECT_EQ(single.output.find("--gpus"), std::string::npos) << single.output;
+}
+
 TEST_F(HfLaunch, UploadsTheConfigThenStartsOneLabelledJobPerShard) {
   const std::string config = write("sweep.yaml", kSweep);
   const Outcome outcome = launch(config + " --flavor h200 --shards 3 --results hf://buckets/acme/bench --sweep-id s1 "

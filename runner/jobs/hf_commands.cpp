@@ -26,12 +26,16 @@ std::vector<std::string> upload_config_command(const std::string& config_path, c
 
 std::vector<std::string> shard_run_command(const JobSettings& settings, const ShardSpec& shard) {
   const std::string work = kJobWorkDirectory;
-  return {"attnsweep", "run", std::string(kMountPath) + "/" + kConfigFileName,
-          "--shard", shard.label(),
-          "--sweep-id", settings.sweep_id,
-          "--db", work + "/" + shard_database_name(shard),
-          "--traces", work + "/traces",
-          "--publish", kMountPath};
+  std::vector<std::string> command = {"attnsweep", "run", std::string(kMountPath) + "/" + kConfigFileName,
+                                      "--shard", shard.label(),
+                                      "--sweep-id", settings.sweep_id,
+                                      "--db", work + "/" + shard_database_name(shard),
+                                      "--traces", work + "/traces",
+                                      "--publish", kMountPath};
+  // A flavor of several GPUs (h200x2, a100x8, l40sx4, ...): the shard uses them all.
+  const std::regex several_gpus(".*x[0-9]+$");
+  if (std::regex_match(settings.flavor, several_gpus)) command.insert(command.end(), {"--gpus", "all"});
+  return command;
 }
 
 std::vector<std::string> run_job_command(const JobSettings& settings, const ShardSpec& shard) {
