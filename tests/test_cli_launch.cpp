@@ -8,6 +8,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -369,6 +370,235 @@ TEST_F(HfLaunch, WaitFollowsTheJobsAndReportsEachOnesStage) {
   EXPECT_NE(failed.output.find("error: 1 of 2 jobs did not complete: shard 0/2 (job 690000000000000000000003, ERROR); "
                                "collect what was published: attnsweep collect hf://buckets/acme/bench/s1 s1.db\n"),
             std::string::npos) << failed.output;
+}
+
+// --from-source: a git checkout holding container/job-from-source.sh (the one
+// of this source tree), committed; the stock image; the job's command.
+const char* const kStockImage = "pytorch/pytorch:2.11.0-cuda13.0-cudnn9-devel";
+const char* const kBootstrap =
+    "mkdir -p /tmp/attnsweep-job && tar -xzf /results/attnsweep-src.tar.gz -C /tmp/attnsweep-job "
+    "container/job-from-source.sh && exec bash /tmp/attnsweep-job/container/job-from-source.sh \"$@\"";
+
+std::string single_quoted(const std::string& word) {
+  std::string text = "'";
+  for (const char c : word) text += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return text + "'";
+}
+
+// Runs a shell command line; its output (stdout and stderr) and exit code.
+Outcome shell(const std::string& command) {
+  Outcome outcome;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  std::array<char, 4096> buffer{};
+  while (fgets(buffer.data(), buffer.size(), pipe)) outcome.output += buffer.data();
+  const int status = pclose(pipe);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
+}
+
+class HfLaunchFromSource : public HfLaunch {
+ protected:
+  // The GPU machine's image may have no git: the tests that make a checkout skip there.
+  static bool git_available() { return shell("git --version").exit_code == 0; }
+  // A git checkout at `name` whose HEAD holds the job's script and a build.sh; its top folder (canonical) and sha.
+  std::string make_checkout(const std::string& name, bool with_script = true) {
+    const std::string top = path(name);
+    fs::create_directories(top + "/container");
+    if (with_script) {
+      fs::copy_file(std::string(ATTNSWEEP_SOURCE_DIR) + "/container/job-from-source.sh", top + "/container/job-from-source.sh");
+      fs::copy_file(std::string(ATTNSWEEP_SOURCE_DIR) + "/container/build.sh", top + "/container/build.sh");
+    } else {
+      write(name + "/README", "not attnsweep\n");
+    }
+    const Outcome made = shell("cd " + single_quoted(top) + " && git init -q . && git add -A && git -c user.name=t "
+                               "-c user.email=t@example.com -c commit.gpgsign=false commit -q -m init");
+    EXPECT_EQ(made.exit_code, 0) << made.output;
+    return fs::canonical(top).string();
+  }
+  std::string head_of(const std::string& top) {
+    std::string sha = shell("git -C " + single_quoted(top) + " rev-parse --short=12 HEAD").output;
+    while (!sha.empty() && sha.back() == '\n') sha.pop_back();
+    return sha;
+  }
+  std::string tmp_environment() {
+    fs::create_directories(path("tmp"));
+    return "TMPDIR='" + path("tmp") + "' ";
+  }
+};
+
+TEST_F(HfLaunchFromSource, DryRunPrintsTheArchiveBothUploadsAndTheJobsThatBuildOnTheStockImage) {
+  if (!git_available()) GTEST_SKIP() << "git not on PATH";
+  const std::string config = write("sweep.yaml", kSweep);
+  const std::string top = make_checkout("checkout");
+  const std::string sha = head_of(top);
+  ASSERT_EQ(sha.size(), 12u);
+  // --source may name any folder of the checkout: its top is archived (git archive in a subfolder would take only that).
+  const Outcome outcome = launch(config + " --flavor h200 --shards 3 --results hf://buckets/acme/bench --sweep-id s1 "
+                                 "--timeout 1h --from-source --source " + path("checkout/container") + " --dry-run",
+                                 tmp_environment());
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  const std::string archive = path("tmp") + "/attnsweep-src-s1.tar.gz";
+  std::string expected = "# sweep s1: 3 shards of 12 cases on h200, --timeout 1h; results in hf://buckets/acme/bench/s1\n";
+  for (int k = 0; k < 3; ++k) {
+    expected += "# shard " + std::to_string(k) + "/3: 4 cases, expected 13.0 min (0.8 s on one H200 by the cost model "
+                "+ 3.0 min job start + 10.0 min install and build)\n";
+  }
+  expected += "git -C " + top + " archive --format=tar.gz -o " + archive + " HEAD\n";
+  expected += "hf buckets cp " + config + " hf://buckets/acme/bench/s1/config.yaml\n";
+  expected += "hf buckets cp " + archive + " hf://buckets/acme/bench/s1/attnsweep-src.tar.gz\n";
+  for (int k = 0; k < 3; ++k) {
+    const std::string shard = std::to_string(k);
+    expected += "hf jobs run --flavor h200 --timeout 1h -e ATTNSWEEP_SWEEP_ID=s1 -e ATTNSWEEP_GIT_SHA=" + sha +
+                " -v hf://buckets/acme/bench/s1:/results -l attnsweep-sweep=s1 -l attnsweep-shard=" + shard + " -d " +
+                kStockImage + " bash -c " + single_quoted(kBootstrap) + " job-from-source /results/config.yaml --shard " +
+                shard + "/3 --sweep-id s1 --db /tmp/attnsweep/shard-" + shard +
+                "-of-3.db --traces /tmp/attnsweep/traces --publish /results\n";
+  }
+  EXPECT_EQ(outcome.output, expected);
+  // Nothing made, nothing uploaded, only the flavors asked of hf.
+  EXPECT_EQ(calls(), (std::vector<Argv>{kHardware}));
+  EXPECT_TRUE(fs::is_empty(path("bucket")));
+  EXPECT_TRUE(fs::is_empty(path("tmp")));
+  // Uncommitted changes are left out of the archive: said on stderr, the commands unchanged.
+  write("checkout/container/build.sh", "# changed\n");
+  const Outcome changed = launch(config + " --flavor h200 --shards 3 --results hf://buckets/acme/bench --sweep-id s1 "
+                                 "--timeout 1h --from-source --source " + path("checkout") + " --dry-run",
+                                 tmp_environment());
+  ASSERT_EQ(changed.exit_code, 0) << changed.output;
+  EXPECT_EQ(changed.output, "warning: --source: '" + top + "' has uncommitted changes; the jobs build its HEAD (" + sha +
+                                ") without them (commit them first to include them)\n" + expected);
+}
+
+// The real launch through the fake hf, then shard 0's job command run here as HF Jobs would run it
+// (no shell: its argv), /results and /tmp/attnsweep pointed at folders of the test, with no apt
+// and the test's build of attnsweep: the script comes out of the uploaded archive and runs the shard.
+TEST_F(HfLaunchFromSource, UploadsTheArchiveAndTheJobCommandRunsTheShardFromIt) {
+  if (!git_available()) GTEST_SKIP() << "git not on PATH";
+  const std::string config = write("sweep.yaml", kSweep);
+  const std::string top = make_checkout("checkout");
+  const Outcome outcome = launch(config + " --flavor h200 --shards 3 --results hf://buckets/acme/bench --sweep-id s1 "
+                                 "--from-source --source " + top, tmp_environment());
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_NE(outcome.output.find("config uploaded to hf://buckets/acme/bench/s1/config.yaml\nsource archive of " +
+                                head_of(top) + " uploaded to hf://buckets/acme/bench/s1/attnsweep-src.tar.gz; each job "
+                                "builds attnsweep in pytorch/pytorch:2.11.0-cuda13.0-cudnn9-devel\nshard 0/3: job "),
+            std::string::npos) << outcome.output;
+  const auto recorded = calls();
+  ASSERT_EQ(recorded.size(), 6u);  // hardware, config, archive, 3 jobs
+  EXPECT_EQ(recorded[2], (Argv{"buckets", "cp", path("tmp") + "/attnsweep-src-s1.tar.gz",
+                               "hf://buckets/acme/bench/s1/attnsweep-src.tar.gz"}));
+  EXPECT_TRUE(fs::is_empty(path("tmp"))) << "the local archive is removed";
+  const std::string bucket = path("bucket/acme/bench/s1");
+  ASSERT_TRUE(fs::exists(bucket + "/attnsweep-src.tar.gz"));
+
+  // The job's command: everything after the image.
+  const Argv& job = recorded[3];
+  const auto image = std::find(job.begin(), job.end(), std::string(kStockImage));
+  ASSERT_NE(image, job.end());
+  std::string command;
+  for (auto word = image + 1; word != job.end(); ++word) {
+    std::string text = *word;
+    // /tmp/attnsweep first: the test's own folders are under /tmp/attnsweep-launch-*.
+    for (const auto& [from, to] : {std::pair<std::string, std::string>{"/tmp/attnsweep", path("job")},
+                                   std::pair<std::string, std::string>{"/results", bucket}}) {
+      for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+        text.replace(at, from.size(), to);
+      }
+    }
+    command += single_quoted(text) + " ";
+  }
+  const std::string build = fs::path(ATTNSWEEP_BINARY).parent_path().string();
+  const Outcome ran = shell("ATTNSWEEP_JOB_SKIP_INSTALL=1 ATTNSWEEP_JOB_BUILD_DIR=" + single_quoted(build) +
+                            " ATTNSWEEP_SRC_DIR=" + single_quoted(path("opt")) + " ATTNSWEEP_SRC_ARCHIVE=" +
+                            single_quoted(bucket + "/attnsweep-src.tar.gz") + " " + command + "--device cpu");
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  EXPECT_NE(ran.output.find("[job-from-source] apt: skipped (ATTNSWEEP_JOB_SKIP_INSTALL=1)\n"), std::string::npos) << ran.output;
+  EXPECT_NE(ran.output.find(" unpack done in "), std::string::npos) << ran.output;
+  EXPECT_NE(ran.output.find(" run: attnsweep run " + bucket + "/config.yaml --shard 0/3 --sweep-id s1 "), std::string::npos)
+      << ran.output;
+  EXPECT_TRUE(fs::exists(path("opt/container/build.sh"))) << "the whole archive is unpacked";
+  EXPECT_TRUE(fs::exists(bucket + "/shard-0-of-3.db")) << ran.output;
+}
+
+TEST_F(HfLaunchFromSource, ANonGitSourceAnImageAndAStraySourceAreRefused) {
+  if (!git_available()) GTEST_SKIP() << "git not on PATH";
+  const std::string config = write("sweep.yaml", kSweep);
+  const std::string arguments = config + " --flavor h200 --shards 2 --results hf://buckets/acme/bench --sweep-id s1 ";
+  const auto refused = [&](const std::string& options, const std::string& message) {
+    const Outcome outcome = launch(arguments + options, tmp_environment());
+    EXPECT_EQ(outcome.exit_code, 2) << options << "\n" << outcome.output;
+    EXPECT_EQ(outcome.output, "error: " + message + "\n") << options;
+  };
+  refused("--from-source --source " + path("empty"),
+          "--source: '" + path("empty") + "' is not a git checkout; --from-source archives the HEAD of attnsweep's "
+          "checkout (run in it, or give --source DIR)");
+  refused("--from-source --source " + path("no-such-folder") + " --dry-run",
+          "--source: '" + path("no-such-folder") + "' is not a git checkout; --from-source archives the HEAD of "
+          "attnsweep's checkout (run in it, or give --source DIR)");
+  const std::string other = make_checkout("other", /*with_script=*/false);
+  refused("--from-source --source " + other, "--source: HEAD of '" + other + "' has no container/job-from-source.sh: "
+          "not attnsweep's checkout, or a commit from before --from-source");
+  const std::string top = make_checkout("checkout");
+  refused("--from-source --source " + top + " --image registry.example/attnsweep:dev",
+          "--image and --from-source exclude each other: --image runs an image with attnsweep built in, "
+          "--from-source runs the stock pytorch/pytorch:2.11.0-cuda13.0-cudnn9-devel and builds attnsweep in each job");
+  refused("--source " + top, "--source: only with --from-source (the checkout whose HEAD the jobs build)");
+  // The install and build count against the timeout.
+  refused("--from-source --source " + top + " --timeout 12m",
+          "shard 0/2 is expected to take 13.0 min (1.2 s on one H200 by the cost model + 3.0 min job start + 10.0 min "
+          "install and build), over --timeout 12m (12.0 min); use --timeout 20m");
+  EXPECT_EQ(launch(arguments + "--from-source --source " + top + " --timeout 14m --dry-run", tmp_environment()).exit_code, 0);
+  for (const auto& call : calls()) EXPECT_EQ(call, kHardware);
+  EXPECT_TRUE(fs::is_empty(path("bucket")));
+  EXPECT_TRUE(fs::is_empty(path("tmp")));
+}
+
+// container/job-from-source.sh on its own: syntax, and the clear line it stops with.
+TEST_F(HfLaunchFromSource, TheJobScriptStopsWithAClearLine) {
+  const std::string script = std::string(ATTNSWEEP_SOURCE_DIR) + "/container/job-from-source.sh";
+  const Outcome syntax = shell("bash -n " + single_quoted(script));
+  EXPECT_EQ(syntax.exit_code, 0) << syntax.output;
+  const std::string skip = "ATTNSWEEP_JOB_SKIP_INSTALL=1 ATTNSWEEP_SRC_DIR=" + single_quoted(path("opt")) + " ";
+  const Outcome no_arguments = shell(skip + "bash " + single_quoted(script));
+  EXPECT_EQ(no_arguments.exit_code, 1) << no_arguments.output;
+  EXPECT_EQ(no_arguments.output, "[job-from-source] error: no run arguments; usage: job-from-source.sh CONFIG "
+                                  "[attnsweep run options...]\n");
+  const Outcome no_archive = shell(skip + "ATTNSWEEP_SRC_ARCHIVE=" + single_quoted(path("none.tar.gz")) + " bash " +
+                                   single_quoted(script) + " /results/config.yaml");
+  EXPECT_EQ(no_archive.exit_code, 1) << no_archive.output;
+  EXPECT_NE(no_archive.output.find("[job-from-source] error: no source archive at " + path("none.tar.gz") +
+                                   " (attnsweep launch hf --from-source uploads it into the bucket folder the job mounts)\n"),
+            std::string::npos) << no_archive.output;
+  // The packages it installs are container/Dockerfile's.
+  const auto words_between = [](const std::string& file, const std::string& from, const std::string& to) {
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string all = text.str();
+    const auto begin = all.find(from);
+    const auto end = all.find(to, begin == std::string::npos ? 0 : begin + from.size());
+    std::vector<std::string> words;
+    if (begin == std::string::npos || end == std::string::npos) return words;
+    std::istringstream part(all.substr(begin + from.size(), end - begin - from.size()));
+    for (std::string word; part >> word;) {
+      if (word != "\\") words.push_back(word);
+    }
+    std::sort(words.begin(), words.end());
+    return words;
+  };
+  const auto image_packages = words_between(std::string(ATTNSWEEP_SOURCE_DIR) + "/container/Dockerfile",
+                                            "--no-install-recommends", "&&");
+  EXPECT_GE(image_packages.size(), 10u);
+  EXPECT_EQ(words_between(script, "PACKAGES=(", ")"), image_packages);
+  // An archive of something else.
+  fs::create_directories(path("other"));
+  write("other/README", "not attnsweep\n");
+  ASSERT_EQ(shell("tar -czf " + single_quoted(path("other.tar.gz")) + " -C " + single_quoted(path("other")) + " README").exit_code, 0);
+  const Outcome other = shell(skip + "ATTNSWEEP_SRC_ARCHIVE=" + single_quoted(path("other.tar.gz")) + " bash " + single_quoted(script) +
+                              " /results/config.yaml");
+  EXPECT_EQ(other.exit_code, 1) << other.output;
+  EXPECT_NE(other.output.find("[job-from-source] error: " + path("other.tar.gz") + " holds no container/build.sh: not "
+                              "an archive of attnsweep's checkout\n"), std::string::npos) << other.output;
 }
 
 // Collect: shard databases published into the bucket folder by `run --publish`

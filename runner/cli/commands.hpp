@@ -64,6 +64,8 @@ struct LaunchOptions {
   bool token = false;
   bool dry_run = false;
   bool wait = false;
+  bool from_source = false;  // the stock PyTorch image builds attnsweep from an archive of the checkout
+  std::string source_dir;    // --source DIR: that checkout ("" for the current folder's)
 };
 int launch_command(const LaunchOptions& options);
 

@@ -26,6 +26,8 @@ jobs::LaunchRequest request_of(const LaunchOptions& options) {
   request.job_namespace = options.job_namespace;
   request.sweep_id = options.sweep_id;
   request.pass_token = options.token;
+  request.from_source = options.from_source;
+  request.source_dir = options.source_dir;
   return request;
 }
 
@@ -41,7 +43,8 @@ std::string headline(const jobs::LaunchPlan& plan) {
 std::string estimate_line(const jobs::ShardEstimate& estimate) {
   return "shard " + estimate.shard.label() + ": " + std::to_string(estimate.cases) + " cases, expected " +
          jobs::describe_duration(estimate.expected_ns) + " (" + jobs::describe_duration(estimate.model_ns) +
-         " on one H200 by the cost model + " + jobs::describe_duration(jobs::kJobStartAllowanceNs) + " job start)";
+         " on one H200 by the cost model + " + jobs::describe_duration(jobs::kJobStartAllowanceNs) + " job start" +
+         (estimate.build_ns > 0 ? " + " + jobs::describe_duration(estimate.build_ns) + " install and build" : "") + ")";
 }
 
 std::string namespace_option(const jobs::LaunchPlan& plan) {
@@ -52,10 +55,17 @@ std::string collect_hint(const jobs::LaunchPlan& plan) {
   return "attnsweep collect " + plan.settings.results.uri() + " " + plan.settings.sweep_id + ".db";
 }
 
+void warn(const jobs::LaunchPlan& plan) {
+  for (const auto& warning : plan.warnings) std::cerr << "warning: " << warning << std::endl;
+}
+
 int dry_run(const jobs::LaunchPlan& plan) {
+  warn(plan);
   std::cout << "# " << headline(plan) << "\n";
   for (const auto& estimate : plan.estimates) std::cout << "# " << estimate_line(estimate) << "\n";
+  if (!plan.archive.empty()) std::cout << jobs::command_line(plan.archive) << "\n";
   std::cout << jobs::command_line(plan.upload) << "\n";
+  if (!plan.upload_source.empty()) std::cout << jobs::command_line(plan.upload_source) << "\n";
   for (const auto& job : plan.jobs) std::cout << jobs::command_line(job) << "\n";
   std::cout.flush();
   return static_cast<int>(kExitOk);
@@ -96,10 +106,16 @@ int launch_command(const LaunchOptions& options) {
     if (options.dry_run) return dry_run(plan);
     if (!hf) throw std::runtime_error(jobs::kHfMissing);
 
+    warn(plan);
     std::cout << headline(plan) << std::endl;
     jobs::LaunchEvents events;
     events.config_uploaded = [&] {
       std::cout << "config uploaded to " << plan.settings.results.file(jobs::kConfigFileName) << std::endl;
+    };
+    events.source_uploaded = [&] {
+      std::cout << "source archive of " << plan.settings.git_sha << " uploaded to "
+                << plan.settings.results.file(jobs::kSourceArchiveName) << "; each job builds attnsweep in "
+                << plan.settings.image << std::endl;
     };
     events.job_started = [&](const jobs::StartedJob& job) {
       std::cout << "shard " << job.shard.label() << ": job " << job.job_id << " started (expected "

@@ -24,6 +24,21 @@ std::vector<std::string> upload_config_command(const std::string& config_path, c
   return {"hf", "buckets", "cp", config_path, results.file(kConfigFileName)};
 }
 
+std::vector<std::string> source_archive_command(const std::string& source_dir, const std::string& archive_path) {
+  return {"git", "-C", source_dir, "archive", "--format=tar.gz", "-o", archive_path, "HEAD"};
+}
+
+std::vector<std::string> upload_source_command(const std::string& archive_path, const BucketFolder& results) {
+  return {"hf", "buckets", "cp", archive_path, results.file(kSourceArchiveName)};
+}
+
+std::string from_source_bootstrap() {
+  // Constant text (no value of the launch in it), so nothing here needs quoting.
+  const std::string unpacked = "/tmp/attnsweep-job";
+  return "mkdir -p " + unpacked + " && tar -xzf " + std::string(kMountPath) + "/" + kSourceArchiveName + " -C " +
+         unpacked + " " + kFromSourceScript + " && exec bash " + unpacked + "/" + kFromSourceScript + " \"$@\"";
+}
+
 std::vector<std::string> shard_run_command(const JobSettings& settings, const ShardSpec& shard) {
   const std::string work = kJobWorkDirectory;
   std::vector<std::string> command = {"attnsweep", "run", std::string(kMountPath) + "/" + kConfigFileName,
@@ -43,6 +58,9 @@ std::vector<std::string> run_job_command(const JobSettings& settings, const Shar
   std::vector<std::string> command = {"hf", "jobs", "run", "--flavor", settings.flavor, "--timeout", settings.timeout};
   if (!settings.job_namespace.empty()) command.insert(command.end(), {"--namespace", settings.job_namespace});
   command.insert(command.end(), {"-e", "ATTNSWEEP_SWEEP_ID=" + settings.sweep_id});
+  if (settings.from_source && !settings.git_sha.empty()) {
+    command.insert(command.end(), {"-e", "ATTNSWEEP_GIT_SHA=" + settings.git_sha});
+  }
   // The bare name: hf sends the local token's value, which never passes through us.
   if (settings.pass_token) command.insert(command.end(), {"-s", "HF_TOKEN"});
   command.insert(command.end(), {"-v", settings.results.uri() + ":" + kMountPath,
@@ -50,7 +68,13 @@ std::vector<std::string> run_job_command(const JobSettings& settings, const Shar
                                  "-l", std::string(kShardLabel) + "=" + std::to_string(shard.index),
                                  "-d", settings.image});
   const auto job = shard_run_command(settings, shard);
-  command.insert(command.end(), job.begin(), job.end());
+  if (settings.from_source) {
+    // bash -c TEXT NAME ARGS...: NAME becomes $0, ARGS "$@" (the run's arguments, "attnsweep run" dropped).
+    command.insert(command.end(), {"bash", "-c", from_source_bootstrap(), "job-from-source"});
+    command.insert(command.end(), job.begin() + 2, job.end());
+  } else {
+    command.insert(command.end(), job.begin(), job.end());
+  }
   return command;
 }
 

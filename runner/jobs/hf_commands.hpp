@@ -9,6 +9,11 @@
 //       -l attnsweep-sweep=ID -l attnsweep-shard=K -d IMAGE
 //       attnsweep run /results/config.yaml --shard K/N --sweep-id ID
 //       --db /tmp/attnsweep/shard-K-of-N.db --traces /tmp/attnsweep/traces --publish /results
+//   with --from-source (the stock image builds attnsweep in the job):
+//   git -C SOURCE archive --format=tar.gz -o TMP HEAD
+//   hf buckets cp TMP hf://buckets/ORG/NAME/PREFIX/attnsweep-src.tar.gz
+//   hf jobs run ... -e ATTNSWEEP_GIT_SHA=SHA ... -d pytorch/pytorch:2.11.0-cuda13.0-cudnn9-devel
+//       bash -c BOOTSTRAP job-from-source /results/config.yaml --shard K/N ... --publish /results
 //   hf jobs wait --format json [--namespace NS] ID...
 //   hf jobs inspect --format json [--namespace NS] ID...
 //   hf buckets sync hf://buckets/ORG/NAME/PREFIX DIR [--include shard-*.db]
@@ -35,6 +40,14 @@ inline constexpr const char* kJobWorkDirectory = "/tmp/attnsweep";
 inline constexpr const char* kSweepLabel = "attnsweep-sweep";
 inline constexpr const char* kShardLabel = "attnsweep-shard";
 inline constexpr const char* kConfigFileName = "config.yaml";
+// --from-source: the stock image of the pin (torch 2.11.0+cu130), the one
+// container/Dockerfile starts from; the job installs the packages and builds
+// attnsweep from the source archive in the bucket (container/job-from-source.sh).
+inline constexpr const char* kFromSourceImage = "pytorch/pytorch:2.11.0-cuda13.0-cudnn9-devel";
+// The source archive's name in the bucket folder (so /results/attnsweep-src.tar.gz in a job).
+inline constexpr const char* kSourceArchiveName = "attnsweep-src.tar.gz";
+// The script, inside the archive, that a --from-source job runs.
+inline constexpr const char* kFromSourceScript = "container/job-from-source.sh";
 
 struct JobSettings {
   BucketFolder results;       // the folder the jobs mount: ORG/NAME/PREFIX
@@ -44,6 +57,8 @@ struct JobSettings {
   std::string image = kDefaultImage;
   std::string job_namespace;  // --namespace, or "" for the token's user
   bool pass_token = false;    // -s HF_TOKEN: hf sends the local token as a secret
+  bool from_source = false;   // image is kFromSourceImage; the job builds attnsweep (bash -c from_source_bootstrap())
+  std::string git_sha;        // with from_source: the archived commit, as ATTNSWEEP_GIT_SHA (runs.git_sha)
 };
 
 // "shard-1-of-4.db": the name a shard's database has in the job and the bucket.
@@ -52,6 +67,15 @@ std::string shard_database_name(const ShardSpec& shard);
 std::optional<ShardSpec> shard_of_database_name(const std::string& file_name);
 
 std::vector<std::string> upload_config_command(const std::string& config_path, const BucketFolder& results);
+// --from-source: the archive of the checkout's HEAD (git archive writes the
+// committed tree, at the top of the archive), and its upload.
+std::vector<std::string> source_archive_command(const std::string& source_dir, const std::string& archive_path);
+std::vector<std::string> upload_source_command(const std::string& archive_path, const BucketFolder& results);
+// What bash -c runs in a --from-source job: takes only the script out of the
+// archive in the mounted bucket and execs it with the job's remaining
+// arguments (the run arguments, as separate words: nothing of theirs is quoted).
+// The script unpacks the whole archive, installs, builds and runs.
+std::string from_source_bootstrap();
 // What the job runs (HF Jobs runs it directly: no shell, the image's entrypoint unused).
 std::vector<std::string> shard_run_command(const JobSettings& settings, const ShardSpec& shard);
 std::vector<std::string> run_job_command(const JobSettings& settings, const ShardSpec& shard);

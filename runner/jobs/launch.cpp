@@ -12,6 +12,7 @@
 #include "runner/config/config.hpp"
 #include "runner/jobs/duration.hpp"
 #include "runner/jobs/flavors.hpp"
+#include "runner/jobs/process.hpp"
 
 namespace attnsweep::jobs {
 namespace {
@@ -42,17 +43,66 @@ std::string default_sweep_id(const Config& config) {
 
 std::string minutes(std::int64_t nanoseconds) { return describe_duration(nanoseconds); }
 
+std::string trimmed(const std::string& text) {
+  const auto end = text.find_last_not_of(" \t\r\n");
+  return end == std::string::npos ? "" : text.substr(0, end + 1);
+}
+
+// --from-source: the checkout whose HEAD the jobs build.
+struct SourceCheckout {
+  std::string top;  // the checkout's top folder: git archive run in a subfolder would archive only that
+  std::string sha;  // HEAD, 12 hex digits
+  bool changed = false;  // tracked files differ from HEAD (the archive leaves that out)
+};
+
+SourceCheckout inspect_checkout(const std::string& source_dir) {
+  const auto git = find_on_path("git");
+  if (!git) throw BadInputError("--from-source: git not found on PATH (the source archive is made with git archive)");
+  const std::string directory = source_dir.empty() ? std::filesystem::current_path().string() : source_dir;
+  const ProcessResult top = run_process(*git, {"-C", directory, "rev-parse", "--show-toplevel"});
+  if (!top.succeeded() || trimmed(top.output).empty()) {
+    throw BadInputError("--source: '" + directory + "' is not a git checkout; --from-source archives the HEAD of "
+                        "attnsweep's checkout (run in it, or give --source DIR)");
+  }
+  SourceCheckout checkout;
+  checkout.top = trimmed(top.output);
+  const ProcessResult head = run_process(*git, {"-C", checkout.top, "rev-parse", "--short=12", "--verify", "HEAD"});
+  if (!head.succeeded() || trimmed(head.output).empty()) {
+    throw BadInputError("--source: '" + checkout.top + "' has no commit to archive");
+  }
+  checkout.sha = trimmed(head.output);
+  const std::string script = std::string("HEAD:") + kFromSourceScript;
+  if (!run_process(*git, {"-C", checkout.top, "cat-file", "-e", script}).succeeded()) {
+    throw BadInputError("--source: HEAD of '" + checkout.top + "' has no " + kFromSourceScript +
+                        ": not attnsweep's checkout, or a commit from before --from-source");
+  }
+  const ProcessResult status = run_process(*git, {"-C", checkout.top, "status", "--porcelain", "--untracked-files=no"});
+  checkout.changed = status.succeeded() && !trimmed(status.output).empty();
+  return checkout;
+}
+
+// Removes a file when it goes out of scope (the local source archive, once uploaded or not).
+struct RemovedAtEnd {
+  std::string path;
+  ~RemovedAtEnd() {
+    std::error_code ignored;
+    if (!path.empty()) std::filesystem::remove(path, ignored);
+  }
+};
+
 // The refusal for a shard that will not fit, with what would.
 std::string over_timeout(const ShardEstimate& worst, const LaunchRequest& request, const std::string& timeout,
                          std::int64_t timeout_seconds, const Plan& plan, const MeasureSettings& measure) {
   std::string message = "shard " + worst.shard.label() + " is expected to take " + minutes(worst.expected_ns) +
                         " (" + minutes(worst.model_ns) + " on one H200 by the cost model + " +
-                        minutes(kJobStartAllowanceNs) + " job start), over --timeout " + timeout + " (" +
+                        minutes(kJobStartAllowanceNs) + " job start" +
+                        (worst.build_ns > 0 ? " + " + minutes(worst.build_ns) + " install and build" : "") +
+                        "), over --timeout " + timeout + " (" +
                         minutes(timeout_seconds * 1'000'000'000) + ")";
   const std::string longer = "--timeout " + timeout_for(worst.expected_ns / 1'000'000'000 + 1);
-  const auto fitting = shards_that_fit(plan, measure, request.shards, timeout_seconds * 1'000'000'000);
+  const auto fitting = shards_that_fit(plan, measure, request.shards, timeout_seconds * 1'000'000'000, worst.build_ns);
   if (fitting) return message + "; use --shards " + std::to_string(*fitting) + " or " + longer;
-  if (timeout_seconds * 1'000'000'000 <= kJobStartAllowanceNs) return message + "; use " + longer;
+  if (timeout_seconds * 1'000'000'000 <= kJobStartAllowanceNs + worst.build_ns) return message + "; use " + longer;
   return message + "; more shards cannot fit it (a single case takes longer): use " + longer;
 }
 
@@ -93,6 +143,14 @@ LaunchPlan plan_launch(const LaunchRequest& request, const std::vector<std::stri
   if (request.image.find_first_of(" \t\n") != std::string::npos) {
     throw BadInputError("--image: '" + request.image + "' is not an image name");
   }
+  if (request.from_source && !request.image.empty()) {
+    throw BadInputError(std::string("--image and --from-source exclude each other: --image runs an image with attnsweep "
+                                    "built in, --from-source runs the stock ") + kFromSourceImage +
+                        " and builds attnsweep in each job");
+  }
+  if (!request.from_source && !request.source_dir.empty()) {
+    throw BadInputError("--source: only with --from-source (the checkout whose HEAD the jobs build)");
+  }
 
   const Config config = load_config(request.config_path);
   const Plan plan = make_plan(config);
@@ -106,7 +164,8 @@ LaunchPlan plan_launch(const LaunchRequest& request, const std::vector<std::stri
   launch.config_path = request.config_path;
   launch.sweep_cases = static_cast<int>(plan.cases.size());
   launch.timeout_seconds = timeout_seconds;
-  launch.estimates = estimate_shards(plan, config.measure, request.shards);
+  launch.estimates = estimate_shards(plan, config.measure, request.shards,
+                                     request.from_source ? kFromSourceBuildAllowanceNs : 0);
   const ShardEstimate* worst = &launch.estimates.front();
   for (const auto& estimate : launch.estimates) {
     if (estimate.expected_ns > worst->expected_ns) worst = &estimate;
@@ -120,10 +179,24 @@ LaunchPlan plan_launch(const LaunchRequest& request, const std::vector<std::stri
   settings.results = bucket.prefix.empty() ? bucket.with_prefix(settings.sweep_id) : bucket;
   settings.flavor = request.flavor;
   settings.timeout = timeout;
-  settings.image = request.image.empty() ? kDefaultImage : request.image;
+  settings.image = request.from_source ? kFromSourceImage : request.image.empty() ? kDefaultImage : request.image;
   settings.job_namespace = request.job_namespace;
   settings.pass_token = request.pass_token;
   launch.upload = upload_config_command(request.config_path, settings.results);
+  if (request.from_source) {
+    const SourceCheckout checkout = inspect_checkout(request.source_dir);
+    settings.from_source = true;
+    settings.git_sha = checkout.sha;
+    launch.source_dir = checkout.top;
+    launch.archive_path =
+        (std::filesystem::temp_directory_path() / ("attnsweep-src-" + settings.sweep_id + ".tar.gz")).string();
+    launch.archive = source_archive_command(checkout.top, launch.archive_path);
+    launch.upload_source = upload_source_command(launch.archive_path, settings.results);
+    if (checkout.changed) {
+      launch.warnings.push_back("--source: '" + checkout.top + "' has uncommitted changes; the jobs build its HEAD (" +
+                                checkout.sha + ") without them (commit them first to include them)");
+    }
+  }
   for (const auto& estimate : launch.estimates) launch.jobs.push_back(run_job_command(settings, estimate.shard));
   return launch;
 }
@@ -134,6 +207,18 @@ std::vector<StartedJob> start_jobs(const HfCli& hf, const LaunchPlan& plan, cons
       if (events.retrying) events.retrying(what, reason, pause);
     };
   };
+  RemovedAtEnd archive;
+  if (!plan.archive.empty()) {
+    const auto git = find_on_path("git");
+    if (!git) throw LaunchStopped("git not found on PATH (the source archive is made with git archive); no job was started", {});
+    archive.path = plan.archive_path;
+    const ProcessResult made = run_process(*git, {plan.archive.begin() + 1, plan.archive.end()});
+    if (!made.succeeded()) {
+      throw LaunchStopped("making the source archive failed (" + command_line(plan.archive) +
+                              "): " + failure_reason(made) + "; no job was started",
+                          {});
+    }
+  }
   const ProcessResult upload = hf.run_with_retry(plan.upload, retrying("uploading the config"));
   if (!upload.succeeded()) {
     throw LaunchStopped("uploading the config to " + plan.settings.results.file(kConfigFileName) +
@@ -141,6 +226,15 @@ std::vector<StartedJob> start_jobs(const HfCli& hf, const LaunchPlan& plan, cons
                         {});
   }
   if (events.config_uploaded) events.config_uploaded();
+  if (!plan.upload_source.empty()) {
+    const ProcessResult uploaded = hf.run_with_retry(plan.upload_source, retrying("uploading the source archive"));
+    if (!uploaded.succeeded()) {
+      throw LaunchStopped("uploading the source archive to " + plan.settings.results.file(kSourceArchiveName) +
+                              " failed twice: " + failure_reason(uploaded) + "; no job was started",
+                          {});
+    }
+    if (events.source_uploaded) events.source_uploaded();
+  }
 
   std::vector<StartedJob> started;
   for (std::size_t i = 0; i < plan.jobs.size(); ++i) {

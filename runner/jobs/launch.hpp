@@ -26,6 +26,8 @@ struct LaunchRequest {
   std::string job_namespace;  // "" for the token's user
   std::string sweep_id;       // "" for <config name>-<UTC yyyymmddThhmmss>-<4 hex>
   bool pass_token = false;
+  bool from_source = false;   // the stock image builds attnsweep from an archive of source_dir's HEAD
+  std::string source_dir;     // with from_source: a folder of attnsweep's git checkout ("" for the current one)
 };
 
 struct LaunchPlan {
@@ -36,13 +38,24 @@ struct LaunchPlan {
   std::vector<ShardEstimate> estimates;                  // one per shard
   std::vector<std::string> upload;                       // hf buckets cp CONFIG .../config.yaml
   std::vector<std::vector<std::string>> jobs;            // hf jobs run ..., one per shard
+  // --from-source only (else empty): git archive of the checkout's HEAD into a
+  // temporary file, its upload as PREFIX/attnsweep-src.tar.gz, and notes for
+  // the user (uncommitted changes, which the archive leaves out).
+  std::string source_dir;                                // the checkout's top folder
+  std::string archive_path;                              // TMPDIR/attnsweep-src-<sweep id>.tar.gz
+  std::vector<std::string> archive;                      // git -C DIR archive ... HEAD
+  std::vector<std::string> upload_source;                // hf buckets cp TMP .../attnsweep-src.tar.gz
+  std::vector<std::string> warnings;
 };
 
 // Checks everything and builds the command lines; runs nothing. Throws
 // BadInputError (one line) for a bad --results URL, --sweep-id, --timeout or
 // --shards, a flavor not in `flavors`, a config that does not load, and a
 // shard expected to outrun the timeout (with the estimate and the --shards or
-// --timeout that would fit).
+// --timeout that would fit). With from_source: --image given too, --source not
+// a git checkout (or its HEAD without container/job-from-source.sh), git not on
+// PATH; it runs git to check (read-only), nothing else. A --source without
+// --from-source is refused.
 LaunchPlan plan_launch(const LaunchRequest& request, const std::vector<std::string>& flavors);
 
 // The flavors hf knows (`hf jobs hardware`) when it answers, else known_flavors().
@@ -70,10 +83,13 @@ class LaunchStopped : public std::runtime_error {
 
 struct LaunchEvents {
   std::function<void()> config_uploaded;
+  std::function<void()> source_uploaded;  // --from-source: the archive is in the bucket
   std::function<void(const StartedJob&)> job_started;
   std::function<void(const std::string& what, const std::string& reason, double pause_seconds)> retrying;
 };
 
+// With --from-source, makes the source archive first (nothing is uploaded
+// when git fails) and uploads it after the config, removing the local file.
 // Uploads the config, then submits the jobs one by one, each tried again once
 // after a pause when hf fails. Throws LaunchStopped naming the shards started
 // (with their job ids) and the one that failed.

@@ -4,7 +4,8 @@
 
 namespace attnsweep::jobs {
 
-std::vector<ShardEstimate> estimate_shards(const Plan& plan, const MeasureSettings& measure, int count) {
+std::vector<ShardEstimate> estimate_shards(const Plan& plan, const MeasureSettings& measure, int count,
+                                           std::int64_t build_ns) {
   // One split, then each shard's part as shard_plan() would give it.
   const auto shards = split_into_shards(plan, measure, count);
   std::vector<ShardEstimate> estimates;
@@ -17,7 +18,8 @@ std::vector<ShardEstimate> estimate_shards(const Plan& plan, const MeasureSettin
     estimate.shard = {index, count};
     estimate.cases = static_cast<int>(part.cases.size());
     estimate.model_ns = part.cases.empty() ? 0 : expected_plan_ns(part, measure);
-    estimate.expected_ns = estimate.model_ns + kJobStartAllowanceNs;
+    estimate.build_ns = build_ns;
+    estimate.expected_ns = estimate.model_ns + kJobStartAllowanceNs + build_ns;
     estimates.push_back(estimate);
   }
   return estimates;
@@ -29,16 +31,17 @@ std::int64_t longest(const std::vector<ShardEstimate>& estimates) {
   return most;
 }
 
-std::optional<int> shards_that_fit(const Plan& plan, const MeasureSettings& measure, int from, std::int64_t timeout_ns) {
+std::optional<int> shards_that_fit(const Plan& plan, const MeasureSettings& measure, int from, std::int64_t timeout_ns,
+                                   std::int64_t build_ns) {
   const int most = std::min(static_cast<int>(plan.cases.size()), kMaxShards);
-  if (from >= most || longest(estimate_shards(plan, measure, most)) > timeout_ns) return std::nullopt;
+  if (from >= most || longest(estimate_shards(plan, measure, most, build_ns)) > timeout_ns) return std::nullopt;
   // More shards make the longest shorter (not strictly, the split being greedy): a
   // binary search finds the smallest count that fits in a few splits even for
   // plans of thousands of cases.
   int low = from + 1, high = most;
   while (low < high) {
     const int middle = low + (high - low) / 2;
-    if (longest(estimate_shards(plan, measure, middle)) <= timeout_ns) {
+    if (longest(estimate_shards(plan, measure, middle, build_ns)) <= timeout_ns) {
       high = middle;
     } else {
       low = middle + 1;

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Runs one shard of a sweep inside an HF Job on the stock PyTorch image
+# (pytorch/pytorch:2.11.0-cuda13.0-cudnn9-devel), with no image of our own:
+# installs the packages container/Dockerfile installs, unpacks attnsweep's
+# source archive from the mounted bucket, builds it with container/build.sh (no
+# tests: the job stays short) and execs `attnsweep run "$@"`.
+# `attnsweep launch hf ... --from-source` uploads the archive and starts the
+# jobs (docs/hf-jobs.md, "Without an image of our own"); each job's command is
+#
+#   bash -c 'mkdir -p /tmp/attnsweep-job && tar -xzf /results/attnsweep-src.tar.gz
+#            -C /tmp/attnsweep-job container/job-from-source.sh
+#            && exec bash /tmp/attnsweep-job/container/job-from-source.sh "$@"'
+#       job-from-source /results/config.yaml --shard K/N ... --publish /results
+#
+# Every phase prints a UTC timestamp and its seconds, so the job's log shows
+# where the time goes.
+#
+#   ATTNSWEEP_SRC_ARCHIVE   the archive (default /results/attnsweep-src.tar.gz)
+#   ATTNSWEEP_SRC_DIR       where it is unpacked and built (default /opt/attnsweep)
+#   ATTNSWEEP_JOB_SKIP_INSTALL=1   no apt-get (the packages are there already)
+#   ATTNSWEEP_JOB_BUILD_DIR=DIR    no build: run DIR/attnsweep (an existing build)
+set -euo pipefail
+
+ARCHIVE="${ATTNSWEEP_SRC_ARCHIVE:-/results/attnsweep-src.tar.gz}"
+SOURCE="${ATTNSWEEP_SRC_DIR:-/opt/attnsweep}"
+# The packages of container/Dockerfile (tests/test_cli_launch.cpp checks the two lists agree);
+# libgtest-dev too, since CMake requires GTest even though the job runs no test.
+PACKAGES=(cmake ninja-build g++ git libsqlitecpp-dev libsqlite3-dev libyaml-cpp-dev libspdlog-dev libcli11-dev
+          libgtest-dev nlohmann-json3-dev)
+
+started=$SECONDS
+phase_start=$SECONDS
+phase() {
+  phase_start=$SECONDS
+  echo "[job-from-source] $(date -u +%Y-%m-%dT%H:%M:%SZ) $1" >&2
+}
+phase_done() {
+  echo "[job-from-source] $(date -u +%Y-%m-%dT%H:%M:%SZ) $1 done in $((SECONDS - phase_start)) s" \
+       "($((SECONDS - started)) s since the job's script started)" >&2
+}
+die() {
+  echo "[job-from-source] error: $*" >&2
+  exit 1
+}
+
+if [ "$#" -eq 0 ]; then
+  die "no run arguments; usage: job-from-source.sh CONFIG [attnsweep run options...]"
+fi
+
+if [ "${ATTNSWEEP_JOB_SKIP_INSTALL:-}" = "1" ]; then
+  echo "[job-from-source] apt: skipped (ATTNSWEEP_JOB_SKIP_INSTALL=1)" >&2
+else
+  phase "apt: installing ${PACKAGES[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >&2 || die "apt-get update failed (no network in the job, or a mirror down?)"
+  apt-get install -y -q --no-install-recommends "${PACKAGES[@]}" >&2 \
+    || die "apt-get install failed: ${PACKAGES[*]}"
+  phase_done "apt"
+fi
+
+phase "unpack: $ARCHIVE into $SOURCE"
+[ -f "$ARCHIVE" ] || die "no source archive at $ARCHIVE (attnsweep launch hf --from-source uploads it into the bucket folder the job mounts)"
+mkdir -p "$SOURCE"
+tar -xzf "$ARCHIVE" -C "$SOURCE" || die "cannot unpack $ARCHIVE into $SOURCE"
+[ -f "$SOURCE/container/build.sh" ] || die "$ARCHIVE holds no container/build.sh: not an archive of attnsweep's checkout"
+phase_done "unpack"
+
+if [ -n "${ATTNSWEEP_JOB_BUILD_DIR:-}" ]; then
+  BUILD="$ATTNSWEEP_JOB_BUILD_DIR"
+  echo "[job-from-source] build: skipped, using $BUILD/attnsweep (ATTNSWEEP_JOB_BUILD_DIR)" >&2
+else
+  BUILD="$SOURCE/build"
+  phase "build: container/build.sh ($(nproc) cores)"
+  # The archive has no .git: the commit comes from the launch (runs.git_sha), when given.
+  BUILD_DIR="$BUILD" ATTNSWEEP_GIT_SHA="${ATTNSWEEP_GIT_SHA:-unknown}" bash "$SOURCE/container/build.sh" >&2 \
+    || die "building attnsweep failed (container/build.sh; its output is above)"
+  phase_done "build"
+fi
+[ -x "$BUILD/attnsweep" ] || die "no attnsweep in $BUILD"
+
+phase "run: attnsweep run $*"
+exec "$BUILD/attnsweep" run "$@"
