@@ -17,26 +17,17 @@
 #include <vector>
 
 #include "runner/common/sha256.hpp"
+#include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
+using attnsweep::testing::Outcome;
 
-Outcome run(const std::string& arguments) {
-  const std::string command = std::string(ATTNSWEEP_BINARY) + " " + arguments + " 2>&1";
-  Outcome outcome;
-  FILE* pipe = popen(command.c_str(), "r");
-  std::array<char, 4096> buffer{};
-  while (fgets(buffer.data(), buffer.size(), pipe)) outcome.output += buffer.data();
-  const int status = pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
+Outcome run(const std::string& arguments, const std::string& environment = "") {
+  return attnsweep::testing::run_attnsweep(arguments, environment);
 }
 
 std::string file_hash(const std::string& path) {

@@ -14,24 +14,15 @@
 #include <set>
 #include <string>
 
+#include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
 
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
+using attnsweep::testing::Outcome;
 
 Outcome run(const std::string& arguments, const std::string& environment = "") {
-  const std::string command = environment + std::string(ATTNSWEEP_BINARY) + " " + arguments + " 2>&1";
-  Outcome outcome;
-  FILE* pipe = popen(command.c_str(), "r");
-  std::array<char, 4096> buffer{};
-  while (fgets(buffer.data(), buffer.size(), pipe)) outcome.output += buffer.data();
-  const int status = pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
+  return attnsweep::testing::run_attnsweep(arguments, environment);
 }
 
 // 12 cases: 4 shapes x 3 variants, a second or two on the CPU.
