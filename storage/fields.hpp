@@ -286,7 +286,8 @@ inline const Table<TimingSample>& samples_table() {
                                member<S>("sm_clock_mhz", &S::sm_clock_mhz),
                                member<S>("throttled", &S::throttled),
                                member<S>("blocked", &S::blocked),
-                               member<S>("block_timed_out", &S::block_timed_out)}};
+                               member<S>("block_timed_out", &S::block_timed_out),
+                               member<S>("clock_event_reasons", &S::clock_event_reasons)}};
   return table;
 }
 

@@ -79,9 +79,8 @@ RunReader open_input(const std::string& path) {
     const std::optional<int> version = older_schema_version(path);
     if (!version) throw;
     throw BadInputError(path + ": database schema version " + std::to_string(*version) + ", but merge takes version " +
-                        std::to_string(kSchemaVersion) + " only (this attnsweep's); inputs are never migrated, and "
-                        "shard runs exist from version " + std::to_string(kSchemaVersion) +
-                        " on: run that shard again with this attnsweep");
+                        std::to_string(kSchemaVersion) + " only (this attnsweep's); inputs are never migrated: "
+                        "run that shard again with this attnsweep");
   }
 }
 

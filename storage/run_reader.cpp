@@ -61,7 +61,13 @@ const Table<RunRow>& run_rows() {
                                member<R>("shard_split", &R::shard_split),
                                member<R>("sweep_cases", &R::sweep_cases),
                                member<R>("gpus", &R::gpus),
-                               member<R>("container_image", &R::container_image)}};
+                               member<R>("container_image", &R::container_image),
+                               member<R>("measure_regime", &R::measure_regime),
+                               member<R>("power_limit_w", &R::power_limit_w),
+                               member<R>("sm_clock_start_mhz", &R::sm_clock_start_mhz),
+                               member<R>("mem_clock_start_mhz", &R::mem_clock_start_mhz),
+                               member<R>("temperature_start_c", &R::temperature_start_c),
+                               member<R>("env_vars", &R::env_vars)}};
   return table;
 }
 
@@ -118,7 +124,9 @@ const Table<CaseRow>& case_rows() {
                                member<C>("flops", &C::flops),
                                member<C>("min_bytes", &C::min_bytes),
                                member<C>("gpu_uuid", &C::gpu_uuid),
-                               member<C>("shard_index", &C::shard_index)}};
+                               member<C>("shard_index", &C::shard_index),
+                               member<C>("power_cap_share", &C::power_cap_share),
+                               member<C>("thermal_cap_share", &C::thermal_cap_share)}};
   return table;
 }
 

@@ -40,6 +40,12 @@ struct RunRow {
   // shard_source 'merge'.
   std::string run_uuid, sweep_id, shard_source, shard_split, gpus, container_image;
   std::optional<int> shard_index, shard_count, sweep_cases;
+  // The environment fingerprint (docs/schema.md, schema 7): the measurement
+  // regime, the GPU's state at the start (NULL on CPU or unknown), and the
+  // result-changing environment variables as a JSON object text.
+  std::string measure_regime;  // sustained or burst
+  std::optional<double> power_limit_w, sm_clock_start_mhz, mem_clock_start_mhz, temperature_start_c;
+  std::string env_vars;
 };
 
 // One row of `cases` (docs/schema.md). Text columns that are NULL read as "";
@@ -60,6 +66,8 @@ struct CaseRow {
   double flops = 0, min_bytes = 0;
   std::string gpu_uuid;            // the GPU that measured it; empty on CPU
   std::optional<int> shard_index;  // the shard that measured it
+  // Shares of the kept eager samples under a power cap / thermal slowdown (NVML); empty when unknown.
+  std::optional<double> power_cap_share, thermal_cap_share;
 
   // The case's median time per forward: the GPU's on CUDA, else the CPU's.
   std::optional<double> median_us() const { return gpu_time_us_median ? gpu_time_us_median : cpu_time_us_median; }

@@ -1,4 +1,4 @@
--- attnsweep results database, schema version 6 (PRAGMA user_version = 6), marked as attnsweep's by
+-- attnsweep results database, schema version 7 (PRAGMA user_version = 7), marked as attnsweep's by
 -- PRAGMA application_id = 1635021934 (0x6174746E, 'attn'); the store sets both when it creates or migrates a file.
 -- This file is the public contract: docs/schema.md documents every column.
 -- Units are in the names: _us microseconds, _bytes bytes, _ns nanoseconds.
@@ -13,7 +13,11 @@
 -- (owner_pid, owner_host, claimed_at, heartbeat_at); 6 scale-out: runs gains run_uuid, sweep_id, the
 -- shard columns (shard_index, shard_count, shard_source, shard_split, sweep_cases), gpus and container_image, status
 -- 'incomplete' (a merged run missing shards); cases gains gpu_uuid and shard_index; new tables
--- run_devices (environment and ceilings per GPU and shard) and merged_shards (what attnsweep merge took in).
+-- run_devices (environment and ceilings per GPU and shard) and merged_shards (what attnsweep merge took in);
+-- 7 the environment fingerprint and power regime: runs and run_devices gain power_limit_w, the clocks,
+-- temperature and clock event reasons at start and env_vars; runs gains measure_regime and
+-- burst_cooldown_max_ms; cases gains power_cap_share, thermal_cap_share and cooldown_seconds;
+-- samples gains clock_event_reasons.
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id             INTEGER PRIMARY KEY,
@@ -73,7 +77,16 @@ CREATE TABLE IF NOT EXISTS runs (
   shard_split        TEXT,                      -- version of the deterministic split (cost_lpt_v1)
   sweep_cases        INTEGER,                   -- cases in the whole plan; planned_cases counts this run's part
   gpus               TEXT,                      -- --gpus: the devices the run used, e.g. cuda:0,cuda:1; NULL for one device
-  container_image    TEXT                       -- the image it ran in (ATTNSWEEP_IMAGE, set by container/Dockerfile); NULL outside
+  container_image    TEXT,                      -- the image it ran in (ATTNSWEEP_IMAGE, set by container/Dockerfile); NULL outside
+  measure_regime     TEXT NOT NULL DEFAULT 'sustained' CHECK (measure_regime IN ('sustained', 'burst')),
+                                                -- sustained: samples back to back; burst: a cool-down before each
+  burst_cooldown_max_ms REAL,                   -- burst: the longest cool-down before one sample; NULL when sustained
+  power_limit_w      REAL,                      -- the GPU's state when the run started (NVML; NULL on CPU or unknown):
+  sm_clock_start_mhz REAL,                      --   enforced power limit, SM and memory clocks, core temperature
+  mem_clock_start_mhz REAL,
+  temperature_start_c REAL,
+  clock_event_reasons_start INTEGER,            --   NVML clock event reasons bits (docs/schema.md)
+  env_vars           TEXT                       -- JSON object: the set environment variables that change results
 );
 
 CREATE TABLE IF NOT EXISTS cases (
@@ -145,6 +158,9 @@ CREATE TABLE IF NOT EXISTS cases (
   profile_seconds    REAL,                     --   profiling sessions and attribution
   gpu_uuid           TEXT,                     -- the GPU that measured the case (GPU-...); NULL on CPU
   shard_index        INTEGER,                  -- the shard that measured it (runs.shard_index of its shard run)
+  power_cap_share    REAL,                     -- share of the kept eager samples read under a power cap (NVML
+  thermal_cap_share  REAL,                     --   reasons), and under a thermal slowdown; NULL when unknown
+  cooldown_seconds   REAL,                     -- burst regime: wall seconds of cool-down before samples
   UNIQUE (run_id, plan_index)
 );
 
@@ -189,6 +205,7 @@ CREATE TABLE IF NOT EXISTS samples (
   throttled          INTEGER NOT NULL DEFAULT 0, -- 1: clock under the throttle fraction, left out of the statistics
   blocked            INTEGER NOT NULL DEFAULT 0, -- 1: the blocking kernel held the stream during enqueueing
   block_timed_out    INTEGER NOT NULL DEFAULT 0, -- 1: the forward waited on the GPU; left out of the statistics
+  clock_event_reasons INTEGER,                 -- NVML clock event reasons bits read with the clock; NULL unknown
   PRIMARY KEY (case_id, mode, sample_index)
 );
 
@@ -211,7 +228,13 @@ CREATE TABLE IF NOT EXISTS run_devices (
   torch_version      TEXT,
   ceiling_bf16_tflops REAL,                    -- measured on this GPU when its process started
   ceiling_copy_gbps  REAL,
-  recorded_at        TEXT NOT NULL
+  recorded_at        TEXT NOT NULL,
+  power_limit_w      REAL,                     -- as in runs, for this GPU when its process started
+  sm_clock_start_mhz REAL,
+  mem_clock_start_mhz REAL,
+  temperature_start_c REAL,
+  clock_event_reasons_start INTEGER,
+  env_vars           TEXT
 );
 CREATE UNIQUE INDEX IF NOT EXISTS run_devices_key ON run_devices(run_id, ifnull(shard_index, -1), device);
 
@@ -245,7 +268,7 @@ SELECT
   -- shares of the ceilings measured on the GPU that ran the case (run_devices), else at run start
   c.tflops / COALESCE(d.ceiling_bf16_tflops, r.ceiling_bf16_tflops) AS tflops_share,
   c.bandwidth_gbps / COALESCE(d.ceiling_copy_gbps, r.ceiling_copy_gbps) AS bandwidth_share,
-  c.sm_clock_mhz_mean, c.throttled_samples, c.launch_latency_hidden, c.rel_error, c.peak_mem_bytes, c.samples,
+  c.sm_clock_mhz_mean, c.throttled_samples, c.power_cap_share, c.thermal_cap_share, c.launch_latency_hidden, c.rel_error, c.peak_mem_bytes, c.samples,
   c.counts_consistent, c.error_message, c.trace_path, c.gpu_uuid, c.shard_index
 FROM cases c JOIN runs r USING (run_id)
 LEFT JOIN run_devices d ON d.run_id = c.run_id AND d.device = c.device AND d.shard_index IS c.shard_index;

@@ -2,6 +2,7 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fcntl.h>
+#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -55,6 +56,11 @@ struct NewRun {
   const MeasureSettings& measure() const { return record.measure; }
   bool on_gpu() const { return record.environment.device.is_cuda(); }
 };
+
+// runs.env_vars and run_devices.env_vars: a JSON object, "{}" when none is set.
+std::string env_vars_json(const EnvironmentInfo& environment) {
+  return nlohmann::json(environment.env_vars).dump();
+}
 
 const Table<NewRun>& runs_table() {
   using R = NewRun;
@@ -115,6 +121,18 @@ const Table<NewRun>& runs_table() {
           {"sweep_cases", [](const R& r) { return null_unless_positive(r.record.sweep_cases); }},
           {"gpus", [](const R& r) { return null_if_empty(r.record.gpus); }},
           {"container_image", [](const R& r) { return null_if_empty(r.environment().container_image); }},
+          {"measure_regime", [](const R& r) { return to_value(to_string(r.measure().regime)); }},
+          {"burst_cooldown_max_ms", [](const R& r) {
+             return only_if(r.measure().regime == MeasureRegime::burst, r.measure().burst_cooldown_max_ms);
+           }},
+          {"power_limit_w", [](const R& r) { return null_unless_positive(r.environment().power_limit_w); }},
+          {"sm_clock_start_mhz", [](const R& r) { return null_unless_positive(r.environment().sm_clock_start_mhz); }},
+          {"mem_clock_start_mhz", [](const R& r) { return null_unless_positive(r.environment().mem_clock_start_mhz); }},
+          {"temperature_start_c", [](const R& r) { return null_unless_positive(r.environment().temperature_start_c); }},
+          {"clock_event_reasons_start", [](const R& r) {
+             return only_if(r.environment().sm_clock_start_mhz > 0, r.environment().clock_event_reasons_start);
+           }},
+          {"env_vars", [](const R& r) { return to_value(env_vars_json(r.environment())); }},
       }};
   return table;
 }
@@ -251,6 +269,9 @@ const Table<NewCase>& cases_table() {
         {"profile_seconds", [](const C& c) { return null_unless_finite(c.result.phases.profile); }},
         {"gpu_uuid", [](const C& c) { return null_if_empty(c.result.gpu_uuid); }},
         {"shard_index", [](const C& c) { return to_value(c.shard_index); }},
+        {"power_cap_share", [](const C& c) { return to_value(c.result.power_cap_share); }},
+        {"thermal_cap_share", [](const C& c) { return to_value(c.result.thermal_cap_share); }},
+        {"cooldown_seconds", [](const C& c) { return only_if(c.result.cooldown_seconds > 0, c.result.cooldown_seconds); }},
     });
     return Table<C>{"cases", {"run_id"}, std::move(fields)};
   }();
@@ -607,15 +628,20 @@ bool Store::add_run_device(std::int64_t run_id, const RunDevice& device) {
   SQLite::Statement insert(impl_->database,
                            "INSERT OR IGNORE INTO run_devices (run_id, shard_index, device, gpu_uuid, device_name, hostname, "
                            "sm_count, device_memory_bytes, l2_cache_bytes, sm_clock_max_mhz, driver_version, cuda_version, "
-                           "cudnn_version, torch_version, ceiling_bf16_tflops, ceiling_copy_gbps, recorded_at) "
-                           "SELECT run_id, shard_index, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM runs WHERE run_id = ?");
+                           "cudnn_version, torch_version, ceiling_bf16_tflops, ceiling_copy_gbps, recorded_at, "
+                           "power_limit_w, sm_clock_start_mhz, mem_clock_start_mhz, temperature_start_c, "
+                           "clock_event_reasons_start, env_vars) "
+                           "SELECT run_id, shard_index, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? "
+                           "FROM runs WHERE run_id = ?");
   const std::vector<Value> values = {
       to_value(e.device), null_if_empty(e.gpu_uuid), null_if_empty(e.device_name), null_if_empty(e.hostname),
       null_unless_positive(e.sm_count), null_unless_positive(e.device_memory_bytes),
       null_unless_positive(e.l2_cache_bytes), null_unless_positive(e.sm_clock_max_mhz),
       null_if_empty(e.driver_version), null_if_empty(e.cuda_version), null_if_empty(e.cudnn_version),
       null_if_empty(e.torch_version), to_value(device.ceiling_bf16_tflops), to_value(device.ceiling_copy_gbps),
-      to_value(utc_now_iso8601()), to_value(run_id)};
+      to_value(utc_now_iso8601()), null_unless_positive(e.power_limit_w), null_unless_positive(e.sm_clock_start_mhz),
+      null_unless_positive(e.mem_clock_start_mhz), null_unless_positive(e.temperature_start_c),
+      only_if(e.sm_clock_start_mhz > 0, e.clock_event_reasons_start), to_value(env_vars_json(e)), to_value(run_id)};
   for (std::size_t i = 0; i < values.size(); ++i) fields::bind_value(insert, static_cast<int>(i) + 1, values[i]);
   return insert.exec() == 1;
 }

@@ -101,6 +101,8 @@ TEST(Config, MeasureSettingsAreRead) {
   hide_launch_latency: false
   throttle_fraction: 0.5
   case_order: shuffled
+  regime: burst
+  burst_cooldown_max_ms: 250
 device: cuda:1
 seed: 42
 )", "s.yaml");
@@ -120,6 +122,8 @@ seed: 42
   EXPECT_FALSE(config.measure.hide_launch_latency);
   EXPECT_DOUBLE_EQ(config.measure.throttle_fraction, 0.5);
   EXPECT_EQ(config.measure.case_order, CaseOrder::shuffled);
+  EXPECT_EQ(config.measure.regime, MeasureRegime::burst);
+  EXPECT_DOUBLE_EQ(config.measure.burst_cooldown_max_ms, 250);
   EXPECT_EQ(config.device, Device::cuda(1));
   EXPECT_EQ(config.seed, 42u);
 }
@@ -209,6 +213,10 @@ TEST(ConfigRejects, BadBooleansNumbersAndDevice) {
   expect_rejected(std::string(kMinimal) + "measure: {min_samples: 0}\n", {"measure.min_samples", "must be between 1 and 10000000, got 0"});
   expect_rejected(std::string(kMinimal) + "measure: {case_order: random}\n",
                   {"measure.case_order", "unknown order 'random'; allowed: plan, shuffled"});
+  expect_rejected(std::string(kMinimal) + "measure: {regime: bursty}\n",
+                  {"measure.regime", "unknown regime 'bursty'; allowed: sustained, burst"});
+  expect_rejected(std::string(kMinimal) + "measure: {burst_cooldown_max_ms: 0}\n",
+                  {"measure.burst_cooldown_max_ms", "must be greater than 0, got 0"});
   expect_rejected(std::string(kMinimal) + "measure: [1]\n", {"measure", "expected a mapping"});
   expect_rejected(std::string(kMinimal) + "device: tpu\n", {"sweep.yaml:9:9", "device", "allowed: auto, cpu, cuda, cuda:N"});
   expect_rejected(std::string(kMinimal) + "seed: -1\n", {"seed", "got -1"});

@@ -55,6 +55,9 @@ TEST(Identities, EachEnumRoundTripsThroughItsOneSpelling) {
   for (const auto& name : run_status_names()) EXPECT_EQ(to_string(*parse_run_status(name)), name);
   for (const auto& name : dtype_names()) EXPECT_EQ(to_string(*parse_dtype(name)), name);
   for (const auto& name : case_order_names()) EXPECT_EQ(to_string(*parse_case_order(name)), name);
+  for (const auto& name : measure_regime_names()) EXPECT_EQ(to_string(*parse_measure_regime(name)), name);
+  EXPECT_EQ(measure_regime_names(), (std::vector<std::string>{"sustained", "burst"}));
+  EXPECT_FALSE(parse_measure_regime("Burst").has_value());
   EXPECT_EQ(to_string(*parse_sample_mode("graph")), std::string("graph"));
   EXPECT_EQ(case_status_names(),
             (std::vector<std::string>{"ok", "unsupported", "oom", "error", "crashed", "timeout"}));
@@ -115,6 +118,7 @@ TEST(Identities, TheSchemasCheckConstraintsAllowExactlyTheNamesOfEachEnum) {
   EXPECT_EQ(schema_check_lists("dtype"), std::vector<std::vector<std::string>>{sorted(dtype_names())});
   EXPECT_EQ(schema_check_lists("case_order"), std::vector<std::vector<std::string>>{sorted(case_order_names())});
   EXPECT_EQ(schema_check_lists("mode"), std::vector<std::vector<std::string>>{sorted(sample_mode_names())});
+  EXPECT_EQ(schema_check_lists("measure_regime"), std::vector<std::vector<std::string>>{sorted(measure_regime_names())});
 }
 
 }  // namespace

@@ -431,7 +431,7 @@ TEST_F(Merge, RefusesAnInputOfAnotherSchemaVersionAndLeavesIt) {
   const std::string old = path("v5.db");
   fs::copy_file(ATTNSWEEP_SOURCE_DIR "/tests/data/schema_v5.db", old);
   const std::string before = file_bytes(old);
-  expect_refused({write_all_shards(sweep_)[0], old}, "v5.db: database schema version 5, but merge takes version 6");
+  expect_refused({write_all_shards(sweep_)[0], old}, "v5.db: database schema version 5, but merge takes version 7");
   EXPECT_EQ(file_bytes(old), before);
 }
 

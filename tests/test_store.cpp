@@ -19,6 +19,7 @@
 
 #include "runner/common/errors.hpp"
 #include "storage/fields.hpp"
+#include "storage/run_reader.hpp"
 #include "storage/store.hpp"
 #include "tests/support/scratch_directory.hpp"
 
@@ -159,6 +160,69 @@ TEST_F(StoreTest, RoundTripOfRunCaseKernelsOpsAndSamples) {
   EXPECT_DOUBLE_EQ(db.execAndGet("SELECT time_us_median FROM results").getDouble(), 80);
 }
 
+// Schema 7: the fingerprint, the regime and the clock event reasons are stored as given.
+TEST_F(StoreTest, StoresTheEnvironmentFingerprintRegimeAndClockReasons) {
+  {
+    Store store(path_);
+    RunRecord run = run_record();
+    run.environment.power_limit_w = 700;
+    run.environment.sm_clock_start_mhz = 1980;
+    run.environment.mem_clock_start_mhz = 3201;
+    run.environment.temperature_start_c = 34;
+    run.environment.clock_event_reasons_start = 0x1;
+    run.environment.env_vars = {{"CUDA_VISIBLE_DEVICES", "1"}, {"TORCH_CUDNN_V8_API_LRU_CACHE_LIMIT", "100"}};
+    run.measure.regime = MeasureRegime::burst;
+    run.measure.burst_cooldown_max_ms = 250;
+    const std::int64_t run_id = store.begin_run(run);
+    store.add_run_device(run_id, {run.environment, 900.0, 4000.0});
+    auto [c, r] = gpu_case();
+    r.samples[0].clock_event_reasons = 0x4;  // sw_power_cap
+    r.samples[1].clock_event_reasons = 0x0;
+    r.power_cap_share = 0.5;
+    r.thermal_cap_share = 0.0;
+    r.cooldown_seconds = 0.125;
+    store.add_case(run_id, c, r);
+  }
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT printf('%s %g %g %g %g %d %g', measure_regime, burst_cooldown_max_ms, power_limit_w, "
+                          "sm_clock_start_mhz, mem_clock_start_mhz, clock_event_reasons_start, temperature_start_c) "
+                          "FROM runs").getString(),
+            "burst 250 700 1980 3201 1 34");
+  const std::string env = R"({"CUDA_VISIBLE_DEVICES":"1","TORCH_CUDNN_V8_API_LRU_CACHE_LIMIT":"100"})";
+  EXPECT_EQ(db.execAndGet("SELECT env_vars FROM runs").getString(), env);
+  EXPECT_EQ(db.execAndGet("SELECT env_vars || ' ' || power_limit_w FROM run_devices").getString(), env + " 700.0");
+  EXPECT_EQ(db.execAndGet("SELECT printf('%g %g %g', power_cap_share, thermal_cap_share, cooldown_seconds) FROM cases")
+                .getString(),
+            "0.5 0 0.125");
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(ifnull(clock_event_reasons, 'null'), ',') FROM "
+                          "(SELECT clock_event_reasons FROM samples ORDER BY sample_index)").getString(),
+            "4,0,null,null,null");
+  EXPECT_DOUBLE_EQ(db.execAndGet("SELECT power_cap_share FROM results").getDouble(), 0.5);
+  // The reader gives them back.
+  const RunReader reader(path_);
+  const RunRow row = reader.latest_run().value();
+  EXPECT_EQ(row.measure_regime, "burst");
+  EXPECT_EQ(row.power_limit_w, 700);
+  EXPECT_EQ(row.env_vars, env);
+  const CaseRow case_row = reader.cases(row.run_id).at(0);
+  EXPECT_EQ(case_row.power_cap_share, 0.5);
+  EXPECT_EQ(reader.samples(case_row.case_id).at(0).clock_event_reasons, 0x4u);
+}
+
+// A sustained run on the CPU: no GPU state, an empty env_vars object when nothing is set.
+TEST_F(StoreTest, ASustainedRunWithoutGpuStateStoresNulls) {
+  {
+    Store store(path_);
+    RunRecord run = run_record();
+    run.environment.device = Device::cpu();
+    store.begin_run(run);
+  }
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT measure_regime || ' ' || (burst_cooldown_max_ms IS NULL) || (power_limit_w IS NULL) || "
+                          "(clock_event_reasons_start IS NULL) || ' ' || env_vars FROM runs").getString(),
+            "sustained 111 {}");
+}
+
 TEST_F(StoreTest, UnsupportedCaseKeepsItsReasonAndNoMeasurements) {
   Store store(path_);
   const auto run_id = store.begin_run(run_record());
@@ -273,6 +337,24 @@ TEST_F(StoreTest, MigratesASavedVersionFiveDatabase) {
   // A run made before version 6 is no shard and has no uuid; run_devices and merged_shards start empty.
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM runs WHERE run_uuid IS NULL AND shard_count IS NULL").getInt(), 1);
   EXPECT_EQ(db.execAndGet("SELECT (SELECT count(*) FROM run_devices) + (SELECT count(*) FROM merged_shards)").getInt(), 0);
+}
+
+// tests/data/schema_v6.db: the same two cases as a version 6 database (shard 0 of 1,
+// one run_devices row; made from schema_v5.db with storage/schema.sql of commit 8482970);
+// version 7 adds the environment fingerprint, the power regime and the clock event reasons.
+TEST_F(StoreTest, MigratesASavedVersionSixDatabase) {
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(6, path_));
+  expect_migrated(path_, "saved-v6");
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM runs WHERE shard_index = 0 AND shard_count = 1 AND "
+                          "run_uuid = '6a1f0c2e-9d7b-4c1e-8f3a-2b5d6e7f8091' AND sweep_id = 'saved-sweep'").getInt(), 1);
+  // A run made before version 7 was measured sustained and has no fingerprint beyond what it stored.
+  EXPECT_EQ(db.execAndGet("SELECT measure_regime || '|' || ifnull(power_limit_w, 'null') || '|' || ifnull(env_vars, 'null') "
+                          "FROM runs").getString(), "sustained|null|null");
+  // The two saved cases and the one expect_migrated added, all of shard 0.
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE power_cap_share IS NULL AND shard_index = 0").getInt(), 3);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM samples WHERE clock_event_reasons IS NULL").getInt(), 3);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM run_devices WHERE shard_index = 0 AND env_vars IS NULL").getInt(), 1);
 }
 
 // tests/data/schema_v2.db: the same two cases, written with schema version 2.

@@ -35,6 +35,8 @@ struct PlanOptions {
 };
 int plan_command(const PlanOptions& options);
 int variants_command(const std::string& device);
+// `attnsweep env [--device D]`: the environment fingerprint as JSON.
+int env_command(const std::string& device);
 
 struct QueryOptions {
   std::string db_path;

@@ -209,6 +209,17 @@ int main(int argc, char** argv) {
   worker_command->add_option("--device", worker.device)->required();
   worker_command->add_option("--trace", worker.trace_path);
 
+  std::string env_device;
+  auto* env_command = app.add_subcommand(
+      "env", "Print the environment fingerprint a run records, as JSON, without running anything");
+  env_command->add_option("--device", env_device, "auto (default), cpu, cuda or cuda:N");
+  env_command->footer(
+      "Prints one JSON object: attnsweep version and git SHA, device name and GPU UUID, driver, CUDA runtime,\n"
+      "cuDNN and torch versions, container image (ATTNSWEEP_IMAGE), hostname, the GPU's power limit, SM and\n"
+      "memory clocks, temperature and NVML clock event reasons now, and env_vars: the set environment\n"
+      "variables that change results (TORCH_CUDNN_*, CUDA_VISIBLE_DEVICES, NVIDIA_TF32_OVERRIDE,\n"
+      "CUBLAS_WORKSPACE_CONFIG, ...; docs/schema.md). GPU facts are null on the CPU. Exit 0, or 2 for an\n"
+      "unknown or absent --device.");
   std::string variants_device;
   auto* variants_command = app.add_subcommand("variants", "List the attention variants and where they run");
   variants_command->add_option("--device", variants_device, "auto (default), cpu, cuda or cuda:N");
@@ -233,5 +244,6 @@ int main(int argc, char** argv) {
   if (*worker_command) return cli::worker_command(worker);
   if (*plan_command) return cli::plan_command(plan);
   if (*variants_command) return cli::variants_command(variants_device);
+  if (*env_command) return cli::env_command(env_device);
   return kExitBadInput;
 }

@@ -57,23 +57,30 @@ enum class RunStatus { running, done, interrupted, failed, incomplete };
 enum class Dtype { bf16, fp16, fp32 };
 enum class SampleMode { eager, graph };
 enum class CaseOrder { plan, shuffled };
+// sustained: samples back to back (a kernel that draws the power cap is measured
+// capped); burst: a cool-down before each sample until no power or thermal cap
+// is active and the SM clock is back at its maximum (docs/measurement.md).
+enum class MeasureRegime { sustained, burst };
 
 const char* to_string(CaseStatus status);
 const char* to_string(RunStatus status);
 const char* to_string(Dtype dtype);
 const char* to_string(SampleMode mode);
 const char* to_string(CaseOrder order);
+const char* to_string(MeasureRegime regime);
 
 std::optional<CaseStatus> parse_case_status(const std::string& text);
 std::optional<RunStatus> parse_run_status(const std::string& text);
 std::optional<Dtype> parse_dtype(const std::string& text);
 std::optional<SampleMode> parse_sample_mode(const std::string& text);
 std::optional<CaseOrder> parse_case_order(const std::string& text);
+std::optional<MeasureRegime> parse_measure_regime(const std::string& text);
 
 const std::vector<std::string>& case_status_names();
 const std::vector<std::string>& run_status_names();
 const std::vector<std::string>& dtype_names();
 const std::vector<std::string>& case_order_names();
+const std::vector<std::string>& measure_regime_names();
 const std::vector<std::string>& sample_mode_names();
 
 // Bytes per element: 2 for bf16 and fp16, 4 for fp32.
@@ -86,5 +93,6 @@ std::ostream& operator<<(std::ostream& out, RunStatus status);
 std::ostream& operator<<(std::ostream& out, Dtype dtype);
 std::ostream& operator<<(std::ostream& out, SampleMode mode);
 std::ostream& operator<<(std::ostream& out, CaseOrder order);
+std::ostream& operator<<(std::ostream& out, MeasureRegime regime);
 
 }  // namespace attnsweep

@@ -543,6 +543,18 @@ class Loader {
       }
       settings.case_order = *parsed;
     }
+    if (node["regime"]) {
+      const std::string regime = scalar_string(node["regime"], "measure.regime");
+      const auto parsed = parse_measure_regime(regime);
+      if (!parsed) {
+        fail(node["regime"], "measure.regime",
+             "unknown regime '" + regime + "'; allowed: " + text::join(measure_regime_names(), ", "));
+      }
+      settings.regime = *parsed;
+    }
+    if (node["burst_cooldown_max_ms"]) {
+      settings.burst_cooldown_max_ms = number(node["burst_cooldown_max_ms"], "measure.burst_cooldown_max_ms", 0);
+    }
     if (settings.max_samples < settings.min_samples) {
       fail(node["max_samples"] ? node["max_samples"] : node, "measure.max_samples",
            "must be at least measure.min_samples (" + std::to_string(settings.min_samples) + ")");

@@ -24,6 +24,8 @@ struct MeasureSettings {
   bool traces = false;             // write a Chrome trace per case
   double case_timeout_s = 900;     // with --isolate: a worker running longer is killed (timeout)
   CaseOrder case_order = CaseOrder::plan;  // or shuffled: a permutation drawn from the seed
+  MeasureRegime regime = MeasureRegime::sustained;  // CUDA: or burst, a cool-down before every sample
+  double burst_cooldown_max_ms = 500;  // burst: the longest cool-down before one sample
 
   static std::vector<std::string> keys();
 };

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <initializer_list>
 
 #include "runner/device/device.hpp"
 #include "runner/device/nvml.hpp"
@@ -33,6 +34,33 @@ std::string cpu_model() {
 
 }  // namespace
 
+bool result_changing_variable(const std::string& name) {
+  // Whole names, then prefixes (a trailing '_' or a family name).
+  for (const char* exact : {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_LAUNCH_BLOCKING",
+                            "CUDA_MODULE_LOADING", "CUDA_DEVICE_MAX_CONNECTIONS", "NVIDIA_TF32_OVERRIDE",
+                            "CUBLAS_WORKSPACE_CONFIG", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_NO_CUDA_MEMORY_CACHING",
+                            "OMP_NUM_THREADS", "MKL_NUM_THREADS"}) {
+    if (name == exact) return true;
+  }
+  for (const char* prefix : {"TORCH_CUDNN_", "CUDNN_", "CUBLAS", "TORCH_ALLOW_TF32", "TORCH_BLAS_", "TORCH_SDPA_",
+                             "TORCH_NCCL_", "ATTNSWEEP_TEST_"}) {
+    if (name.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+std::map<std::string, std::string> result_changing_environment() {
+  std::map<std::string, std::string> variables;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    const std::string text = *entry;
+    const auto equals = text.find('=');
+    if (equals == std::string::npos) continue;
+    const std::string name = text.substr(0, equals);
+    if (result_changing_variable(name)) variables[name] = text.substr(equals + 1);
+  }
+  return variables;
+}
+
 std::string gpu_uuid(const Device& device) {
   if (!device.is_cuda()) return "";
   const cudaDeviceProp* properties = at::cuda::getDeviceProperties(device.cuda_index());
@@ -54,6 +82,7 @@ EnvironmentInfo collect_environment(const Device& device) {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) info.hostname = host;
   if (const char* image = std::getenv("ATTNSWEEP_IMAGE")) info.container_image = image;
+  info.env_vars = result_changing_environment();
   const auto& hooks = at::detail::getCUDAHooks();
   if (hooks.hasCuDNN()) info.cudnn_version = std::to_string(hooks.versionCuDNN());
   if (!device.is_cuda()) {
@@ -69,7 +98,13 @@ EnvironmentInfo collect_environment(const Device& device) {
   int runtime = 0;
   if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) info.cuda_version = dotted_version(runtime, 1000, 10);
   info.driver_version = nvml::driver_version();
-  info.sm_clock_max_mhz = nvml::Device::of_cuda_device(index).max_sm_clock_mhz().value_or(0);
+  const nvml::Device gpu = nvml::Device::of_cuda_device(index);
+  info.sm_clock_max_mhz = gpu.max_sm_clock_mhz().value_or(0);
+  info.power_limit_w = gpu.power_limit_w().value_or(0);
+  info.sm_clock_start_mhz = gpu.sm_clock_mhz().value_or(0);
+  info.mem_clock_start_mhz = gpu.memory_clock_mhz().value_or(0);
+  info.temperature_start_c = gpu.temperature_c().value_or(0);
+  info.clock_event_reasons_start = gpu.clock_event_reasons().value_or(0);
   info.gpu_uuid = gpu_uuid(device);
   info.cuda_device_count = hooks.getNumGPUs();
   return info;

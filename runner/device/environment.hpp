@@ -1,7 +1,9 @@
 #pragma once
 // Facts about the machine and software, stored with every run.
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "runner/common/identities.hpp"
 
@@ -22,7 +24,23 @@ struct EnvironmentInfo {
   std::string gpu_uuid;         // GPU-xxxxxxxx-...; the same whatever CUDA_VISIBLE_DEVICES numbers it; empty on CPU
   int cuda_device_count = 0;    // CUDA devices this process sees; 0 on a CPU run
   std::string container_image;  // ATTNSWEEP_IMAGE: the image attnsweep's container/Dockerfile built; empty outside
+  // The GPU's state when the process started measuring (NVML; 0 when unknown):
+  // what a run-to-run difference is explained by before anything else.
+  double power_limit_w = 0;             // enforced power limit
+  double sm_clock_start_mhz = 0;        // current SM clock
+  double mem_clock_start_mhz = 0;    // current memory clock
+  double temperature_start_c = 0;       // GPU core temperature
+  std::uint64_t clock_event_reasons_start = 0;  // nvml::reasons bits
+  // The environment variables that change results (result_changing_variable()), as set.
+  std::map<std::string, std::string> env_vars;
 };
+
+// Whether an environment variable of this name can change what attnsweep
+// measures: cuDNN, cuBLAS, TF32, device visibility, allocator, threads and
+// attnsweep's own test knobs (docs/schema.md lists the names and prefixes).
+bool result_changing_variable(const std::string& name);
+// The result-changing variables of this process's environment, by name.
+std::map<std::string, std::string> result_changing_environment();
 
 EnvironmentInfo collect_environment(const Device& device);
 

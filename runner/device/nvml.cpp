@@ -3,10 +3,20 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
+#include <cstdio>
+#include <utility>
+
 namespace attnsweep::nvml {
 namespace {
 
-constexpr int kClockSm = 1;  // NVML_CLOCK_SM
+constexpr int kClockSm = 1;   // NVML_CLOCK_SM
+constexpr int kClockMem = 2;  // NVML_CLOCK_MEM
+constexpr int kTemperatureGpu = 0;  // NVML_TEMPERATURE_GPU
+
+template <typename Function>
+Function symbol(void* handle, const char* name) {
+  return reinterpret_cast<Function>(dlsym(handle, name));
+}
 
 struct Library {
   void* handle = nullptr;
@@ -15,16 +25,27 @@ struct Library {
   int (*handle_by_pci_bus_id)(const char*, void**) = nullptr;
   int (*clock_info)(void*, int, unsigned*) = nullptr;
   int (*max_clock_info)(void*, int, unsigned*) = nullptr;
+  // Optional: older drivers lack the first, newer ones may drop the second.
+  int (*clock_event_reasons)(void*, unsigned long long*) = nullptr;
+  int (*enforced_power_limit)(void*, unsigned*) = nullptr;  // milliwatts
+  int (*temperature)(void*, int, unsigned*) = nullptr;
   bool ready = false;
 
   Library() {
     handle = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
     if (!handle) return;
-    init = reinterpret_cast<int (*)()>(dlsym(handle, "nvmlInit_v2"));
-    system_driver_version = reinterpret_cast<int (*)(char*, unsigned)>(dlsym(handle, "nvmlSystemGetDriverVersion"));
-    handle_by_pci_bus_id = reinterpret_cast<int (*)(const char*, void**)>(dlsym(handle, "nvmlDeviceGetHandleByPciBusId_v2"));
-    clock_info = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(handle, "nvmlDeviceGetClockInfo"));
-    max_clock_info = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(handle, "nvmlDeviceGetMaxClockInfo"));
+    init = symbol<int (*)()>(handle, "nvmlInit_v2");
+    system_driver_version = symbol<int (*)(char*, unsigned)>(handle, "nvmlSystemGetDriverVersion");
+    handle_by_pci_bus_id = symbol<int (*)(const char*, void**)>(handle, "nvmlDeviceGetHandleByPciBusId_v2");
+    clock_info = symbol<int (*)(void*, int, unsigned*)>(handle, "nvmlDeviceGetClockInfo");
+    max_clock_info = symbol<int (*)(void*, int, unsigned*)>(handle, "nvmlDeviceGetMaxClockInfo");
+    clock_event_reasons = symbol<int (*)(void*, unsigned long long*)>(handle, "nvmlDeviceGetCurrentClocksEventReasons");
+    if (!clock_event_reasons) {
+      clock_event_reasons =
+          symbol<int (*)(void*, unsigned long long*)>(handle, "nvmlDeviceGetCurrentClocksThrottleReasons");
+    }
+    enforced_power_limit = symbol<int (*)(void*, unsigned*)>(handle, "nvmlDeviceGetEnforcedPowerLimit");
+    temperature = symbol<int (*)(void*, int, unsigned*)>(handle, "nvmlDeviceGetTemperature");
     ready = init && system_driver_version && handle_by_pci_bus_id && clock_info && max_clock_info && init() == 0;
   }
 };
@@ -36,6 +57,30 @@ const Library& library() {
 }
 
 }  // namespace
+
+std::vector<std::string> reasons::names(std::uint64_t bits) {
+  static const std::pair<std::uint64_t, const char*> known[] = {
+      {kGpuIdle, "gpu_idle"},
+      {kApplicationsClocksSetting, "applications_clocks_setting"},
+      {kSwPowerCap, "sw_power_cap"},
+      {kHwSlowdown, "hw_slowdown"},
+      {kSyncBoost, "sync_boost"},
+      {kSwThermalSlowdown, "sw_thermal_slowdown"},
+      {kHwThermalSlowdown, "hw_thermal_slowdown"},
+      {kHwPowerBrakeSlowdown, "hw_power_brake_slowdown"},
+      {kDisplayClockSetting, "display_clock_setting"}};
+  std::vector<std::string> set;
+  for (const auto& [bit, name] : known) {
+    if (bits & bit) set.push_back(name);
+    bits &= ~bit;
+  }
+  if (bits) {
+    char text[24];
+    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(bits));
+    set.push_back(text);
+  }
+  return set;
+}
 
 std::string driver_version() {
   const Library& nvml = library();
@@ -65,6 +110,36 @@ std::optional<int> Device::max_sm_clock_mhz() const {
   unsigned mhz = 0;
   if (!handle_ || library().max_clock_info(handle_, kClockSm, &mhz) != 0) return std::nullopt;
   return static_cast<int>(mhz);
+}
+
+std::optional<double> Device::memory_clock_mhz() const {
+  unsigned mhz = 0;
+  if (!handle_ || library().clock_info(handle_, kClockMem, &mhz) != 0) return std::nullopt;
+  return static_cast<double>(mhz);
+}
+
+std::optional<std::uint64_t> Device::clock_event_reasons() const {
+  unsigned long long bits = 0;
+  if (!handle_ || !library().clock_event_reasons || library().clock_event_reasons(handle_, &bits) != 0) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(bits);
+}
+
+std::optional<double> Device::power_limit_w() const {
+  unsigned milliwatts = 0;
+  if (!handle_ || !library().enforced_power_limit || library().enforced_power_limit(handle_, &milliwatts) != 0) {
+    return std::nullopt;
+  }
+  return milliwatts / 1000.0;
+}
+
+std::optional<double> Device::temperature_c() const {
+  unsigned celsius = 0;
+  if (!handle_ || !library().temperature || library().temperature(handle_, kTemperatureGpu, &celsius) != 0) {
+    return std::nullopt;
+  }
+  return static_cast<double>(celsius);
 }
 
 }  // namespace attnsweep::nvml

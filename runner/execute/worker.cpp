@@ -41,7 +41,9 @@ static void from_json(const nlohmann::json& json, Device& device) {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EnvironmentInfo, device, device_name, torch_version, cuda_version,
                                                 cudnn_version, driver_version, hostname, sm_count,
                                                 device_memory_bytes, l2_cache_bytes, sm_clock_max_mhz, gpu_uuid,
-                                                cuda_device_count, container_image)
+                                                cuda_device_count, container_image, power_limit_w,
+                                                sm_clock_start_mhz, mem_clock_start_mhz, temperature_start_c,
+                                                clock_event_reasons_start, env_vars)
 }  // namespace attnsweep
 
 namespace attnsweep::execute {

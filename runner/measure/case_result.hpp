@@ -21,6 +21,7 @@ struct TimingSample {
   bool throttled = false;             // clock under the throttle fraction: not in the statistics
   bool blocked = false;               // a blocking kernel held the stream while the host enqueued
   bool block_timed_out = false;       // the forward waited on the GPU: the block gave up (not kept)
+  std::optional<std::uint64_t> clock_event_reasons;  // NVML's reasons bits, read with the clock (nvml::reasons)
 };
 
 // Wall seconds spent on each part of a case: where a sweep's time goes.
@@ -57,6 +58,10 @@ struct CaseResult {
   std::string graph_error;                // why the graph was not timed
   std::optional<double> sm_clock_mhz_mean;
   int throttled_samples = 0;
+  // Shares of the kept eager samples read under a power cap or a thermal
+  // slowdown (nvml::reasons::kPowerCap, kThermalCap); empty when NVML gave no reasons.
+  std::optional<double> power_cap_share, thermal_cap_share;
+  double cooldown_seconds = 0;  // burst regime: wall seconds spent cooling down before samples
   std::optional<bool> launch_latency_hidden;  // CUDA: whether the kept samples were blocked
   std::vector<std::string> warnings;      // e.g. inconsistent kernel counts
   double wall_seconds = 0;

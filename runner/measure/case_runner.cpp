@@ -8,8 +8,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <optional>
 
+#include "runner/common/elapsed.hpp"
 #include "runner/common/interrupt.hpp"
 #include "runner/device/device.hpp"
 #include "runner/device/environment.hpp"
@@ -29,11 +31,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 bool contains(const std::string& text, const char* fragment) { return text.find(fragment) != std::string::npos; }
+
+// A test-only knob: ATTNSWEEP_TEST_SLOWDOWN=<variant>[,<variant>...] makes each
+// timed and profiled forward of those variants run twice (twice the kernels,
+// about twice the time), so that the nightly proof can plant a real regression
+// (docs/reproducibility.md). Stored with the run among runs.env_vars.
+bool slowed_down_for_tests(const std::string& variant) {
+  const char* value = std::getenv("ATTNSWEEP_TEST_SLOWDOWN");
+  if (!value) return false;
+  const std::string list = std::string(",") + value + ",";
+  return list.find("," + variant + ",") != std::string::npos;
+}
 
 // Adds the wall time since the previous call to one phase (phases run one after another).
 class PhaseClock {
@@ -126,7 +135,11 @@ struct CaseRunner::Impl {
     clock.end(result.phases.accuracy);
 
     at::Tensor output;
-    const std::function<void()> forward = [&] { output = variant.forward(inputs); };
+    const bool twice = slowed_down_for_tests(c.variant);
+    const std::function<void()> forward = [&] {
+      output = variant.forward(inputs);
+      if (twice) output = variant.forward(inputs);
+    };
     for (int i = 0; i < settings.warmup; ++i) {
       if (interrupt_requested()) throw Interrupted{};
       forward();

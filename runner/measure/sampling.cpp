@@ -2,16 +2,14 @@
 
 #include <chrono>
 
+#include "runner/common/elapsed.hpp"
 #include "runner/common/interrupt.hpp"
+#include "runner/device/nvml.hpp"
 
 namespace attnsweep {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 }  // namespace
 
@@ -23,6 +21,7 @@ std::vector<double> sample_until_stop(Timer& timer, const std::function<void()>&
   const auto start = Clock::now();
   do {
     if (interrupt_requested()) throw Interrupted{};
+    if (settings.regime == MeasureRegime::burst) result.cooldown_seconds += timer.cool_down(settings.burst_cooldown_max_s);
     TimingSample sample = timer.time(call);
     sample.mode = mode;
     if (mode == SampleMode::graph) sample.host_dispatch_us.reset();
@@ -52,11 +51,21 @@ void time_eager(Timer& timer, const std::function<void()>& forward, const Sampli
   const std::vector<double> kept = sample_until_stop(timer, forward, SampleMode::eager, settings, result);
   result.timer = timer.name();
   std::vector<double> dispatch_times, clocks;
+  int with_reasons = 0, power_capped = 0, thermal_capped = 0;
   for (const auto& sample : result.samples) {
     if (sample.throttled) ++result.throttled_samples;
     if (sample.throttled || sample.block_timed_out) continue;
     if (sample.host_dispatch_us) dispatch_times.push_back(*sample.host_dispatch_us);
     if (sample.sm_clock_mhz) clocks.push_back(*sample.sm_clock_mhz);
+    if (sample.clock_event_reasons) {
+      ++with_reasons;
+      power_capped += (*sample.clock_event_reasons & nvml::reasons::kPowerCap) ? 1 : 0;
+      thermal_capped += (*sample.clock_event_reasons & nvml::reasons::kThermalCap) ? 1 : 0;
+    }
+  }
+  if (with_reasons > 0) {
+    result.power_cap_share = static_cast<double>(power_capped) / with_reasons;
+    result.thermal_cap_share = static_cast<double>(thermal_capped) / with_reasons;
   }
   if (kept.empty()) {
     result.warnings.push_back("every sample ran under the throttle fraction of the maximum SM clock");

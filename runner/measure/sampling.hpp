@@ -15,9 +15,12 @@ namespace attnsweep {
 struct SamplingSettings {
   StoppingSettings stopping;
   double throttle_fraction = 0.75;  // samples under this share of the max SM clock are not kept
+  MeasureRegime regime = MeasureRegime::sustained;  // burst: Timer::cool_down before every sample
+  double burst_cooldown_max_s = 0.5;
 
   static SamplingSettings from(const MeasureSettings& measure) {
-    return {StoppingSettings::from(measure), measure.throttle_fraction};
+    return {StoppingSettings::from(measure), measure.throttle_fraction, measure.regime,
+            measure.burst_cooldown_max_ms / 1000.0};
   }
 };
 

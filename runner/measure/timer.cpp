@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
+#include "runner/common/elapsed.hpp"
 #include "runner/measure/blocking_kernel.hpp"
 #include "runner/device/nvml.hpp"
 
@@ -71,16 +73,34 @@ class CudaEventTimer final : public Timer {
     sample.gpu_time_us = start_.elapsed_time(stop_) * 1000.0;
     sample.host_dispatch_us = dispatch;
     sample.sm_clock_mhz = clock_.sm_clock_mhz();
+    sample.clock_event_reasons = clock_.clock_event_reasons();
     return sample;
   }
   std::string name() const override { return "cuda_event"; }
   std::optional<int> max_sm_clock_mhz() const override { return max_clock_; }
   void stop_blocking() override { blocker_.reset(); }
 
+  double cool_down(double max_seconds) override {
+    if (!clock_.available()) return 0;
+    const auto start = Clock::now();
+    const auto ready = [&] {
+      const auto reasons = clock_.clock_event_reasons();
+      if (reasons && (*reasons & (nvml::reasons::kPowerCap | nvml::reasons::kThermalCap))) return false;
+      if (reasons && (*reasons & nvml::reasons::kGpuIdle)) return true;  // idle clocks rise with the next launch
+      const auto clock = clock_.sm_clock_mhz();
+      return !clock || !max_clock_ || *clock >= kClockReadyFraction * *max_clock_;
+    };
+    // NVML refreshes clocks and reasons every few milliseconds: poll at 1 ms.
+    while (!ready() && seconds_since(start) < max_seconds) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return seconds_since(start);
+  }
+
  private:
   // Far above any host enqueue time of one forward; reached only when the
   // forward waits for the GPU, which the blocked stream cannot serve.
   static constexpr double kBlockTimeoutMs = 100;
+  // The clock counts as back at its maximum within one boost step (15 MHz of 1980 on the H200).
+  static constexpr double kClockReadyFraction = 0.99;
   std::unique_ptr<StreamBlocker> blocker_;
   at::cuda::CUDAEvent start_, stop_;
   nvml::Device clock_;

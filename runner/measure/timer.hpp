@@ -22,6 +22,14 @@ class Timer {
   virtual std::optional<int> max_sm_clock_mhz() const { return std::nullopt; }
   // Turns the blocking kernel off, e.g. for a forward that synchronizes.
   virtual void stop_blocking() {}
+  // The burst regime's cool-down before a sample: waits while NVML reports a
+  // power or thermal cap or the SM clock is under its maximum (an idle GPU
+  // counts as ready), at most max_seconds. Returns the seconds waited; 0 where
+  // there is nothing to wait for (the CPU, no NVML).
+  virtual double cool_down(double max_seconds) {
+    (void)max_seconds;
+    return 0;
+  }
 };
 
 std::unique_ptr<Timer> make_timer(const Device& device, bool l2_flush, bool hide_launch_latency);
