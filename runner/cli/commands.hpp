@@ -52,6 +52,16 @@ struct MergeOptions {
 };
 int merge_command(const MergeOptions& options);
 
+// `attnsweep compare BASELINE[:RUN] CANDIDATE[:RUN]` (docs/compare.md): exit 0
+// when nothing regressed, 1 on a regression, 2 on bad input.
+struct CompareOptions {
+  std::string baseline;          // DATABASE[:RUN]
+  std::string candidate;         // DATABASE[:RUN]
+  std::string format = "text";   // text, markdown or json
+  std::string threshold = "5";   // percent, > 0 and < 100
+};
+int compare_command(const CompareOptions& options);
+
 // `attnsweep launch hf CONFIG ...`: one Hugging Face Job per shard (docs/hf-jobs.md).
 struct LaunchOptions {
   std::string backend;  // "hf"

@@ -154,6 +154,38 @@ int main(int argc, char** argv) {
                                                     "N and sweep id; any subset of the shards)")
       ->required();
 
+  cli::CompareOptions compare;
+  auto* compare_command = app.add_subcommand(
+      "compare", "Compare two runs case by case (counts, backend, status, numerics, time) and their environments; "
+                 "exit 1 on a regression");
+  compare_command->add_option("baseline", compare.baseline, "BASELINE[:RUN]: database, and a run id (default: its "
+                                                            "latest run)")->required();
+  compare_command->add_option("candidate", compare.candidate, "CANDIDATE[:RUN]: database, and a run id (default: its "
+                                                              "latest run; the same file as BASELINE with another run "
+                                                              "works)")->required();
+  compare_command->add_option("--format", compare.format, "text (a terminal), markdown (a job log or a pull-request "
+                                                          "comment) or json (one object, docs/compare.md)")
+      ->check(CLI::IsMember({"text", "markdown", "json"}))
+      ->capture_default_str();
+  compare_command->add_option("--threshold", compare.threshold, "PCT: a median time that moved less than this is "
+                                                                "SAME (a number > 0 and < 100)")
+      ->capture_default_str();
+  compare_command->footer(
+      "Cases match by variant, shape, dtype, causal and device kind (cpu, cuda). Regressions:\n"
+      "  counts   kernels, memcpy or memset launches per forward changed (exact)\n"
+      "  backend  another sdpa_backend ran (what sdpa_auto chose)\n"
+      "  status   ok before, unsupported/oom/error/crashed/timeout now (the other way is an improvement)\n"
+      "  numerics rel_error beyond the dtype's tolerance (bf16 1.6e-2, fp16 2e-3, fp32 1e-4) and within it\n"
+      "           before, or more than 2x worse when it was beyond before\n"
+      "  time     SLOWER. Verdicts on the kept eager samples: SAME when the median moved less than\n"
+      "           --threshold; else SLOWER or FASTER when a two-sided Mann-Whitney U test gives p < 0.001;\n"
+      "           else AMBIGUOUS (also under 5 kept samples on either side). A FASTER or SLOWER case whose\n"
+      "           power- or thermal-cap share differs by more than 0.2 between the runs is MARKED, not counted.\n"
+      "Environment differences (driver, torch, git SHA, env_vars, ...) are listed first and never fail by\n"
+      "themselves; cases in one run only are listed. Both databases are only read.\n"
+      "Exit codes: 0 no regression, 1 a regression, 2 bad input (missing file, not an attnsweep database,\n"
+      "no such run, bad --format or --threshold). Docs: docs/compare.md");
+
   cli::LaunchOptions launch;
   auto* launch_command = app.add_subcommand(
       "launch", "Start one job per shard of a sweep on a scheduler (hf: Hugging Face Jobs), each publishing its "
@@ -239,6 +271,7 @@ int main(int argc, char** argv) {
   }
   if (*query_command) return cli::query_command(query);
   if (*merge_command) return cli::merge_command(merge);
+  if (*compare_command) return cli::compare_command(compare);
   if (*launch_command) return cli::launch_command(launch);
   if (*collect_command) return cli::collect_command(collect);
   if (*worker_command) return cli::worker_command(worker);

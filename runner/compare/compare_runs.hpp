@@ -1,0 +1,162 @@
+#pragma once
+// Two runs of attnsweep side by side (docs/compare.md): the cases matched by
+// what they measure, each checked for a change of status, kernel counts,
+// backend, numerics and time, and the run-level facts that differ. Pure data
+// out: rendering is comparison_report.hpp's, exit codes the command's. Both
+// databases are only read, through storage::RunReader.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/common/identities.hpp"
+#include "runner/plan/case.hpp"
+#include "storage/run_reader.hpp"
+
+namespace attnsweep::compare {
+
+// What makes two cases of two runs the same measurement: the variant, shape,
+// dtype, mask and the kind of device (cpu or cuda; not its index).
+struct CaseKey {
+  std::string variant;
+  Shape shape;
+  Dtype dtype = Dtype::bf16;
+  bool causal = true;
+  DeviceKind device_kind = DeviceKind::cpu;
+
+  static CaseKey of(const storage::CaseRow& row);
+  std::string label() const;  // "sdpa_flash 8x16x1024x64 bf16 causal cuda"
+  bool operator<(const CaseKey& other) const;
+  bool operator==(const CaseKey& other) const;
+};
+
+struct CompareSettings {
+  // A change of the median time under this share is SAME (--threshold 5 = 0.05).
+  double threshold = 0.05;
+  // Significance level of the two-sided Mann-Whitney U test for FASTER or SLOWER.
+  double alpha = 0.001;
+  // Fewer kept eager samples than this on either side: AMBIGUOUS.
+  std::size_t min_kept_samples = 5;
+  // Power- or thermal-cap shares further apart than this mark a time verdict:
+  // reported, not counted as a regression or an improvement.
+  double cap_share_difference = 0.2;
+  // A candidate beyond tolerance whose baseline was beyond it too regresses
+  // when its rel_error grew by more than this factor.
+  double numerics_worse_factor = 2;
+  // rel_error tolerances per dtype (docs/compare.md says why).
+  double bf16_tolerance = 1.6e-2, fp16_tolerance = 2e-3, fp32_tolerance = 1e-4;
+
+  double tolerance(Dtype dtype) const;
+};
+
+// The verdict on a case's time.
+enum class TimeVerdict { same, faster, slower, ambiguous, not_timed };
+const char* to_string(TimeVerdict verdict);  // SAME, FASTER, SLOWER, AMBIGUOUS, NOT_TIMED
+const std::vector<TimeVerdict>& time_verdicts();  // in declaration order
+
+struct TimeComparison {
+  TimeVerdict verdict = TimeVerdict::not_timed;
+  // Kept eager samples: mode eager, not throttled, not block-timed-out; the
+  // GPU's CUDA-event times on CUDA, the steady clock on the CPU.
+  std::size_t baseline_samples = 0, candidate_samples = 0;
+  std::optional<double> baseline_median_us, candidate_median_us;
+  std::optional<double> ratio;    // candidate median / baseline median
+  std::optional<double> p_value;  // two-sided Mann-Whitney U on the kept samples
+  std::string reason;             // why AMBIGUOUS or NOT_TIMED, in words
+  // Shares of kept eager samples under an NVML power cap or thermal slowdown (empty: unknown).
+  std::optional<double> baseline_power_cap_share, candidate_power_cap_share;
+  std::optional<double> baseline_thermal_cap_share, candidate_thermal_cap_share;
+  // Non-empty when the shares differ by more than cap_share_difference on a
+  // FASTER or SLOWER verdict, e.g. "power-capped 85% vs 5% of samples": the
+  // verdict is reported but counts as neither a regression nor an improvement.
+  std::string cap_mark;
+
+  bool marked() const { return !cap_mark.empty(); }
+};
+
+// What a finding is about, and whether it counts.
+enum class Check { status, counts, backend, numerics, time };
+enum class Severity { regression, improvement, info };  // info: reported, never counted
+const char* to_string(Check check);        // status, counts, backend, numerics, time
+const char* to_string(Severity severity);  // regression, improvement, info
+
+struct Finding {
+  Check check = Check::status;
+  Severity severity = Severity::info;
+  std::string field;                // the column: status, kernels_per_forward, sdpa_backend, rel_error, time
+  std::string baseline, candidate;  // the two values as text
+  std::string detail;               // one sentence for a reader
+};
+
+// One case present in both runs.
+struct CaseComparison {
+  CaseKey key;
+  std::int64_t baseline_case_id = 0, candidate_case_id = 0;
+  CaseStatus baseline_status = CaseStatus::ok, candidate_status = CaseStatus::ok;
+  TimeComparison time;
+  std::vector<Finding> findings;  // status, counts, backend, numerics, then time
+
+  bool has(Severity severity) const;
+  // Nothing to report: no finding (its time SAME, or NOT_TIMED on both sides alike).
+  bool same() const { return findings.empty(); }
+};
+
+// A run-level fact (a runs column, or one key of env_vars) that differs.
+struct EnvironmentDifference {
+  std::string fact;  // the column name, or env_vars.NAME
+  std::string baseline, candidate;  // "" when absent (NULL, or the variable unset)
+  // The times of the two runs are not like with like (timing_protocol, measure_regime).
+  bool breaks_timing = false;
+};
+
+// A run as the comparison names it.
+struct ComparedRun {
+  std::string path;
+  storage::RunRow run;
+};
+
+struct Comparison {
+  ComparedRun baseline, candidate;
+  CompareSettings settings;
+  std::vector<EnvironmentDifference> environment;  // informational, never a regression
+  std::vector<std::string> warnings;               // loud: times not like with like, no case matched, ...
+  std::vector<CaseComparison> cases;               // matched: in the baseline's plan order
+  std::vector<CaseKey> only_in_baseline, only_in_candidate;
+
+  int regressions() const;   // findings of severity regression, over all cases
+  int improvements() const;  // findings of severity improvement
+  int notes() const;         // findings of severity info
+  int same_cases() const;    // matched cases with nothing to report
+  int marked_cases() const;  // time verdicts marked by a power- or thermal-cap difference
+  std::map<TimeVerdict, int> verdict_counts() const;  // every verdict, zeros included
+  bool has_regression() const { return regressions() > 0; }
+};
+
+// Compares run `candidate_run` of `candidate` against run `baseline_run` of
+// `baseline`. Throws BadInputError when either run is not in its database.
+Comparison compare_runs(const storage::RunReader& baseline, std::int64_t baseline_run,
+                        const storage::RunReader& candidate, std::int64_t candidate_run,
+                        const CompareSettings& settings = {});
+
+// A command-line argument DATABASE[:RUN]: a path, and a run id or "latest".
+struct RunArgument {
+  std::string path;
+  std::optional<std::int64_t> run_id;  // empty: the latest run in the file
+};
+
+// Parses `text` as DATABASE[:RUN]; `name` (BASELINE, CANDIDATE) goes into the
+// message. A text that names an existing file is a path as it is, colons and
+// all. Throws BadInputError for an empty path or a RUN that is not a positive
+// integer or "latest".
+RunArgument parse_run_argument(const std::string& text, const std::string& name);
+
+// The run `argument` names in `reader` (its run_id, else the latest). Throws
+// BadInputError naming `name`, the file and its runs when there is none.
+std::int64_t resolve_run(const storage::RunReader& reader, const RunArgument& argument, const std::string& name);
+
+// The kept eager samples of a case (as the comparison uses them), in sample order.
+std::vector<double> kept_eager_times_us(const std::vector<TimingSample>& samples, DeviceKind device);
+
+}  // namespace attnsweep::compare

@@ -1,0 +1,29 @@
+#pragma once
+// A Comparison (compare_runs.hpp) as text for a terminal, as markdown for a
+// job log and a pull-request comment, or as one JSON object for programs
+// (docs/compare.md lists its keys). Every format leads with the headline and
+// the differences of environment, then the findings.
+#include <string>
+#include <vector>
+
+#include "runner/compare/compare_runs.hpp"
+
+namespace attnsweep::compare {
+
+enum class Format { text, markdown, json };
+
+// Throws BadInputError naming the allowed formats.
+Format parse_format(const std::string& name);
+const std::vector<std::string>& format_names();  // text, markdown, json
+
+// "attnsweep compare: 2 regressions, 1 improvement, 140 same" (and the
+// ambiguous, marked, noted and one-sided cases when there are any).
+std::string headline(const Comparison& comparison);
+
+// At most this many findings are rows of the markdown table (a pull-request
+// comment holds 65536 characters); the rest are counted below it.
+inline constexpr std::size_t kMarkdownFindingRows = 150;
+
+std::string render(const Comparison& comparison, Format format);
+
+}  // namespace attnsweep::compare

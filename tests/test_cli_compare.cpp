@@ -1,0 +1,188 @@
+// `attnsweep compare` end to end on the CPU: a real sweep database written by
+// `attnsweep run`, compared with itself and with a copy holding a planted
+// change; exit codes 0, 1 and 2; each bad argument's one line; the markdown
+// headline; the JSON; and neither database ever changed.
+#include <gtest/gtest.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/common/sha256.hpp"
+#include "tests/support/run_attnsweep.hpp"
+#include "tests/support/scratch_directory.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using attnsweep::testing::Outcome;
+
+// Four CPU cases with 20 samples each: well under a second.
+const char* const kTinyConfig = R"(name: tiny-compare
+variants: [naive, sdpa_math]
+dtypes: [fp32]
+shapes: {batch: 1, heads: 2, seq_len: [16, 32], head_dim: 8}
+measure: {warmup: 1, profiled_forwards: 1, min_samples: 20, max_samples: 20, cuda_graph: false}
+)";
+
+std::string file_hash(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return attnsweep::sha256_hex(text.str());
+}
+
+std::size_t lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+class CliCompare : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string config = scratch_.write("tiny.yaml", kTinyConfig);
+    baseline_ = path("baseline.db");
+    const Outcome outcome = run("--log-level off run " + config + " --db " + baseline_ + " --device cpu");
+    ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+    // One file, with everything in it (no -wal beside it), so copies are whole.
+    SQLite::Database(baseline_, SQLite::OPEN_READWRITE).exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  }
+
+  std::string path(const std::string& name) const { return scratch_.path(name); }
+
+  std::string copy(const std::string& name) const {
+    fs::copy_file(baseline_, path(name));
+    return path(name);
+  }
+
+  static void plant(const std::string& db, const std::string& sql) {
+    SQLite::Database(db, SQLite::OPEN_READWRITE).exec(sql + "; PRAGMA wal_checkpoint(TRUNCATE)");
+  }
+
+  // Runs compare and checks that neither database changed.
+  Outcome compare(const std::string& arguments, const std::string& other = "") const {
+    const std::string before = file_hash(baseline_), other_before = other.empty() ? "" : file_hash(other);
+    Outcome outcome = run("compare " + arguments);
+    EXPECT_EQ(file_hash(baseline_), before) << "compare changed the baseline";
+    if (!other.empty()) EXPECT_EQ(file_hash(other), other_before) << "compare changed the candidate";
+    return outcome;
+  }
+
+  // Exit 2 and exactly one line, "error: compare: ..." holding `expected`.
+  void expect_refused(const std::string& arguments, const std::string& expected) const {
+    const Outcome outcome = compare(arguments);
+    EXPECT_EQ(outcome.exit_code, 2) << arguments << "\n" << outcome.output;
+    EXPECT_EQ(lines(outcome.output), 1u) << arguments << "\n" << outcome.output;
+    EXPECT_EQ(outcome.output.rfind("error: compare: ", 0), 0u) << outcome.output;
+    EXPECT_NE(outcome.output.find(expected), std::string::npos) << arguments << "\n" << outcome.output;
+  }
+
+  static Outcome run(const std::string& arguments) { return attnsweep::testing::run_attnsweep(arguments); }
+
+  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-cli-compare"};
+  std::string baseline_;
+};
+
+TEST_F(CliCompare, ARealSweepAgainstACopyOfItselfExitsZero) {
+  const std::string copied = copy("copy.db");
+  const Outcome outcome = compare(baseline_ + " " + copied, copied);
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_EQ(outcome.output.rfind("attnsweep compare: 0 regressions, 0 improvements, 4 same\n", 0), 0u) << outcome.output;
+  EXPECT_NE(outcome.output.find("Environment: no difference"), std::string::npos) << outcome.output;
+  EXPECT_NE(outcome.output.find("Findings: none"), std::string::npos) << outcome.output;
+  EXPECT_NE(outcome.output.find("Time verdicts: SAME 4 FASTER 0 SLOWER 0 AMBIGUOUS 0 NOT_TIMED 0"), std::string::npos)
+      << outcome.output;
+}
+
+TEST_F(CliCompare, ARunAgainstItselfInOneFileExitsZero) {
+  const Outcome outcome = compare(baseline_ + ":1 " + baseline_ + ":latest");
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_NE(outcome.output.find("baseline:  " + baseline_ + " run 1 (tiny-compare, done"), std::string::npos)
+      << outcome.output;
+}
+
+TEST_F(CliCompare, ARegressionExitsOne) {
+  const std::string candidate = copy("candidate.db");
+  plant(candidate, "UPDATE cases SET status = 'error', error_message = 'boom' WHERE plan_index = 1");
+  const Outcome outcome = compare(baseline_ + " " + candidate, candidate);
+  EXPECT_EQ(outcome.exit_code, 1) << outcome.output;
+  EXPECT_EQ(outcome.output.rfind("attnsweep compare: 1 regression, 0 improvements, 3 same\n", 0), 0u) << outcome.output;
+  EXPECT_NE(outcome.output.find("REGRESSION"), std::string::npos) << outcome.output;
+  EXPECT_NE(outcome.output.find("ran in the baseline, error now: boom"), std::string::npos) << outcome.output;
+}
+
+TEST_F(CliCompare, TheThresholdDecidesWhatIsSame) {
+  const std::string candidate = copy("slower.db");
+  plant(candidate, "UPDATE samples SET cpu_time_us = cpu_time_us * 1.5 WHERE case_id = "
+                   "(SELECT case_id FROM cases WHERE plan_index = 0)");
+  const Outcome slower = compare(baseline_ + " " + candidate, candidate);
+  EXPECT_EQ(slower.exit_code, 1) << slower.output;
+  EXPECT_NE(slower.output.find("SLOWER +50.0%"), std::string::npos) << slower.output;
+  const Outcome loose = compare(baseline_ + " " + candidate + " --threshold 60", candidate);
+  EXPECT_EQ(loose.exit_code, 0) << loose.output;
+  EXPECT_NE(loose.output.find("4 same"), std::string::npos) << loose.output;
+  EXPECT_NE(loose.output.find("SAME under 60% change"), std::string::npos) << loose.output;
+}
+
+TEST_F(CliCompare, MarkdownLeadsWithTheHeadline) {
+  const std::string candidate = copy("candidate.db");
+  plant(candidate, "UPDATE cases SET status = 'error', error_message = 'boom' WHERE plan_index = 1; "
+                   "UPDATE runs SET git_sha = 'f00dfeedbeef'");
+  const Outcome outcome = compare(baseline_ + " " + candidate + " --format markdown", candidate);
+  EXPECT_EQ(outcome.exit_code, 1) << outcome.output;
+  EXPECT_EQ(outcome.output.rfind("### attnsweep compare: 1 regression, 0 improvements, 3 same\n", 0), 0u)
+      << outcome.output;
+  EXPECT_NE(outcome.output.find("| git_sha | "), std::string::npos) << outcome.output;
+  EXPECT_NE(outcome.output.find("| status | status | ok | error | REGRESSION |"), std::string::npos) << outcome.output;
+  EXPECT_NE(outcome.output.find("<details><summary>Counts per verdict</summary>"), std::string::npos);
+}
+
+TEST_F(CliCompare, JsonParses) {
+  const std::string candidate = copy("candidate.db");
+  const Outcome outcome = compare(baseline_ + " " + candidate + " --format json", candidate);
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.output;
+  const nlohmann::json json = nlohmann::json::parse(outcome.output);
+  EXPECT_EQ(json["format"], "attnsweep-compare/1");
+  EXPECT_EQ(json["has_regression"], false);
+  EXPECT_EQ(json["summary"]["same"], 4);
+  EXPECT_EQ(json["summary"]["matched_cases"], 4);
+  EXPECT_EQ(json["baseline"]["path"], baseline_);
+  EXPECT_EQ(json["candidate"]["run_id"], 1);
+  ASSERT_EQ(json["cases"].size(), 4u);
+  EXPECT_EQ(json["cases"][0]["key"]["device"], "cpu");
+  EXPECT_EQ(json["cases"][0]["time"]["verdict"], "SAME");
+  EXPECT_EQ(json["cases"][0]["time"]["baseline_samples"], 20);
+}
+
+TEST_F(CliCompare, EachBadArgumentIsOneLineAndExitTwo) {
+  const std::string text_file = scratch_.write("notes.db", "not a database\n");
+  expect_refused(path("absent.db") + " " + baseline_, "BASELINE: " + path("absent.db") + ": database not found");
+  expect_refused(baseline_ + " " + text_file, "CANDIDATE: " + text_file + ": cannot read as a results database");
+  expect_refused(baseline_ + " " + scratch_.write("empty.db", ""), "is not an attnsweep results database");
+  expect_refused(baseline_ + ":9 " + baseline_, "BASELINE: " + baseline_ + " has no run 9; its runs: 1");
+  expect_refused(baseline_ + " " + baseline_ + ":x",
+                 "CANDIDATE: '" + baseline_ + ":x': 'x' after ':' is not a run id (a positive integer) or latest");
+  expect_refused(baseline_ + " " + baseline_ + ":0", "is not a run id");
+  expect_refused(baseline_ + " " + baseline_ + " --format html",
+                 "--format: unknown value 'html'; allowed: text, markdown, json");
+  for (const std::string bad : {"0", "100", "-5", "abc", "5%", "nan", "inf"}) {
+    expect_refused(baseline_ + " " + baseline_ + " --threshold " + bad,
+                   "--threshold: invalid value '" + bad + "'; allowed: a number of percent > 0 and < 100");
+  }
+  expect_refused(baseline_, "missing the candidate argument");
+}
+
+TEST_F(CliCompare, HelpExplainsTheVerdictsAndExitCodes) {
+  const Outcome outcome = run("compare --help");
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.output;
+  for (const char* expected : {"SAME", "SLOWER", "AMBIGUOUS", "Mann-Whitney", "MARKED", "0 no regression",
+                               "1 a regression", "2 bad input", "--threshold", "--format"}) {
+    EXPECT_NE(outcome.output.find(expected), std::string::npos) << expected << "\n" << outcome.output;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,593 @@
+// attnsweep compare at the library level: a baseline database written by the
+// Store with CUDA-like cases (the study's kernel counts and backends, 50 to 200
+// samples each with noise from a seeded generator, a few throttled outliers),
+// copied, and changes planted in the copy with SQL. Each test asserts exactly
+// which findings come out, with their case keys.
+#include <gtest/gtest.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/common/errors.hpp"
+#include "runner/common/sha256.hpp"
+#include "runner/compare/compare_runs.hpp"
+#include "runner/compare/comparison_report.hpp"
+#include "runner/measure/statistics.hpp"
+#include "storage/run_reader.hpp"
+#include "storage/store.hpp"
+#include "tests/support/scratch_directory.hpp"
+
+namespace attnsweep::compare {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One case of the synthetic nightly sweep, as an H200 gives it.
+struct Synthetic {
+  std::string variant;
+  std::int64_t seq_len;
+  Dtype dtype;
+  int kernels, memcpy, memset;
+  std::string backend;  // empty for the naive variants
+  double median_us;
+  double rel_error;
+  int samples;
+};
+
+const std::vector<Synthetic>& synthetic_cases() {
+  static const std::vector<Synthetic> cases = {
+      {"naive", 1024, Dtype::bf16, 5, 1, 1, "", 1062.2, 3.6e-3, 60},
+      {"naive_inplace", 1024, Dtype::bf16, 5, 0, 1, "", 933.0, 3.6e-3, 60},
+      {"sdpa_math", 1024, Dtype::bf16, 20, 0, 0, "math", 2609.4, 2.9e-3, 50},
+      {"sdpa_efficient", 1024, Dtype::bf16, 1, 0, 0, "efficient_attention", 179.5, 2.1e-3, 150},
+      {"sdpa_flash", 1024, Dtype::bf16, 1, 0, 0, "flash_attention", 95.9, 2.0e-3, 200},
+      {"sdpa_cudnn", 1024, Dtype::bf16, 1, 0, 1, "cudnn_attention", 60.3, 2.4e-3, 200},
+      {"sdpa_auto", 1024, Dtype::bf16, 1, 0, 1, "cudnn_attention", 60.2, 2.4e-3, 200},
+      {"sdpa_flash", 2048, Dtype::bf16, 1, 0, 0, "flash_attention", 341.7, 2.0e-3, 180},
+      {"sdpa_auto", 2048, Dtype::fp16, 1, 0, 0, "flash_attention", 338.2, 2.6e-4, 180},
+      {"sdpa_efficient", 2048, Dtype::fp32, 1, 0, 0, "efficient_attention", 2210.0, 3.1e-7, 90},
+  };
+  return cases;
+}
+
+// The place of a synthetic case in the plan, by variant, sequence length and dtype.
+int index_of(const std::string& variant, std::int64_t seq_len, Dtype dtype = Dtype::bf16) {
+  const auto& cases = synthetic_cases();
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    if (cases[i].variant == variant && cases[i].seq_len == seq_len && cases[i].dtype == dtype) return static_cast<int>(i);
+  }
+  ADD_FAILURE() << "no synthetic case " << variant << " " << seq_len;
+  return 0;
+}
+
+Case case_of(const Synthetic& s, int plan_index) {
+  Case c;
+  c.plan_index = plan_index;
+  c.variant = s.variant;
+  c.shape = {8, 16, 16, s.seq_len, s.seq_len, 64};
+  c.dtype = s.dtype;
+  c.causal = true;
+  return c;
+}
+
+std::string label_of(int plan_index) {
+  const Synthetic& s = synthetic_cases().at(static_cast<std::size_t>(plan_index));
+  return s.variant + " 8x16x" + std::to_string(s.seq_len) + "x64 " + to_string(s.dtype) + " causal cuda";
+}
+
+// Samples as a GPU gives them: a tight core (0.4% spread), a long right tail
+// (5% of samples up to ~10% slower) and two throttled outliers, which the
+// comparison must leave out.
+CaseResult result_of(const Synthetic& s, std::mt19937_64& random) {
+  CaseResult r;
+  r.device = Device::cuda(0);
+  r.gpu_uuid = "GPU-8c4d0e21-5b7a-4c1e-9f3a-1d2e3f4a5b6c";
+  r.timer = "cuda_event";
+  r.stop_reason = "target_rel_stdev";
+  r.sdpa_backend = s.backend;
+  r.rel_error = s.rel_error;
+  r.flops = 4.0 * 8 * 16 * 64 * static_cast<double>(s.seq_len * (s.seq_len + 1) / 2);
+  r.min_bytes = 2.0 * 4 * 8 * 16 * static_cast<double>(s.seq_len) * 64;
+  r.power_cap_share = 0.05;
+  r.thermal_cap_share = 0.0;
+  std::normal_distribution<double> core(0, 0.004);
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::exponential_distribution<double> tail(1 / 0.03);
+  std::vector<double> kept;
+  for (int i = 0; i < s.samples; ++i) {
+    double time = s.median_us * (1 + core(random));
+    if (unit(random) < 0.05) time += s.median_us * std::min(tail(random), 0.1);
+    TimingSample sample{time, std::nullopt, 8.5, SampleMode::eager, 1980.0};
+    if (i == 7 || i == 23) {  // clock under the throttle fraction: stored, not kept
+      sample.gpu_time_us = 3 * s.median_us;
+      sample.sm_clock_mhz = 1100.0;
+      sample.throttled = true;
+      ++r.throttled_samples;
+    } else {
+      kept.push_back(time);
+    }
+    r.samples.push_back(sample);
+  }
+  r.gpu_time_us = summarize(kept);
+  r.sm_clock_mhz_mean = 1980.0;
+  r.launch_latency_hidden = true;
+  ProfileSummary profile;
+  profile.profiled_forwards = 5;
+  profile.attempts = 1;
+  profile.kernels_each_forward.assign(5, s.kernels);
+  profile.memcpy_each_forward.assign(5, s.memcpy);
+  profile.memset_each_forward.assign(5, s.memset);
+  profile.cpu_ops_per_forward = 4 * s.kernels;
+  profile.kernel_time_us_per_forward = 0.97 * s.median_us;
+  for (int k = 0; k < s.kernels; ++k) {
+    profile.kernels.push_back({s.variant + "_kernel_" + std::to_string(k), "kernel", 1, s.median_us / s.kernels,
+                               s.median_us / s.kernels, s.median_us / s.kernels, s.median_us / s.kernels, 7});
+  }
+  profile.ops = {{"aten::scaled_dot_product_attention", "op", 1, 12.0, 30.0}};
+  r.profile = profile;
+  return r;
+}
+
+// A nightly run of the synthetic sweep into `path`; its noise drawn from `seed`.
+std::int64_t write_run(const std::string& path, std::uint64_t seed) {
+  storage::RunRecord run;
+  run.name = "nightly";
+  run.config_path = "configs/nightly.yaml";
+  run.config_yaml = "name: nightly\n";
+  run.config_sha256 = sha256_hex(run.config_yaml);
+  run.environment.device = Device::cuda(0);
+  run.environment.device_name = "NVIDIA H200";
+  run.environment.torch_version = "2.11.0";
+  run.environment.cuda_version = "13.0";
+  run.environment.cudnn_version = "91900";
+  run.environment.driver_version = "580.65.06";
+  run.environment.hostname = "gpu-node-1";
+  run.environment.sm_clock_max_mhz = 1980;
+  run.environment.power_limit_w = 700;
+  run.environment.env_vars = {{"CUDA_VISIBLE_DEVICES", "0"}};
+  run.timing_protocol = "cuda_event_v2";
+  run.flop_convention = "attended_pairs_v1";
+  run.planned_cases = static_cast<int>(synthetic_cases().size());
+  storage::Store store(path);
+  const std::int64_t run_id = store.begin_run(run);
+  std::mt19937_64 random(seed);
+  for (std::size_t i = 0; i < synthetic_cases().size(); ++i) {
+    const Synthetic& s = synthetic_cases()[i];
+    store.add_case(run_id, case_of(s, static_cast<int>(i)), result_of(s, random));
+  }
+  store.finish_run(run_id, RunStatus::done);
+  return run_id;
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A finding as "<case label> | <check> <field> <severity>", for exact comparison of sets.
+std::multiset<std::string> findings_of(const Comparison& comparison, std::optional<Severity> only = std::nullopt) {
+  std::multiset<std::string> found;
+  for (const CaseComparison& c : comparison.cases) {
+    for (const Finding& f : c.findings) {
+      if (only && f.severity != *only) continue;
+      found.insert(c.key.label() + " | " + to_string(f.check) + " " + f.field + " " + to_string(f.severity));
+    }
+  }
+  return found;
+}
+
+const CaseComparison& case_named(const Comparison& comparison, int plan_index) {
+  const std::string label = label_of(plan_index);
+  for (const CaseComparison& c : comparison.cases) {
+    if (c.key.label() == label) return c;
+  }
+  throw std::runtime_error("no compared case " + label);
+}
+
+class Compare : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    baseline_ = scratch_.path("baseline.db");
+    write_run(baseline_, 20261130);
+  }
+
+  // A byte copy of the baseline, checkpointed first so that the copy holds every row.
+  std::string copy(const std::string& name) {
+    { SQLite::Database(baseline_, SQLite::OPEN_READWRITE).exec("PRAGMA wal_checkpoint(TRUNCATE)"); }
+    const std::string path = scratch_.path(name);
+    fs::copy_file(baseline_, path);
+    return path;
+  }
+
+  // Runs SQL on a copy: how the tests plant their changes.
+  static void plant(const std::string& path, const std::string& sql) {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE);
+    db.exec(sql);
+  }
+
+  // case_id of a case of run 1 by its place in the plan.
+  static std::string case_id(int plan_index) {
+    return "(SELECT case_id FROM cases WHERE run_id = 1 AND plan_index = " + std::to_string(plan_index) + ")";
+  }
+
+  // Scales the kept eager samples of a case (and its stored median) by `factor`.
+  static void scale_times(const std::string& path, int plan_index, double factor) {
+    const std::string f = std::to_string(factor);
+    plant(path, "UPDATE samples SET gpu_time_us = gpu_time_us * " + f + " WHERE case_id = " + case_id(plan_index) +
+                    "; UPDATE cases SET gpu_time_us_median = gpu_time_us_median * " + f +
+                    " WHERE case_id = " + case_id(plan_index));
+  }
+
+  Comparison compare(const std::string& candidate, const CompareSettings& settings = {}) const {
+    const storage::RunReader base(baseline_), cand(candidate);
+    return compare_runs(base, 1, cand, 1, settings);
+  }
+
+  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-compare"};
+  std::string baseline_;
+};
+
+TEST_F(Compare, AnIdenticalCopyReportsNothing) {
+  const Comparison comparison = compare(copy("same.db"));
+  EXPECT_FALSE(comparison.has_regression());
+  EXPECT_EQ(comparison.regressions(), 0);
+  EXPECT_EQ(comparison.improvements(), 0);
+  EXPECT_EQ(comparison.notes(), 0);
+  EXPECT_TRUE(comparison.environment.empty());
+  EXPECT_TRUE(comparison.warnings.empty());
+  EXPECT_EQ(comparison.cases.size(), synthetic_cases().size());
+  EXPECT_EQ(comparison.same_cases(), static_cast<int>(synthetic_cases().size()));
+  EXPECT_EQ(comparison.verdict_counts().at(TimeVerdict::same), static_cast<int>(synthetic_cases().size()));
+  EXPECT_TRUE(comparison.only_in_baseline.empty() && comparison.only_in_candidate.empty());
+  for (const CaseComparison& c : comparison.cases) {
+    EXPECT_DOUBLE_EQ(*c.time.ratio, 1.0) << c.key.label();
+    EXPECT_DOUBLE_EQ(*c.time.p_value, 1.0) << c.key.label();
+    EXPECT_EQ(c.time.baseline_samples, c.time.candidate_samples);
+  }
+  EXPECT_EQ(headline(comparison), "attnsweep compare: 0 regressions, 0 improvements, 10 same");
+}
+
+TEST_F(Compare, TheThrottledSamplesAreLeftOut) {
+  const Comparison comparison = compare(copy("same.db"));
+  const CaseComparison& flash = case_named(comparison, index_of("sdpa_flash", 1024));
+  EXPECT_EQ(flash.time.baseline_samples, 198u);  // 200 stored, 2 throttled
+  const storage::RunReader reader(baseline_);
+  for (const storage::CaseRow& row : reader.cases(1)) {
+    if (row.identity.plan_index != index_of("sdpa_flash", 1024)) continue;
+    const std::vector<double> kept = kept_eager_times_us(reader.samples(row.case_id), DeviceKind::cuda);
+    EXPECT_EQ(kept.size(), 198u);
+    EXPECT_LT(*std::max_element(kept.begin(), kept.end()), 1.2 * 95.9);
+  }
+}
+
+TEST_F(Compare, ARerunWithFreshNoiseIsTheSame) {
+  // The same sweep measured again: other noise from another seed, the same distributions.
+  const std::string rerun = scratch_.path("rerun.db");
+  write_run(rerun, 7);
+  const Comparison comparison = compare(rerun);
+  EXPECT_FALSE(comparison.has_regression()) << render(comparison, Format::text);
+  EXPECT_EQ(comparison.same_cases(), static_cast<int>(synthetic_cases().size())) << render(comparison, Format::text);
+}
+
+TEST_F(Compare, ReportsExactlyThePlantedRegressions) {
+  const std::string candidate = copy("candidate.db");
+  const int counts = index_of("naive", 1024), backend = index_of("sdpa_auto", 1024);
+  const int status = index_of("sdpa_cudnn", 1024), slower = index_of("sdpa_flash", 2048);
+  plant(candidate, "UPDATE cases SET kernels_per_forward = 6 WHERE case_id = " + case_id(counts));
+  plant(candidate, "UPDATE cases SET sdpa_backend = 'efficient_attention' WHERE case_id = " + case_id(backend));
+  plant(candidate, "UPDATE cases SET status = 'error', error_message = 'CUDA error: an illegal memory access', "
+                   "kernels_per_forward = NULL, memcpy_per_forward = NULL, memset_per_forward = NULL, "
+                   "gpu_time_us_median = NULL, rel_error = NULL WHERE case_id = " + case_id(status));
+  scale_times(candidate, slower, 1.3);
+
+  const Comparison comparison = compare(candidate);
+  EXPECT_TRUE(comparison.has_regression());
+  EXPECT_EQ(comparison.regressions(), 4);
+  EXPECT_EQ(findings_of(comparison),
+            (std::multiset<std::string>{label_of(counts) + " | counts kernels_per_forward regression",
+                                        label_of(backend) + " | backend sdpa_backend regression",
+                                        label_of(status) + " | status status regression",
+                                        label_of(slower) + " | time time regression"}))
+      << render(comparison, Format::text);
+  EXPECT_EQ(comparison.same_cases(), static_cast<int>(synthetic_cases().size()) - 4);
+
+  const CaseComparison& slow = case_named(comparison, slower);
+  EXPECT_EQ(slow.time.verdict, TimeVerdict::slower);
+  EXPECT_NEAR(*slow.time.ratio, 1.3, 1e-9);
+  EXPECT_LT(*slow.time.p_value, 1e-30);
+  const CaseComparison& failed = case_named(comparison, status);
+  EXPECT_EQ(failed.time.verdict, TimeVerdict::not_timed);
+  EXPECT_NE(failed.findings.front().detail.find("illegal memory access"), std::string::npos);
+  const CaseComparison& counted = case_named(comparison, counts);
+  EXPECT_EQ(counted.findings.front().baseline, "5");
+  EXPECT_EQ(counted.findings.front().candidate, "6");
+  EXPECT_EQ(headline(comparison), "attnsweep compare: 4 regressions, 0 improvements, 6 same");
+}
+
+TEST_F(Compare, TheOtherWayRoundTheStatusChangeIsAnImprovement) {
+  const std::string broken = copy("broken.db");
+  plant(broken, "UPDATE cases SET status = 'oom', error_message = 'CUDA out of memory' WHERE case_id = " +
+                    case_id(index_of("sdpa_math", 1024)));
+  const storage::RunReader fixed(baseline_), before(broken);
+  const Comparison comparison = compare_runs(before, 1, fixed, 1, {});
+  EXPECT_FALSE(comparison.has_regression());
+  EXPECT_EQ(findings_of(comparison),
+            (std::multiset<std::string>{label_of(index_of("sdpa_math", 1024)) + " | status status improvement"}));
+}
+
+TEST_F(Compare, AStatusChangeBetweenFailuresIsReportedNotCounted) {
+  const std::string before = copy("before.db"), after = copy("after.db");
+  const int math = index_of("sdpa_math", 1024);
+  plant(before, "UPDATE cases SET status = 'unsupported' WHERE case_id = " + case_id(math));
+  plant(after, "UPDATE cases SET status = 'oom' WHERE case_id = " + case_id(math));
+  const storage::RunReader a(before), b(after);
+  const Comparison comparison = compare_runs(a, 1, b, 1, {});
+  EXPECT_FALSE(comparison.has_regression());
+  EXPECT_EQ(findings_of(comparison), (std::multiset<std::string>{label_of(math) + " | status status info"}));
+}
+
+TEST_F(Compare, ATwoPercentShiftIsSame) {
+  const std::string candidate = copy("shift.db");
+  const int flash = index_of("sdpa_flash", 1024);
+  scale_times(candidate, flash, 1.02);
+  const Comparison comparison = compare(candidate);
+  EXPECT_FALSE(comparison.has_regression());
+  const CaseComparison& c = case_named(comparison, flash);
+  EXPECT_EQ(c.time.verdict, TimeVerdict::same);
+  EXPECT_NEAR(*c.time.ratio, 1.02, 1e-9);
+  EXPECT_LT(*c.time.p_value, 1e-3);  // significant, but under the threshold: SAME
+  EXPECT_TRUE(c.findings.empty());
+}
+
+TEST_F(Compare, TheThresholdIsASetting) {
+  const std::string candidate = copy("shift.db");
+  const int flash = index_of("sdpa_flash", 1024);
+  scale_times(candidate, flash, 1.02);
+  CompareSettings tight;
+  tight.threshold = 0.01;
+  const Comparison comparison = compare(candidate, tight);
+  EXPECT_EQ(case_named(comparison, flash).time.verdict, TimeVerdict::slower);
+  EXPECT_EQ(comparison.regressions(), 1);
+}
+
+TEST_F(Compare, ThirtyPercentOnThreeSamplesIsAmbiguous) {
+  const std::string candidate = copy("three.db");
+  const int cudnn = index_of("sdpa_cudnn", 1024);
+  plant(candidate, "DELETE FROM samples WHERE case_id = " + case_id(cudnn) + " AND sample_index >= 3");
+  scale_times(candidate, cudnn, 1.3);
+  const Comparison comparison = compare(candidate);
+  EXPECT_FALSE(comparison.has_regression());
+  const CaseComparison& c = case_named(comparison, cudnn);
+  EXPECT_EQ(c.time.verdict, TimeVerdict::ambiguous);
+  EXPECT_EQ(c.time.candidate_samples, 3u);
+  EXPECT_NE(c.time.reason.find("fewer than 5 kept samples"), std::string::npos) << c.time.reason;
+  EXPECT_EQ(findings_of(comparison), (std::multiset<std::string>{label_of(cudnn) + " | time time info"}));
+  EXPECT_EQ(headline(comparison), "attnsweep compare: 0 regressions, 0 improvements, 9 same, 1 ambiguous");
+}
+
+TEST_F(Compare, ASmallNoisyChangeBeyondTheThresholdIsAmbiguous) {
+  // 6% slower medians on 8 samples spread +-10%: beyond the threshold, not significant.
+  const std::string candidate = copy("noisy.db");
+  const int math = index_of("sdpa_math", 1024);
+  const std::string id = case_id(math);
+  plant(candidate, "DELETE FROM samples WHERE case_id = " + id + " AND sample_index >= 8");
+  const std::vector<double> spread = {0.90, 1.10, 0.95, 1.05, 1.20, 0.85, 1.15, 1.0};
+  for (std::size_t i = 0; i < spread.size(); ++i) {
+    plant(candidate, "UPDATE samples SET gpu_time_us = 2609.4 * " + std::to_string(spread[i] * 1.06) +
+                         ", throttled = 0 WHERE case_id = " + id + " AND sample_index = " + std::to_string(i));
+  }
+  const Comparison comparison = compare(candidate);
+  const CaseComparison& c = case_named(comparison, math);
+  EXPECT_EQ(c.time.verdict, TimeVerdict::ambiguous) << render(comparison, Format::text);
+  EXPECT_GT(*c.time.p_value, 1e-3);
+  EXPECT_NE(c.time.reason.find("not significant"), std::string::npos) << c.time.reason;
+  EXPECT_FALSE(comparison.has_regression());
+}
+
+TEST_F(Compare, APowerCapDifferenceMarksTheVerdictAndDoesNotFail) {
+  const std::string candidate = copy("capped.db");
+  const int flash = index_of("sdpa_flash", 2048);
+  scale_times(candidate, flash, 1.07);
+  plant(candidate, "UPDATE cases SET power_cap_share = 0.85 WHERE case_id = " + case_id(flash));
+  const Comparison comparison = compare(candidate);
+  const CaseComparison& c = case_named(comparison, flash);
+  EXPECT_EQ(c.time.verdict, TimeVerdict::slower);
+  EXPECT_TRUE(c.time.marked());
+  EXPECT_EQ(c.time.cap_mark, "power-capped 85% vs 5% of samples (candidate vs baseline)");
+  EXPECT_FALSE(comparison.has_regression());
+  EXPECT_EQ(comparison.marked_cases(), 1);
+  EXPECT_EQ(findings_of(comparison), (std::multiset<std::string>{label_of(flash) + " | time time info"}));
+  EXPECT_NE(render(comparison, Format::text).find("MARKED"), std::string::npos);
+
+  // Without the cap difference the same slowdown is a regression.
+  plant(candidate, "UPDATE cases SET power_cap_share = 0.05 WHERE case_id = " + case_id(flash));
+  EXPECT_TRUE(compare(candidate).has_regression());
+}
+
+TEST_F(Compare, AThermalCapDifferenceMarksTooAndAnUnknownShareDoesNot) {
+  const std::string candidate = copy("thermal.db");
+  const int flash = index_of("sdpa_flash", 2048);
+  scale_times(candidate, flash, 1.10);
+  plant(candidate, "UPDATE cases SET thermal_cap_share = 0.5 WHERE case_id = " + case_id(flash));
+  EXPECT_EQ(case_named(compare(candidate), flash).time.cap_mark,
+            "thermally slowed 50% vs 0% of samples (candidate vs baseline)");
+  plant(candidate, "UPDATE cases SET thermal_cap_share = NULL, power_cap_share = NULL WHERE case_id = " +
+                       case_id(flash));
+  const Comparison unknown = compare(candidate);
+  EXPECT_FALSE(case_named(unknown, flash).time.marked());
+  EXPECT_TRUE(unknown.has_regression());
+}
+
+TEST_F(Compare, NumericsBeyondTheDtypeTolerance) {
+  const std::string before = copy("before.db"), after = copy("after.db");
+  const int naive = index_of("naive", 1024), fp16 = index_of("sdpa_auto", 2048, Dtype::fp16);
+  const int fp32 = index_of("sdpa_efficient", 2048, Dtype::fp32), flash = index_of("sdpa_flash", 1024);
+  const int math = index_of("sdpa_math", 1024);
+  // bf16 within 1.6e-2 before, 3e-2 now: a regression.
+  plant(after, "UPDATE cases SET rel_error = 3e-2 WHERE case_id = " + case_id(naive));
+  // fp16 beyond 2e-3 on both sides, 1.5x worse: not a regression; 2.5x worse on fp32: one.
+  plant(before, "UPDATE cases SET rel_error = 4e-3 WHERE case_id = " + case_id(fp16));
+  plant(after, "UPDATE cases SET rel_error = 6e-3 WHERE case_id = " + case_id(fp16));
+  plant(before, "UPDATE cases SET rel_error = 2e-4 WHERE case_id = " + case_id(fp32));
+  plant(after, "UPDATE cases SET rel_error = 5e-4 WHERE case_id = " + case_id(fp32));
+  // Beyond before, within now: an improvement.
+  plant(before, "UPDATE cases SET rel_error = 5e-2 WHERE case_id = " + case_id(flash));
+  // No rel_error now (a non-finite output): a note.
+  plant(after, "UPDATE cases SET rel_error = NULL WHERE case_id = " + case_id(math));
+  const storage::RunReader a(before), b(after);
+  const Comparison comparison = compare_runs(a, 1, b, 1, {});
+  EXPECT_EQ(findings_of(comparison),
+            (std::multiset<std::string>{label_of(naive) + " | numerics rel_error regression",
+                                        label_of(fp32) + " | numerics rel_error regression",
+                                        label_of(flash) + " | numerics rel_error improvement",
+                                        label_of(math) + " | numerics rel_error info"}))
+      << render(comparison, Format::text);
+}
+
+TEST_F(Compare, CasesOnOneSideAreListed) {
+  const std::string candidate = copy("moved.db");
+  const int moved = index_of("naive_inplace", 1024);
+  plant(candidate, "UPDATE cases SET seq_len_q = 4096, seq_len_kv = 4096 WHERE case_id = " + case_id(moved));
+  const Comparison comparison = compare(candidate);
+  EXPECT_FALSE(comparison.has_regression());
+  ASSERT_EQ(comparison.only_in_baseline.size(), 1u);
+  ASSERT_EQ(comparison.only_in_candidate.size(), 1u);
+  EXPECT_EQ(comparison.only_in_baseline[0].label(), "naive_inplace 8x16x1024x64 bf16 causal cuda");
+  EXPECT_EQ(comparison.only_in_candidate[0].label(), "naive_inplace 8x16x4096x64 bf16 causal cuda");
+  EXPECT_EQ(comparison.cases.size(), synthetic_cases().size() - 1);
+  EXPECT_NE(render(comparison, Format::text).find("Only in the candidate (1):\n  naive_inplace 8x16x4096x64"),
+            std::string::npos);
+}
+
+TEST_F(Compare, EnvironmentDifferencesComeFirstAndNeverFail) {
+  const std::string candidate = copy("env.db");
+  plant(candidate, "UPDATE runs SET git_sha = 'f00dfeedbeef', driver_version = '580.82.07', "
+                   "env_vars = '{\"CUDA_VISIBLE_DEVICES\":\"1\",\"TORCH_CUDNN_V8_API_LRU_CACHE_LIMIT\":\"100\"}'");
+  const Comparison comparison = compare(candidate);
+  EXPECT_FALSE(comparison.has_regression());
+  EXPECT_TRUE(comparison.warnings.empty());
+  std::map<std::string, std::pair<std::string, std::string>> facts;
+  for (const EnvironmentDifference& d : comparison.environment) facts[d.fact] = {d.baseline, d.candidate};
+  EXPECT_EQ(facts.size(), 4u);
+  EXPECT_EQ(facts["driver_version"], std::make_pair(std::string("580.65.06"), std::string("580.82.07")));
+  EXPECT_EQ(facts["git_sha"].second, "f00dfeedbeef");
+  EXPECT_EQ(facts["env_vars.CUDA_VISIBLE_DEVICES"], std::make_pair(std::string("0"), std::string("1")));
+  EXPECT_EQ(facts["env_vars.TORCH_CUDNN_V8_API_LRU_CACHE_LIMIT"],
+            std::make_pair(std::string("(unset)"), std::string("100")));
+  const std::string text = render(comparison, Format::text);
+  EXPECT_LT(text.find("Environment: 4 facts differ"), text.find("Findings: none")) << text;
+}
+
+TEST_F(Compare, ADifferentTimingProtocolOrRegimeIsSaidLoudly) {
+  const std::string candidate = copy("protocol.db");
+  plant(candidate, "UPDATE runs SET timing_protocol = 'cuda_event_v3', measure_regime = 'burst'");
+  const Comparison comparison = compare(candidate);
+  ASSERT_EQ(comparison.warnings.size(), 2u);
+  EXPECT_EQ(comparison.warnings[0], "timing_protocol differs ('cuda_event_v2' vs 'cuda_event_v3'): the times are not "
+                                    "like with like");
+  EXPECT_EQ(comparison.warnings[1], "measure_regime differs ('sustained' vs 'burst'): the times are not like with like");
+  const std::string text = render(comparison, Format::text);
+  EXPECT_LT(text.find("WARNING: timing_protocol differs"), text.find("Environment:")) << text;
+  const std::string markdown = render(comparison, Format::markdown);
+  EXPECT_NE(markdown.find("> [!WARNING]\n> timing_protocol differs"), std::string::npos) << markdown;
+}
+
+TEST_F(Compare, TwoRunsOfOneFile) {
+  write_run(baseline_, 99);  // run 2, other noise
+  const storage::RunReader reader(baseline_);
+  const Comparison comparison = compare_runs(reader, 1, reader, 2, {});
+  EXPECT_FALSE(comparison.has_regression());
+  EXPECT_EQ(comparison.cases.size(), synthetic_cases().size());
+  EXPECT_EQ(resolve_run(reader, {baseline_, std::nullopt}, "BASELINE"), 2);
+  EXPECT_EQ(resolve_run(reader, {baseline_, 1}, "BASELINE"), 1);
+  try {
+    resolve_run(reader, {baseline_, 7}, "CANDIDATE");
+    ADD_FAILURE() << "run 7 was found";
+  } catch (const BadInputError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "CANDIDATE: " + baseline_ + " has no run 7; its runs: 1, 2 (leave out :RUN for the latest)");
+  }
+}
+
+TEST_F(Compare, NothingIsWritten) {
+  const std::string candidate = copy("candidate.db");
+  scale_times(candidate, index_of("sdpa_flash", 2048), 1.3);
+  { SQLite::Database(candidate, SQLite::OPEN_READWRITE).exec("PRAGMA wal_checkpoint(TRUNCATE)"); }
+  const std::string base_bytes = file_bytes(baseline_), cand_bytes = file_bytes(candidate);
+  const Comparison comparison = compare(candidate);
+  for (Format format : {Format::text, Format::markdown, Format::json}) render(comparison, format);
+  EXPECT_EQ(file_bytes(baseline_), base_bytes);
+  EXPECT_EQ(file_bytes(candidate), cand_bytes);
+}
+
+TEST_F(Compare, ParsesRunArguments) {
+  EXPECT_EQ(parse_run_argument("a.db", "BASELINE").path, "a.db");
+  EXPECT_FALSE(parse_run_argument("a.db", "BASELINE").run_id);
+  EXPECT_EQ(*parse_run_argument("a.db:3", "BASELINE").run_id, 3);
+  EXPECT_EQ(parse_run_argument("dir:x/a.db:12", "BASELINE").path, "dir:x/a.db");
+  EXPECT_FALSE(parse_run_argument("a.db:latest", "BASELINE").run_id);
+  EXPECT_EQ(parse_run_argument(baseline_, "BASELINE").path, baseline_);
+  const std::string colon_file = scratch_.write("odd:name.db", "");
+  EXPECT_EQ(parse_run_argument(colon_file, "BASELINE").path, colon_file);  // an existing file is taken as it is
+  for (const std::string bad : {"a.db:", "a.db:x", "a.db:0", "a.db:-1", ":3", ""}) {
+    try {
+      parse_run_argument(bad, "CANDIDATE");
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const BadInputError& error) {
+      const std::string message = error.what();
+      EXPECT_EQ(message.rfind("CANDIDATE: ", 0), 0u) << message;
+      EXPECT_NE(message.find("DATABASE:RUN"), std::string::npos) << message;
+    }
+  }
+}
+
+TEST_F(Compare, TheJsonIsOneStableObject) {
+  const std::string candidate = copy("candidate.db");
+  scale_times(candidate, index_of("sdpa_flash", 2048), 1.3);
+  const nlohmann::ordered_json json = nlohmann::ordered_json::parse(render(compare(candidate), Format::json));
+  std::vector<std::string> keys;
+  for (const auto& item : json.items()) keys.push_back(item.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"format", "headline", "has_regression", "summary", "baseline", "candidate",
+                                            "settings", "warnings", "environment", "cases", "only_in_baseline",
+                                            "only_in_candidate"}));
+  EXPECT_EQ(json["format"], "attnsweep-compare/1");
+  EXPECT_EQ(json["has_regression"], true);
+  EXPECT_EQ(json["summary"]["regressions"], 1);
+  EXPECT_EQ(json["summary"]["time_verdicts"]["SLOWER"], 1);
+  EXPECT_EQ(json["summary"]["time_verdicts"]["SAME"], 9);
+  EXPECT_EQ(json["cases"].size(), synthetic_cases().size());
+  const auto& slow = json["cases"][index_of("sdpa_flash", 2048)];
+  EXPECT_EQ(slow["key"]["label"], label_of(index_of("sdpa_flash", 2048)));
+  EXPECT_EQ(slow["time"]["verdict"], "SLOWER");
+  EXPECT_EQ(slow["findings"][0]["severity"], "regression");
+  EXPECT_NEAR(slow["time"]["ratio"].get<double>(), 1.3, 1e-9);
+}
+
+TEST_F(Compare, TheMarkdownFitsAPullRequestComment) {
+  const std::string candidate = copy("candidate.db");
+  scale_times(candidate, index_of("sdpa_flash", 2048), 1.3);
+  plant(candidate, "UPDATE runs SET git_sha = 'f00dfeedbeef'");
+  const std::string markdown = render(compare(candidate), Format::markdown);
+  EXPECT_EQ(markdown.rfind("### attnsweep compare: 1 regression, 0 improvements, 9 same\n", 0), 0u) << markdown;
+  EXPECT_NE(markdown.find("| fact | baseline | candidate |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| git_sha | "), std::string::npos) << markdown;
+  EXPECT_LT(markdown.find("**Environment**"), markdown.find("**Findings**"));
+  EXPECT_NE(markdown.find("| sdpa_flash 8x16x2048x64 bf16 causal cuda | time | time |"), std::string::npos) << markdown;
+  EXPECT_EQ(markdown.find("sdpa_flash 8x16x1024x64"), std::string::npos) << "a SAME case is in the findings";
+  EXPECT_NE(markdown.find("<details><summary>Counts per verdict</summary>"), std::string::npos);
+  EXPECT_NE(markdown.find("| time SAME | 9 |"), std::string::npos) << markdown;
+}
+
+}  // namespace
+}  // namespace attnsweep::compare
