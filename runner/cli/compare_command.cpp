@@ -2,9 +2,6 @@
 // (runner/compare, docs/compare.md), printed as text, markdown or JSON. Exit 0
 // when nothing regressed, 1 on a regression, 2 on bad input; both databases
 // are only read.
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
 #include <iostream>
 #include <string>
 
@@ -13,6 +10,7 @@
 #include "runner/common/errors.hpp"
 #include "runner/compare/compare_runs.hpp"
 #include "runner/compare/comparison_report.hpp"
+#include "runner/compare/threshold.hpp"
 #include "storage/run_reader.hpp"
 
 namespace attnsweep::cli {
@@ -21,19 +19,6 @@ namespace {
 // A regression was found: the code a CI job fails on (1, like a failed run:
 // both mean "do not ship this"; a report on stdout tells them apart).
 constexpr int kExitRegression = 1;
-
-// --threshold PCT as a share: a plain number, > 0 and < 100.
-double threshold_share(const std::string& text) {
-  const std::string allowed = "; allowed: a number of percent > 0 and < 100, e.g. 5 (the default)";
-  char* end = nullptr;
-  errno = 0;
-  const double value = text.empty() ? NAN : std::strtod(text.c_str(), &end);
-  if (text.empty() || errno != 0 || end != text.c_str() + text.size() || !std::isfinite(value) || value <= 0 ||
-      value >= 100) {
-    throw BadInputError("--threshold: invalid value '" + text + "'" + allowed);
-  }
-  return value / 100;
-}
 
 // The database of an argument, opened read-only; its errors name the argument.
 storage::RunReader open_reader(const compare::RunArgument& argument, const std::string& name) {
@@ -56,7 +41,7 @@ int compare_command(const CompareOptions& options) {
   return guarded("error: compare: ", [&] {
     const compare::Format format = compare::parse_format(options.format);
     compare::CompareSettings settings;
-    settings.threshold = threshold_share(options.threshold);
+    settings.threshold = compare::parse_threshold_percent(options.threshold);
     const compare::RunArgument baseline = compare::parse_run_argument(options.baseline, "BASELINE");
     const compare::RunArgument candidate = compare::parse_run_argument(options.candidate, "CANDIDATE");
     const storage::RunReader baseline_reader = open_reader(baseline, "BASELINE");

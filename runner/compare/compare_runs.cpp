@@ -73,35 +73,36 @@ struct RunFact {
   bool breaks_timing = false;
 };
 
-#define ATTNSWEEP_RUN_FACT(member, ...) \
-  RunFact { #member, [](const RunRow& run) { return as_text(run.member); }, ##__VA_ARGS__ }
+// A member of RunRow by the name of its column, written once.
+#define ATTNSWEEP_RUN_FACT(member, breaks_timing) \
+  RunFact { #member, [](const RunRow& run) { return as_text(run.member); }, breaks_timing }
 
 // Every fact of a run that can explain a difference of results, in the order
 // they are reported: the machine and software first, then how it measured.
 const std::vector<RunFact>& run_facts() {
   static const std::vector<RunFact> facts = {
-      {"device", [](const RunRow& run) { return run.device.to_string(); }},
-      ATTNSWEEP_RUN_FACT(device_name),
-      ATTNSWEEP_RUN_FACT(driver_version),
-      ATTNSWEEP_RUN_FACT(cuda_version),
-      ATTNSWEEP_RUN_FACT(cudnn_version),
-      ATTNSWEEP_RUN_FACT(torch_version),
-      ATTNSWEEP_RUN_FACT(attnsweep_version),
-      ATTNSWEEP_RUN_FACT(git_sha),
-      ATTNSWEEP_RUN_FACT(container_image),
-      ATTNSWEEP_RUN_FACT(hostname),
+      {"device", [](const RunRow& run) { return run.device.to_string(); }, false},
+      ATTNSWEEP_RUN_FACT(device_name, false),
+      ATTNSWEEP_RUN_FACT(driver_version, false),
+      ATTNSWEEP_RUN_FACT(cuda_version, false),
+      ATTNSWEEP_RUN_FACT(cudnn_version, false),
+      ATTNSWEEP_RUN_FACT(torch_version, false),
+      ATTNSWEEP_RUN_FACT(attnsweep_version, false),
+      ATTNSWEEP_RUN_FACT(git_sha, false),
+      ATTNSWEEP_RUN_FACT(container_image, false),
+      ATTNSWEEP_RUN_FACT(hostname, false),
       ATTNSWEEP_RUN_FACT(timing_protocol, true),
       ATTNSWEEP_RUN_FACT(measure_regime, true),
-      ATTNSWEEP_RUN_FACT(flop_convention),
-      ATTNSWEEP_RUN_FACT(config_sha256),
-      ATTNSWEEP_RUN_FACT(power_limit_w),
-      ATTNSWEEP_RUN_FACT(sm_clock_start_mhz),
-      ATTNSWEEP_RUN_FACT(mem_clock_start_mhz),
-      ATTNSWEEP_RUN_FACT(temperature_start_c),
-      {"seed", [](const RunRow& run) { return std::to_string(run.seed); }},
-      {"isolate", [](const RunRow& run) { return std::string(run.isolate ? "1" : "0"); }},
-      {"case_order", [](const RunRow& run) { return std::string(to_string(run.case_order)); }},
-      ATTNSWEEP_RUN_FACT(gpus),
+      ATTNSWEEP_RUN_FACT(flop_convention, false),
+      ATTNSWEEP_RUN_FACT(config_sha256, false),
+      ATTNSWEEP_RUN_FACT(power_limit_w, false),
+      ATTNSWEEP_RUN_FACT(sm_clock_start_mhz, false),
+      ATTNSWEEP_RUN_FACT(mem_clock_start_mhz, false),
+      ATTNSWEEP_RUN_FACT(temperature_start_c, false),
+      {"seed", [](const RunRow& run) { return std::to_string(run.seed); }, false},
+      {"isolate", [](const RunRow& run) { return std::string(run.isolate ? "1" : "0"); }, false},
+      {"case_order", [](const RunRow& run) { return std::string(to_string(run.case_order)); }, false},
+      ATTNSWEEP_RUN_FACT(gpus, false),
   };
   return facts;
 }
@@ -372,10 +373,12 @@ ComparedRun compared_run(const storage::RunReader& reader, std::int64_t run_id) 
 }
 
 std::string runs_listed(const storage::RunReader& reader) {
+  // The newest 20: a long-lived database may hold hundreds of runs.
+  constexpr std::size_t kListed = 20;
   std::vector<std::string> ids;
   for (const RunRow& run : reader.runs()) ids.push_back(std::to_string(run.run_id));
-  if (ids.size() > 20) ids.erase(ids.begin(), ids.end() - 20), ids.insert(ids.begin(), "...");
-  return text::join(ids, ", ");
+  if (ids.size() <= kListed) return text::join(ids, ", ");
+  return "..., " + text::join(std::vector<std::string>(ids.end() - kListed, ids.end()), ", ");
 }
 
 void add_run_warnings(const char* side, const ComparedRun& compared, std::size_t stored, std::vector<std::string>& warnings) {

@@ -33,13 +33,13 @@ std::string run_line(const ComparedRun& compared) {
 std::string shown(const std::string& value) { return value.empty() ? "-" : value; }
 
 // The label of a finding's result: what it counts as.
-std::string result_label(const Finding& finding) {
+std::string result_label(const Finding& finding, const CaseComparison& of_case) {
   switch (finding.severity) {
     case Severity::regression: return "REGRESSION";
     case Severity::improvement: return "IMPROVEMENT";
     case Severity::info: break;
   }
-  return finding.check == Check::time && finding.detail.find(": not counted") != std::string::npos ? "MARKED" : "note";
+  return finding.check == Check::time && of_case.time.marked() ? "MARKED" : "note";
 }
 
 Table environment_table(const Comparison& comparison) {
@@ -62,7 +62,7 @@ Table findings_table(const Comparison& comparison, std::size_t limit) {
       if (limit > 0 && table.rows.size() >= limit) return table;
       table.add_row({Cell::text(c.key.label()), Cell::text(to_string(finding.check)), Cell::text(finding.field),
                      Cell::text(shown(finding.baseline)), Cell::text(shown(finding.candidate)),
-                     Cell::text(result_label(finding)), Cell::text(finding.detail)});
+                     Cell::text(result_label(finding, c)), Cell::text(finding.detail)});
     }
   }
   return table;

@@ -1,0 +1,23 @@
+#include "runner/compare/threshold.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "runner/common/errors.hpp"
+
+namespace attnsweep::compare {
+
+double parse_threshold_percent(const std::string& text) {
+  const std::string allowed = "; allowed: a number of percent > 0 and < 100, e.g. 5 (the default)";
+  char* end = nullptr;
+  errno = 0;
+  const double value = text.empty() ? NAN : std::strtod(text.c_str(), &end);
+  if (text.empty() || errno != 0 || end != text.c_str() + text.size() || !std::isfinite(value) || value <= 0 ||
+      value >= 100) {
+    throw BadInputError("--threshold: invalid value '" + text + "'" + allowed);
+  }
+  return value / 100;
+}
+
+}  // namespace attnsweep::compare
