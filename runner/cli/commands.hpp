@@ -38,6 +38,18 @@ int variants_command(const std::string& device);
 // `attnsweep env [--device D]`: the environment fingerprint as JSON.
 int env_command(const std::string& device);
 
+// `attnsweep nightly CONFIG --history DIR | --baseline DB[:RUN]` (docs/reproducibility.md).
+struct NightlyOptions {
+  std::string config_path;
+  std::string history_dir;
+  std::string baseline;
+  std::string db_path;       // empty: nightly-<UTC stamp>.db in the current folder
+  std::string summary_path;  // empty: the database's path with .md
+  std::string device;
+  std::string threshold = "5";
+};
+int nightly_command(const NightlyOptions& options);
+
 struct QueryOptions {
   std::string db_path;
   std::string sql;

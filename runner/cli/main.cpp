@@ -252,6 +252,32 @@ int main(int argc, char** argv) {
       "variables that change results (TORCH_CUDNN_*, CUDA_VISIBLE_DEVICES, NVIDIA_TF32_OVERRIDE,\n"
       "CUBLAS_WORKSPACE_CONFIG, ...; docs/schema.md). GPU facts are null on the CPU. Exit 0, or 2 for an\n"
       "unknown or absent --device.");
+  cli::NightlyOptions nightly;
+  auto* nightly_command = app.add_subcommand(
+      "nightly", "Run a pinned sweep, compare it with the previous night or a pinned baseline, write the database "
+                 "and a markdown summary; exit 1 on a regression");
+  nightly_command->add_option("config", nightly.config_path, "the nightly sweep config (configs/nightly.yaml)")
+      ->required();
+  auto* history = nightly_command->add_option(
+      "--history", nightly.history_dir,
+      "DIR of previous nights: compare with the newest finished nightly-*.db there, then copy tonight's database "
+      "and summary in (a bucket mount is fine: SQLite never runs there)");
+  auto* baseline = nightly_command->add_option("--baseline", nightly.baseline,
+                                               "DATABASE[:RUN]: compare with this pinned run instead");
+  history->excludes(baseline);
+  nightly_command->add_option("--db", nightly.db_path,
+                              "the night's database on local disk (default: nightly-<UTC stamp>.db here)");
+  nightly_command->add_option("--summary", nightly.summary_path,
+                              "where the markdown summary goes (default: the database's path with .md)");
+  nightly_command->add_option("--device", nightly.device, "auto, cpu, cuda or cuda:N (default: the config's)");
+  nightly_command->add_option("--threshold", nightly.threshold,
+                              "PCT: a median that moved less than this is SAME (as in compare)")
+      ->capture_default_str();
+  nightly_command->footer(
+      "The summary (attnsweep compare's markdown, headed by tonight's and the baseline's runs) is printed and\n"
+      "written to --summary; with --history the database and summary are also copied there as\n"
+      "nightly-<stamp>.db and .md. A first night (no finished nightly-*.db in DIR) compares nothing.\n"
+      "Exit codes: 0 no regression; 1 a regression, or the sweep did not finish; 2 bad input (nothing ran).");
   std::string variants_device;
   auto* variants_command = app.add_subcommand("variants", "List the attention variants and where they run");
   variants_command->add_option("--device", variants_device, "auto (default), cpu, cuda or cuda:N");
@@ -278,5 +304,6 @@ int main(int argc, char** argv) {
   if (*plan_command) return cli::plan_command(plan);
   if (*variants_command) return cli::variants_command(variants_device);
   if (*env_command) return cli::env_command(env_device);
+  if (*nightly_command) return cli::nightly_command(nightly);
   return kExitBadInput;
 }

@@ -6,6 +6,7 @@
 #include <c10/util/Exception.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -33,15 +34,27 @@ using Clock = std::chrono::steady_clock;
 
 bool contains(const std::string& text, const char* fragment) { return text.find(fragment) != std::string::npos; }
 
-// A test-only knob: ATTNSWEEP_TEST_SLOWDOWN=<variant>[,<variant>...] makes each
-// timed and profiled forward of those variants run twice (twice the kernels,
-// about twice the time), so that the nightly proof can plant a real regression
-// (docs/reproducibility.md). Stored with the run among runs.env_vars.
-bool slowed_down_for_tests(const std::string& variant) {
+// A test-only knob: ATTNSWEEP_TEST_SLOWDOWN=<variant>[:<times>][,...] makes each
+// warm-up, timed and profiled forward of those variants run <times> times
+// (default 2: twice the kernels, about twice the time), so that the nightly
+// proof can plant a real regression (docs/reproducibility.md). It is stored
+// with the run among runs.env_vars. Returns 1 for every other variant.
+int forwards_per_call_for_tests(const std::string& variant) {
   const char* value = std::getenv("ATTNSWEEP_TEST_SLOWDOWN");
-  if (!value) return false;
-  const std::string list = std::string(",") + value + ",";
-  return list.find("," + variant + ",") != std::string::npos;
+  if (!value) return 1;
+  std::string list = value;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t end = std::min(list.find(',', start), list.size());
+    const std::string item = list.substr(start, end - start);
+    const std::size_t colon = item.find(':');
+    if (item.substr(0, colon) == variant) {
+      const int times = colon == std::string::npos ? 2 : std::atoi(item.c_str() + colon + 1);
+      return std::max(times, 1);
+    }
+    start = end + 1;
+  }
+  return 1;
 }
 
 // Adds the wall time since the previous call to one phase (phases run one after another).
@@ -135,10 +148,9 @@ struct CaseRunner::Impl {
     clock.end(result.phases.accuracy);
 
     at::Tensor output;
-    const bool twice = slowed_down_for_tests(c.variant);
+    const int forwards_per_call = forwards_per_call_for_tests(c.variant);
     const std::function<void()> forward = [&] {
-      output = variant.forward(inputs);
-      if (twice) output = variant.forward(inputs);
+      for (int i = 0; i < forwards_per_call; ++i) output = variant.forward(inputs);
     };
     for (int i = 0; i < settings.warmup; ++i) {
       if (interrupt_requested()) throw Interrupted{};

@@ -1,0 +1,49 @@
+#pragma once
+// `attnsweep nightly`: run a pinned sweep, compare it with the previous night
+// (the newest finished nightly-*.db in a history folder) or a pinned baseline,
+// and write the database and a markdown summary (docs/reproducibility.md).
+// A history folder may be a bucket mount (no file locking, uploads on close):
+// SQLite never runs on it. The night runs in a local database, earlier nights
+// are copied out before they are read, and the finished files are copied in.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "runner/common/identities.hpp"
+#include "runner/compare/compare_runs.hpp"
+
+namespace attnsweep::execute {
+
+struct NightlyRequest {
+  std::string config_path;
+  std::string history_dir;  // previous nights, and where this one is copied; or
+  std::string baseline;     // DATABASE[:RUN], a pinned baseline (exactly one of the two)
+  std::string db_path;      // the night's local database; empty: nightly-<stamp>.db here
+  std::string summary_path; // empty: the database's path with .md
+  std::optional<Device> device;
+  compare::CompareSettings settings;
+};
+
+struct NightlyOutcome {
+  std::string stamp;         // UTC, 20261201T031500Z: names the night's files
+  std::string db_path, summary_path;
+  std::int64_t run_id = 0;
+  RunStatus status = RunStatus::done;
+  std::string baseline;      // "FILE run N", or empty on a first night
+  bool regression = false;
+  std::string summary;       // the markdown, as written
+  std::string history_db, history_summary;  // the copies in the history folder; empty without one
+};
+
+// Throws BadInputError for bad input before anything runs (both or neither of
+// history and baseline, a history path that is not a folder, a baseline that
+// is not an attnsweep database or lacks the run), and what run_sweep throws.
+NightlyOutcome run_nightly(const NightlyRequest& request);
+
+// The newest nightly-*.db of `history_dir` (by name, which is its UTC stamp)
+// whose latest run is done, copied into `scratch_dir`; empty when there is none.
+// Files that cannot be read are skipped with a warning in `skipped`.
+std::optional<std::string> previous_night(const std::string& history_dir, const std::string& scratch_dir,
+                                          std::string& skipped);
+
+}  // namespace attnsweep::execute
