@@ -254,5 +254,37 @@ TEST(GpuProtocol, ClocksBlockingGraphReplaysAndLaunchMetadataAreRecorded) {
   }
 }
 
+// Schema 7 on the GPU: every sample carries NVML's clock event reasons, the case
+// its cap shares; the burst regime cools down before samples (the H200 case of
+// ../shared/DEVICE.md is the one that reaches the power cap; here the study's
+// shape, which does not, so the cool-downs are short and the shares 0).
+TEST(GpuProtocol, ClockReasonsPerSampleAndTheBurstRegimesCoolDown) {
+  SKIP_WITHOUT_CUDA();
+  for (const MeasureRegime regime : {MeasureRegime::sustained, MeasureRegime::burst}) {
+    MeasureSettings settings = quick_settings();
+    settings.regime = regime;
+    settings.cuda_graph = false;
+    CaseRunner runner(Device::cuda(0), settings, 0);
+    const CaseResult r = runner.run(study_case("sdpa_cudnn"));
+    ASSERT_EQ(r.status, CaseStatus::ok) << r.error_message;
+    for (const auto& s : r.samples) ASSERT_TRUE(s.clock_event_reasons.has_value()) << "NVML gave no reasons";
+    ASSERT_TRUE(r.power_cap_share.has_value());
+    ASSERT_TRUE(r.thermal_cap_share.has_value());
+    EXPECT_GE(*r.power_cap_share, 0);
+    EXPECT_LE(*r.power_cap_share, 1);
+    if (regime == MeasureRegime::sustained) {
+      EXPECT_EQ(r.cooldown_seconds, 0);
+    } else {
+      // Bounded: at most burst_cooldown_max_ms per sample.
+      EXPECT_LE(r.cooldown_seconds, r.samples.size() * settings.burst_cooldown_max_ms / 1000.0 + 0.05);
+    }
+    std::printf("%-9s median %.1f us, %zu samples, power-capped %.2f, thermal %.2f, cool-down %.3f s, reasons of "
+                "the first sample 0x%llx\n",
+                to_string(regime), r.gpu_time_us->median, r.samples.size(), *r.power_cap_share,
+                *r.thermal_cap_share, r.cooldown_seconds,
+                static_cast<unsigned long long>(r.samples.front().clock_event_reasons.value_or(0)));
+  }
+}
+
 }  // namespace
 }  // namespace attnsweep
