@@ -7,7 +7,8 @@
 # files in .devdeps/ (see docs/development.md) and are unpacked under
 # $DEVDEPS (default /opt/devdeps), never into /.
 #
-#   container/build.sh [--test]      BUILD_DIR (default build), PYTHON (python3)
+#   container/build.sh [--test]      BUILD_DIR (default build), PYTHON (python3),
+#                                    BUILD_TARGET (one target, e.g. attnsweep; default all)
 set -euo pipefail
 
 SOURCE="$(cd "$(dirname "$0")/.." && pwd)"
@@ -30,7 +31,7 @@ if [ ! -f /usr/include/sqlite3.h ] || [ ! -d /usr/lib/x86_64-linux-gnu/cmake/SQL
 fi
 
 cmake -S "$SOURCE" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$prefix" "${extra[@]}"
-cmake --build "$BUILD" -j "$(nproc)"
+cmake --build "$BUILD" -j "$(nproc)" ${BUILD_TARGET:+--target "$BUILD_TARGET"}
 if [ "${1:-}" = "--test" ]; then
   # GPU tests share one device: run the test programs one at a time.
   (cd "$BUILD" && ctest --output-on-failure -j 1 ${CTEST_REGEX:+-R "$CTEST_REGEX"})

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# The nightly proof on the GPU machine (docs/reproducibility.md), in two calls
-# that fit the 10-minute limit of one:
+# The nightly proof on the GPU machine (docs/reproducibility.md), in calls that
+# fit the 10-minute limit of one:
 #   PHASE=A: build, the GPU tests, `attnsweep env`, burst against sustained on the
 #            power-capped cuDNN case, the study sweep cross-checked against
-#            PyTorch's own profiler and CUDA events, and night 1 of configs/nightly.yaml.
-#            The built binary comes back in $OUT/bin.tar for phase B.
-#   PHASE=B: nights 2 and 3 (each compared with the night before by `attnsweep
-#            nightly --history`), night 1 against night 3 with `compare`, and a
-#            night with a planted slowdown (ATTNSWEEP_TEST_SLOWDOWN=sdpa_flash)
-#            against night 3, which must exit 1. Needs the history and binary of A
-#            (carried as .devnightly/).
+#            PyTorch's own profiler and CUDA events, and one night.
+#   PHASE=B: build attnsweep, then three nights back to back with --history (each
+#            compared with the night before) and `compare` of night 1 against
+#            night 3; night 3's database comes back as $OUT/night3.db.gz.
+#   PHASE=C: build attnsweep, then a night with a planted slowdown
+#            (ATTNSWEEP_TEST_SLOWDOWN=sdpa_flash) against night 3 (carried as
+#            .devnightly/night3.db), which must exit 1.
 #   device: run(command="PHASE=A bash scripts/device_nightly.sh", carry=[".devdeps"])
-#           run(command="PHASE=B bash scripts/device_nightly.sh", carry=[".devdeps", ".devnightly"])
+#           run(command="PHASE=B bash scripts/device_nightly.sh", carry=[".devdeps"])
+#           run(command="PHASE=C bash scripts/device_nightly.sh", carry=[".devdeps", ".devnightly"])
 set -uo pipefail
 OUT="${OUT:-$PWD/device-out}"
 mkdir -p "$OUT"
@@ -70,25 +71,29 @@ PY
   echo "== night 1"
   night night1 --history "$HIST"
   ls -la "$HIST"
-  mkdir -p /tmp/carry/.devnightly && cp "$HIST"/* /tmp/carry/.devnightly/ && cp build/attnsweep /tmp/carry/.devnightly/attnsweep
-  tar -C /tmp/carry -cf "$OUT/devnightly.tar" .devnightly
   tar -C /tmp/work -czf "$OUT/work.tgz" --exclude='*.db-wal' --exclude='*.db-shm' .
   exit $status
 fi
 
-# Phase B: the binary and the history of phase A.
-BIN=.devnightly/attnsweep
-cp .devnightly/nightly-*.db .devnightly/nightly-*.md "$HIST"/ 2>/dev/null
-ls "$HIST"
+# Phases B and C: the binary alone.
 echo "== machine"; nvidia-smi --query-gpu=name,driver_version,power.limit,temperature.gpu,clocks.sm --format=csv
-night night2 --history "$HIST"
-night night3 --history "$HIST"
-echo "== compare: night 1 against night 3 (two nights apart)"
-first=$(ls "$HIST"/nightly-*.db | head -1)
-last=$(ls "$HIST"/nightly-*.db | tail -1)
-cp "$first" /tmp/work/first.db; cp "$last" /tmp/work/last.db
-$BIN compare /tmp/work/first.db /tmp/work/last.db --format markdown > /tmp/work/compare13.md; echo "compare exit $?"
-head -40 /tmp/work/compare13.md
-echo "== planted slowdown: ATTNSWEEP_TEST_SLOWDOWN=sdpa_flash, against the last night"
-ATTNSWEEP_TEST_SLOWDOWN=sdpa_flash night slowdown --baseline /tmp/work/last.db
-tar -C /tmp/work -czf "$OUT/work.tgz" --exclude='*.db-wal' --exclude='*.db-shm' .
+start=$(date +%s)
+BUILD_TARGET=attnsweep container/build.sh > /tmp/work/build.log 2>&1 || { tail -30 /tmp/work/build.log; exit 1; }
+echo "build exit 0 in $(( $(date +%s) - start )) s"
+BIN=build/attnsweep
+if [ "$PHASE" = B ]; then
+  night night1 --history "$HIST"
+  night night2 --history "$HIST"
+  night night3 --history "$HIST"
+  ls -la "$HIST"
+  echo "== compare: night 1 against night 3 (two nights apart)"
+  $BIN compare /tmp/work/night1.db /tmp/work/night3.db --format markdown > /tmp/work/compare13.md; echo "compare exit $?"
+  head -40 /tmp/work/compare13.md
+  $BIN compare /tmp/work/night1.db /tmp/work/night3.db --format json > /tmp/work/compare13.json
+  backup /tmp/work/night3.db /tmp/work/night3-whole.db && gzip -c /tmp/work/night3-whole.db > "$OUT/night3.db.gz"
+else
+  cp .devnightly/night3.db /tmp/work/night3.db
+  echo "== planted slowdown: ATTNSWEEP_TEST_SLOWDOWN=sdpa_flash, against night 3"
+  ATTNSWEEP_TEST_SLOWDOWN=sdpa_flash night slowdown --baseline /tmp/work/night3.db
+fi
+tar -C /tmp/work -czf "$OUT/work.tgz" --exclude='*.db-wal' --exclude='*.db-shm' --exclude='night3-whole.db' .
