@@ -5,8 +5,9 @@
 #            power-capped cuDNN case, the study sweep cross-checked against
 #            PyTorch's own profiler and CUDA events, and one night.
 #   PHASE=B: build attnsweep, then three nights back to back with --history (each
-#            compared with the night before) and `compare` of night 1 against
-#            night 3; night 3's database comes back as $OUT/night3.db.gz.
+#            compared with the night before), `compare` of night 1 against night 3,
+#            and (unless WITH_SLOWDOWN=0) the planted slowdown of phase C against
+#            night 3: about 8 minutes.
 #   PHASE=C: build attnsweep, then a night with a planted slowdown
 #            (ATTNSWEEP_TEST_SLOWDOWN=sdpa_flash) against night 3 (carried as
 #            .devnightly/night3.db), which must exit 1.
@@ -82,15 +83,17 @@ BUILD_TARGET=attnsweep container/build.sh > /tmp/work/build.log 2>&1 || { tail -
 echo "build exit 0 in $(( $(date +%s) - start )) s"
 BIN=build/attnsweep
 if [ "$PHASE" = B ]; then
-  night night1 --history "$HIST"
-  night night2 --history "$HIST"
-  night night3 --history "$HIST"
+  # Each summary goes to $OUT as soon as it exists: a call stopped at its limit keeps them.
+  for n in 1 2 3; do night night$n --history "$HIST"; cp /tmp/work/night$n.md "$OUT/"; done
   ls -la "$HIST"
   echo "== compare: night 1 against night 3 (two nights apart)"
-  $BIN compare /tmp/work/night1.db /tmp/work/night3.db --format markdown > /tmp/work/compare13.md; echo "compare exit $?"
-  head -40 /tmp/work/compare13.md
-  $BIN compare /tmp/work/night1.db /tmp/work/night3.db --format json > /tmp/work/compare13.json
-  backup /tmp/work/night3.db /tmp/work/night3-whole.db && gzip -c /tmp/work/night3-whole.db > "$OUT/night3.db.gz"
+  $BIN compare /tmp/work/night1.db /tmp/work/night3.db --format markdown > "$OUT/compare13.md"; echo "compare exit $?"
+  head -40 "$OUT/compare13.md"
+  if [ "${WITH_SLOWDOWN:-1}" = 1 ]; then
+    echo "== planted slowdown: ATTNSWEEP_TEST_SLOWDOWN=sdpa_flash, against night 3"
+    ATTNSWEEP_TEST_SLOWDOWN=sdpa_flash night slowdown --baseline /tmp/work/night3.db
+    cp /tmp/work/slowdown.md "$OUT/"
+  fi
 else
   cp .devnightly/night3.db /tmp/work/night3.db
   echo "== planted slowdown: ATTNSWEEP_TEST_SLOWDOWN=sdpa_flash, against night 3"

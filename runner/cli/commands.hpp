@@ -47,6 +47,7 @@ struct NightlyOptions {
   std::string summary_path;  // empty: the database's path with .md
   std::string device;
   std::string threshold = "5";
+  std::string min_change_us = "2";
 };
 int nightly_command(const NightlyOptions& options);
 
@@ -71,6 +72,7 @@ struct CompareOptions {
   std::string candidate;         // DATABASE[:RUN]
   std::string format = "text";   // text, markdown or json
   std::string threshold = "5";   // percent, > 0 and < 100
+  std::string min_change_us = "2";  // microseconds, >= 0
 };
 int compare_command(const CompareOptions& options);
 

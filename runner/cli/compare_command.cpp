@@ -42,6 +42,7 @@ int compare_command(const CompareOptions& options) {
     const compare::Format format = compare::parse_format(options.format);
     compare::CompareSettings settings;
     settings.threshold = compare::parse_threshold_percent(options.threshold);
+    settings.min_change_us = compare::parse_min_change_us(options.min_change_us);
     const compare::RunArgument baseline = compare::parse_run_argument(options.baseline, "BASELINE");
     const compare::RunArgument candidate = compare::parse_run_argument(options.candidate, "CANDIDATE");
     const storage::RunReader baseline_reader = open_reader(baseline, "BASELINE");

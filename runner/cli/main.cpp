@@ -170,6 +170,9 @@ int main(int argc, char** argv) {
   compare_command->add_option("--threshold", compare.threshold, "PCT: a median time that moved less than this is "
                                                                 "SAME (a number > 0 and < 100)")
       ->capture_default_str();
+  compare_command->add_option("--min-change-us", compare.min_change_us,
+                              "US: a median time that moved less than this many microseconds is SAME too (>= 0)")
+      ->capture_default_str();
   compare_command->footer(
       "Cases match by variant, shape, dtype, causal and device kind (cpu, cuda). Regressions:\n"
       "  counts   kernels, memcpy or memset launches per forward changed (exact)\n"
@@ -178,13 +181,14 @@ int main(int argc, char** argv) {
       "  numerics rel_error beyond the dtype's tolerance (bf16 1.6e-2, fp16 2e-3, fp32 1e-4) and within it\n"
       "           before, or more than 2x worse when it was beyond before\n"
       "  time     SLOWER. Verdicts on the kept eager samples: SAME when the median moved less than\n"
-      "           --threshold; else SLOWER or FASTER when a two-sided Mann-Whitney U test gives p < 0.001;\n"
-      "           else AMBIGUOUS (also under 5 kept samples on either side). A FASTER or SLOWER case whose\n"
+      "           --threshold or --min-change-us; else SLOWER or FASTER when a two-sided Mann-Whitney U test\n"
+      "           gives p < 0.001 and the 10th percentile moved beyond --threshold the same way (the whole\n"
+      "           distribution shifted); else AMBIGUOUS (also under 5 kept samples on either side). A FASTER or SLOWER case whose\n"
       "           power- or thermal-cap share differs by more than 0.2 between the runs is MARKED, not counted.\n"
       "Environment differences (driver, torch, git SHA, env_vars, ...) are listed first and never fail by\n"
       "themselves; cases in one run only are listed. Both databases are only read.\n"
       "Exit codes: 0 no regression, 1 a regression, 2 bad input (missing file, not an attnsweep database,\n"
-      "no such run, bad --format or --threshold). Docs: docs/compare.md");
+      "no such run, bad --format, --threshold or --min-change-us). Docs: docs/compare.md");
 
   cli::LaunchOptions launch;
   auto* launch_command = app.add_subcommand(
@@ -272,6 +276,9 @@ int main(int argc, char** argv) {
   nightly_command->add_option("--device", nightly.device, "auto, cpu, cuda or cuda:N (default: the config's)");
   nightly_command->add_option("--threshold", nightly.threshold,
                               "PCT: a median that moved less than this is SAME (as in compare)")
+      ->capture_default_str();
+  nightly_command->add_option("--min-change-us", nightly.min_change_us,
+                              "US: a median that moved less than this is SAME too (as in compare)")
       ->capture_default_str();
   nightly_command->footer(
       "The summary (attnsweep compare's markdown, headed by tonight's and the baseline's runs) is printed and\n"

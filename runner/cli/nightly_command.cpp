@@ -19,6 +19,7 @@ int nightly_command(const NightlyOptions& options) {
     request.summary_path = options.summary_path;
     if (!options.device.empty()) request.device = Device::parse(options.device);
     request.settings.threshold = compare::parse_threshold_percent(options.threshold);
+    request.settings.min_change_us = compare::parse_min_change_us(options.min_change_us);
     const execute::NightlyOutcome outcome = execute::run_nightly(request);
     std::cout << "\n" << outcome.summary << "\n";
     std::cout << "database: " << outcome.db_path << "\nsummary: " << outcome.summary_path << "\n";

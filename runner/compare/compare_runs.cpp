@@ -187,10 +187,12 @@ std::vector<double> kept_times(const storage::RunReader& reader, const CaseRow& 
   return kept_eager_times_us(reader.samples(row.case_id), row.device.kind());
 }
 
-double median_of(std::vector<double> values) {
+double quantile_of(std::vector<double> values, double fraction) {
   std::sort(values.begin(), values.end());
-  return percentile_sorted(values, 0.5);
+  return percentile_sorted(values, fraction);
 }
+
+double median_of(std::vector<double> values) { return quantile_of(std::move(values), 0.5); }
 
 std::string samples_text(const std::optional<double>& median, std::size_t count) {
   return (median ? text::fixed(*median, 1) + " us" : std::string("-")) + " (n=" + std::to_string(count) + ")";
@@ -238,7 +240,8 @@ TimeComparison compare_times(const storage::RunReader& baseline_reader, const Ca
     time.reason = "a median of zero";
     return time;
   }
-  if (std::fabs(*time.ratio - 1) < settings.threshold) {
+  if (std::fabs(*time.ratio - 1) < settings.threshold ||
+      std::fabs(*time.candidate_median_us - *time.baseline_median_us) < settings.min_change_us) {
     time.verdict = TimeVerdict::same;
     return time;
   }
@@ -246,6 +249,18 @@ TimeComparison compare_times(const storage::RunReader& baseline_reader, const Ca
     time.verdict = TimeVerdict::ambiguous;
     time.reason = signed_percent(*time.ratio) + " but not significant (" + p_text(test.p_value) + " >= " +
                   scientific(settings.alpha) + ")";
+    return time;
+  }
+  const double quantile_before = quantile_of(before, settings.shift_quantile);
+  if (quantile_before > 0) time.quantile_ratio = quantile_of(after, settings.shift_quantile) / quantile_before;
+  const bool quantile_moved = time.quantile_ratio && std::fabs(*time.quantile_ratio - 1) >= settings.threshold &&
+                              (*time.quantile_ratio > 1) == (*time.ratio > 1);
+  if (!quantile_moved) {
+    time.verdict = TimeVerdict::ambiguous;
+    const std::string q = "p" + std::to_string(static_cast<int>(std::lround(settings.shift_quantile * 100)));
+    time.reason = "the median moved " + signed_percent(*time.ratio) + " but " + q + " only " +
+                  (time.quantile_ratio ? signed_percent(*time.quantile_ratio) : std::string("-")) +
+                  ": the mix of fast and slow samples changed, not the whole distribution";
     return time;
   }
   time.verdict = *time.ratio > 1 ? TimeVerdict::slower : TimeVerdict::faster;

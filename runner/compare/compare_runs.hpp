@@ -35,6 +35,14 @@ struct CaseKey {
 struct CompareSettings {
   // A change of the median time under this share is SAME (--threshold 5 = 0.05).
   double threshold = 0.05;
+  // ...and so is one under this many microseconds (--min-change-us): between
+  // processes, kernels under 40 us moved by up to 1.3 us on the H200 with
+  // nothing changed (docs/compare.md, "Noise between runs").
+  double min_change_us = 2.0;
+  // FASTER or SLOWER also needs this quantile of the kept samples to move
+  // beyond the threshold in the same direction as the median: the whole
+  // distribution shifted, not only the mix of fast and slow samples.
+  double shift_quantile = 0.10;
   // Significance level of the two-sided Mann-Whitney U test for FASTER or SLOWER.
   double alpha = 0.001;
   // Fewer kept eager samples than this on either side: AMBIGUOUS.
@@ -63,6 +71,7 @@ struct TimeComparison {
   std::size_t baseline_samples = 0, candidate_samples = 0;
   std::optional<double> baseline_median_us, candidate_median_us;
   std::optional<double> ratio;    // candidate median / baseline median
+  std::optional<double> quantile_ratio;  // the same for CompareSettings::shift_quantile (p10)
   std::optional<double> p_value;  // two-sided Mann-Whitney U on the kept samples
   std::string reason;             // why AMBIGUOUS or NOT_TIMED, in words
   // Shares of kept eager samples under an NVML power cap or thermal slowdown (empty: unknown).

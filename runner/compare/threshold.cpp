@@ -20,4 +20,15 @@ double parse_threshold_percent(const std::string& text) {
   return value / 100;
 }
 
+double parse_min_change_us(const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const double value = text.empty() ? NAN : std::strtod(text.c_str(), &end);
+  if (text.empty() || errno != 0 || end != text.c_str() + text.size() || !std::isfinite(value) || value < 0) {
+    throw BadInputError("--min-change-us: invalid value '" + text +
+                        "'; allowed: microseconds, a number >= 0, e.g. 2 (the default)");
+  }
+  return value;
+}
+
 }  // namespace attnsweep::compare

@@ -8,4 +8,7 @@ namespace attnsweep::compare {
 // allowed) for anything but a plain number > 0 and < 100.
 double parse_threshold_percent(const std::string& text);
 
+// --min-change-us US: a plain number >= 0. Throws BadInputError otherwise.
+double parse_min_change_us(const std::string& text);
+
 }  // namespace attnsweep::compare
