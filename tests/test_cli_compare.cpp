@@ -125,7 +125,15 @@ TEST_F(CliCompare, TheThresholdDecidesWhatIsSame) {
   const Outcome loose = compare(baseline_ + " " + candidate + " --threshold 60", candidate);
   EXPECT_EQ(loose.exit_code, 0) << loose.output;
   EXPECT_NE(loose.output.find("4 same"), std::string::npos) << loose.output;
-  EXPECT_NE(loose.output.find("SAME under 60% change"), std::string::npos) << loose.output;
+  EXPECT_NE(loose.output.find("SAME under 60% or 2 us change"), std::string::npos) << loose.output;
+  // A floor of a second is more than any change here: SAME too.
+  const Outcome floor = compare(baseline_ + " " + candidate + " --min-change-us 1000000", candidate);
+  EXPECT_EQ(floor.exit_code, 0) << floor.output;
+  EXPECT_NE(floor.output.find("SAME under 5% or 1e+06 us change"), std::string::npos) << floor.output;
+  const Outcome bad = compare(baseline_ + " " + candidate + " --min-change-us -1", candidate);
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--min-change-us: invalid value '-1'; allowed: microseconds, a number >= 0"),
+            std::string::npos) << bad.output;
 }
 
 TEST_F(CliCompare, MarkdownLeadsWithTheHeadline) {

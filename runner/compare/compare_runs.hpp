@@ -36,7 +36,7 @@ struct CompareSettings {
   // A change of the median time under this share is SAME (--threshold 5 = 0.05).
   double threshold = 0.05;
   // ...and so is one under this many microseconds (--min-change-us): between
-  // processes, kernels under 40 us moved by up to 1.3 us on the H200 with
+  // processes, kernels under 30 us moved by up to 1.2 us on the H200 with
   // nothing changed (docs/compare.md, "Noise between runs").
   double min_change_us = 2.0;
   // FASTER or SLOWER also needs this quantile of the kept samples to move

@@ -107,8 +107,11 @@ Table counts_table(const Comparison& comparison) {
 
 std::string settings_line(const CompareSettings& settings) {
   std::ostringstream line;
-  line << "SAME under " << 100 * settings.threshold << "% change of the median; FASTER/SLOWER need a two-sided Mann-Whitney U p < " << settings.alpha
-       << "; AMBIGUOUS otherwise or under " << settings.min_kept_samples << " kept samples";
+  line << "SAME under " << 100 * settings.threshold << "% or " << settings.min_change_us
+       << " us change of the median; FASTER/SLOWER need a two-sided Mann-Whitney U p < " << settings.alpha << " and the p"
+       << std::lround(100 * settings.shift_quantile)
+       << " to move the same way beyond the threshold; AMBIGUOUS otherwise or under " << settings.min_kept_samples
+       << " kept samples";
   return line.str();
 }
 
