@@ -19,6 +19,7 @@
 #   ATTNSWEEP_SRC_DIR       where it is unpacked and built (default /opt/attnsweep)
 #   ATTNSWEEP_JOB_SKIP_INSTALL=1   no apt-get (the packages are there already)
 #   ATTNSWEEP_JOB_BUILD_DIR=DIR    no build: run DIR/attnsweep (an existing build)
+#   ATTNSWEEP_JOB_COMMAND=nightly  run `attnsweep nightly "$@"` instead (a scheduled night)
 set -euo pipefail
 
 ARCHIVE="${ATTNSWEEP_SRC_ARCHIVE:-/results/attnsweep-src.tar.gz}"
@@ -78,5 +79,8 @@ else
 fi
 [ -x "$BUILD/attnsweep" ] || die "no attnsweep in $BUILD"
 
-phase "run: attnsweep run $*"
-exec "$BUILD/attnsweep" run "$@"
+# ATTNSWEEP_JOB_COMMAND: the subcommand (run for a shard; nightly for a scheduled night).
+COMMAND="${ATTNSWEEP_JOB_COMMAND:-run}"
+case "$COMMAND" in run|nightly) ;; *) die "ATTNSWEEP_JOB_COMMAND must be run or nightly, not '$COMMAND'" ;; esac
+phase "run: attnsweep $COMMAND $*"
+exec "$BUILD/attnsweep" "$COMMAND" "$@"

@@ -7,6 +7,7 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -691,3 +692,138 @@ TEST_F(HfCollect, NothingPublishedYetAndAFailingHf) {
 }
 
 }  // namespace
+
+// ---- launch hf --schedule: a schedule of nightly runs -------------------------
+
+namespace {
+
+// Two CPU cases of about 0.3 ms each: a night takes a second or two.
+const char* const kNightly = R"(name: nightly
+device: cpu
+variants: [naive, sdpa_math]
+dtypes: [fp32]
+shapes: {batch: 1, heads: 4, seq_len: 256, head_dim: 32}
+measure: {warmup: 2, profiled_forwards: 1, min_samples: 40, max_samples: 40, cuda_graph: false}
+)";
+
+// What `hf jobs scheduled run` is given for the nightly in hf://buckets/acme/bench/nightly.
+Argv scheduled_argv(const std::string& schedule, const Argv& options) {
+  Argv argv = {"jobs", "scheduled", "run", schedule};
+  argv.insert(argv.end(), options.begin(), options.end());
+  const Argv rest = {"-v", "hf://buckets/acme/bench/nightly:/results", "-l", "attnsweep-nightly=nightly",
+                     "attnsweep/attnsweep:0.1.0", "attnsweep", "nightly", "/results/config.yaml", "--history",
+                     "/results", "--db", "/tmp/attnsweep-nightly.db", "--summary", "/tmp/attnsweep-nightly.md"};
+  argv.insert(argv.end(), rest.begin(), rest.end());
+  return argv;
+}
+
+}  // namespace
+
+TEST_F(HfLaunch, ADryRunScheduleIsTheExactCommandsAndStartsNothing) {
+  const std::string config = write("nightly.yaml", kNightly);
+  const std::string arguments = config + " --flavor h200 --results hf://buckets/acme/bench --schedule @daily --dry-run";
+  const Outcome outcome = launch(arguments);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_EQ(outcome.output,
+            "# schedule nightly: attnsweep nightly of 2 cases, @daily, on h200, --timeout 30m; nights "
+            "(nightly-<stamp>.db and .md) in hf://buckets/acme/bench/nightly\n"
+            "# each night: 2 cases, expected 3.0 min (0.4 s on one H200 by the cost model + 3.0 min job start)\n"
+            "hf buckets cp " + config + " hf://buckets/acme/bench/nightly/config.yaml\n"
+            "hf jobs scheduled run @daily --flavor h200 --timeout 30m -v hf://buckets/acme/bench/nightly:/results "
+            "-l attnsweep-nightly=nightly attnsweep/attnsweep:0.1.0 attnsweep nightly /results/config.yaml --history "
+            "/results --db /tmp/attnsweep-nightly.db --summary /tmp/attnsweep-nightly.md\n");
+  EXPECT_EQ(launch(arguments).output, outcome.output);  // stable
+  EXPECT_EQ(calls(), (std::vector<Argv>{kHardware, kHardware}));
+  EXPECT_TRUE(fs::is_empty(path("bucket")));
+}
+
+TEST_F(HfLaunch, AScheduleIsCreatedOnceAndSaysHowToSeeSuspendTriggerAndDeleteIt) {
+  const std::string config = write("nightly.yaml", kNightly);
+  const Outcome outcome = launch(config + " --flavor h200 --results hf://buckets/acme/bench --schedule '0 3 * * *' "
+                                 "--namespace acme-lab --token --timeout 1h", "HF_TOKEN=hf_secret_value ");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_EQ(calls(), (std::vector<Argv>{kHardware,
+                                        {"buckets", "cp", config, "hf://buckets/acme/bench/nightly/config.yaml"},
+                                        scheduled_argv("0 3 * * *", {"--flavor", "h200", "--timeout", "1h",
+                                                                     "--namespace", "acme-lab", "-s", "HF_TOKEN"})}));
+  const std::string id = "6a0000000000000000000001";
+  for (const std::string& line : std::vector<std::string>{"schedule " + id + " created: each run compares with the previous night in "
+                                     "hf://buckets/acme/bench/nightly, prints the summary in its log and fails on a regression\n",
+                                 "  see:      hf jobs scheduled inspect --namespace acme-lab " + id,
+                                 "  nights:   hf jobs ps -a --namespace acme-lab --label attnsweep-nightly=nightly",
+                                 "  run now:  hf jobs scheduled trigger --namespace acme-lab " + id + "\n",
+                                 "  pause:    hf jobs scheduled suspend --namespace acme-lab " + id,
+                                 "(again: hf jobs scheduled resume --namespace acme-lab " + id + ")\n",
+                                 "  remove:   hf jobs scheduled delete --namespace acme-lab " + id + "\n"}) {
+    EXPECT_NE(outcome.output.find(line), std::string::npos) << line << "\n---\n" << outcome.output;
+  }
+  EXPECT_EQ(outcome.output.find("hf_secret_value"), std::string::npos);
+  EXPECT_EQ(log_text().find("hf_secret_value"), std::string::npos);
+  // A failed submission is tried once more, as for jobs.
+  const Outcome retried = launch(config + " --flavor h200 --results hf://buckets/acme/other --schedule @weekly",
+                                 "FAKE_HF_FAIL_SUBMISSIONS=2 ");
+  ASSERT_EQ(retried.exit_code, 0) << retried.output;
+  EXPECT_NE(retried.output.find("warning: the schedule: hf failed (Error: 503 Server Error"), std::string::npos)
+      << retried.output;
+}
+
+TEST_F(HfLaunch, BadSchedulesShardsAndWaitWithAScheduleAreRefused) {
+  const std::string config = write("nightly.yaml", kNightly);
+  const std::string base = config + " --flavor h200 --results hf://buckets/acme/bench ";
+  for (const auto& [arguments, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--schedule @nightly", "error: --schedule: '@nightly' is not a schedule; allowed: @hourly, @daily, "
+                                   "@weekly, @monthly, @yearly, or five cron fields in quotes, e.g. '0 3 * * *'"},
+           {"--schedule '0 3 * *'", "error: --schedule: '0 3 * *' is not a schedule"},
+           {"--schedule '0;3 * * * *'", "error: --schedule: '0;3 * * * *' is not a schedule"},
+           {"--schedule @daily --shards 2", "error: --schedule: each night is one job running attnsweep nightly on "
+                                            "the whole config; leave --shards out (or give 1), not 2"},
+           {"--schedule @daily --wait", "error: --wait and --schedule exclude each other"},
+           {"", "error: --shards N is required: one job per shard of the sweep"}}) {
+    SCOPED_TRACE(arguments);
+    const Outcome outcome = launch(base + arguments);
+    EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
+    EXPECT_EQ(outcome.output.rfind(message, 0), 0u) << outcome.output;
+    EXPECT_EQ(std::count(outcome.output.begin(), outcome.output.end(), '\n'), 1) << outcome.output;
+  }
+  EXPECT_TRUE(fs::is_empty(path("bucket")));
+  for (const auto& call : calls()) EXPECT_EQ(call, kHardware);
+}
+
+// The scheduled job's own command, run here twice with the bucket folder for
+// /results: the first night becomes the baseline, the second is compared with
+// it, and both nights' databases and summaries land in the folder.
+TEST_F(HfLaunch, TheScheduledJobsCommandRunsNightAfterNightIntoTheBucketFolder) {
+  const std::string config = write("nightly.yaml", kNightly);
+  const Outcome created = launch(config + " --flavor h200 --results hf://buckets/acme/bench --schedule @daily");
+  ASSERT_EQ(created.exit_code, 0) << created.output;
+  const Argv job = calls().back();
+  const auto image = std::find(job.begin(), job.end(), std::string("attnsweep/attnsweep:0.1.0"));
+  ASSERT_NE(image, job.end());
+  const std::string bucket = path("bucket/acme/bench/nightly");
+  ASSERT_TRUE(fs::exists(bucket + "/config.yaml"));
+  std::string command = single_quoted(ATTNSWEEP_BINARY) + " --log-level off";
+  for (auto word = image + 2; word != job.end(); ++word) {  // "attnsweep" is the binary under test
+    std::string text = *word;
+    if (text.rfind("/results", 0) == 0) text = bucket + text.substr(8);
+    if (text.rfind("/tmp/attnsweep-nightly", 0) == 0) text = path("job") + text.substr(22);
+    command += " " + single_quoted(text);
+  }
+  command += " --threshold 99";  // CPU times on a shared machine: only the plumbing is tested
+  const Outcome first = shell("OMP_NUM_THREADS=1 " + command);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("tonight's run is the first baseline"), std::string::npos) << first.output;
+  ::sleep(1);  // the nights' files are named by the second
+  const Outcome second = shell("OMP_NUM_THREADS=1 " + command);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.output.find("- baseline: `" + bucket + "/nightly-"), std::string::npos) << second.output;
+  EXPECT_NE(second.output.find("attnsweep compare: 0 regressions"), std::string::npos) << second.output;
+  int databases = 0, summaries = 0;
+  for (const auto& entry : fs::directory_iterator(bucket)) {
+    const std::string name = entry.path().filename().string();
+    databases += name.rfind("nightly-", 0) == 0 && entry.path().extension() == ".db";
+    summaries += name.rfind("nightly-", 0) == 0 && entry.path().extension() == ".md";
+    EXPECT_EQ(name.find("-wal"), std::string::npos) << "SQLite ran in the bucket folder: " << name;
+  }
+  EXPECT_EQ(databases, 2);
+  EXPECT_EQ(summaries, 2);
+}

@@ -81,7 +81,7 @@ struct LaunchOptions {
   std::string backend;  // "hf"
   std::string config_path;
   std::string flavor;
-  int shards = 0;
+  std::optional<int> shards;  // required, except with --schedule (1)
   std::string results;  // hf://buckets/ORG/NAME[/PREFIX]
   std::string image;
   std::string timeout;
@@ -92,6 +92,7 @@ struct LaunchOptions {
   bool wait = false;
   bool from_source = false;  // the stock PyTorch image builds attnsweep from an archive of the checkout
   std::string source_dir;    // --source DIR: that checkout ("" for the current folder's)
+  std::string schedule;      // --schedule: a schedule of nightly runs instead of one launch
 };
 int launch_command(const LaunchOptions& options);
 

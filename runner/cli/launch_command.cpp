@@ -19,7 +19,7 @@ jobs::LaunchRequest request_of(const LaunchOptions& options) {
   jobs::LaunchRequest request;
   request.config_path = options.config_path;
   request.flavor = options.flavor;
-  request.shards = options.shards;
+  request.shards = options.shards.value_or(0);
   request.results = options.results;
   request.image = options.image;
   request.timeout = options.timeout;
@@ -28,6 +28,11 @@ jobs::LaunchRequest request_of(const LaunchOptions& options) {
   request.pass_token = options.token;
   request.from_source = options.from_source;
   request.source_dir = options.source_dir;
+  request.schedule = options.schedule;
+  if (!options.shards) {
+    if (options.schedule.empty()) throw BadInputError("--shards N is required: one job per shard of the sweep");
+    request.shards = 1;  // a schedule runs one job a night
+  }
   return request;
 }
 
@@ -59,10 +64,22 @@ void warn(const jobs::LaunchPlan& plan) {
   for (const auto& warning : plan.warnings) std::cerr << "warning: " << warning << std::endl;
 }
 
+// "schedule nightly: attnsweep nightly @daily on h200, --timeout 30m; nights in hf://buckets/org/b/nightly"
+std::string schedule_headline(const jobs::LaunchPlan& plan) {
+  const jobs::JobSettings& settings = plan.settings;
+  return "schedule " + settings.sweep_id + ": attnsweep nightly of " + std::to_string(plan.sweep_cases) +
+         " cases, " + text::shell_quote(settings.schedule) + ", on " + settings.flavor + ", --timeout " + settings.timeout +
+         "; nights (nightly-<stamp>.db and .md) in " + settings.results.uri();
+}
+
 int dry_run(const jobs::LaunchPlan& plan) {
   warn(plan);
-  std::cout << "# " << headline(plan) << "\n";
-  for (const auto& estimate : plan.estimates) std::cout << "# " << estimate_line(estimate) << "\n";
+  std::cout << "# " << (plan.settings.schedule.empty() ? headline(plan) : schedule_headline(plan)) << "\n";
+  for (const auto& estimate : plan.estimates) {
+    std::string line = estimate_line(estimate);
+    if (!plan.settings.schedule.empty()) line.replace(0, line.find(':'), "each night");  // one job, the whole plan
+    std::cout << "# " << line << "\n";
+  }
   if (!plan.archive.empty()) std::cout << jobs::command_line(plan.archive) << "\n";
   std::cout << jobs::command_line(plan.upload) << "\n";
   if (!plan.upload_source.empty()) std::cout << jobs::command_line(plan.upload_source) << "\n";
@@ -94,6 +111,46 @@ int report_outcomes(const jobs::LaunchPlan& plan, const std::vector<jobs::JobOut
   return static_cast<int>(kExitRuntimeFailure);
 }
 
+jobs::LaunchEvents printing_events(const jobs::LaunchPlan& plan) {
+  jobs::LaunchEvents events;
+  events.config_uploaded = [&plan] {
+    std::cout << "config uploaded to " << plan.settings.results.file(jobs::kConfigFileName) << std::endl;
+  };
+  events.source_uploaded = [&plan] {
+    std::cout << "source archive of " << plan.settings.git_sha << " uploaded to "
+              << plan.settings.results.file(jobs::kSourceArchiveName) << "; each job builds attnsweep in "
+              << plan.settings.image << std::endl;
+  };
+  events.retrying = [](const std::string& what, const std::string& reason, double pause) {
+    std::cerr << "warning: " << what << ": hf failed (" << reason << "); trying again in "
+              << text::fixed(pause, pause < 1 ? 1 : 0) << " s" << std::endl;
+  };
+  return events;
+}
+
+// --schedule: the config into the bucket, then `hf jobs scheduled run`; prints
+// how to see, suspend, trigger and delete the schedule.
+int create_schedule(const jobs::HfCli& hf, const jobs::LaunchPlan& plan) {
+  warn(plan);
+  std::cout << schedule_headline(plan) << std::endl;
+  const std::vector<jobs::StartedJob> created = jobs::start_jobs(hf, plan, printing_events(plan));
+  const std::string id = created.front().job_id;
+  const std::string ns = namespace_option(plan);
+  std::cout << "schedule " << id << " created: each run compares with the previous night in "
+            << plan.settings.results.uri() << ", prints the summary in its log and fails on a regression\n"
+            << "  see:      hf jobs scheduled inspect" << ns << " " << id << "   (all: hf jobs scheduled ls" << ns
+            << ")\n"
+            << "  nights:   hf jobs ps -a" << ns << " --label " << jobs::kNightlyLabel << "=" << plan.settings.sweep_id
+            << "   (a night's log: hf jobs logs" << ns << " JOB_ID)\n"
+            << "  run now:  hf jobs scheduled trigger" << ns << " " << id << "\n"
+            << "  pause:    hf jobs scheduled suspend" << ns << " " << id << "   (again: hf jobs scheduled resume" << ns
+            << " " << id << ")\n"
+            << "  remove:   hf jobs scheduled delete" << ns << " " << id << "\n"
+            << "  results:  hf buckets sync " << plan.settings.results.uri() << " nights/ --include 'nightly-*'"
+            << std::endl;
+  return static_cast<int>(kExitOk);
+}
+
 }  // namespace
 
 int launch_command(const LaunchOptions& options) {
@@ -103,28 +160,21 @@ int launch_command(const LaunchOptions& options) {
     }
     const auto hf = jobs::HfCli::find_if_present();
     const jobs::LaunchPlan plan = jobs::plan_launch(request_of(options), jobs::available_flavors(hf ? &*hf : nullptr));
+    if (!options.schedule.empty() && options.wait) {
+      throw BadInputError("--wait and --schedule exclude each other: a schedule starts its jobs later; follow a "
+                          "night with hf jobs ps --label " + std::string(jobs::kNightlyLabel) + "=NAME");
+    }
     if (options.dry_run) return dry_run(plan);
     if (!hf) throw std::runtime_error(jobs::kHfMissing);
+    if (!plan.settings.schedule.empty()) return create_schedule(*hf, plan);
 
     warn(plan);
     std::cout << headline(plan) << std::endl;
-    jobs::LaunchEvents events;
-    events.config_uploaded = [&] {
-      std::cout << "config uploaded to " << plan.settings.results.file(jobs::kConfigFileName) << std::endl;
-    };
-    events.source_uploaded = [&] {
-      std::cout << "source archive of " << plan.settings.git_sha << " uploaded to "
-                << plan.settings.results.file(jobs::kSourceArchiveName) << "; each job builds attnsweep in "
-                << plan.settings.image << std::endl;
-    };
+    jobs::LaunchEvents events = printing_events(plan);
     events.job_started = [&](const jobs::StartedJob& job) {
       std::cout << "shard " << job.shard.label() << ": job " << job.job_id << " started (expected "
                 << jobs::describe_duration(plan.estimates[static_cast<std::size_t>(job.shard.index)].expected_ns)
                 << ")" << std::endl;
-    };
-    events.retrying = [](const std::string& what, const std::string& reason, double pause) {
-      std::cerr << "warning: " << what << ": hf failed (" << reason << "); trying again in "
-                << text::fixed(pause, pause < 1 ? 1 : 0) << " s" << std::endl;
     };
     const std::vector<jobs::StartedJob> started = jobs::start_jobs(*hf, plan, events);
     std::cout << started.size() << " jobs started; watch: hf jobs ps" << namespace_option(plan) << " --label "

@@ -199,7 +199,7 @@ int main(int argc, char** argv) {
       ->required();
   launch_command->add_option("--flavor", launch.flavor, "hardware of each job, e.g. h200 (hf jobs hardware)")
       ->required();
-  launch_command->add_option("--shards", launch.shards, "N: one job per shard")->required();
+  launch_command->add_option("--shards", launch.shards, "N: one job per shard (required, except with --schedule: 1)");
   launch_command->add_option("--results", launch.results, "hf://buckets/ORG/NAME[/PREFIX]: the folder the jobs "
                                                           "mount (PREFIX defaults to the sweep id)")
       ->required();
@@ -221,6 +221,11 @@ int main(int argc, char** argv) {
                            "(git archive, uploaded into the bucket folder); about 10 more minutes per job");
   launch_command->add_option("--source", launch.source_dir, "with --from-source: a folder of the git checkout to "
                                                             "archive (default: the current folder)");
+  launch_command->add_option("--schedule", launch.schedule,
+                             "@hourly, @daily, @weekly, @monthly, @yearly or a quoted 5-field cron string: instead "
+                             "of starting jobs, create a schedule (hf jobs scheduled run) whose job runs attnsweep "
+                             "nightly on the config, compares with the previous night in --results, writes the "
+                             "night's database and summary there, prints the summary and fails on a regression");
 
   cli::CollectOptions collect;
   auto* collect_command = app.add_subcommand(

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
 
 namespace attnsweep::jobs {
@@ -47,10 +48,14 @@ std::vector<std::string> shard_run_command(const JobSettings& settings, const Sh
                                       "--db", work + "/" + shard_database_name(shard),
                                       "--traces", work + "/traces",
                                       "--publish", kMountPath};
-  // A flavor of several GPUs (h200x2, a100x8, l40sx4, ...): the shard uses them all.
-  const std::regex several_gpus(".*x[0-9]+$");
-  if (std::regex_match(settings.flavor, several_gpus)) command.insert(command.end(), {"--gpus", "all"});
+  // A flavor of several GPUs: the shard uses them all.
+  if (flavor_has_several_gpus(settings.flavor)) command.insert(command.end(), {"--gpus", "all"});
   return command;
+}
+
+bool flavor_has_several_gpus(const std::string& flavor) {
+  static const std::regex several_gpus(".*x[0-9]+$");
+  return std::regex_match(flavor, several_gpus);
 }
 
 std::vector<std::string> run_job_command(const JobSettings& settings, const ShardSpec& shard) {
@@ -76,6 +81,50 @@ std::vector<std::string> run_job_command(const JobSettings& settings, const Shar
     command.insert(command.end(), job.begin(), job.end());
   }
   return command;
+}
+
+void check_schedule(const std::string& schedule) {
+  static const std::regex named("@(hourly|daily|weekly|monthly|yearly)");
+  static const std::regex cron(R"([0-9A-Za-z*,/-]+( [0-9A-Za-z*,/-]+){4})");
+  if (std::regex_match(schedule, named) || std::regex_match(schedule, cron)) return;
+  throw BadInputError("--schedule: '" + schedule + "' is not a schedule; allowed: @hourly, @daily, @weekly, "
+                      "@monthly, @yearly, or five cron fields in quotes, e.g. '0 3 * * *' (03:00 every day; "
+                      "the service's time zone)");
+}
+
+std::vector<std::string> nightly_job_command() {
+  return {"attnsweep", "nightly", std::string(kMountPath) + "/" + kConfigFileName, "--history", kMountPath,
+          "--db", kNightlyDatabase, "--summary", kNightlySummary};
+}
+
+std::vector<std::string> scheduled_run_command(const JobSettings& settings) {
+  // The options of hf jobs run, before the image; no -d (a schedule does not stream).
+  std::vector<std::string> command = {"hf", "jobs", "scheduled", "run", settings.schedule,
+                                      "--flavor", settings.flavor, "--timeout", settings.timeout};
+  if (!settings.job_namespace.empty()) command.insert(command.end(), {"--namespace", settings.job_namespace});
+  if (settings.from_source) {
+    command.insert(command.end(), {"-e", "ATTNSWEEP_JOB_COMMAND=nightly"});
+    if (!settings.git_sha.empty()) command.insert(command.end(), {"-e", "ATTNSWEEP_GIT_SHA=" + settings.git_sha});
+  }
+  if (settings.pass_token) command.insert(command.end(), {"-s", "HF_TOKEN"});
+  command.insert(command.end(), {"-v", settings.results.uri() + ":" + kMountPath,
+                                 "-l", std::string(kNightlyLabel) + "=" + settings.sweep_id, settings.image});
+  const auto job = nightly_job_command();
+  if (settings.from_source) {
+    command.insert(command.end(), {"bash", "-c", from_source_bootstrap(), "job-from-source"});
+    command.insert(command.end(), job.begin() + 2, job.end());
+  } else {
+    command.insert(command.end(), job.begin(), job.end());
+  }
+  return command;
+}
+
+std::optional<std::string> schedule_id_in(const std::string& output) {
+  // huggingface_hub before its output modes: "Scheduled Job created with ID: ID"; after: as jobs run.
+  static const std::regex older("Scheduled Job created with ID:[ \t]*([A-Za-z0-9_-]+)");
+  std::smatch match;
+  if (std::regex_search(output, match, older)) return match[1].str();
+  return job_id_in(output);
 }
 
 std::vector<std::string> hardware_command() { return {"hf", "jobs", "hardware", "--format", "json"}; }

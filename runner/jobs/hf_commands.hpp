@@ -40,6 +40,13 @@ inline constexpr const char* kJobWorkDirectory = "/tmp/attnsweep";
 inline constexpr const char* kSweepLabel = "attnsweep-sweep";
 inline constexpr const char* kShardLabel = "attnsweep-shard";
 inline constexpr const char* kConfigFileName = "config.yaml";
+// A schedule's jobs carry this label (the schedule's name, the sweep id).
+inline constexpr const char* kNightlyLabel = "attnsweep-nightly";
+// Inside a scheduled job: the night's database and summary on the job's disk;
+// attnsweep nightly copies them into the mounted folder (its --history). Straight
+// in /tmp, which every image has (run does not create a database's folder).
+inline constexpr const char* kNightlyDatabase = "/tmp/attnsweep-nightly.db";
+inline constexpr const char* kNightlySummary = "/tmp/attnsweep-nightly.md";
 // --from-source: the stock image of the pin (torch 2.11.0+cu130), the one
 // container/Dockerfile starts from; the job installs the packages and builds
 // attnsweep from the source archive in the bucket (container/job-from-source.sh).
@@ -59,7 +66,13 @@ struct JobSettings {
   bool pass_token = false;    // -s HF_TOKEN: hf sends the local token as a secret
   bool from_source = false;   // image is kFromSourceImage; the job builds attnsweep (bash -c from_source_bootstrap())
   std::string git_sha;        // with from_source: the archived commit, as ATTNSWEEP_GIT_SHA (runs.git_sha)
+  std::string schedule;       // --schedule: @daily ... or a cron string; the job runs `attnsweep nightly`
 };
+
+// --schedule: @hourly, @daily, @weekly, @monthly, @yearly, or five cron fields
+// (minute hour day-of-month month day-of-week) of digits, '*', ',', '-', '/'
+// and names (MON, JAN). Throws BadInputError naming what is allowed.
+void check_schedule(const std::string& schedule);
 
 // "shard-1-of-4.db": the name a shard's database has in the job and the bucket.
 std::string shard_database_name(const ShardSpec& shard);
@@ -79,6 +92,15 @@ std::string from_source_bootstrap();
 // What the job runs (HF Jobs runs it directly: no shell, the image's entrypoint unused).
 std::vector<std::string> shard_run_command(const JobSettings& settings, const ShardSpec& shard);
 std::vector<std::string> run_job_command(const JobSettings& settings, const ShardSpec& shard);
+// A flavor of several GPUs: h200x2, a100x8, l40sx4, ...
+bool flavor_has_several_gpus(const std::string& flavor);
+// --schedule: what a scheduled job runs, `attnsweep nightly /results/config.yaml
+// --history /results --db ... --summary ...`, and the `hf jobs scheduled run`
+// that creates the schedule.
+std::vector<std::string> nightly_job_command();
+std::vector<std::string> scheduled_run_command(const JobSettings& settings);
+// The schedule's id in what `hf jobs scheduled run` printed (as job_id_in).
+std::optional<std::string> schedule_id_in(const std::string& output);
 std::vector<std::string> hardware_command();
 std::vector<std::string> wait_command(const std::vector<std::string>& job_ids, const std::string& job_namespace);
 std::vector<std::string> inspect_command(const std::vector<std::string>& job_ids, const std::string& job_namespace);

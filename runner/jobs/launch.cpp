@@ -23,13 +23,18 @@ bool is_id_character(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
-// "<config name>-20261120T101500-a1b2": the name made label-safe and short.
-std::string default_sweep_id(const Config& config) {
+// The config's name made label-safe and short: "nightly".
+std::string schedule_name(const Config& config) {
   std::string name = config.name.empty() ? std::filesystem::path(config.source_path).stem().string() : config.name;
   for (char& c : name) c = is_id_character(c) ? c : '-';
   while (!name.empty() && !std::isalnum(static_cast<unsigned char>(name.front()))) name.erase(0, 1);
   if (name.size() > 40) name.resize(40);
-  if (name.empty()) name = "sweep";
+  return name.empty() ? "sweep" : name;
+}
+
+// "<config name>-20261120T101500-a1b2".
+std::string default_sweep_id(const Config& config) {
+  const std::string name = schedule_name(config);
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm utc{};
   gmtime_r(&now, &utc);
@@ -135,6 +140,13 @@ LaunchPlan plan_launch(const LaunchRequest& request, const std::vector<std::stri
   if (!request.sweep_id.empty()) check_sweep_id(request.sweep_id);
   const std::string timeout = request.timeout.empty() ? kDefaultJobTimeout : request.timeout;
   const std::int64_t timeout_seconds = parse_job_duration(timeout, "--timeout");
+  if (!request.schedule.empty()) {
+    check_schedule(request.schedule);
+    if (request.shards != 1) {
+      throw BadInputError("--schedule: each night is one job running attnsweep nightly on the whole config; leave "
+                          "--shards out (or give 1), not " + std::to_string(request.shards));
+    }
+  }
   if (request.shards < 1 || request.shards > kMaxShards) {
     throw BadInputError("--shards: " + std::to_string(request.shards) + " is out of range; 1 to " +
                         std::to_string(kMaxShards));
@@ -175,7 +187,11 @@ LaunchPlan plan_launch(const LaunchRequest& request, const std::vector<std::stri
   }
 
   JobSettings& settings = launch.settings;
-  settings.sweep_id = request.sweep_id.empty() ? default_sweep_id(config) : request.sweep_id;
+  // A schedule keeps its name night after night: the config's, without a time.
+  settings.sweep_id = !request.sweep_id.empty() ? request.sweep_id
+                      : request.schedule.empty() ? default_sweep_id(config)
+                                                 : schedule_name(config);
+  settings.schedule = request.schedule;
   settings.results = bucket.prefix.empty() ? bucket.with_prefix(settings.sweep_id) : bucket;
   settings.flavor = request.flavor;
   settings.timeout = timeout;
@@ -196,6 +212,14 @@ LaunchPlan plan_launch(const LaunchRequest& request, const std::vector<std::stri
       launch.warnings.push_back("--source: '" + checkout.top + "' has uncommitted changes; the jobs build its HEAD (" +
                                 checkout.sha + ") without them (commit them first to include them)");
     }
+  }
+  if (!settings.schedule.empty()) {
+    launch.jobs.push_back(scheduled_run_command(settings));
+    if (flavor_has_several_gpus(settings.flavor)) {
+      launch.warnings.push_back("--flavor " + settings.flavor + ": attnsweep nightly measures on one GPU; the " +
+                                "others of the flavor stay idle (and are billed)");
+    }
+    return launch;
   }
   for (const auto& estimate : launch.estimates) launch.jobs.push_back(run_job_command(settings, estimate.shard));
   return launch;
@@ -239,12 +263,15 @@ std::vector<StartedJob> start_jobs(const HfCli& hf, const LaunchPlan& plan, cons
   std::vector<StartedJob> started;
   for (std::size_t i = 0; i < plan.jobs.size(); ++i) {
     const ShardSpec shard = plan.estimates[i].shard;
-    const std::string what = "shard " + shard.label();
+    const std::string what = plan.settings.schedule.empty() ? "shard " + shard.label() : "the schedule";
     const ProcessResult result = hf.run_with_retry(plan.jobs[i], retrying(what));
-    const auto job_id = result.succeeded() ? job_id_in(result.output) : std::nullopt;
+    const auto job_id = !result.succeeded()               ? std::nullopt
+                        : plan.settings.schedule.empty() ? job_id_in(result.output)
+                                                         : schedule_id_in(result.output);
     if (!job_id) {
       const std::string why = result.succeeded() ? "hf printed no job id: " + failure_reason(result)
-                                                 : "hf jobs run failed twice: " + failure_reason(result);
+                                                 : command_line({plan.jobs[i].begin(), plan.jobs[i].begin() + 3}) +
+                                                       " failed twice: " + failure_reason(result);
       std::vector<std::string> running, not_started;
       for (const auto& job : started) running.push_back(job.shard.label() + " (job " + job.job_id + ")");
       for (std::size_t j = i; j < plan.jobs.size(); ++j) not_started.push_back(plan.estimates[j].shard.label());

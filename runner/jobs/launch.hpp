@@ -28,6 +28,7 @@ struct LaunchRequest {
   bool pass_token = false;
   bool from_source = false;   // the stock image builds attnsweep from an archive of source_dir's HEAD
   std::string source_dir;     // with from_source: a folder of attnsweep's git checkout ("" for the current one)
+  std::string schedule;       // "": start the shards now; else a schedule of `attnsweep nightly` (check_schedule)
 };
 
 struct LaunchPlan {
