@@ -9,6 +9,7 @@
 #include "runner/common/errors.hpp"
 #include "runner/common/identities.hpp"
 #include "runner/config/measure_settings.hpp"
+#include "runner/variants/op_library_spec.hpp"
 
 namespace attnsweep {
 
@@ -41,7 +42,8 @@ struct Config {
   std::string description;
   Device device;  // auto unless the config names one
   std::uint64_t seed = 0;
-  std::vector<std::string> variants;
+  std::vector<std::string> variants;                  // in order: catalogue names and op-library names
+  std::map<std::string, OpLibrarySpec> op_libraries;  // the variants of kind op_library, by name
   std::vector<Dtype> dtypes;
   std::vector<bool> causal;
   std::vector<ShapeBlock> shapes;

@@ -13,7 +13,9 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -36,6 +38,8 @@ const std::vector<std::string> kTopLevelKeys = {"name",   "description", "device
                                                 "dtypes", "causal",      "shapes", "exclude", "measure"};
 const std::vector<std::string> kShapeKeys = {"batch",     "heads",      "kv_heads", "seq_len",
                                              "seq_len_q", "seq_len_kv", "head_dim", "zip"};
+const std::vector<std::string> kOpLibraryKeys = {"name",  "kind",   "library", "op",    "layout",
+                                                 "causal", "scale", "fixed",   "output"};
 const std::vector<std::string> kExcludeKeys = {"variant",  "dtype",   "causal",    "batch",
                                                "heads",    "kv_heads", "seq_len",  "seq_len_q",
                                                "seq_len_kv", "head_dim"};
@@ -211,7 +215,8 @@ class Loader {
     if (root["seed"]) config.seed = static_cast<std::uint64_t>(integer(root["seed"], "seed", 0, LLONG_MAX));
 
     require(root, "variants", "a list of variant names, or 'all'");
-    config.variants = variants(root["variants"]);
+    config.variants = variants(root["variants"], config.op_libraries);
+    register_op_library_specs(config.op_libraries);  // the catalogue and registry find them by name
     require(root, "dtypes", "a list of " + text::join(dtype_names(), ", "));
     for (const auto& dtype : names(root["dtypes"], "dtypes", dtype_names())) config.dtypes.push_back(*parse_dtype(dtype));
     config.causal = root["causal"] ? booleans(root["causal"], "causal") : std::vector<bool>{true};
@@ -219,7 +224,11 @@ class Loader {
     require(root, "shapes", "a mapping of shape axes, or a list of such mappings");
     config.shapes_where = location(root["shapes"].Mark());
     config.shapes = shapes(root["shapes"]);
-    if (root["exclude"]) config.exclude = excludes(root["exclude"]);
+    if (root["exclude"]) {
+      std::vector<std::string> variant_values = variant_names();
+      for (const auto& [name, spec] : config.op_libraries) variant_values.push_back(name);
+      config.exclude = excludes(root["exclude"], variant_values);
+    }
     if (root["measure"]) config.measure = measure(root["measure"]);
     return config;
   }
@@ -366,9 +375,94 @@ class Loader {
     return out;
   }
 
-  std::vector<std::string> variants(const YAML::Node& node) const {
+  // Names of the catalogue, and mappings of kind op_library (docs/op-libraries.md).
+  std::vector<std::string> variants(const YAML::Node& node, std::map<std::string, OpLibrarySpec>& op_libraries) const {
     if (node.IsScalar() && node.Scalar() == "all") return variant_names();
-    return names(node, "variants", variant_names());
+    if (!node.IsSequence()) return names(node, "variants", variant_names());
+    std::vector<std::string> out;
+    int index = 0;
+    for (const auto& item : node) {
+      const std::string key = "variants[" + std::to_string(index++) + "]";
+      if (item.IsMap()) {
+        OpLibrarySpec spec = op_library(item, key);
+        if (op_libraries.count(spec.name) || contains(out, spec.name)) {
+          fail(item["name"], key + ".name", "'" + spec.name + "' names two variants; give each its own name");
+        }
+        out.push_back(spec.name);
+        op_libraries[spec.name] = std::move(spec);
+      } else {
+        for (const auto& name : names(item, "variants", variant_names())) {
+          if (!contains(out, name)) out.push_back(name);
+        }
+      }
+    }
+    if (out.empty()) fail(node, "variants", "the list is empty; give at least one value");
+    return out;
+  }
+
+  OpLibrarySpec op_library(const YAML::Node& node, const std::string& key) const {
+    check_keys(node, key, kOpLibraryKeys);
+    for (const char* needed : {"name", "kind", "library", "op"}) {
+      if (!node[needed]) {
+        fail(node, key + "." + needed, "missing; a variant of kind op_library needs name, kind, library and op "
+                                       "(docs/op-libraries.md)");
+      }
+    }
+    OpLibrarySpec spec;
+    spec.where = location(node.Mark());
+    const std::string kind_name = scalar_string(node["kind"], key + ".kind");
+    if (kind_name != "op_library") fail(node["kind"], key + ".kind", "unknown kind '" + kind_name + "'; allowed: op_library");
+    spec.name = scalar_string(node["name"], key + ".name");
+    const bool name_ok = !spec.name.empty() && spec.name.size() <= 64 &&
+                         std::all_of(spec.name.begin(), spec.name.end(), [](char c) {
+                           return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+                         });
+    if (!name_ok) {
+      fail(node["name"], key + ".name", "'" + spec.name + "' is not a variant name; letters, digits, '_', '-' and '.', "
+                                        "1 to 64 characters");
+    }
+    if (contains(variant_names(), spec.name) || (find_variant_info(spec.name) != nullptr && !find_op_library_spec(spec.name))) {
+      fail(node["name"], key + ".name", "'" + spec.name + "' is a built-in variant; give the op library another name");
+    }
+    spec.library_as_written = scalar_string(node["library"], key + ".library");
+    if (spec.library_as_written.empty()) fail(node["library"], key + ".library", "empty; give a path");
+    std::filesystem::path library(spec.library_as_written);
+    if (library.is_relative()) {
+      // Relative to the config file's folder, so a config travels with its libraries.
+      library = std::filesystem::absolute(std::filesystem::path(source_).parent_path() / library).lexically_normal();
+    }
+    spec.library = library.string();
+    spec.op = scalar_string(node["op"], key + ".op");
+    static const std::regex op_name("([A-Za-z_][A-Za-z0-9_]*::)?[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z0-9_]+)?");
+    if (!std::regex_match(spec.op, op_name)) {
+      fail(node["op"], key + ".op", "'" + spec.op + "' is not an operator name; namespace::op, namespace::op.overload "
+                                    "or op");
+    }
+    if (node["layout"]) {
+      const std::string layout = scalar_string(node["layout"], key + ".layout");
+      if (layout != "bhsd" && layout != "bshd") {
+        fail(node["layout"], key + ".layout", "unknown layout '" + layout + "'; allowed: bhsd ([batch, heads, seq, "
+                                              "head_dim]), bshd ([batch, seq, heads, head_dim])");
+      }
+      spec.layout = layout == "bhsd" ? OpLayout::bhsd : OpLayout::bshd;
+    }
+    if (node["causal"]) spec.causal_argument = scalar_string(node["causal"], key + ".causal");
+    if (node["scale"]) spec.scale_argument = scalar_string(node["scale"], key + ".scale");
+    if (node["output"]) spec.output = static_cast<int>(integer(node["output"], key + ".output", 0, 63));
+    if (node["fixed"]) {
+      const YAML::Node& fixed = node["fixed"];
+      if (!fixed.IsMap()) fail(fixed, key + ".fixed", "expected a mapping of argument names to values");
+      for (const auto& entry : fixed) {
+        const std::string argument = entry.first.Scalar();
+        spec.fixed[argument] = scalar_string(entry.second, key + ".fixed." + argument);
+      }
+    }
+    for (const std::string* mapped : {&spec.causal_argument, &spec.scale_argument}) {
+      if (!mapped->empty() && spec.fixed.count(*mapped)) {
+        fail(node["fixed"], key + ".fixed." + *mapped, "is mapped by causal or scale already; give it once");
+      }
+    }
+    return spec;
   }
 
   std::vector<bool> booleans(const YAML::Node& node, const std::string& key) const {
@@ -475,7 +569,7 @@ class Loader {
     }
   }
 
-  std::vector<ExcludeRule> excludes(const YAML::Node& node) const {
+  std::vector<ExcludeRule> excludes(const YAML::Node& node, const std::vector<std::string>& variant_values) const {
     if (!node.IsSequence()) fail(node, "exclude", "expected a list of mappings, e.g. [{variant: sdpa_math, seq_len: 8192}]");
     std::vector<ExcludeRule> rules;
     int index = 0;
@@ -490,7 +584,7 @@ class Loader {
         const std::string field_key = key + "." + field;
         std::vector<std::string> values;
         if (field == "variant") {
-          values = names(entry.second, field_key, variant_names());
+          values = names(entry.second, field_key, variant_values);
         } else if (field == "dtype") {
           values = names(entry.second, field_key, dtype_names());
         } else if (field == "causal") {

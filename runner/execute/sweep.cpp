@@ -27,6 +27,7 @@
 #include "runner/plan/plan.hpp"
 #include "runner/plan/shard.hpp"
 #include "runner/report/case_line.hpp"
+#include "runner/variants/op_library.hpp"
 #include "storage/run_reader.hpp"
 #include "storage/store.hpp"
 
@@ -179,6 +180,9 @@ std::vector<Device> devices_for_gpus(const std::string& gpus, const Device& requ
 SweepOutcome run_sweep(const SweepRequest& request) {
   // Everything the user gave is checked before the database is touched.
   const Config config = load_config(request.config_path);
+  // Op libraries are loaded and their mappings checked now: a missing file or
+  // op, or a wrong mapping, is bad input (exit 2) before anything is stored.
+  for (const auto& [name, spec] : config.op_libraries) load_op_library_variant(spec);
   const Plan whole = make_plan(config);
   const Plan plan = request.shard ? shard_plan(whole, config.measure, request.shard->spec, request.config_path) : whole;
   if (request.gpus && request.device) {

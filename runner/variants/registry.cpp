@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "runner/variants/op_library.hpp"
 #include "runner/variants/variant_list.hpp"
 
 namespace attnsweep {
@@ -16,7 +17,11 @@ const Variant* find_variant(const std::string& name) {
   static const std::map<std::string, const Variant*> registry = {ATTNSWEEP_VARIANTS(ATTNSWEEP_REGISTER_VARIANT)};
 #undef ATTNSWEEP_REGISTER_VARIANT
   const auto found = registry.find(name);
-  return found == registry.end() ? nullptr : found->second;
+  if (found != registry.end()) return found->second;
+  // An op-library variant of the loaded config: loaded on first use (and checked
+  // before the run starts, runner/execute/sweep.cpp).
+  if (const OpLibrarySpec* spec = find_op_library_spec(name)) return &load_op_library_variant(*spec);
+  return nullptr;
 }
 
 }  // namespace attnsweep

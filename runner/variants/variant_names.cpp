@@ -2,10 +2,50 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
 
+#include "runner/variants/op_library_spec.hpp"
 #include "runner/variants/variant_list.hpp"
 
 namespace attnsweep {
+namespace {
+
+// The op-library variants of the last config loaded (parse_config registers
+// them), and their catalogue entries: a deque, so the pointers
+// find_variant_info returns stay valid when more are registered.
+struct OpLibraries {
+  std::mutex mutex;
+  std::map<std::string, OpLibrarySpec> specs;
+  std::deque<VariantInfo> infos;
+};
+OpLibraries& op_libraries() {
+  static OpLibraries instance;
+  return instance;
+}
+
+}  // namespace
+
+void register_op_library_specs(const std::map<std::string, OpLibrarySpec>& specs) {
+  OpLibraries& all = op_libraries();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  for (const auto& [name, spec] : specs) {
+    all.specs[name] = spec;
+    bool known = false;
+    for (const auto& info : all.infos) known = known || info.name == name;
+    // Where it runs is known only once the library is loaded: the op refuses a
+    // device it has no kernel for, and the case is then 'unsupported'.
+    if (!known) all.infos.push_back({name, "op " + spec.op + " from " + spec.library_as_written, true, true, false, 10});
+  }
+}
+
+const OpLibrarySpec* find_op_library_spec(const std::string& name) {
+  OpLibraries& all = op_libraries();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  const auto found = all.specs.find(name);
+  return found == all.specs.end() ? nullptr : &found->second;
+}
 
 const std::vector<VariantInfo>& variant_catalog() {
 #define ATTNSWEEP_VARIANT_INFO(name, description, cpu, cuda, test_only, relative_cost) {#name, description, cpu, cuda, test_only, relative_cost},
@@ -31,6 +71,11 @@ std::vector<std::string> variant_names() {
 
 const VariantInfo* find_variant_info(const std::string& name) {
   for (const auto& info : variant_catalog()) {
+    if (info.name == name) return &info;
+  }
+  OpLibraries& all = op_libraries();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  for (const auto& info : all.infos) {
     if (info.name == name) return &info;
   }
   return nullptr;

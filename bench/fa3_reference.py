@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""The independent measurement of FlashAttention-3 (the fa3-fwd wheel) in Python,
+for bench/fa3.yaml: for each shape and mask, kernels/memcpy/memset per forward
+from torch.profiler, the CUDA-event median under the same protocol as
+tests/gpu/torch_reference.py (v2: L2 flushed, stream held while enqueueing),
+and the relative error against float64. Inputs are drawn as attnsweep draws
+them (same seed, same order), laid out [batch, seq, heads, head_dim] once.
+   usage: fa3_reference.py WHEEL_DIR [--shapes 8x16x1024x64,...] > fa3_python.jsonl"""
+import argparse
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "gpu"))
+import torch_reference as ref  # noqa: E402
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("wheel_dir")
+    p.add_argument("--shapes", default="8x16x1024x64,4x16x2048x128,2x16x4096x128,1x32x8192x128")
+    p.add_argument("--samples", type=int, default=200)
+    p.add_argument("--forwards", type=int, default=5)
+    p.add_argument("--warmup", type=int, default=10)
+    a = p.parse_args()
+    sys.path.insert(0, a.wheel_dir)
+    import fa3_fwd._C  # noqa: F401  registers torch.ops.fa3_fwd
+
+    a.counts_only = False
+    a.protocol = "v2"
+    for text in a.shapes.split(","):
+        shape = tuple(int(x) for x in text.split("x"))
+        for causal in (True, False):
+            q, k, v = ref.make_inputs(shape, "bf16", 0, "cuda")
+            scale = shape[3] ** -0.5
+            qs, ks, vs = (t.transpose(1, 2).contiguous() for t in (q, k, v))
+
+            def fa3():
+                return torch.ops.fa3_fwd.fwd(qs, ks, vs, softmax_scale=scale, is_causal=causal)[0].transpose(1, 2)
+
+            row = {"variant": "fa3", "shape": text, "dtype": "bf16", "causal": causal}
+            ref.measure("fa3", fa3, row, a, lambda: ref.reference(q, k, v, scale, causal))
+
+
+if __name__ == "__main__":
+    main()

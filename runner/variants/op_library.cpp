@@ -1,0 +1,360 @@
+#include "runner/variants/op_library.hpp"
+
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <sys/utsname.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "runner/common/errors.hpp"
+#include "runner/variants/build_variant.hpp"
+#include "runner/variants/variant.hpp"
+
+// Hub kernels and wheels are built as Python extension modules: their .so
+// refers to PyModule_Create2 (the module's init function, which attnsweep never
+// calls). A weak definition here, exported from the executable (CMake
+// ENABLE_EXPORTS), lets dlopen resolve it without a Python; the operators
+// register themselves from static initializers.
+extern "C" __attribute__((weak, visibility("default"))) void* PyModule_Create2(void*, int) { return nullptr; }
+
+namespace attnsweep {
+namespace {
+
+namespace fs = std::filesystem;
+
+[[noreturn]] void refuse(const OpLibrarySpec& spec, const std::string& message) {
+  throw BadInputError("op library variant '" + spec.name + "': " + message + " (docs/op-libraries.md)");
+}
+
+BuildTarget this_build() {
+  BuildTarget target;
+  target.torch_major = TORCH_VERSION_MAJOR;
+  target.torch_minor = TORCH_VERSION_MINOR;
+  int runtime = 0;
+  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess && runtime > 0) {
+    target.cuda_major = runtime / 1000;
+    target.cuda_minor = (runtime % 1000) / 10;
+  }
+  utsname system{};
+  if (uname(&system) == 0) target.cpu = system.machine;
+  return target;
+}
+
+std::vector<std::string> shared_objects_under(const fs::path& folder) {
+  std::vector<std::string> files;
+  std::error_code error;
+  for (fs::recursive_directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+    if (it.depth() > 3) it.disable_recursion_pending();
+    if (it->is_regular_file() && it->path().extension() == ".so") files.push_back(it->path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// One process-wide record per library path: dlopen'ed once, with the operators it added.
+struct LoadedLibrary {
+  std::vector<c10::OperatorName> added;  // operators registered while it loaded
+};
+std::mutex& loading_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::map<std::string, LoadedLibrary>& loaded_libraries() {
+  static std::map<std::string, LoadedLibrary> libraries;
+  return libraries;
+}
+
+const LoadedLibrary& load_files(const OpLibrarySpec& spec) {
+  auto& libraries = loaded_libraries();
+  const auto found = libraries.find(spec.library);
+  if (found != libraries.end()) return found->second;
+  const std::vector<std::string> files = op_library_files(spec);
+  auto& dispatcher = c10::Dispatcher::singleton();
+  std::set<std::string> before;
+  for (const auto& name : dispatcher.getAllOpNames()) before.insert(toString(name));
+  for (const auto& file : files) {
+    if (!dlopen(file.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
+      const char* why = dlerror();
+      refuse(spec, "cannot load " + file + ": " + (why ? why : "unknown dlopen error") +
+                       " (an undefined symbol means it was built for another torch or CUDA)");
+    }
+  }
+  LoadedLibrary library;
+  for (const auto& name : dispatcher.getAllOpNames()) {
+    if (!before.count(toString(name))) library.added.push_back(name);
+  }
+  return libraries.emplace(spec.library, std::move(library)).first->second;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text.empty() ? "none" : text;
+}
+
+c10::OperatorHandle find_operator(const OpLibrarySpec& spec, const LoadedLibrary& library) {
+  auto& dispatcher = c10::Dispatcher::singleton();
+  std::vector<std::string> added;
+  for (const auto& name : library.added) added.push_back(toString(name));
+  std::string op = spec.op, overload;
+  const auto dot = op.find('.');
+  if (dot != std::string::npos) {
+    overload = op.substr(dot + 1);
+    op = op.substr(0, dot);
+  }
+  if (op.find("::") == std::string::npos) {
+    // `op` alone: the one operator of that name the library registered (a hub
+    // kernel's namespace carries a hash of its source, _flash_attn2_<hash>).
+    std::vector<std::string> matches;
+    for (const auto& name : library.added) {
+      const std::string& full = name.name;
+      if (full.size() > op.size() + 2 && full.compare(full.size() - op.size() - 2, std::string::npos, "::" + op) == 0 &&
+          name.overload_name == overload) {
+        matches.push_back(full);
+      }
+    }
+    if (matches.size() != 1) {
+      refuse(spec, "op '" + spec.op + "' " + (matches.empty() ? "is not among" : "is ambiguous among") +
+                       " the operators the library registered: " + joined(added) + "; give namespace::op");
+    }
+    op = matches.front();
+  }
+  const auto handle = dispatcher.findSchema({op, overload});
+  if (!handle) refuse(spec, "no operator " + spec.op + " after loading; the library registered: " + joined(added));
+  return *handle;
+}
+
+// A value written under `fixed:` as the argument's type wants it.
+c10::IValue fixed_value(const OpLibrarySpec& spec, const c10::Argument& argument, const std::string& text) {
+  const c10::TypePtr& type = argument.type();
+  const c10::TypePtr base = type->kind() == c10::TypeKind::OptionalType ? type->castRaw<c10::OptionalType>()->getElementType() : type;
+  const auto bad = [&](const std::string& wanted) -> c10::IValue {
+    refuse(spec, "fixed." + argument.name() + ": '" + text + "' is not " + wanted + " (the schema says " +
+                     type->str() + ")");
+  };
+  if (text == "none" || text == "None" || text == "null" || text == "~") {
+    if (type->kind() != c10::TypeKind::OptionalType) return bad("allowed: it is not optional");
+    return c10::IValue();
+  }
+  try {
+    std::size_t used = 0;
+    switch (base->kind()) {
+      case c10::TypeKind::BoolType:
+        if (text == "true" || text == "True") return true;
+        if (text == "false" || text == "False") return false;
+        return bad("true or false");
+      case c10::TypeKind::IntType: {
+        const long long value = std::stoll(text, &used);
+        return used == text.size() ? c10::IValue(static_cast<int64_t>(value)) : bad("an integer");
+      }
+      case c10::TypeKind::FloatType: {
+        const double value = std::stod(text, &used);
+        return used == text.size() ? c10::IValue(value) : bad("a number");
+      }
+      case c10::TypeKind::StringType:
+        return c10::IValue(text);
+      default:
+        return bad("a value attnsweep can give (bool, int, float, str or none)");
+    }
+  } catch (const BadInputError&) {
+    throw;
+  } catch (const std::exception&) {
+    return bad(base->kind() == c10::TypeKind::IntType ? "an integer" : "a number");
+  }
+}
+
+bool takes(const c10::Argument& argument, c10::TypeKind kind) {
+  const c10::TypePtr& type = argument.type();
+  if (type->kind() == kind) return true;
+  return type->kind() == c10::TypeKind::OptionalType &&
+         type->castRaw<c10::OptionalType>()->getElementType()->kind() == kind;
+}
+
+class OpLibraryVariant final : public Variant {
+ public:
+  OpLibraryVariant(OpLibrarySpec spec, c10::OperatorHandle op) : spec_(std::move(spec)), op_(std::move(op)) {
+    check_mapping();
+  }
+
+  std::string name() const override { return spec_.name; }
+
+  // The op is the judge of what it supports: one call, its refusal is the reason.
+  Support check(const AttentionInputs& inputs) const override {
+    try {
+      (void)forward(inputs);
+      return {};
+    } catch (const c10::Error& error) {
+      std::string reason = error.what_without_backtrace();
+      const auto newline = reason.find('\n');
+      if (newline != std::string::npos) reason.resize(newline);
+      return {false, reason};
+    }
+  }
+
+  at::Tensor forward(const AttentionInputs& inputs) const override {
+    const Prepared& prepared = prepare(inputs);
+    torch::jit::Stack stack;
+    const auto& arguments = op_.schema().arguments();
+    stack.reserve(arguments.size());
+    for (std::size_t i = 0; i < arguments.size(); ++i) {
+      const c10::Argument& argument = arguments[i];
+      if (i < 3) {
+        stack.emplace_back(i == 0 ? prepared.query : i == 1 ? prepared.key : prepared.value);
+      } else if (argument.name() == spec_.causal_argument) {
+        stack.emplace_back(inputs.causal);
+      } else if (argument.name() == spec_.scale_argument) {
+        stack.emplace_back(inputs.scale);
+      } else if (const auto fixed = fixed_.find(argument.name()); fixed != fixed_.end()) {
+        stack.push_back(fixed->second);
+      } else if (argument.default_value()) {
+        stack.push_back(*argument.default_value());
+      } else {
+        stack.emplace_back();  // optional without a default: None (checked in check_mapping)
+      }
+    }
+    op_.callBoxed(&stack);
+    const at::Tensor& out = stack.at(static_cast<std::size_t>(spec_.output)).toTensor();
+    // Back to [batch, heads, seq, head_dim] as a view: no kernel.
+    return spec_.layout == OpLayout::bshd ? out.transpose(1, 2) : out;
+  }
+
+ private:
+  struct Prepared {
+    const void* source = nullptr;  // inputs.query's storage: the case the tensors were made for
+    at::Tensor query, key, value;
+  };
+
+  // The op's layout is made once per case, outside every timed forward, so the
+  // counts and times are the op's alone.
+  const Prepared& prepare(const AttentionInputs& inputs) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const void* source = inputs.query.data_ptr();
+    if (prepared_.source != source || !prepared_.query.defined() ||
+        prepared_.query.sizes() != (spec_.layout == OpLayout::bshd ? inputs.query.transpose(1, 2).sizes()
+                                                                    : inputs.query.sizes())) {
+      const auto laid_out = [&](const at::Tensor& t) {
+        return spec_.layout == OpLayout::bshd ? t.transpose(1, 2).contiguous() : t.contiguous();
+      };
+      prepared_ = {source, laid_out(inputs.query), laid_out(inputs.key), laid_out(inputs.value)};
+    }
+    return prepared_;
+  }
+
+  void check_mapping() {
+    const c10::FunctionSchema& schema = op_.schema();
+    const auto& arguments = schema.arguments();
+    const std::string shown = toString(schema);
+    if (arguments.size() < 3) refuse(spec_, "op " + shown + " takes fewer than three arguments (q, k, v)");
+    for (std::size_t i = 0; i < 3; ++i) {
+      if (arguments[i].type()->kind() != c10::TypeKind::TensorType) {
+        refuse(spec_, "argument " + std::to_string(i) + " (" + arguments[i].name() + ") of " + shown +
+                          " is not a Tensor; attnsweep passes q, k, v first");
+      }
+    }
+    std::set<std::string> names;
+    for (const auto& argument : arguments) names.insert(argument.name());
+    const auto require = [&](const std::string& key, const std::string& name, c10::TypeKind kind, const char* what) {
+      if (name.empty()) return;
+      const auto it = std::find_if(arguments.begin(), arguments.end(),
+                                   [&](const c10::Argument& a) { return a.name() == name; });
+      if (it == arguments.end()) refuse(spec_, key + ": no argument '" + name + "' in " + shown);
+      if (!takes(*it, kind)) refuse(spec_, key + ": argument '" + name + "' of " + shown + " is not " + what);
+    };
+    require("causal", spec_.causal_argument, c10::TypeKind::BoolType, "a bool");
+    require("scale", spec_.scale_argument, c10::TypeKind::FloatType, "a float");
+    for (const auto& [name, text] : spec_.fixed) {
+      const auto it = std::find_if(arguments.begin(), arguments.end(),
+                                   [&](const c10::Argument& a) { return a.name() == name; });
+      if (it == arguments.end()) refuse(spec_, "fixed." + name + ": no such argument in " + shown);
+      fixed_[name] = fixed_value(spec_, *it, text);
+    }
+    for (std::size_t i = 3; i < arguments.size(); ++i) {
+      const c10::Argument& argument = arguments[i];
+      const bool mapped = argument.name() == spec_.causal_argument || argument.name() == spec_.scale_argument ||
+                          fixed_.count(argument.name());
+      if (!mapped && !argument.default_value() && argument.type()->kind() != c10::TypeKind::OptionalType) {
+        refuse(spec_, "argument '" + argument.name() + "' of " + shown +
+                          " has no default; give its value under fixed:");
+      }
+    }
+    const auto& returns = schema.returns();
+    if (static_cast<std::size_t>(spec_.output) >= returns.size()) {
+      refuse(spec_, "output: " + std::to_string(spec_.output) + " but " + shown + " returns " +
+                        std::to_string(returns.size()) + " value(s)");
+    }
+    if (returns[static_cast<std::size_t>(spec_.output)].type()->kind() != c10::TypeKind::TensorType) {
+      refuse(spec_, "output: return " + std::to_string(spec_.output) + " of " + shown + " is not a Tensor");
+    }
+  }
+
+  OpLibrarySpec spec_;
+  c10::OperatorHandle op_;
+  std::map<std::string, c10::IValue> fixed_;
+  mutable std::mutex mutex_;
+  mutable Prepared prepared_;
+};
+
+std::map<std::string, std::unique_ptr<OpLibraryVariant>>& variants() {
+  static std::map<std::string, std::unique_ptr<OpLibraryVariant>> loaded;
+  return loaded;
+}
+
+}  // namespace
+
+std::vector<std::string> op_library_files(const OpLibrarySpec& spec, std::string* chosen) {
+  const fs::path path(spec.library);
+  std::error_code error;
+  const auto status = fs::status(path, error);
+  if (error || !fs::exists(status)) refuse(spec, spec.library_as_written + " (" + spec.library + "): no such file or folder");
+  if (fs::is_regular_file(status)) return {spec.library};
+  if (!fs::is_directory(status)) refuse(spec, spec.library + ": not a file or a folder");
+  if (fs::is_directory(path / "build")) {
+    std::vector<std::string> folders;
+    for (const auto& entry : fs::directory_iterator(path / "build", error)) {
+      if (entry.is_directory()) folders.push_back(entry.path().filename().string());
+    }
+    std::sort(folders.begin(), folders.end());
+    const auto ranked = rank_build_variants(folders, this_build());
+    if (ranked.empty() || !ranked.front().accepted) {
+      std::string reasons;
+      for (const auto& decision : ranked) reasons += (reasons.empty() ? "" : "; ") + decision.name + ": " + decision.reason;
+      const BuildTarget target = this_build();
+      refuse(spec, spec.library + "/build has no build for torch " + std::to_string(target.torch_major) + "." +
+                       std::to_string(target.torch_minor) + (target.cuda_major ? " with CUDA " +
+                       std::to_string(*target.cuda_major) + "." + std::to_string(target.cuda_minor.value_or(0)) : "") +
+                       " on " + target.cpu + ": " + (reasons.empty() ? "it is empty" : reasons));
+    }
+    if (chosen) *chosen = ranked.front().name;
+    const auto files = shared_objects_under(path / "build" / ranked.front().name);
+    if (files.empty()) refuse(spec, (path / "build" / ranked.front().name).string() + " holds no .so");
+    return files;
+  }
+  const auto files = shared_objects_under(path);
+  if (files.empty()) refuse(spec, spec.library + " holds no .so (a wheel unpacked there, or a hub kernel's folder with build/)");
+  return files;
+}
+
+const Variant& load_op_library_variant(const OpLibrarySpec& spec) {
+  std::lock_guard<std::mutex> lock(loading_mutex());
+  auto& loaded = variants();
+  const auto found = loaded.find(spec.name);
+  if (found != loaded.end()) return *found->second;
+  const LoadedLibrary& library = load_files(spec);
+  auto variant = std::make_unique<OpLibraryVariant>(spec, find_operator(spec, library));
+  return *loaded.emplace(spec.name, std::move(variant)).first->second;
+}
+
+std::string op_library_schema(const OpLibrarySpec& spec) {
+  std::lock_guard<std::mutex> lock(loading_mutex());
+  return toString(find_operator(spec, load_files(spec)).schema());
+}
+
+}  // namespace attnsweep

@@ -1,0 +1,36 @@
+#pragma once
+// A variant of kind op_library, as a config declares it (docs/op-libraries.md):
+// an operator of a compiled PyTorch op library (a .so, an unpacked wheel, or a
+// hub kernel's folder with build/<variant>/), and how attnsweep's inputs map
+// onto its arguments. LibTorch-free: runner/variants/op_library.cpp loads it.
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "runner/common/errors.hpp"
+
+namespace attnsweep {
+
+enum class OpLayout { bhsd, bshd };  // [batch, heads, seq, head_dim] or [batch, seq, heads, head_dim]
+
+struct OpLibrarySpec {
+  std::string name;           // the variant's name in the sweep
+  std::string library;        // absolute path (resolved against the config file's folder)
+  std::string library_as_written;
+  std::string op;             // namespace::op[.overload], or op alone when one loaded namespace has it
+  OpLayout layout = OpLayout::bhsd;
+  std::string causal_argument;  // bool argument that receives the case's causal flag; "" when none
+  std::string scale_argument;   // float argument that receives 1/sqrt(head_dim); "" leaves the op's default
+  std::map<std::string, std::string> fixed;  // other arguments: their values as written (bool, int, float, none)
+  int output = 0;             // which returned value is the attention output
+  SourceLocation where;       // the variants entry, for messages
+};
+
+// The op-library variants the config that was loaded last declared, by name:
+// the catalogue (variant_names.hpp) and the registry find them here.
+void register_op_library_specs(const std::map<std::string, OpLibrarySpec>& specs);
+const OpLibrarySpec* find_op_library_spec(const std::string& name);
+
+inline const char* to_string(OpLayout layout) { return layout == OpLayout::bhsd ? "bhsd" : "bshd"; }
+
+}  // namespace attnsweep

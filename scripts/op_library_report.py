@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Markdown of bench/fa3.yaml's sweep (counts, medians, TFLOP/s, errors per variant,
+shape and mask) with FA3's independent Python measurement next to attnsweep's.
+   usage: op_library_report.py FA3.db FA3_PYTHON.jsonl [MACHINE.txt]"""
+import json
+import sqlite3
+import sys
+
+
+def main():
+    db_path, python_path = sys.argv[1], sys.argv[2]
+    machine = open(sys.argv[3]).read().strip() if len(sys.argv) > 3 else ""
+    python = {}
+    for line in open(python_path):
+        if line.strip():
+            row = json.loads(line)
+            python[(row["shape"], bool(row["causal"]))] = row
+    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    db.row_factory = sqlite3.Row
+    run = db.execute("SELECT * FROM runs ORDER BY run_id DESC LIMIT 1").fetchone()
+    print(f"# FlashAttention-3 (fa3-fwd 0.0.3) next to the study's variants: {run['device_name']}\n")
+    print(f"Run {run['run_id']} of bench/fa3.yaml, {run['started_at']}; torch {run['torch_version']}, CUDA "
+          f"{run['cuda_version']}, cuDNN {run['cudnn_version']}, driver {run['driver_version']}, attnsweep "
+          f"{run['attnsweep_version']} ({run['git_sha']}). bf16; median of CUDA events per forward (L2 flushed, "
+          f"launch latency held out); TFLOP/s by runs.flop_convention.\n")
+    if machine:
+        print("```\n" + machine + "\n```\n")
+    print("| shape | causal | variant | status | kernels | memcpy | memset | median us | TFLOP/s | rel error | "
+          "py kernels | py median us | diff % | py rel error |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    rows = db.execute("SELECT * FROM cases WHERE run_id = ? ORDER BY plan_index", (run["run_id"],)).fetchall()
+    for c in rows:
+        shape = f"{c['batch']}x{c['heads']}x{c['seq_len_q']}x{c['head_dim']}"
+        py = python.get((shape, bool(c["causal"]))) if c["variant"] == "fa3" else None
+        med = c["gpu_time_us_median"]
+        cells = [shape, "yes" if c["causal"] else "no", c["variant"], c["status"],
+                 c["kernels_per_forward"], c["memcpy_per_forward"], c["memset_per_forward"],
+                 f"{med:.1f}" if med else "", f"{c['tflops']:.0f}" if c["tflops"] else "",
+                 f"{c['rel_error']:.2e}" if c["rel_error"] is not None else (c["error_message"] or "")[:60]]
+        if py and py.get("status") == "ok":
+            diff = 100 * (med / py["median_us"] - 1) if med else None
+            cells += [f"{py['kernels']:g}", f"{py['median_us']:.1f}", f"{diff:+.1f}" if diff is not None else "",
+                      f"{py['rel_error']:.2e}"]
+        else:
+            cells += ["", "", "", ""]
+        print("| " + " | ".join("" if x is None else str(x) for x in cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
