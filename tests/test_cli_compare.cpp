@@ -177,11 +177,54 @@ TEST_F(CliCompare, EachBadArgumentIsOneLineAndExitTwo) {
   expect_refused(baseline_ + " " + baseline_ + ":0", "is not a run id");
   expect_refused(baseline_ + " " + baseline_ + " --format html",
                  "--format: unknown value 'html'; allowed: text, markdown, json");
-  for (const std::string bad : {"0", "100", "-5", "abc", "5%", "nan", "inf"}) {
+  for (const std::string bad : {"0", "100", "-5", "abc", "5%", "nan", "inf", "0x10", "' 5'", "1e1x"}) {
+    const std::string given = bad.front() == '\'' ? bad.substr(1, bad.size() - 2) : bad;
     expect_refused(baseline_ + " " + baseline_ + " --threshold " + bad,
-                   "--threshold: invalid value '" + bad + "'; allowed: a number of percent > 0 and < 100");
+                   "--threshold: invalid value '" + given + "'; allowed: a number of percent > 0 and < 100");
   }
   expect_refused(baseline_, "missing the candidate argument");
+}
+
+TEST_F(CliCompare, ARunComparedWithItselfIsSaidLoudly) {
+  // The same run on both sides can never differ: a typo, or a baseline resolved after the
+  // candidate was written into its file. Said, not refused (exit 0).
+  const Outcome outcome = compare(baseline_ + " " + baseline_ + ":1");
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_NE(outcome.output.find("WARNING: the baseline and the candidate are the same run (" + baseline_ +
+                                " run 1): nothing can differ"),
+            std::string::npos)
+      << outcome.output;
+  // A byte copy is another file: no such warning.
+  const std::string copied = copy("copy.db");
+  EXPECT_EQ(compare(baseline_ + " " + copied, copied).output.find("same run"), std::string::npos);
+}
+
+TEST_F(CliCompare, JsonIsValidWhateverTheBytesOfAPath) {
+  // A file name that is not UTF-8 (JSON strings must be): the JSON still parses.
+  const std::string odd = copy("odd-\xff-name.db");
+  const Outcome outcome = compare(baseline_ + " " + odd + " --format json", odd);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  const nlohmann::json json = nlohmann::json::parse(outcome.output);
+  EXPECT_EQ(json["summary"]["same"], 4);
+  EXPECT_NE(json["candidate"]["path"].get<std::string>().find("odd-"), std::string::npos);
+}
+
+TEST_F(CliCompare, AnOlderSchemaIsReadThroughAMigratedCopy) {
+  // A baseline pinned before an upgrade of attnsweep (schema 6): compared, never changed.
+  const std::string v6 = path("v6.db");
+  fs::copy_file(std::string(ATTNSWEEP_SOURCE_DIR) + "/tests/data/schema_v6.db", v6);
+  const std::string before = file_hash(v6);
+  const Outcome itself = compare(v6 + " " + v6, v6);
+  EXPECT_EQ(itself.exit_code, 0) << itself.output;
+  EXPECT_NE(itself.output.find("baseline:  " + v6 + " run 1 (saved-v6, done"), std::string::npos) << itself.output;
+  EXPECT_EQ(itself.output.find("attnsweep-compare-"), std::string::npos) << "the copy's path is shown" << itself.output;
+  const Outcome against = compare(v6 + " " + baseline_ + " --format json", v6);
+  ASSERT_EQ(against.exit_code, 0) << against.output;
+  const nlohmann::json json = nlohmann::json::parse(against.output);
+  EXPECT_EQ(json["baseline"]["path"], v6);
+  EXPECT_EQ(file_hash(v6), before);
+  // Run ids are checked against the file all the same, and the message names the file.
+  expect_refused(v6 + ":9 " + baseline_, "BASELINE: " + v6 + " has no run 9; its runs: 1");
 }
 
 TEST_F(CliCompare, HelpExplainsTheVerdictsAndExitCodes) {

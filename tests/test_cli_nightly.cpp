@@ -9,12 +9,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "runner/common/sha256.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
 
@@ -139,7 +143,184 @@ TEST_F(CliNightly, BadInputIsOneLineAndExitTwoAndNothingRuns) {
     EXPECT_TRUE(contains(outcome.output, message)) << outcome.output;
     EXPECT_EQ(std::count(outcome.output.begin(), outcome.output.end(), '\n'), 1) << outcome.output;
     EXPECT_FALSE(fs::exists(path("x.db"))) << "a sweep ran";
+    EXPECT_FALSE(fs::exists(history)) << "the history folder was created for a night that never ran";
   }
+}
+
+std::string file_hash(const std::string& file) { return attnsweep::sha256_hex(read(file)); }
+
+std::size_t lines_of(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+// A database of one finished run of `config`, checkpointed into one file.
+void run_into(const std::string& config, const std::string& db) {
+  const Outcome outcome =
+      attnsweep::testing::run_attnsweep("--log-level off run " + config + " --db " + db, "OMP_NUM_THREADS=1 ");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  SQLite::Database(db, SQLite::OPEN_READWRITE).exec("PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
+TEST_F(CliNightly, RefusesInputThatWouldOnlyFailAfterTheSweep) {
+  // A bad config (or device) with --history: refused, and the history folder is not created for it.
+  const std::string bad_config = scratch_.write("bad.yaml", "name: [\n");
+  const Outcome bad = attnsweep::testing::run_attnsweep(
+      "--log-level off nightly " + bad_config + " --history " + path("new-history") + " --db " + path("x.db"));
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_FALSE(fs::exists(path("new-history")));
+
+  scratch_.write("a-file", "x");
+  struct Bad {
+    std::string arguments, message;
+  };
+  const std::vector<Bad> refused = {
+      // The summary's folder is missing: it used to be found out after the whole sweep (exit 1).
+      {"--history " + path("h1") + " --db " + path("x.db") + " --summary " + path("missing/x.md"),
+       "--summary: " + path("missing") + ": no such folder"},
+      {"--history " + path("h1") + " --db " + path("x.db") + " --summary " + path("a-file/x.md"), "is not a folder"},
+      // A history that cannot be created: its nearest folder is a file.
+      {"--history " + path("a-file/history") + " --db " + path("x.db"), "--history"},
+      // The default summary of --db x.md is x.md itself: it would overwrite the database.
+      {"--history " + path("h1") + " --db " + path("x.md"), "--summary: " + path("x.md") + " is the night's database"},
+  };
+  for (const auto& [arguments, message] : refused) {
+    SCOPED_TRACE(arguments);
+    const Outcome outcome = nightly(arguments);
+    EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
+    EXPECT_NE(outcome.output.find(message), std::string::npos) << outcome.output;
+    EXPECT_EQ(lines_of(outcome.output), 1u) << outcome.output;
+    EXPECT_FALSE(fs::exists(path("x.db"))) << "a sweep ran";
+    EXPECT_FALSE(fs::exists(path("x.md"))) << "a sweep ran";
+  }
+}
+
+TEST_F(CliNightly, TheBaselineIsOnlyRead) {
+  const std::string baseline = path("baseline.db");
+  run_into(config_, baseline);
+  const std::string before = file_hash(baseline);
+  // --db the baseline itself: tonight's run would go into the pinned file, and the
+  // baseline (its latest run, resolved after the sweep) would be tonight's run: a
+  // night compared with itself, which can never regress.
+  for (const std::string& arguments :
+       {"--baseline " + baseline + " --db " + baseline, "--baseline " + baseline + ":1 --db " + baseline,
+        "--baseline " + baseline + " --db " + path("x.db") + " --summary " + baseline}) {
+    SCOPED_TRACE(arguments);
+    const Outcome outcome = nightly(arguments + " --threshold 99");
+    EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
+    EXPECT_NE(outcome.output.find("--baseline"), std::string::npos) << outcome.output;
+    EXPECT_EQ(lines_of(outcome.output), 1u) << outcome.output;
+    EXPECT_EQ(file_hash(baseline), before) << "the pinned baseline changed";
+    EXPECT_FALSE(fs::exists(path("x.db")));
+  }
+}
+
+TEST_F(CliNightly, ANightThatMatchesNoCaseOfTheBaselineFails) {
+  // The baseline measured other shapes (or ran on another kind of device): nothing
+  // can be compared, which must not pass as "no regression".
+  std::string other_config = kNightlyConfig;
+  other_config.replace(other_config.find("seq_len: 256"), 12, "seq_len: 128");
+  const std::string other = scratch_.write("other.yaml", other_config);
+  const std::string baseline = path("other.db");
+  run_into(other, baseline);
+  const Outcome outcome = nightly("--baseline " + baseline + " --db " + path("n.db") + " --threshold 99");
+  EXPECT_EQ(outcome.exit_code, 1) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "nothing was compared")) << outcome.output;
+  EXPECT_FALSE(contains(outcome.output, "nightly: no regression")) << outcome.output;
+  EXPECT_TRUE(contains(read(path("n.md")), "nothing was compared"));
+}
+
+TEST_F(CliNightly, UnreadableNightsInTheHistoryAreSkippedByTheirHistoryName) {
+  const std::string history = path("history");
+  fs::create_directories(history);
+  run_into(config_, history + "/nightly-20261130T031500Z.db");
+  const std::string good_hash = file_hash(history + "/nightly-20261130T031500Z.db");
+  scratch_.write("history/nightly-20991231T000000Z.db", "garbage\n");
+  scratch_.write("history/nightly-20981231T000000Z.db", "");
+  fs::create_directories(history + "/nightly-20971231T000000Z.db");  // a folder of that name
+  const Outcome outcome = nightly("--history " + history + " --db " + path("n.db") + " --threshold 99");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "- baseline: `" + history + "/nightly-20261130T031500Z.db run 1")) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "skipped nightly-20991231T000000Z.db: " + history +
+                                           "/nightly-20991231T000000Z.db: cannot read as a results database"))
+      << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "skipped nightly-20981231T000000Z.db: ")) << outcome.output;
+  // The scratch copy's path and run's advice about --db mean nothing to a reader of the summary.
+  EXPECT_FALSE(contains(outcome.output, "attnsweep-nightly-")) << outcome.output;
+  EXPECT_FALSE(contains(outcome.output, "choose another --db")) << outcome.output;
+  EXPECT_EQ(file_hash(history + "/nightly-20261130T031500Z.db"), good_hash);
+  EXPECT_EQ(read(history + "/nightly-20991231T000000Z.db"), "garbage\n");
+}
+
+TEST_F(CliNightly, ANightOfTheOlderSchemaIsComparedThroughAMigratedCopy) {
+  // The first night after an upgrade of attnsweep: last night's file is of schema 6.
+  // It is read through a migrated copy (the history's file is never changed) instead
+  // of being skipped, which made the night "the first baseline" and compare nothing.
+  const std::string history = path("history");
+  fs::create_directories(history);
+  const std::string old_night = history + "/nightly-20261130T031500Z.db";
+  fs::copy_file(std::string(ATTNSWEEP_SOURCE_DIR) + "/tests/data/schema_v6.db", old_night);
+  const std::string before = file_hash(old_night);
+  const Outcome outcome = nightly("--history " + history + " --db " + path("n.db") + " --threshold 99");
+  EXPECT_TRUE(contains(outcome.output, "- baseline: `" + old_night + " run 1")) << outcome.output;
+  EXPECT_FALSE(contains(outcome.output, "first baseline")) << outcome.output;
+  EXPECT_EQ(file_hash(old_night), before) << "the history's night changed";
+}
+
+TEST_F(CliNightly, AnInterruptedNightIsCopiedAndFails) {
+  // Long enough to be interrupted: SIGINT after 5 s stops it at the next sample.
+  const std::string slow = scratch_.write(
+      "slow.yaml", "name: slow\ndevice: cpu\nvariants: [naive, sdpa_math]\ndtypes: [fp32]\n"
+                   "shapes: {batch: 1, heads: 4, seq_len: 256, head_dim: 32}\n"
+                   "measure: {warmup: 1, profiled_forwards: 1, min_samples: 1000000, max_samples: 1000000, "
+                   "max_case_seconds: 600}\n");
+  const std::string history = path("history");
+  const Outcome outcome = attnsweep::testing::run_attnsweep(
+      "--log-level off nightly " + slow + " --history " + history + " --db " + path("n.db"),
+      "OMP_NUM_THREADS=1 timeout --preserve-status -s INT 5 ");
+  EXPECT_EQ(outcome.exit_code, 1) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "of 2 planned cases, status interrupted")) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "The night did not finish (interrupted)")) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "nightly: the run did not finish (interrupted)")) << outcome.output;
+  ASSERT_EQ(files_in(history).size(), 2u) << outcome.output;
+  SQLite::Database db(history + "/" + files_in(history)[0], SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT status FROM runs").getString(), "interrupted");
+}
+
+TEST_F(CliNightly, TheDefaultDatabaseNeverJoinsAnExistingFile) {
+  // Two nights started in the same second in one folder would share nightly-<stamp>.db.
+  // The files of the next seconds exist already (a copy of a real database): refused.
+  const std::string folder = path("here");
+  fs::create_directories(folder);
+  const std::string existing = path("existing.db");
+  run_into(config_, existing);
+  const std::time_t now = std::time(nullptr);
+  std::vector<std::string> planted;
+  for (int second = 0; second < 30; ++second) {
+    const std::time_t at = now + second;
+    std::tm utc{};
+    gmtime_r(&at, &utc);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+    planted.push_back(folder + "/nightly-" + stamp + ".db");
+    fs::copy_file(existing, planted.back());
+  }
+  const std::string before = file_hash(planted.front());
+  const Outcome outcome = attnsweep::testing::run_attnsweep(
+      "--log-level off nightly " + config_ + " --history " + path("history") + " --threshold 99",
+      "cd " + folder + " && OMP_NUM_THREADS=1 ");
+  EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "already exists")) << outcome.output;
+  EXPECT_EQ(lines_of(outcome.output), 1u) << outcome.output;
+  for (const std::string& file : planted) {
+    SQLite::Database db(file, SQLite::OPEN_READONLY);
+    EXPECT_EQ(db.execAndGet("SELECT count(*) FROM runs").getInt(), 1) << file;
+  }
+}
+
+TEST_F(CliNightly, EnvPrintsValidJsonWhateverTheEnvironmentHolds) {
+  // An environment variable that changes results, holding a byte that is not UTF-8.
+  const Outcome outcome = attnsweep::testing::run_attnsweep("env --device cpu", "CUBLAS_TEST_BYTES=\"$(printf 'a\\377b')\" ");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  const nlohmann::json json = nlohmann::json::parse(outcome.output);
+  EXPECT_TRUE(json["env_vars"].contains("CUBLAS_TEST_BYTES")) << outcome.output;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -23,6 +24,7 @@
 #include "runner/common/sha256.hpp"
 #include "runner/compare/compare_runs.hpp"
 #include "runner/compare/comparison_report.hpp"
+#include "runner/compare/mann_whitney.hpp"
 #include "runner/measure/statistics.hpp"
 #include "storage/run_reader.hpp"
 #include "storage/store.hpp"
@@ -529,6 +531,105 @@ TEST_F(Compare, EnvironmentDifferencesComeFirstAndNeverFail) {
             std::make_pair(std::string("(unset)"), std::string("100")));
   const std::string text = render(comparison, Format::text);
   EXPECT_LT(text.find("Environment: 4 facts differ"), text.find("Findings: none")) << text;
+}
+
+TEST_F(Compare, AMultiLineErrorMessageStaysOnItsRow) {
+  // PyTorch's messages span lines; a line break would split the text report's row.
+  const std::string candidate = copy("error.db");
+  plant(candidate, "UPDATE cases SET status = 'error', error_message = 'CUDA error: an illegal memory access\n"
+                   "  Compile with TORCH_USE_CUDA_DSA | to enable\r\n\nlast line  ' WHERE plan_index = 2");
+  const Comparison comparison = compare(candidate);
+  const CaseComparison& failed = case_named(comparison, 2);
+  ASSERT_EQ(failed.findings.size(), 1u);
+  EXPECT_EQ(failed.findings[0].detail, "ran in the baseline, error now: CUDA error: an illegal memory access "
+                                       "Compile with TORCH_USE_CUDA_DSA | to enable last line  ");
+  const std::string text = render(comparison, Format::text);
+  const std::size_t row = text.find(label_of(2));
+  ASSERT_NE(row, std::string::npos) << text;
+  EXPECT_NE(text.find("last line", row), std::string::npos);
+  EXPECT_LT(text.find("last line", row), text.find('\n', row)) << text;
+}
+
+TEST_F(Compare, EnvVarsNotRecordedBeforeSchemaSevenAreNotCalledUnset) {
+  // A run migrated from schema 6 has env_vars NULL: nothing is known about its
+  // variables, which is not the same as "(unset)".
+  const std::string candidate = copy("old.db");
+  plant(candidate, "UPDATE runs SET env_vars = NULL");
+  const Comparison comparison = compare(candidate);
+  std::map<std::string, std::pair<std::string, std::string>> facts;
+  for (const EnvironmentDifference& d : comparison.environment) facts[d.fact] = {d.baseline, d.candidate};
+  EXPECT_EQ(facts.size(), 1u);
+  EXPECT_EQ(facts["env_vars"], std::make_pair(std::string("{\"CUDA_VISIBLE_DEVICES\":\"0\"}"),
+                                              std::string("(not recorded)")));
+  EXPECT_EQ(facts.count("env_vars.CUDA_VISIBLE_DEVICES"), 0u);
+}
+
+TEST_F(Compare, TheSameRunOnBothSidesIsAWarning) {
+  const storage::RunReader reader(baseline_);
+  const Comparison itself = compare_runs(reader, 1, reader, 1, {});
+  ASSERT_EQ(itself.warnings.size(), 1u);
+  EXPECT_EQ(itself.warnings[0], "the baseline and the candidate are the same run (" + baseline_ +
+                                    " run 1): nothing can differ");
+  // Another path to the same file is the same run too.
+  const storage::RunReader other_path(scratch_.path(".") + "/baseline.db");
+  EXPECT_EQ(compare_runs(reader, 1, other_path, 1, {}).warnings.size(), 1u);
+  EXPECT_TRUE(compare(copy("copy.db")).warnings.empty());
+}
+
+// P(U >= u) by the plain recursion c(i, j, k) = c(i-1, j, k-j) + c(i, j-1, k), for small sizes.
+double reference_upper_tail(int m, int n, int u) {
+  std::vector<std::vector<std::vector<double>>> c(
+      m + 1, std::vector<std::vector<double>>(n + 1, std::vector<double>(m * n + 1, 0.0)));
+  for (int i = 0; i <= m; ++i) {
+    for (int j = 0; j <= n; ++j) {
+      for (int k = 0; k <= i * j; ++k) {
+        if (i == 0 || j == 0) {
+          c[i][j][k] = k == 0 ? 1 : 0;
+          continue;
+        }
+        c[i][j][k] = (k >= j ? c[i - 1][j][k - j] : 0) + c[i][j - 1][k];
+      }
+    }
+  }
+  double tail = 0, total = 0;
+  for (int k = 0; k <= m * n; ++k) {
+    total += c[m][n][k];
+    if (k >= u) tail += c[m][n][k];
+  }
+  return tail / total;
+}
+
+TEST(MannWhitneyExact, TheTailAgreesWithThePlainRecursion) {
+  for (int m : {1, 2, 5, 8}) {
+    for (int n : {1, 3, 8, 40}) {
+      for (int u = 0; u <= m * n; ++u) {
+        const double expected = reference_upper_tail(m, n, u);
+        EXPECT_NEAR(mann_whitney_exact_upper_tail(m, n, u), expected, 1e-12 * expected + 1e-300)
+            << m << " " << n << " " << u;
+        EXPECT_NEAR(mann_whitney_exact_upper_tail(n, m, u), expected, 1e-12 * expected + 1e-300)
+            << n << " " << m << " " << u;
+      }
+    }
+  }
+}
+
+TEST(MannWhitneyExact, AFewSamplesAgainstHundredsOfThousandsStayFast) {
+  // max_samples may be up to 10 million; 6 kept samples on one side and 200000 on
+  // the other took minutes (the exact distribution counted in O(m^2 n^2)).
+  std::vector<double> few, many;
+  for (int i = 0; i < 6; ++i) few.push_back(5003 + 0.37 * i);
+  for (int i = 0; i < 200000; ++i) many.push_back(5000 + 0.001 * i + 0.0001);
+  const auto start = std::chrono::steady_clock::now();
+  const MannWhitneyResult result = mann_whitney_u(few, many);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(result.exact);
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_GT(result.p_value, 0.0);
+  EXPECT_LE(result.p_value, 1.0);
+  // All six sit just above the 3000th of 200000: far down in the other's distribution.
+  EXPECT_LT(result.p_value, 1e-6);
+  // Symmetric in the order of the two sides.
+  EXPECT_NEAR(mann_whitney_u(many, few).p_value, result.p_value, 1e-12 * result.p_value);
 }
 
 TEST_F(Compare, ADifferentTimingProtocolOrRegimeIsSaidLoudly) {

@@ -3,6 +3,7 @@
 // when nothing regressed, 1 on a regression, 2 on bad input; both databases
 // are only read.
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include "runner/cli/commands.hpp"
@@ -20,10 +21,11 @@ namespace {
 // both mean "do not ship this"; a report on stdout tells them apart).
 constexpr int kExitRegression = 1;
 
-// The database of an argument, opened read-only; its errors name the argument.
-storage::RunReader open_reader(const compare::RunArgument& argument, const std::string& name) {
+// The database of an argument, opened read-only (one of an older schema through a
+// migrated copy); its errors name the argument.
+std::unique_ptr<compare::ReadableDatabase> open_database(const compare::RunArgument& argument, const std::string& name) {
   try {
-    return storage::RunReader(argument.path);
+    return std::make_unique<compare::ReadableDatabase>(argument.path);
   } catch (const BadInputError& error) {
     // The reader's advice for `run --db` does not apply to a file compare only reads.
     std::string message = error.what();
@@ -45,12 +47,17 @@ int compare_command(const CompareOptions& options) {
     settings.min_change_us = compare::parse_min_change_us(options.min_change_us);
     const compare::RunArgument baseline = compare::parse_run_argument(options.baseline, "BASELINE");
     const compare::RunArgument candidate = compare::parse_run_argument(options.candidate, "CANDIDATE");
-    const storage::RunReader baseline_reader = open_reader(baseline, "BASELINE");
-    const storage::RunReader candidate_reader = open_reader(candidate, "CANDIDATE");
+    const auto baseline_database = open_database(baseline, "BASELINE");
+    const auto candidate_database = open_database(candidate, "CANDIDATE");
+    const storage::RunReader& baseline_reader = baseline_database->reader();
+    const storage::RunReader& candidate_reader = candidate_database->reader();
     const std::int64_t baseline_run = compare::resolve_run(baseline_reader, baseline, "BASELINE");
     const std::int64_t candidate_run = compare::resolve_run(candidate_reader, candidate, "CANDIDATE");
-    const compare::Comparison comparison =
+    compare::Comparison comparison =
         compare::compare_runs(baseline_reader, baseline_run, candidate_reader, candidate_run, settings);
+    // The files as named, not a migrated copy's path.
+    comparison.baseline.path = baseline.path;
+    comparison.candidate.path = candidate.path;
     std::cout << compare::render(comparison, format) << std::flush;
     return comparison.has_regression() ? kExitRegression : static_cast<int>(kExitOk);
   });

@@ -23,15 +23,28 @@ int nightly_command(const NightlyOptions& options) {
     const execute::NightlyOutcome outcome = execute::run_nightly(request);
     std::cout << "\n" << outcome.summary << "\n";
     std::cout << "database: " << outcome.db_path << "\nsummary: " << outcome.summary_path << "\n";
-    if (!outcome.history_db.empty()) {
+    if (!outcome.history_db.empty() && outcome.history_error.empty()) {
       std::cout << "history: " << outcome.history_db << " and " << outcome.history_summary << "\n";
     }
+    int code = kExitOk;
     if (outcome.status != RunStatus::done) {
       std::cout << "nightly: the run did not finish (" << to_string(outcome.status) << ")\n";
-      return static_cast<int>(kExitRuntimeFailure);
+      code = kExitRuntimeFailure;
+    } else if (outcome.regression) {
+      std::cout << "nightly: REGRESSION (exit 1)\n";
+      code = kExitRuntimeFailure;
+    } else if (outcome.compared_nothing) {
+      std::cout << "nightly: nothing was compared (exit 1)\n";
+      code = kExitRuntimeFailure;
+    } else {
+      std::cout << "nightly: no regression\n";
     }
-    std::cout << (outcome.regression ? "nightly: REGRESSION (exit 1)\n" : "nightly: no regression\n");
-    return static_cast<int>(outcome.regression ? kExitRuntimeFailure : kExitOk);
+    if (!outcome.history_error.empty()) {
+      std::cout << std::flush;
+      std::cerr << "error: " << outcome.history_error << "\n";
+      code = kExitRuntimeFailure;
+    }
+    return code;
   });
 }
 

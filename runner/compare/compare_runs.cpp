@@ -3,8 +3,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <set>
@@ -18,6 +20,7 @@
 #include "runner/compare/mann_whitney.hpp"
 #include "runner/measure/statistics.hpp"
 #include "storage/query.hpp"
+#include "storage/store.hpp"
 
 namespace attnsweep::compare {
 namespace {
@@ -161,7 +164,14 @@ std::vector<EnvironmentDifference> environment_differences(const ComparedRun& ba
   for (const std::string& column : protocol_columns()) {
     add(column, setting(base_settings, column), setting(cand_settings, column), false);
   }
-  // env_vars key by key: a variable set on one side only shows as "" on the other.
+  // env_vars key by key: a variable set on one side only shows as "(unset)" on
+  // the other. A run from before schema 7 has no env_vars at all (NULL): nothing
+  // is known about its variables, which is one difference, not "(unset)" each.
+  if (baseline.run.env_vars.empty() != candidate.run.env_vars.empty()) {
+    const auto shown = [](const std::string& text) { return text.empty() ? std::string("(not recorded)") : text; };
+    differences.push_back({"env_vars", shown(baseline.run.env_vars), shown(candidate.run.env_vars), false});
+    return differences;
+  }
   const auto base_variables = environment_variables(baseline.run.env_vars);
   const auto cand_variables = environment_variables(candidate.run.env_vars);
   std::set<std::string> names;
@@ -273,10 +283,27 @@ TimeComparison compare_times(const storage::RunReader& baseline_reader, const Ca
   return time;
 }
 
+// An error message on one line: PyTorch's span several, and a line break would
+// split a row of the text report (markdown's writer does the same for its cells).
+std::string one_line(const std::string& message) {
+  std::string line;
+  for (std::size_t i = 0; i < message.size();) {
+    if (message[i] != '\n' && message[i] != '\r') {
+      line += message[i++];
+      continue;
+    }
+    // A line break and the blanks around it become one space.
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.pop_back();
+    while (i < message.size() && std::isspace(static_cast<unsigned char>(message[i]))) ++i;
+    if (!line.empty() && i < message.size()) line += ' ';
+  }
+  return line;
+}
+
 void check_status(const CaseRow& baseline, const CaseRow& candidate, std::vector<Finding>& findings) {
   if (baseline.status == candidate.status) return;
   Finding finding{Check::status, Severity::info, "status", to_string(baseline.status), to_string(candidate.status), ""};
-  const std::string why = candidate.error_message.empty() ? "" : ": " + candidate.error_message;
+  const std::string why = candidate.error_message.empty() ? "" : ": " + one_line(candidate.error_message);
   if (baseline.status == CaseStatus::ok) {
     finding.severity = Severity::regression;
     finding.detail = std::string("ran in the baseline, ") + to_string(candidate.status) + " now" + why;
@@ -566,6 +593,11 @@ Comparison compare_runs(const storage::RunReader& baseline, std::int64_t baselin
                                   " and the candidate on " + comparison.candidate.run.device.to_string() +
                                   ": cases match only on the same kind of device");
   }
+  std::error_code ignored;
+  if (baseline_run == candidate_run && std::filesystem::equivalent(baseline.path(), candidate.path(), ignored)) {
+    comparison.warnings.push_back("the baseline and the candidate are the same run (" + comparison.baseline.path +
+                                  " run " + std::to_string(baseline_run) + "): nothing can differ");
+  }
   if (comparison.cases.empty() && !before.empty() && !after.empty()) {
     comparison.warnings.push_back("no case of the baseline is in the candidate: nothing was compared");
   }
@@ -594,16 +626,83 @@ RunArgument parse_run_argument(const std::string& text, const std::string& name)
 }
 
 std::int64_t resolve_run(const storage::RunReader& reader, const RunArgument& argument, const std::string& name) {
+  // The file as the user named it (the reader may read a migrated copy of it).
+  const std::string& file = argument.path.empty() ? reader.path() : argument.path;
   if (!argument.run_id) {
     const std::optional<RunRow> latest = reader.latest_run();
-    if (!latest) throw BadInputError(name + ": " + reader.path() + " holds no run yet; give a database with a run");
+    if (!latest) throw BadInputError(name + ": " + file + " holds no run yet; give a database with a run");
     return latest->run_id;
   }
   if (!reader.run(*argument.run_id)) {
-    throw BadInputError(name + ": " + reader.path() + " has no run " + std::to_string(*argument.run_id) +
+    throw BadInputError(name + ": " + file + " has no run " + std::to_string(*argument.run_id) +
                         "; its runs: " + runs_listed(reader) + " (leave out :RUN for the latest)");
   }
   return *argument.run_id;
+}
+
+// ---- reading a database of an older schema ---------------------------------
+
+namespace {
+
+// The schema version a file claims (PRAGMA user_version), if it can be read as SQLite at all.
+std::optional<int> claimed_schema_version(const std::string& path) {
+  std::optional<int> version;
+  try {
+    storage::run_query(
+        path, "PRAGMA user_version", [](const std::vector<std::string>&) {},
+        [&](const std::vector<storage::QueryValue>& row) {
+          if (!row.empty() && std::holds_alternative<std::int64_t>(row[0])) {
+            version = static_cast<int>(std::get<std::int64_t>(row[0]));
+          }
+        });
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return version;
+}
+
+// Removes a folder that holds only files (the copy and SQLite's -wal and -shm
+// beside it). Not std::filesystem::remove_all: libtorch.so, linked into the
+// binary, exports its own build of it, which crashed (runner/jobs/collect.cpp).
+void remove_flat_folder(const std::string& folder) {
+  std::error_code ignored;
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ignored)) files.push_back(entry.path());
+  for (const auto& file : files) std::filesystem::remove(file, ignored);
+  std::filesystem::remove(folder, ignored);
+}
+
+}  // namespace
+
+ReadableDatabase::ReadableDatabase(const std::string& path) : path_(path) {
+  try {
+    reader_.emplace(path);
+    return;
+  } catch (const BadInputError&) {
+    const std::optional<int> version = claimed_schema_version(path);
+    if (!version || *version < 1 || *version >= storage::kSchemaVersion) throw;
+    // An attnsweep database of an older schema: migrate a copy, never the file.
+    std::string folder = (std::filesystem::temp_directory_path() / "attnsweep-compare-XXXXXX").string();
+    if (!mkdtemp(folder.data())) throw;
+    copy_folder_ = folder;
+    const std::string copy = folder + "/" + std::filesystem::path(path).filename().string();
+    try {
+      storage::snapshot_database(path, copy);  // a consistent copy, WAL contents included
+      { const storage::Store migrated(copy, storage::Store::Open::existing); }
+      reader_.emplace(copy);
+    } catch (const std::exception& error) {
+      remove_flat_folder(copy_folder_);
+      throw BadInputError(path + ": database schema version " + std::to_string(*version) +
+                          " (this attnsweep reads " + std::to_string(storage::kSchemaVersion) +
+                          "), and a migrated copy could not be made: " + error.what());
+    }
+    migrated_from_ = *version;
+  }
+}
+
+ReadableDatabase::~ReadableDatabase() {
+  reader_.reset();  // closed before its files are removed
+  if (!copy_folder_.empty()) remove_flat_folder(copy_folder_);
 }
 
 }  // namespace attnsweep::compare

@@ -162,8 +162,32 @@ struct RunArgument {
 RunArgument parse_run_argument(const std::string& text, const std::string& name);
 
 // The run `argument` names in `reader` (its run_id, else the latest). Throws
-// BadInputError naming `name`, the file and its runs when there is none.
+// BadInputError naming `name`, the file (argument.path, else the reader's) and
+// its runs when there is none.
 std::int64_t resolve_run(const storage::RunReader& reader, const RunArgument& argument, const std::string& name);
+
+// A results database opened for reading: what compare and the nightly read
+// through. A file of an older attnsweep schema version is read through a
+// migrated copy in a temporary folder, removed with this object; the file
+// itself is never changed (migrating it in place would take a run written
+// into it). Throws BadInputError as storage::RunReader does otherwise.
+class ReadableDatabase {
+ public:
+  explicit ReadableDatabase(const std::string& path);
+  ~ReadableDatabase();
+  ReadableDatabase(const ReadableDatabase&) = delete;
+  ReadableDatabase& operator=(const ReadableDatabase&) = delete;
+
+  // Reads the copy when one was made: its path() is the copy's.
+  const storage::RunReader& reader() const { return *reader_; }
+  const std::string& path() const { return path_; }  // the file as given
+  std::optional<int> migrated_from() const { return migrated_from_; }  // the file's older schema version
+
+ private:
+  std::string path_, copy_folder_;
+  std::optional<int> migrated_from_;
+  std::optional<storage::RunReader> reader_;
+};
 
 // The kept eager samples of a case (as the comparison uses them), in sample order.
 std::vector<double> kept_eager_times_us(const std::vector<TimingSample>& samples, DeviceKind device);

@@ -312,7 +312,9 @@ std::string render_json(const Comparison& comparison) {
       {"cases", cases},
       {"only_in_baseline", only_baseline},
       {"only_in_candidate", only_candidate}};
-  return document.dump(2) + "\n";
+  // A path or a message need not be UTF-8 (a file name, an environment variable):
+  // such bytes become U+FFFD rather than failing the whole document.
+  return document.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace

@@ -17,24 +17,40 @@ double mann_whitney_exact_upper_tail(int m, int n, double u) {
   if (m <= 0 || n <= 0) return 1;
   if (m > n) std::swap(m, n);  // U's distribution is symmetric in the two sizes
   const std::size_t top = static_cast<std::size_t>(m) * static_cast<std::size_t>(n);
-  // counts[i][k]: arrangements of i x's and j y's with U = k, for the current j.
-  std::vector<std::vector<double>> counts(static_cast<std::size_t>(m) + 1, std::vector<double>(top + 1, 0.0));
-  for (auto& row : counts) row[0] = 1;  // j = 0: U is 0 whatever i is
-  for (int j = 1; j <= n; ++j) {
-    // The largest value is an x (above all j y's: U grows by j) or a y (U unchanged).
-    for (int i = 1; i <= m; ++i) {
-      std::vector<double>& row = counts[static_cast<std::size_t>(i)];
-      const std::vector<double>& fewer_x = counts[static_cast<std::size_t>(i) - 1];
-      const std::size_t highest = static_cast<std::size_t>(i) * static_cast<std::size_t>(j);
-      for (std::size_t k = highest; k >= static_cast<std::size_t>(j); --k) row[k] += fewer_x[k - static_cast<std::size_t>(j)];
-    }
-  }
-  const std::vector<double>& all = counts[static_cast<std::size_t>(m)];
-  const double total = std::accumulate(all.begin(), all.end(), 0.0);
+  // U is symmetric about m*n/2: P(U >= u) = P(U <= top - u). The lower tail is
+  // counted, so only the counts of k <= top/2 are needed, and those are the
+  // accurate ones (below).
   const double from = std::ceil(u - 1e-9);
+  if (from <= 0) return 1;
+  if (from > static_cast<double>(top)) return 0;
+  const std::size_t last = top - static_cast<std::size_t>(from);  // P(U <= last)
+  // Under the middle, through the other tail: P(U >= u) = 1 - P(U <= u-1) = 1 - P(U >= top-u+1),
+  // top-u+1 being last+1.
+  if (2 * last > top) return 1 - mann_whitney_exact_upper_tail(m, n, static_cast<double>(last + 1));
+  // The number of arrangements with U = k is the number of partitions of k into
+  // at most m parts of at most n each: the coefficients of the Gaussian binomial
+  // prod_{i=1..m} (1 - q^(n+i)) / (1 - q^i). Dividing by (1 - q^i) is a running
+  // sum (additions only); multiplying by (1 - q^(n+i)) subtracts counts of
+  // partitions with a part above n. Each count below top/2 is then at most a few
+  // times smaller than the unconstrained counts it is made of, so no precision is
+  // lost to cancellation (2^m terms at most), and it takes O(m^2 n) steps instead
+  // of the O(m^2 n^2) of the recursion c(i, j, k) = c(i-1, j, k-j) + c(i, j-1, k)
+  // (minutes for 6 samples against 200000).
+  std::vector<double> counts(last + 1, 0.0);
+  counts[0] = 1;
+  for (std::size_t i = 1; i <= static_cast<std::size_t>(m); ++i) {
+    for (std::size_t k = i; k <= last; ++k) counts[k] += counts[k - i];
+  }
+  for (std::size_t i = 1; i <= static_cast<std::size_t>(m); ++i) {
+    const std::size_t shift = static_cast<std::size_t>(n) + i;
+    for (std::size_t k = last; k >= shift; --k) counts[k] -= counts[k - shift];
+  }
+  // All arrangements: (m+n choose m), as a product of ratios.
+  double total = 1;
+  for (int i = 1; i <= m; ++i) total = total * static_cast<double>(n + i) / i;
   double tail = 0;
-  for (std::size_t k = from <= 0 ? 0 : static_cast<std::size_t>(from); k <= top; ++k) tail += all[k];
-  return tail / total;
+  for (double count : counts) tail += std::max(count, 0.0);
+  return std::min(1.0, tail / total);
 }
 
 MannWhitneyResult mann_whitney_u(const std::vector<double>& x, const std::vector<double>& y) {

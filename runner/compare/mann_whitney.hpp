@@ -17,9 +17,11 @@ struct MannWhitneyResult {
 
 MannWhitneyResult mann_whitney_u(const std::vector<double>& x, const std::vector<double>& y);
 
-// P(U >= u) for samples of sizes m and n without ties (the exact null
-// distribution, counted by the recursion c(i, j, k) = c(i-1, j, k-j) + c(i, j-1, k):
-// additions only, so no precision is lost to cancellation). For the tests.
+// P(U >= u) for samples of sizes m and n without ties: the exact null
+// distribution, counted as the coefficients of the Gaussian binomial (the
+// partitions of U into at most min(m, n) parts of at most max(m, n) each) up to
+// the middle of the distribution only, in O(min^2 max) steps and memory
+// O(m n / 2); mann_whitney.cpp says why no precision is lost. For the tests.
 double mann_whitney_exact_upper_tail(int m, int n, double u);
 
 }  // namespace attnsweep::compare

@@ -43,7 +43,9 @@ std::string environment_fingerprint_json(const Device& device) {
   }
   out["cuda_device_count"] = e.cuda_device_count;
   out["env_vars"] = e.env_vars;
-  return out.dump(2);
+  // An environment variable's value need not be UTF-8: such bytes become U+FFFD
+  // rather than failing the command.
+  return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace attnsweep::execute

@@ -4,10 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <regex>
 #include <vector>
 
@@ -43,6 +46,60 @@ void write_text(const std::string& path, const std::string& text) {
   if (!out) throw std::runtime_error(path + ": cannot write the nightly summary");
 }
 
+// Whether two paths name one file (or would: neither need exist yet).
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code error;
+  if (fs::exists(a, error) && fs::exists(b, error)) {
+    const bool same = fs::equivalent(a, b, error);
+    return !error && same;
+  }
+  const fs::path first = fs::weakly_canonical(a, error);
+  if (error) return a == b;
+  const fs::path second = fs::weakly_canonical(b, error);
+  if (error) return a == b;
+  return first == second;
+}
+
+// The folder a file of `path` goes into: its parent, or the current folder.
+std::string folder_of(const std::string& path) {
+  const fs::path parent = fs::path(path).parent_path();
+  return parent.empty() ? "." : parent.string();
+}
+
+// Refuses (BadInputError naming `option`) a folder that is missing, not a
+// folder, or that this process cannot write into: found out before the sweep,
+// not after it.
+void check_writable_folder(const std::string& folder, const std::string& option) {
+  struct stat info {};
+  if (stat(folder.c_str(), &info) != 0) {
+    throw BadInputError(option + ": " + folder + ": " + (errno == ENOENT ? "no such folder" : std::strerror(errno)));
+  }
+  if (!S_ISDIR(info.st_mode)) throw BadInputError(option + ": " + folder + " is not a folder");
+  if (access(folder.c_str(), W_OK | X_OK) != 0) {
+    throw BadInputError(option + ": cannot write into " + folder + ": " + std::strerror(errno));
+  }
+}
+
+// A history folder is created when the night's files are copied in, not before
+// (bad input must leave nothing behind): until then the nearest folder that
+// exists on its path must be one this process can write into.
+void check_history_folder(const std::string& history) {
+  if (fs::exists(history)) {
+    if (!is_directory(history)) {
+      throw BadInputError(history + ": --history must be a folder (the previous nights' nightly-*.db)");
+    }
+    check_writable_folder(history, "--history");
+    return;
+  }
+  fs::path existing = fs::absolute(history).parent_path();
+  while (!existing.empty() && !fs::exists(existing) && existing != existing.parent_path()) existing = existing.parent_path();
+  try {
+    check_writable_folder(existing.string(), "--history");
+  } catch (const BadInputError& error) {
+    throw BadInputError(std::string(error.what()) + " (to create " + history + ")");
+  }
+}
+
 // A scratch folder for copies of earlier nights; removed file by file
 // (std::filesystem::remove_all is avoided: it crashed inside this binary,
 // docs/development.md).
@@ -55,9 +112,13 @@ class ScratchFolder {
   }
   ~ScratchFolder() {
     std::error_code ignored;
-    for (const auto& entry : fs::directory_iterator(path_, ignored)) fs::remove(entry.path(), ignored);
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(path_, ignored)) files.push_back(entry.path());
+    for (const auto& file : files) fs::remove(file, ignored);
     fs::remove(path_, ignored);
   }
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
   const std::string& path() const { return path_; }
 
  private:
@@ -68,33 +129,66 @@ std::string shown_run(const std::string& path, const storage::RunRow& run) {
   return path + " run " + std::to_string(run.run_id) + " (started " + run.started_at + ")";
 }
 
+// A reader's refusal as the summary shows it: the history's name for the file,
+// not the scratch copy's, and without advice meant for `run --db`.
+std::string skip_reason(std::string message, const std::string& copy, const std::string& original) {
+  for (std::size_t at = message.find(copy); at != std::string::npos; at = message.find(copy, at + original.size())) {
+    message.replace(at, copy.size(), original);
+  }
+  const std::string advice = "; choose another --db";
+  if (message.size() >= advice.size() && message.compare(message.size() - advice.size(), advice.size(), advice) == 0) {
+    message.erase(message.size() - advice.size());
+  }
+  return message;
+}
+
+// Copies a whole file into the history folder: written once, sequentially, and
+// closed (what a bucket mount uploads); never over an existing file. A partial
+// copy is removed.
+void copy_into_history(const std::string& from, const std::string& to) {
+  std::error_code error;
+  const bool copied = fs::copy_file(from, to, fs::copy_options::none, error);
+  if (!copied || error) {
+    const std::string why = error ? error.message() : "not copied";
+    if (error != std::errc::file_exists) fs::remove(to, error);
+    throw std::runtime_error("cannot copy " + from + " to " + to + ": " + why);
+  }
+}
+
 }  // namespace
 
 std::optional<std::string> previous_night(const std::string& history_dir, const std::string& scratch_dir,
                                           std::string& skipped) {
   static const std::regex name(R"(nightly-[0-9]{8}T[0-9]{6}Z\.db)");
   std::vector<std::string> nights;
-  for (const auto& entry : fs::directory_iterator(history_dir)) {
+  std::error_code listing;
+  if (!fs::exists(history_dir, listing)) return std::nullopt;  // created when tonight's files go in
+  for (const auto& entry : fs::directory_iterator(history_dir, listing)) {
     const std::string file = entry.path().filename().string();
-    if (entry.is_regular_file() && std::regex_match(file, name)) nights.push_back(file);
+    std::error_code kind;
+    if (entry.is_regular_file(kind) && std::regex_match(file, name)) nights.push_back(file);
   }
+  if (listing) throw BadInputError(history_dir + ": cannot list the --history folder: " + listing.message());
   std::sort(nights.rbegin(), nights.rend());  // newest first
   for (const auto& night : nights) {
+    const std::string original = history_dir + "/" + night;
     const std::string copy = scratch_dir + "/" + night;
     std::error_code error;
-    fs::copy_file(history_dir + "/" + night, copy, fs::copy_options::overwrite_existing, error);
+    fs::copy_file(original, copy, fs::copy_options::overwrite_existing, error);
     if (error) {
       skipped += "skipped " + night + ": cannot copy it (" + error.message() + ")\n";
       continue;
     }
     try {
-      const storage::RunReader reader(copy);
-      const auto run = reader.latest_run();
+      // An older schema (the night before an upgrade) is read through a migrated copy.
+      const compare::ReadableDatabase database(copy);
+      const auto run = database.reader().latest_run();
       if (run && run->status == RunStatus::done) return copy;
       skipped += "skipped " + night + ": its latest run is " + (run ? to_string(run->status) : "absent") + "\n";
     } catch (const std::exception& problem) {
-      skipped += "skipped " + night + ": " + problem.what() + "\n";
+      skipped += "skipped " + night + ": " + skip_reason(problem.what(), copy, original) + "\n";
     }
+    fs::remove(copy, error);  // only the baseline's copy is kept
   }
   return std::nullopt;
 }
@@ -103,14 +197,6 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
   if (request.history_dir.empty() == request.baseline.empty()) {
     throw BadInputError("nightly needs exactly one of --history DIR (compare with the previous night there) and "
                         "--baseline DATABASE[:RUN] (compare with a pinned run)");
-  }
-  if (!request.history_dir.empty()) {
-    if (fs::exists(request.history_dir) && !is_directory(request.history_dir)) {
-      throw BadInputError(request.history_dir + ": --history must be a folder (the previous nights' nightly-*.db)");
-    }
-    std::error_code error;
-    fs::create_directories(request.history_dir, error);
-    if (error) throw BadInputError(request.history_dir + ": cannot create the --history folder: " + error.message());
   }
   NightlyOutcome outcome;
   outcome.stamp = utc_stamp();
@@ -121,6 +207,17 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
     outcome.summary_path = (db.parent_path() / (db.stem().string() + ".md")).string();
   }
 
+  // Everything that would only fail after the sweep is checked before it.
+  if (!request.history_dir.empty()) check_history_folder(request.history_dir);
+  if (request.db_path.empty() && fs::exists(outcome.db_path)) {
+    // Another nightly started this second in this folder: the two would share one database.
+    throw BadInputError(outcome.db_path + ": already exists (another nightly started this second here?); nothing ran");
+  }
+  if (same_file(outcome.summary_path, outcome.db_path)) {
+    throw BadInputError("--summary: " + outcome.summary_path + " is the night's database (--db " + outcome.db_path +
+                        "); give another --summary, or a --db that does not end in .md");
+  }
+  check_writable_folder(folder_of(outcome.summary_path), "--summary");
   if (!request.history_dir.empty()) {
     outcome.history_db = request.history_dir + "/nightly-" + outcome.stamp + ".db";
     outcome.history_summary = request.history_dir + "/nightly-" + outcome.stamp + ".md";
@@ -136,9 +233,20 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
   compare::RunArgument baseline_argument;
   if (!request.baseline.empty()) {
     baseline_argument = compare::parse_run_argument(request.baseline, "--baseline");
+    // Tonight's run goes into a database of its own: written into the baseline's
+    // file, it would change a pinned file, and be the baseline's latest run.
+    if (same_file(baseline_argument.path, outcome.db_path)) {
+      throw BadInputError("--baseline " + baseline_argument.path + " is the night's database (--db " +
+                          outcome.db_path + "); the baseline is only read: give another --db");
+    }
+    if (same_file(baseline_argument.path, outcome.summary_path)) {
+      throw BadInputError("--baseline " + baseline_argument.path + " is where the summary would go (--summary " +
+                          outcome.summary_path + "); give another --summary");
+    }
     try {
-      const storage::RunReader check(baseline_argument.path);
-      compare::resolve_run(check, baseline_argument, "--baseline");
+      const compare::ReadableDatabase check(baseline_argument.path);
+      // Pinned now: "the latest run" means the latest before tonight's.
+      baseline_argument.run_id = compare::resolve_run(check.reader(), baseline_argument, "--baseline");
     } catch (const BadInputError& error) {
       const std::string message = error.what();
       throw BadInputError(message.rfind("--baseline", 0) == 0 ? message : "--baseline: " + message);
@@ -159,7 +267,8 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
   std::string summary = "# attnsweep nightly " + outcome.stamp + "\n\n";
   summary += "- config: `" + request.config_path + "`\n";
   summary += "- tonight: `" + outcome.db_path + "` run " + std::to_string(night.run_id) + ", " +
-             std::to_string(night.cases.size()) + " cases, status " + to_string(night.status) + "\n";
+             std::to_string(night.cases.size()) + " of " + std::to_string(night.planned_cases) +
+             " planned cases, status " + to_string(night.status) + "\n";
   if (!skipped.empty()) summary += "- history: " + std::regex_replace(skipped, std::regex("\n(?=.)"), "; ");
   if (night.status != RunStatus::done) {
     summary += "\n**The night did not finish (" + std::string(to_string(night.status)) +
@@ -169,7 +278,8 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
     summary += "\nNo previous finished night in `" + request.history_dir +
                "`: tonight's run is the first baseline; nothing was compared.\n";
   } else {
-    const storage::RunReader baseline(*baseline_path);
+    const compare::ReadableDatabase baseline_database(*baseline_path);
+    const storage::RunReader& baseline = baseline_database.reader();
     const std::int64_t baseline_run = compare::resolve_run(baseline, baseline_argument, "--baseline");
     const storage::RunReader candidate(outcome.db_path);
     compare::Comparison comparison =
@@ -180,7 +290,17 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
                                  : *baseline_path;
     comparison.baseline.path = shown_path;
     outcome.baseline = shown_run(shown_path, *baseline.run(baseline_run));
-    summary += "- baseline: `" + outcome.baseline + "`\n\n";
+    summary += "- baseline: `" + outcome.baseline + "`";
+    if (baseline_database.migrated_from()) {
+      summary += " (schema " + std::to_string(*baseline_database.migrated_from()) + ", read through a migrated copy)";
+    }
+    summary += "\n\n";
+    if (comparison.cases.empty()) {
+      // Another kind of device, or other shapes: a gate that compared nothing must not pass.
+      summary += "**No case of tonight's run is in the baseline: nothing was compared** (another device kind, "
+                 "or another config: the warnings below say which).\n\n";
+      outcome.compared_nothing = true;
+    }
     summary += compare::render(comparison, compare::Format::markdown);
     outcome.regression = comparison.has_regression();
   }
@@ -188,9 +308,21 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
   write_text(outcome.summary_path, summary);
 
   if (!request.history_dir.empty()) {
-    // Whole files into the history folder: a consistent snapshot of the database, then the summary.
-    storage::snapshot_database(outcome.db_path, outcome.history_db);
-    write_text(outcome.history_summary, summary);
+    // Whole files into the history folder: a consistent snapshot of the database
+    // made on local disk (SQLite never runs in the history, which may be a bucket
+    // mount), copied in whole, then the summary. A failure here leaves tonight's
+    // local files as they are and is reported, with the summary, by the caller.
+    try {
+      std::error_code ignored;
+      fs::create_directories(request.history_dir, ignored);
+      const std::string snapshot = scratch.path() + "/tonight.db";
+      storage::snapshot_database(outcome.db_path, snapshot);
+      copy_into_history(snapshot, outcome.history_db);
+      copy_into_history(outcome.summary_path, outcome.history_summary);
+    } catch (const std::exception& error) {
+      outcome.history_error = std::string("--history: ") + error.what() + "; tonight's files are kept at " +
+                              outcome.db_path + " and " + outcome.summary_path;
+    }
   }
   return outcome;
 }

@@ -31,18 +31,26 @@ struct NightlyOutcome {
   RunStatus status = RunStatus::done;
   std::string baseline;      // "FILE run N", or empty on a first night
   bool regression = false;
+  bool compared_nothing = false;  // a baseline, but no case of tonight's run in it (a failed night too)
   std::string summary;       // the markdown, as written
   std::string history_db, history_summary;  // the copies in the history folder; empty without one
+  std::string history_error;  // why the copies into the history failed; empty when they did not
 };
 
-// Throws BadInputError for bad input before anything runs (both or neither of
-// history and baseline, a history path that is not a folder, a baseline that
-// is not an attnsweep database or lacks the run), and what run_sweep throws.
+// Throws BadInputError for bad input before anything runs: both or neither of
+// history and baseline; a history path that is not a folder or cannot be
+// written (or created); a summary whose folder is missing or cannot be
+// written, or that is the database itself (--db x.md); a baseline that is not
+// an attnsweep database, lacks the run, or is the night's --db or --summary;
+// the default database (nightly-<stamp>.db here) already there. Then what
+// run_sweep throws. A failure to copy into the history is history_error, after
+// the summary was written.
 NightlyOutcome run_nightly(const NightlyRequest& request);
 
 // The newest nightly-*.db of `history_dir` (by name, which is its UTC stamp)
-// whose latest run is done, copied into `scratch_dir`; empty when there is none.
-// Files that cannot be read are skipped with a warning in `skipped`.
+// whose latest run is done, copied into `scratch_dir` (one of an older schema
+// is read through a migrated copy); empty when there is none, or no such
+// folder yet. Files that cannot be read are skipped with a line in `skipped`.
 std::optional<std::string> previous_night(const std::string& history_dir, const std::string& scratch_dir,
                                           std::string& skipped);
 
