@@ -249,6 +249,25 @@ TEST_F(CliNightly, UnreadableNightsInTheHistoryAreSkippedByTheirHistoryName) {
   EXPECT_EQ(read(history + "/nightly-20991231T000000Z.db"), "garbage\n");
 }
 
+TEST_F(CliNightly, TheBaselineIsTheNewestNightOnTonightsKindOfDevice) {
+  // A night that fell back to another kind of device (the GPU was gone: device auto ran
+  // on the CPU) shares no case with tonight's. It fails its own night; it must not be
+  // the baseline of the next one too.
+  const std::string history = path("history");
+  fs::create_directories(history);
+  run_into(config_, history + "/nightly-20261129T031500Z.db");
+  const std::string other = history + "/nightly-20261130T031500Z.db";
+  run_into(config_, other);
+  SQLite::Database(other, SQLite::OPEN_READWRITE)
+      .exec("UPDATE runs SET device = 'cuda:0'; UPDATE cases SET device = 'cuda:0'; PRAGMA wal_checkpoint(TRUNCATE)");
+  const Outcome outcome = nightly("--history " + history + " --db " + path("n.db") + " --threshold 99");
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "- baseline: `" + history + "/nightly-20261129T031500Z.db run 1")) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "skipped nightly-20261130T031500Z.db: it ran on cuda:0, tonight on cpu"))
+      << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "| cases matched | 2 |")) << outcome.output;
+}
+
 TEST_F(CliNightly, ANightOfTheOlderSchemaIsComparedThroughAMigratedCopy) {
   // The first night after an upgrade of attnsweep: last night's file is of schema 6.
   // It is read through a migrated copy (the history's file is never changed) instead

@@ -158,7 +158,7 @@ void copy_into_history(const std::string& from, const std::string& to) {
 }  // namespace
 
 std::optional<std::string> previous_night(const std::string& history_dir, const std::string& scratch_dir,
-                                          std::string& skipped) {
+                                          DeviceKind device_kind, std::string& skipped) {
   static const std::regex name(R"(nightly-[0-9]{8}T[0-9]{6}Z\.db)");
   std::vector<std::string> nights;
   std::error_code listing;
@@ -183,8 +183,13 @@ std::optional<std::string> previous_night(const std::string& history_dir, const 
       // An older schema (the night before an upgrade) is read through a migrated copy.
       const compare::ReadableDatabase database(copy);
       const auto run = database.reader().latest_run();
-      if (run && run->status == RunStatus::done) return copy;
-      skipped += "skipped " + night + ": its latest run is " + (run ? to_string(run->status) : "absent") + "\n";
+      if (run && run->status == RunStatus::done && run->device.kind() == device_kind) return copy;
+      if (run && run->status == RunStatus::done) {
+        skipped += "skipped " + night + ": it ran on " + run->device.to_string() + ", tonight on " +
+                   (device_kind == DeviceKind::cuda ? "cuda" : "cpu") + "\n";
+      } else {
+        skipped += "skipped " + night + ": its latest run is " + (run ? to_string(run->status) : "absent") + "\n";
+      }
     } catch (const std::exception& problem) {
       skipped += "skipped " + night + ": " + skip_reason(problem.what(), copy, original) + "\n";
     }
@@ -227,7 +232,6 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
   }
 
   // The baseline first: bad input is refused before an expensive sweep.
-  ScratchFolder scratch;
   std::string skipped;
   std::optional<std::string> baseline_path;
   compare::RunArgument baseline_argument;
@@ -252,8 +256,12 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
       throw BadInputError(message.rfind("--baseline", 0) == 0 ? message : "--baseline: " + message);
     }
     baseline_path = baseline_argument.path;
-  } else {
-    baseline_path = previous_night(request.history_dir, scratch.path(), skipped);
+  } else if (fs::exists(request.history_dir)) {
+    // The night to compare with is chosen after the sweep (it must have run on
+    // tonight's kind of device); a folder that cannot be listed is refused now.
+    std::error_code listing;
+    fs::directory_iterator(request.history_dir, listing);
+    if (listing) throw BadInputError(request.history_dir + ": cannot list the --history folder: " + listing.message());
   }
 
   SweepRequest sweep;
@@ -263,6 +271,11 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
   const SweepOutcome night = run_sweep(sweep);
   outcome.run_id = night.run_id;
   outcome.status = night.status;
+  // Made after the sweep: a Ctrl-C before the sweep's own handlers are in place leaves nothing behind.
+  ScratchFolder scratch;
+  if (request.baseline.empty() && night.status == RunStatus::done) {
+    baseline_path = previous_night(request.history_dir, scratch.path(), night.device.kind(), skipped);
+  }
 
   std::string summary = "# attnsweep nightly " + outcome.stamp + "\n\n";
   summary += "- config: `" + request.config_path + "`\n";
@@ -275,7 +288,7 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
                "): nothing was compared.**\n";
     outcome.regression = true;
   } else if (!baseline_path) {
-    summary += "\nNo previous finished night in `" + request.history_dir +
+    summary += "\nNo previous finished night on " + night.device.to_string() + " in `" + request.history_dir +
                "`: tonight's run is the first baseline; nothing was compared.\n";
   } else {
     const compare::ReadableDatabase baseline_database(*baseline_path);

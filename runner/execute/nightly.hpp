@@ -48,10 +48,12 @@ struct NightlyOutcome {
 NightlyOutcome run_nightly(const NightlyRequest& request);
 
 // The newest nightly-*.db of `history_dir` (by name, which is its UTC stamp)
-// whose latest run is done, copied into `scratch_dir` (one of an older schema
-// is read through a migrated copy); empty when there is none, or no such
-// folder yet. Files that cannot be read are skipped with a line in `skipped`.
+// whose latest run is done and ran on `device_kind` (tonight's: a night on
+// another kind of device has no case to compare), copied into `scratch_dir`
+// (one of an older schema is read through a migrated copy); empty when there
+// is none, or no such folder yet. Every night passed over is named with its
+// reason in `skipped`, one line each.
 std::optional<std::string> previous_night(const std::string& history_dir, const std::string& scratch_dir,
-                                          std::string& skipped);
+                                          DeviceKind device_kind, std::string& skipped);
 
 }  // namespace attnsweep::execute
