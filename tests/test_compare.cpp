@@ -715,6 +715,24 @@ TEST_F(Compare, TheJsonIsOneStableObject) {
   EXPECT_EQ(slow["time"]["verdict"], "SLOWER");
   EXPECT_EQ(slow["findings"][0]["severity"], "regression");
   EXPECT_NEAR(slow["time"]["ratio"].get<double>(), 1.3, 1e-9);
+  // What decided the verdict is in the document too: the floor, the quantile and its ratio.
+  EXPECT_EQ(json["settings"]["min_change_us"], 2.0);
+  EXPECT_EQ(json["settings"]["shift_quantile"], 0.1);
+  EXPECT_NEAR(slow["time"]["quantile_ratio"].get<double>(), 1.3, 1e-9);
+  EXPECT_TRUE(json["cases"][0]["time"]["quantile_ratio"].is_null());
+}
+
+TEST_F(Compare, AQuantileThatMovedTheOtherWayIsNotCalledOnlyAMove) {
+  // 70% of the samples 30% slower, the fastest 30% 10% faster: the median moved +30%,
+  // the p10 -10%, beyond the threshold the other way. AMBIGUOUS, said as it is.
+  const std::string candidate = copy("mixed.db");
+  const int index = index_of("sdpa_efficient", 1024);
+  plant(candidate, "UPDATE samples SET gpu_time_us = gpu_time_us * CASE WHEN sample_index % 10 < 3 THEN 0.9 ELSE 1.3 "
+                   "END WHERE case_id = " + case_id(index));
+  const CaseComparison& mixed = case_named(compare(candidate), index);
+  EXPECT_EQ(mixed.time.verdict, TimeVerdict::ambiguous);
+  EXPECT_NE(mixed.time.reason.find("the median moved +29.6%"), std::string::npos) << mixed.time.reason;
+  EXPECT_NE(mixed.time.reason.find("but p10 the other way, -9.7%"), std::string::npos) << mixed.time.reason;
 }
 
 TEST_F(Compare, TheMarkdownFitsAPullRequestComment) {

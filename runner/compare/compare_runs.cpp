@@ -268,7 +268,11 @@ TimeComparison compare_times(const storage::RunReader& baseline_reader, const Ca
   if (!quantile_moved) {
     time.verdict = TimeVerdict::ambiguous;
     const std::string q = "p" + std::to_string(static_cast<int>(std::lround(settings.shift_quantile * 100)));
-    time.reason = "the median moved " + signed_percent(*time.ratio) + " but " + q + " only " +
+    // "only" when the quantile stayed within the threshold; one that moved beyond it
+    // the other way is said so ("only -48%" would read as a small move).
+    const bool other_way = time.quantile_ratio && std::fabs(*time.quantile_ratio - 1) >= settings.threshold;
+    time.reason = "the median moved " + signed_percent(*time.ratio) + " but " + q +
+                  (other_way ? " the other way, " : " only ") +
                   (time.quantile_ratio ? signed_percent(*time.quantile_ratio) : std::string("-")) +
                   ": the mix of fast and slow samples changed, not the whole distribution";
     return time;
