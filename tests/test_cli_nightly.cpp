@@ -176,6 +176,7 @@ TEST_F(CliNightly, RefusesInputThatWouldOnlyFailAfterTheSweep) {
       {"--history " + path("h1") + " --db " + path("x.db") + " --summary " + path("missing/x.md"),
        "--summary: " + path("missing") + ": no such folder"},
       {"--history " + path("h1") + " --db " + path("x.db") + " --summary " + path("a-file/x.md"), "is not a folder"},
+      {"--history " + path("h1") + " --db " + path("x.db") + " --summary " + path("."), "is a folder"},
       // A history that cannot be created: its nearest folder is a file.
       {"--history " + path("a-file/history") + " --db " + path("x.db"), "--history"},
       // The default summary of --db x.md is x.md itself: it would overwrite the database.

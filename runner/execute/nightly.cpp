@@ -223,6 +223,9 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
                         "); give another --summary, or a --db that does not end in .md");
   }
   check_writable_folder(folder_of(outcome.summary_path), "--summary");
+  if (is_directory(outcome.summary_path)) {
+    throw BadInputError("--summary: " + outcome.summary_path + " is a folder; give the summary's file name");
+  }
   if (!request.history_dir.empty()) {
     outcome.history_db = request.history_dir + "/nightly-" + outcome.stamp + ".db";
     outcome.history_summary = request.history_dir + "/nightly-" + outcome.stamp + ".md";
