@@ -177,6 +177,8 @@ TEST_F(CliNightly, RefusesInputThatWouldOnlyFailAfterTheSweep) {
        "--summary: " + path("missing") + ": no such folder"},
       {"--history " + path("h1") + " --db " + path("x.db") + " --summary " + path("a-file/x.md"), "is not a folder"},
       {"--history " + path("h1") + " --db " + path("x.db") + " --summary " + path("."), "is a folder"},
+      // --db in the history folder: SQLite would run there (a bucket mount), or append to a stored night.
+      {"--history " + path("") + " --db " + path("x.db"), "is in the --history folder"},
       // A history that cannot be created: its nearest folder is a file.
       {"--history " + path("a-file/history") + " --db " + path("x.db"), "--history"},
       // The default summary of --db x.md is x.md itself: it would overwrite the database.

@@ -213,7 +213,15 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
   }
 
   // Everything that would only fail after the sweep is checked before it.
-  if (!request.history_dir.empty()) check_history_folder(request.history_dir);
+  if (!request.history_dir.empty()) {
+    check_history_folder(request.history_dir);
+    // SQLite never runs in the history (it may be a bucket mount), and a stored
+    // night must not get tonight's run appended to it.
+    if (same_file(folder_of(outcome.db_path), request.history_dir)) {
+      throw BadInputError("--db " + outcome.db_path + " is in the --history folder " + request.history_dir +
+                          "; tonight's database goes on local disk elsewhere, and is copied in at the end");
+    }
+  }
   if (request.db_path.empty() && fs::exists(outcome.db_path)) {
     // Another nightly started this second in this folder: the two would share one database.
     throw BadInputError(outcome.db_path + ": already exists (another nightly started this second here?); nothing ran");
