@@ -39,8 +39,8 @@ struct NightlyOutcome {
 
 // Throws BadInputError for bad input before anything runs: both or neither of
 // history and baseline; a history path that is not a folder or cannot be
-// written (or created); a summary whose folder is missing or cannot be
-// written, or that is the database itself (--db x.md); a baseline that is not
+// written (or created); a --db in the history folder; a summary whose folder is missing or cannot be
+// written, that is a folder, or that is the database itself (--db x.md); a baseline that is not
 // an attnsweep database, lacks the run, or is the night's --db or --summary;
 // the default database (nightly-<stamp>.db here) already there. Then what
 // run_sweep throws. A failure to copy into the history is history_error, after
