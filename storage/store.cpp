@@ -59,7 +59,8 @@ struct NewRun {
 
 // runs.env_vars and run_devices.env_vars: a JSON object, "{}" when none is set.
 std::string env_vars_json(const EnvironmentInfo& environment) {
-  return nlohmann::json(environment.env_vars).dump();
+  // A value that is not UTF-8 is stored with U+FFFD in its place rather than failing the run.
+  return nlohmann::json(environment.env_vars).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 const Table<NewRun>& runs_table() {

@@ -209,6 +209,18 @@ TEST_F(StoreTest, StoresTheEnvironmentFingerprintRegimeAndClockReasons) {
   EXPECT_EQ(reader.samples(case_row.case_id).at(0).clock_event_reasons, 0x4u);
 }
 
+// An environment variable whose value is not UTF-8 is stored with U+FFFD, not a failed run.
+TEST_F(StoreTest, AnEnvVarThatIsNotUtf8IsStoredWithAReplacementCharacter) {
+  {
+    Store store(path_);
+    RunRecord run = run_record();
+    run.environment.env_vars = {{"CUBLAS_X", std::string("a\xff" "b")}};
+    store.begin_run(run);
+  }
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT env_vars FROM runs").getString(), "{\"CUBLAS_X\":\"a\xef\xbf\xbd" "b\"}");
+}
+
 // A sustained run on the CPU: no GPU state, an empty env_vars object when nothing is set.
 TEST_F(StoreTest, ASustainedRunWithoutGpuStateStoresNulls) {
   {
