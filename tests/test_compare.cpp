@@ -729,7 +729,9 @@ TEST_F(Compare, AQuantileThatMovedTheOtherWayIsNotCalledOnlyAMove) {
   const int index = index_of("sdpa_efficient", 1024);
   plant(candidate, "UPDATE samples SET gpu_time_us = gpu_time_us * CASE WHEN sample_index % 10 < 3 THEN 0.9 ELSE 1.3 "
                    "END WHERE case_id = " + case_id(index));
-  const CaseComparison& mixed = case_named(compare(candidate), index);
+  const Comparison comparison_1 = compare(candidate);
+
+  const CaseComparison& mixed = case_named(comparison_1, index);
   EXPECT_EQ(mixed.time.verdict, TimeVerdict::ambiguous);
   EXPECT_NE(mixed.time.reason.find("the median moved +29.6%"), std::string::npos) << mixed.time.reason;
   EXPECT_NE(mixed.time.reason.find("but p10 the other way, -9.7%"), std::string::npos) << mixed.time.reason;
