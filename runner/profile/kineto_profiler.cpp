@@ -1,5 +1,6 @@
 #include "runner/profile/kineto_profiler.hpp"
 
+#include <ATen/Functions.h>
 #include <ATen/record_function.h>
 #include <ActivityType.h>  // from torch/include/kineto
 #include <torch/csrc/autograd/profiler_kineto.h>
@@ -11,6 +12,7 @@
 
 #include "runner/common/log.hpp"
 #include "runner/device/device.hpp"
+#include "runner/device/torch_device.hpp"
 
 namespace attnsweep {
 namespace {
@@ -104,6 +106,18 @@ std::string KinetoProfiler::cupti_kept_by_user() {
   return !value || std::string(value) == kTeardown ? "" : value;
 }
 
+void KinetoProfiler::complete_cupti_teardown() {
+  // With TEARDOWN_CUPTI=1 Kineto finalizes CUPTI inside the callback of the
+  // next kernel launch after a session. Left pending, that launch is someone
+  // else's: the profiled forwards of the next session (the H200 saw the first
+  // session after a warm-up record no kernels), a timed sample, or none at all,
+  // and then the process could hang at exit (a test of the example op did, in
+  // 2 of 3 runs, waiting on a futex after it passed). One tiny kernel here
+  // finishes the teardown inside the profiler.
+  at::empty({1}, at::TensorOptions().device(torch_device(device_))).fill_(0);
+  synchronize_device(device_);
+}
+
 void KinetoProfiler::warm_up(const std::function<void()>& forward) { profile(forward, 1, ""); }
 
 std::vector<ProfiledEvent> KinetoProfiler::profile(const std::function<void()>& forward, int forwards,
@@ -121,6 +135,7 @@ std::vector<ProfiledEvent> KinetoProfiler::profile(const std::function<void()>& 
   }
   synchronize_device(device_);
   std::unique_ptr<profiler::ProfilerResult> result = profiler::disableProfiler();
+  if (cuda_) complete_cupti_teardown();
   last_trace_error_.clear();
   if (!trace_path.empty()) {
     result->save(trace_path);

@@ -36,6 +36,9 @@ class KinetoProfiler {
   const std::string& last_trace_error() const { return last_trace_error_; }
 
  private:
+  // Finishes a pending CUPTI teardown with one tiny kernel (CUDA only).
+  void complete_cupti_teardown();
+
   Device device_;
   bool cuda_;
   std::string last_trace_error_;
