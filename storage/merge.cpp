@@ -24,6 +24,7 @@
 #include "storage/migrations.hpp"
 #include "storage/run_reader.hpp"
 #include "storage/store.hpp"
+#include "storage/trace_location.hpp"
 
 namespace attnsweep::storage {
 namespace {
@@ -465,6 +466,7 @@ Row merged_runs_row(SQLite::Database& out, const ShardSource& shard, const Sweep
   row.set("planned_cases", static_cast<std::int64_t>(sweep.sweep_cases()));
   row.set("status", std::string(to_string(RunStatus::incomplete)));  // finish_merged_run sets the real one
   row.set("finished_at", Value{});
+  row.set("trace_path_base", std::string(kTraceBaseDatabase));  // copy_shard rebases every path
   for (const char* claim : {"owner_pid", "owner_host", "claimed_at", "heartbeat_at"}) row.set(claim, Value{});
   return row;
 }
@@ -520,16 +522,26 @@ struct ShardCopy {
 // The shard run's cases the merged run lacks (by plan_index), each with its
 // rows in every table of a case, and its run_devices rows. Only the cases
 // checked against the plan are copied, whatever its sweep has stored since.
-ShardCopy copy_shard(SQLite::Database& out, std::int64_t run_id, const ShardSource& shard, std::set<int>& present) {
+// A case's trace path for the merged run (trace_path_base 'database'): the
+// trace the shard's database points at, from the output's folder. A shard of
+// a run before schema 8 stored it as given: it is taken as relative to the
+// current directory, where merge usually runs too.
+Value merged_trace_path(const std::string& out_path, const ShardSource& shard, const CaseRow& stored) {
+  if (stored.trace_path.empty()) return Value{};
+  return trace_path_to_store(out_path, trace_file_of(shard.path, shard.run.trace_path_base, stored.trace_path));
+}
+
+ShardCopy copy_shard(SQLite::Database& out, const std::string& out_path, std::int64_t run_id, const ShardSource& shard,
+                     std::set<int>& present) {
   SQLite::Database in(shard.path, SQLite::OPEN_READONLY, kBusyTimeoutMs);
   const Value merged_run = run_id, shard_index = static_cast<std::int64_t>(shard.index());
-  RowCopier cases(in, out, "cases", "case_id", {"run_id", "shard_index"}, "case_id");
+  RowCopier cases(in, out, "cases", "case_id", {"run_id", "shard_index", "trace_path"}, "case_id");
   std::vector<RowCopier> rows_of_a_case;
   for (const auto& table : tables_of_a_case(out)) rows_of_a_case.emplace_back(in, out, table, "case_id", std::vector<std::string>{"case_id"});
   ShardCopy copied;
   for (const CaseRow& stored : shard.cases) {
     if (!present.insert(stored.identity.plan_index).second) continue;  // merged already
-    cases.copy(stored.case_id, {merged_run, shard_index});
+    cases.copy(stored.case_id, {merged_run, shard_index, merged_trace_path(out_path, shard, stored)});
     const Value case_id = static_cast<std::int64_t>(out.getLastInsertRowid());
     for (RowCopier& rows : rows_of_a_case) rows.copy(stored.case_id, {case_id});
     ++copied.cases_added;
@@ -622,7 +634,7 @@ std::pair<MergeReport, bool> merge_into(SQLite::Database& out, const std::string
   bool changed = !target.run;
   std::string started_at = sources.front().run.started_at;
   for (const ShardSource& source : sources) {
-    const ShardCopy copied = copy_shard(out, run_id, source, present);
+    const ShardCopy copied = copy_shard(out, out_path, run_id, source, present);
     const MergedShard merged{source.run.run_uuid, source.path, to_string(source.run.status), source.run.run_id,
                              source.run.planned_cases, merged_cases_of_shard(out, run_id, source.index())};
     const bool new_here = record_merged_shard(out, run_id, source.index(), merged, shards);

@@ -67,7 +67,8 @@ const Table<RunRow>& run_rows() {
                                member<R>("sm_clock_start_mhz", &R::sm_clock_start_mhz),
                                member<R>("mem_clock_start_mhz", &R::mem_clock_start_mhz),
                                member<R>("temperature_start_c", &R::temperature_start_c),
-                               member<R>("env_vars", &R::env_vars)}};
+                               member<R>("env_vars", &R::env_vars),
+                               member<R>("trace_path_base", &R::trace_path_base)}};
   return table;
 }
 

@@ -46,6 +46,8 @@ struct RunRow {
   std::string measure_regime;  // sustained or burst
   std::optional<double> power_limit_w, sm_clock_start_mhz, mem_clock_start_mhz, temperature_start_c;
   std::string env_vars;
+  // What cases.trace_path is relative to (storage/trace_location.hpp): database or working_directory.
+  std::string trace_path_base;
 };
 
 // One row of `cases` (docs/schema.md). Text columns that are NULL read as "";
@@ -55,7 +57,9 @@ struct CaseRow {
   Case identity;  // plan_index, variant, shape, dtype, causal
   Device device;
   CaseStatus status = CaseStatus::ok;
-  std::string error_message, warnings, sdpa_backend, timer, stop_reason, trace_path, graph_error, finished_at;
+  std::string error_message, warnings, sdpa_backend, timer, stop_reason, graph_error, finished_at;
+  // As stored: relative to the run's trace_path_base; storage::trace_file_of (trace_location.hpp) resolves it.
+  std::string trace_path;
   std::optional<int> kernels_per_forward, memcpy_per_forward, memset_per_forward, cpu_ops_per_forward;
   std::optional<int> samples, graph_samples, throttled_samples, profile_attempts, profiled_forwards;
   std::optional<bool> counts_consistent, launch_latency_hidden;

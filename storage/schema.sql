@@ -1,4 +1,4 @@
--- attnsweep results database, schema version 7 (PRAGMA user_version = 7), marked as attnsweep's by
+-- attnsweep results database, schema version 8 (PRAGMA user_version = 8), marked as attnsweep's by
 -- PRAGMA application_id = 1635021934 (0x6174746E, 'attn'); the store sets both when it creates or migrates a file.
 -- This file is the public contract: docs/schema.md documents every column.
 -- Units are in the names: _us microseconds, _bytes bytes, _ns nanoseconds.
@@ -17,7 +17,8 @@
 -- 7 the environment fingerprint and power regime: runs and run_devices gain power_limit_w, the clocks,
 -- temperature and clock event reasons at start and env_vars; runs gains measure_regime and
 -- burst_cooldown_max_ms; cases gains power_cap_share, thermal_cap_share and cooldown_seconds;
--- samples gains clock_event_reasons.
+-- samples gains clock_event_reasons; 8 cases.trace_path is stored relative to the database file's folder,
+-- said by the new runs.trace_path_base ('working_directory' for runs made before, stored as given).
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id             INTEGER PRIMARY KEY,
@@ -86,7 +87,11 @@ CREATE TABLE IF NOT EXISTS runs (
   mem_clock_start_mhz REAL,
   temperature_start_c REAL,
   clock_event_reasons_start INTEGER,            --   NVML clock event reasons bits (docs/schema.md)
-  env_vars           TEXT                       -- JSON object: the set environment variables that change results
+  env_vars           TEXT,                      -- JSON object: the set environment variables that change results
+  trace_path_base    TEXT NOT NULL DEFAULT 'working_directory'
+                     CHECK (trace_path_base IN ('database', 'working_directory'))
+                                                -- what cases.trace_path is relative to: the database file's folder
+                                                --   (runs from schema 8 on), or the directory the run started in (before)
 );
 
 CREATE TABLE IF NOT EXISTS cases (
@@ -137,7 +142,7 @@ CREATE TABLE IF NOT EXISTS cases (
   min_bytes          REAL NOT NULL,            -- per forward, runs.flop_convention
   tflops             REAL,                     -- flops / median time
   bandwidth_gbps     REAL,                     -- min_bytes / median time, 1e9 bytes/s
-  trace_path         TEXT,                     -- Chrome trace (Perfetto) when traces are on
+  trace_path         TEXT,                     -- Chrome trace (Perfetto) when traces are on; relative to runs.trace_path_base
   wall_seconds       REAL,                     -- wall time spent on the case
   finished_at        TEXT NOT NULL,
   graph_time_us_median REAL,                   -- CUDA-graph replay of one captured forward; NULL when not timed

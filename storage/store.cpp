@@ -27,6 +27,7 @@
 #include "schema_sql.hpp"
 #include "storage/fields.hpp"
 #include "storage/migrations.hpp"
+#include "storage/trace_location.hpp"
 #include "git_sha.hpp"
 #include "version.hpp"
 
@@ -134,6 +135,7 @@ const Table<NewRun>& runs_table() {
              return only_if(r.environment().sm_clock_start_mhz > 0, r.environment().clock_event_reasons_start);
            }},
           {"env_vars", [](const R& r) { return to_value(env_vars_json(r.environment())); }},
+          {"trace_path_base", [](const R&) { return to_value(std::string(kTraceBaseDatabase)); }},
       }};
   return table;
 }
@@ -146,6 +148,7 @@ struct NewCase {
   const CaseResult& result;
   std::string finished_at;
   std::optional<int> shard_index;  // the run's
+  std::string trace_path;          // as stored: relative to what the run's trace_path_base says
 
   bool on_gpu() const { return result.device.is_cuda(); }
   const std::optional<ProfileSummary>& profile() const { return result.profile; }
@@ -240,7 +243,7 @@ const Table<NewCase>& cases_table() {
         {"min_bytes", [](const C& c) { return to_value(c.result.min_bytes); }},
         {"tflops", [](const C& c) { return to_value(c.result.tflops); }},
         {"bandwidth_gbps", [](const C& c) { return to_value(c.result.bandwidth_gbps); }},
-        {"trace_path", [](const C& c) { return null_if_empty(c.result.trace_path); }},
+        {"trace_path", [](const C& c) { return null_if_empty(c.trace_path); }},
         {"wall_seconds", [](const C& c) { return null_unless_finite(c.result.wall_seconds); }},
         {"finished_at", [](const C& c) { return to_value(c.finished_at); }},
     });
@@ -414,6 +417,30 @@ void snapshot_database(const std::string& path, const std::string& target) {
   }
 }
 
+void point_traces_at(const std::string& snapshot, std::int64_t run_id, const std::vector<PublishedTrace>& traces) {
+  try {
+    SQLite::Database db(snapshot, SQLite::OPEN_READWRITE, kBusyTimeoutMs);
+    SQLite::Transaction transaction(db);
+    SQLite::Statement clear(db, "UPDATE cases SET trace_path = NULL WHERE run_id = ?");
+    clear.bind(1, run_id);
+    clear.exec();
+    SQLite::Statement point(db, "UPDATE cases SET trace_path = ? WHERE case_id = ?");
+    for (const auto& trace : traces) {
+      point.bind(1, trace.stored);
+      point.bind(2, trace.case_id);
+      point.exec();
+      point.reset();
+    }
+    SQLite::Statement base(db, "UPDATE runs SET trace_path_base = ? WHERE run_id = ?");
+    base.bind(1, kTraceBaseDatabase);
+    base.bind(2, run_id);
+    base.exec();
+    transaction.commit();
+  } catch (const SQLite::Exception& error) {
+    throw std::runtime_error(snapshot + ": cannot point the copy at its traces: " + error.what());
+  }
+}
+
 std::string random_uuid() {
   std::random_device entropy;
   std::uniform_int_distribution<int> nibble(0, 15);
@@ -565,15 +592,21 @@ std::optional<std::int64_t> Store::add_case(std::int64_t run_id, const Case& c, 
   // process (a worker of --gpus) committed in between.
   SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
   std::optional<int> shard_index;  // the run's, stored with each of its cases
+  // A run made before schema 8 and resumed keeps its paths as given, so that one
+  // run's paths are all relative to the same thing.
+  std::string trace_path = result.trace_path;
   {
-    SQLite::Statement run(db, "SELECT shard_index FROM runs WHERE run_id = ?");
+    SQLite::Statement run(db, "SELECT shard_index, trace_path_base FROM runs WHERE run_id = ?");
     run.bind(1, run_id);
-    if (run.executeStep() && !run.getColumn(0).isNull()) shard_index = run.getColumn(0).getInt();
+    if (run.executeStep()) {
+      if (!run.getColumn(0).isNull()) shard_index = run.getColumn(0).getInt();
+      if (run.getColumn(1).getString() == kTraceBaseDatabase) trace_path = trace_path_to_store(path_, trace_path);
+    }
   }
   // Only the (run_id, plan_index) key is let pass: any other refusal (a CHECK, NOT NULL) still throws.
   static const std::string case_sql = fields::insert_sql(cases_table()) + " ON CONFLICT (run_id, plan_index) DO NOTHING";
   SQLite::Statement insert(db, case_sql);
-  fields::bind_row(insert, cases_table(), {run_id}, NewCase{c, result, utc_now_iso8601(), shard_index});
+  fields::bind_row(insert, cases_table(), {run_id}, NewCase{c, result, utc_now_iso8601(), shard_index, trace_path});
   if (insert.exec() == 0) return std::nullopt;  // already stored; the transaction rolls back, having written nothing
   const std::int64_t case_id = db.getLastInsertRowid();
   if (result.profile) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "runner/common/errors.hpp"
 #include "runner/common/identities.hpp"
@@ -18,7 +19,7 @@
 
 namespace attnsweep::storage {
 
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 // PRAGMA application_id of every attnsweep database since version 5 ('attn'):
 // what tells one apart from any other SQLite file before anything is written.
 inline constexpr int kApplicationId = 0x6174746E;
@@ -142,6 +143,17 @@ std::string utc_now_iso8601();
 // file (VACUUM INTO, from a read-only connection: the source is not changed).
 // `target` must not exist. Throws BadInputError naming the paths.
 void snapshot_database(const std::string& path, const std::string& target);
+
+// A trace that --publish copies beside the database's copy.
+struct PublishedTrace {
+  std::int64_t case_id = 0;
+  std::string file;    // where it is now
+  std::string stored;  // its path from the copy's folder (traces/<name>)
+};
+// In the copy at `snapshot` (a file nothing else has open): points the run's
+// cases at their published traces, NULL for the others, and marks the run's
+// paths relative to the database ('database').
+void point_traces_at(const std::string& snapshot, std::int64_t run_id, const std::vector<PublishedTrace>& traces);
 
 // A random (version 4) UUID: runs.run_uuid.
 std::string random_uuid();

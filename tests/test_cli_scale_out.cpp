@@ -38,6 +38,13 @@ std::string text(SQLite::Database& db, const std::string& sql) {
   return value.isNull() ? "NULL" : value.getString();
 }
 
+std::vector<std::string> column(SQLite::Database& db, const std::string& sql) {
+  SQLite::Statement query(db, sql);
+  std::vector<std::string> values;
+  while (query.executeStep()) values.push_back(query.getColumn(0).getString());
+  return values;
+}
+
 std::set<int> plan_indexes(const std::string& db_path) {
   SQLite::Database db(db_path, SQLite::OPEN_READONLY);
   SQLite::Statement query(db, "SELECT plan_index FROM cases");
@@ -329,6 +336,13 @@ TEST_F(ScaleOut, PublishCopiesTheDatabaseAndTracesWhenTheRunEnds) {
   }
   EXPECT_EQ(text(copy, "SELECT count(*) FROM cases"), "4");
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(out + "/traces"), std::filesystem::directory_iterator{}), 4);
+  // The copy points at the copied traces beside it, the local database at its own.
+  EXPECT_EQ(text(copy, "SELECT trace_path_base FROM runs"), "database");
+  EXPECT_EQ(text(copy, "SELECT count(*) FROM cases WHERE trace_path LIKE 'traces/run1-%.json'"), "4");
+  for (const std::string& stored : column(copy, "SELECT trace_path FROM cases")) {
+    EXPECT_TRUE(std::filesystem::is_regular_file(out + "/" + stored)) << stored;
+  }
+  EXPECT_EQ(text(local, "SELECT count(*) FROM cases WHERE trace_path LIKE 'traces/run1-%.json'"), "4");
 
   // Stopped by SIGTERM while a worker hangs: what was stored is published, the run says interrupted.
   const std::string hang = write("hang.yaml", R"(name: hang

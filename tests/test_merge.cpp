@@ -27,6 +27,7 @@
 #include "storage/merge.hpp"
 #include "storage/run_reader.hpp"
 #include "storage/store.hpp"
+#include "storage/trace_location.hpp"
 #include "tests/support/scratch_directory.hpp"
 
 namespace attnsweep::storage {
@@ -245,6 +246,33 @@ TEST_F(Merge, ThreeShardsHoldEveryCaseOfThePlanWithAllTheirRows) {
   EXPECT_EQ(count_of(out_, "SELECT count(*) FROM results WHERE trace_path IS NOT NULL"), 6);
 }
 
+// Shards in folders of their own, merged into a third: each case's trace path
+// still leads to the file its shard wrote (result_for names traces/<plan
+// index>.json, relative to the current directory), now from the output's folder.
+TEST_F(Merge, TracePathsAreRebasedOntoTheOutputsFolder) {
+  std::vector<std::string> inputs;
+  for (int index = 0; index < sweep_.count(); ++index) {
+    const fs::path folder = fs::path(path("gathered")) / ("shard-" + std::to_string(index));
+    fs::create_directories(folder);
+    inputs.push_back((folder / "results.db").string());
+    write_shard(inputs.back(), sweep_, ShardRun{index});
+  }
+  const std::string out = path("merged/all.db");
+  fs::create_directories(fs::path(out).parent_path());
+  merge_shards(out, inputs);
+  const RunReader reader(out);
+  const RunRow run = *reader.latest_run();
+  EXPECT_EQ(run.trace_path_base, "database");
+  int checked = 0;
+  for (const CaseRow& merged : reader.cases(run.run_id)) {
+    const fs::path written = fs::absolute("traces/" + std::to_string(merged.identity.plan_index) + ".json");
+    EXPECT_EQ(merged.trace_path, written.lexically_relative(fs::path(out).parent_path()).string());
+    EXPECT_EQ(trace_file_of(out, run.trace_path_base, merged.trace_path), written.lexically_normal().string());
+    ++checked;
+  }
+  EXPECT_EQ(checked, 6);
+}
+
 TEST_F(Merge, TheMergedRunIsMarkedAsOneAndRecordsItsShards) {
   const auto inputs = write_all_shards(sweep_);
   const MergeReport report = merge_shards(out_, inputs);
@@ -431,7 +459,8 @@ TEST_F(Merge, RefusesAnInputOfAnotherSchemaVersionAndLeavesIt) {
   const std::string old = path("v5.db");
   fs::copy_file(ATTNSWEEP_SOURCE_DIR "/tests/data/schema_v5.db", old);
   const std::string before = file_bytes(old);
-  expect_refused({write_all_shards(sweep_)[0], old}, "v5.db: database schema version 5, but merge takes version 7");
+  expect_refused({write_all_shards(sweep_)[0], old},
+                 "v5.db: database schema version 5, but merge takes version " + std::to_string(kSchemaVersion));
   EXPECT_EQ(file_bytes(old), before);
 }
 

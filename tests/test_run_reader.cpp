@@ -16,6 +16,7 @@
 
 #include "runner/common/errors.hpp"
 #include "storage/run_reader.hpp"
+#include "storage/trace_location.hpp"
 #include "storage/store.hpp"
 #include "tests/support/scratch_directory.hpp"
 
@@ -266,7 +267,10 @@ TEST_F(RunReaderTest, GpuCaseComesBackFieldByField) {
   EXPECT_EQ(row.sdpa_backend, "cudnn_attention");
   EXPECT_EQ(row.timer, "cuda_event");
   EXPECT_EQ(row.stop_reason, "target_rel_stdev");
-  EXPECT_EQ(row.trace_path, "traces/2.json");
+  // Written as traces/2.json from the current directory, stored from the database's folder.
+  EXPECT_EQ(reader.run(run_id)->trace_path_base, "database");
+  EXPECT_EQ(trace_file_of(path_, "database", row.trace_path),
+            std::filesystem::absolute("traces/2.json").lexically_normal().string());
   EXPECT_EQ(row.graph_error, "");
   EXPECT_EQ(row.kernels_per_forward, 2);
   EXPECT_EQ(row.memcpy_per_forward, 0);

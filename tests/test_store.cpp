@@ -369,6 +369,47 @@ TEST_F(StoreTest, MigratesASavedVersionSixDatabase) {
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM run_devices WHERE shard_index = 0 AND env_vars IS NULL").getInt(), 1);
 }
 
+// tests/data/schema_v7.db: the same two cases as a version 7 database (burst regime, a
+// fingerprint, a trace path as given; made from schema_v6.db with storage/schema.sql of
+// commit 08ff3ad); version 8 stores trace paths relative to the database (trace_path_base).
+TEST_F(StoreTest, MigratesASavedVersionSevenDatabase) {
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(7, path_));
+  expect_migrated(path_, "saved-v7");
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT measure_regime || '|' || burst_cooldown_max_ms || '|' || power_limit_w || '|' || env_vars "
+                          "FROM runs").getString(), "burst|500.0|700.0|{\"CUDA_VISIBLE_DEVICES\":\"0\"}");
+  // Its trace path stays as given, and the run says what it is relative to.
+  EXPECT_EQ(db.execAndGet("SELECT trace_path_base FROM runs").getString(), "working_directory");
+  EXPECT_EQ(db.execAndGet("SELECT trace_path FROM cases WHERE variant = 'naive' AND status = 'ok'").getString(),
+            "old-traces/run1-0-naive.json");
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM samples WHERE clock_event_reasons = 4").getInt(), 3);
+}
+
+TEST_F(StoreTest, TracePathsAreStoredRelativeToTheDatabaseAndAResumedOldRunKeepsItsOwn) {
+  const fs::path folder = fs::path(path_).parent_path();
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record());
+  const Shape shape{1, 1, 1, 8, 8, 8};
+  CaseResult r;
+  r.device = Device::cpu();
+  r.trace_path = (folder / "results-traces" / "run1-0.json").string();  // absolute, as --traces /abs gives
+  store.add_case(run_id, Case{0, "naive", shape, Dtype::fp32, false}, r);
+  r.trace_path = (folder.parent_path() / "elsewhere" / "run1-1.json").string();
+  store.add_case(run_id, Case{1, "naive", shape, Dtype::fp32, true}, r);
+  r.trace_path = "";
+  store.add_case(run_id, Case{2, "sdpa_math", shape, Dtype::fp32, true}, r);
+  SQLite::Database db(path_, SQLite::OPEN_READWRITE);
+  EXPECT_EQ(db.execAndGet("SELECT trace_path_base FROM runs").getString(), "database");
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(ifnull(trace_path, 'NULL'), ',') FROM (SELECT * FROM cases ORDER BY plan_index)")
+                .getString(),
+            "results-traces/run1-0.json,../elsewhere/run1-1.json,NULL");
+  // A run made before schema 8 (as a migrated one reads) keeps storing paths as given.
+  db.exec("UPDATE runs SET trace_path_base = 'working_directory'");
+  r.trace_path = "traces/run1-3.json";
+  store.add_case(run_id, Case{3, "sdpa_math", shape, Dtype::fp32, false}, r);
+  EXPECT_EQ(db.execAndGet("SELECT trace_path FROM cases WHERE plan_index = 3").getString(), "traces/run1-3.json");
+}
+
 // tests/data/schema_v2.db: the same two cases, written with schema version 2.
 TEST_F(StoreTest, MigratesASavedVersionTwoDatabase) {
   ASSERT_NO_FATAL_FAILURE(copy_saved_database(2, path_));

@@ -1,10 +1,13 @@
 #include "runner/execute/publish.hpp"
 
 #include <filesystem>
+#include <optional>
 #include <system_error>
+#include <vector>
 
 #include "storage/run_reader.hpp"
 #include "storage/store.hpp"
+#include "storage/trace_location.hpp"
 
 namespace attnsweep::execute {
 namespace {
@@ -25,28 +28,36 @@ Published publish_run(const std::string& db_path, std::int64_t run_id, const std
   fs::create_directories(directory, error);
   if (error) throw std::runtime_error("--publish: cannot create " + directory + ": " + error.message());
   Published published;
+  // The traces that exist, and where the published copy finds them: traces/<name> beside it.
+  std::vector<storage::PublishedTrace> traces;
+  {
+    const storage::RunReader reader(db_path);
+    const std::optional<storage::RunRow> run = reader.run(run_id);
+    for (const auto& c : reader.cases(run_id)) {
+      const std::string file = storage::trace_file_of(db_path, run ? run->trace_path_base : "", c.trace_path);
+      if (file.empty() || !fs::is_regular_file(file)) continue;
+      traces.push_back({c.case_id, file, (fs::path("traces") / fs::path(file).filename()).string()});
+    }
+  }
   // The snapshot is made on local disk (SQLite needs locking), then copied whole.
   const fs::path snapshot = db_path + ".publish";
   fs::remove(snapshot, error);
-  storage::snapshot_database(db_path, snapshot.string());
-  published.database = (fs::path(directory) / fs::path(db_path).filename()).string();
   try {
+    storage::snapshot_database(db_path, snapshot.string());
+    storage::point_traces_at(snapshot.string(), run_id, traces);
+    published.database = (fs::path(directory) / fs::path(db_path).filename()).string();
     copy_whole_file(snapshot, published.database);
   } catch (...) {
     fs::remove(snapshot, error);
     throw;
   }
   fs::remove(snapshot, error);
-  bool made_traces = false;
-  for (const auto& c : storage::RunReader(db_path).cases(run_id)) {
-    if (c.trace_path.empty() || !fs::is_regular_file(c.trace_path)) continue;
-    const fs::path traces = fs::path(directory) / "traces";
-    if (!made_traces) {
-      fs::create_directories(traces, error);
-      if (error) throw std::runtime_error("--publish: cannot create " + traces.string() + ": " + error.message());
-      made_traces = true;
-    }
-    copy_whole_file(c.trace_path, traces / fs::path(c.trace_path).filename());
+  if (!traces.empty()) {
+    fs::create_directories(fs::path(directory) / "traces", error);
+    if (error) throw std::runtime_error("--publish: cannot create " + directory + "/traces: " + error.message());
+  }
+  for (const auto& trace : traces) {
+    copy_whole_file(trace.file, fs::path(directory) / trace.stored);
     ++published.traces;
   }
   return published;

@@ -1,0 +1,51 @@
+// Trace paths: stored relative to the database's folder, resolved from the
+// database as a reader names it (storage/trace_location.hpp).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "storage/trace_location.hpp"
+
+namespace attnsweep::storage {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(TraceLocation, StoredPathsAreRelativeToTheDatabasesFolder) {
+  EXPECT_EQ(trace_path_to_store("/data/night/results.db", "/data/night/results-traces/run1-0.json"),
+            "results-traces/run1-0.json");
+  EXPECT_EQ(trace_path_to_store("/data/night/results.db", "/data/traces/run1-0.json"), "../traces/run1-0.json");
+  EXPECT_EQ(trace_path_to_store("/data/./night/../night/results.db", "/data/night/t/./x.json"), "t/x.json");
+  EXPECT_EQ(trace_path_to_store("/data/results.db", ""), "");
+  // Relative paths are taken from the current directory, as the run named them.
+  const fs::path here = fs::current_path();
+  EXPECT_EQ(trace_path_to_store("out/results.db", "out/results-traces/a.json"), "results-traces/a.json");
+  EXPECT_EQ(trace_path_to_store("results.db", "traces/a.json"), "traces/a.json");
+  EXPECT_EQ(trace_path_to_store((here / "deep" / "results.db").string(), "traces/a.json"), "../traces/a.json");
+}
+
+TEST(TraceLocation, AStoredPathIsFoundFromWhereverTheDatabaseIsRead) {
+  EXPECT_EQ(trace_file_of("/copy/results.db", kTraceBaseDatabase, "results-traces/run1-0.json"),
+            "/copy/results-traces/run1-0.json");
+  EXPECT_EQ(trace_file_of("../night/results.db", kTraceBaseDatabase, "results-traces/a.json"),
+            "../night/results-traces/a.json");
+  EXPECT_EQ(trace_file_of("results.db", kTraceBaseDatabase, "traces/a.json"), "traces/a.json");
+  EXPECT_EQ(trace_file_of("/copy/results.db", kTraceBaseDatabase, "../traces/a.json"), "/traces/a.json");
+  EXPECT_EQ(trace_file_of("/copy/results.db", kTraceBaseDatabase, "/abs/a.json"), "/abs/a.json");
+  EXPECT_EQ(trace_file_of("/copy/results.db", kTraceBaseDatabase, ""), "");
+  // Before schema 8: as given, relative to a directory only the run knew.
+  EXPECT_EQ(trace_file_of("/copy/results.db", kTraceBaseWorkingDirectory, "traces/a.json"), "traces/a.json");
+}
+
+TEST(TraceLocation, StoringThenResolvingFromAnotherDirectoryFindsTheSameFile) {
+  const std::string db = "/srv/sweeps/2026-12-01/results.db";
+  const std::string trace = "/srv/sweeps/2026-12-01/results-traces/run3-17-sdpa_flash-1x32x4096x128-bf16.json";
+  const std::string stored = trace_path_to_store(db, trace);
+  EXPECT_EQ(trace_file_of(db, kTraceBaseDatabase, stored), trace);
+  // The folder moved, database and traces together.
+  EXPECT_EQ(trace_file_of("/mnt/copy/results.db", kTraceBaseDatabase, stored),
+            "/mnt/copy/results-traces/run3-17-sdpa_flash-1x32x4096x128-bf16.json");
+}
+
+}  // namespace
+}  // namespace attnsweep::storage
