@@ -5,10 +5,14 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "runner/common/sha256.hpp"
 #include "tests/support/run_attnsweep.hpp"
@@ -269,6 +273,206 @@ TEST_F(Cli, DatabaseWithANewerSchemaExitsTwo) {
   const Outcome outcome = run("run " + write("c.yaml", kTinyConfig) + " --device cpu --db " + path("new.db"));
   EXPECT_EQ(outcome.exit_code, 2);
   EXPECT_NE(outcome.output.find("newer"), std::string::npos) << outcome.output;
+}
+
+// ---- the progress display, --quiet and --verbose (docs/cli.md) -----------------
+
+// Three cases that end ok, unsupported (no CPU kernel) and failed (error: an
+// index out of bounds), with ATTNSWEEP_TEST_VARIANTS=1.
+const char* const kThreeStatusesConfig = R"(name: three
+variants: [naive, sdpa_efficient, test_device_fault]
+dtypes: [fp32]
+shapes: {batch: 1, heads: 2, seq_len: 16, head_dim: 8}
+measure: {warmup: 1, profiled_forwards: 2, min_samples: 3, max_samples: 5, max_case_seconds: 1}
+)";
+
+// Two cases that each sample until measure.max_case_seconds (1.5 s): at least
+// 3 s of cases, which a 1 s progress interval interrupts at least twice.
+const char* const kSlowConfig = R"(name: slow
+variants: [naive, sdpa_math]
+dtypes: [fp32]
+shapes: {batch: 1, heads: 2, seq_len: 16, head_dim: 8}
+measure: {warmup: 1, profiled_forwards: 2, min_samples: 1000000, max_samples: 1000000, max_case_seconds: 1.5}
+)";
+
+// A shell command line, its stdout (and whatever it redirects there).
+Outcome run_shell(const std::string& command) {
+  Outcome outcome;
+  FILE* pipe = popen(command.c_str(), "r");
+  std::array<char, 4096> buffer{};
+  for (std::size_t got; (got = fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) outcome.output.append(buffer.data(), got);
+  const int status = pclose(pipe);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
+}
+
+// stdout and stderr apart.
+struct Streams {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+Streams run_apart(const std::string& arguments, const std::string& err_path, const std::string& environment = "") {
+  const Outcome outcome = run_shell(environment + std::string(ATTNSWEEP_BINARY) + " " + arguments + " 2>" + err_path);
+  return {outcome.exit_code, outcome.output, read_file(err_path)};
+}
+
+std::vector<std::string> lines_with(const std::string& text, const std::string& part) {
+  std::vector<std::string> found;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(part) != std::string::npos) found.push_back(line);
+  }
+  return found;
+}
+
+TEST_F(Cli, OffATerminalProgressIsALogLineEveryIntervalAndOneAtTheEnd) {
+  const std::string config = write("slow.yaml", kSlowConfig);
+  const Outcome outcome = run("run " + config + " --device cpu --db " + path("p.db") + " --progress-interval 1");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  const std::vector<std::string> progress = lines_with(outcome.output, " info progress: [");
+  ASSERT_GE(progress.size(), 3u) << outcome.output;
+  // A periodic line shows the case in flight and the estimate (none before a case ends).
+  EXPECT_NE(progress.front().find(" elapsed, ETA "), std::string::npos) << progress.front();
+  EXPECT_NE(progress.front().find(" | now: "), std::string::npos) << progress.front();
+  // They come while the cases run, not all at the end.
+  EXPECT_LT(outcome.output.find(progress.front()), outcome.output.find("[2/2] sdpa_math 1x2x16x8 fp32 causal: ok"))
+      << outcome.output;
+  // The last: every case counted, no estimate, no case in flight; before the table.
+  EXPECT_NE(progress.back().find("progress: [2/2 100%] 2 ok, 0 unsupported, 0 failed | "), std::string::npos)
+      << progress.back();
+  EXPECT_EQ(progress.back().find("ETA"), std::string::npos) << progress.back();
+  EXPECT_EQ(progress.back().find("now:"), std::string::npos) << progress.back();
+  EXPECT_LT(outcome.output.find(progress.back()), outcome.output.find("median_us"));
+  // No live line off a terminal.
+  EXPECT_EQ(outcome.output.find("\x1b[2K"), std::string::npos);
+}
+
+TEST_F(Cli, TheLastProgressLineCountsOkUnsupportedAndFailedCases) {
+  const std::string config = write("three.yaml", kThreeStatusesConfig);
+  const Outcome outcome = run("run " + config + " --device cpu --db " + path("p.db") + " --progress-interval 0",
+                              "ATTNSWEEP_TEST_VARIANTS=1 ");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  // --progress-interval 0: only the last line.
+  const std::vector<std::string> progress = lines_with(outcome.output, "progress: ");
+  ASSERT_EQ(progress.size(), 1u) << outcome.output;
+  EXPECT_NE(progress[0].find(" info progress: [3/3 100%] 1 ok, 1 unsupported, 1 failed | "), std::string::npos)
+      << progress[0];
+  // Each case's lines begin with its position; a failed case's result is a warning, the others info.
+  EXPECT_NE(outcome.output.find(" info [1/3] naive 1x2x16x8 fp32 causal\n"), std::string::npos) << outcome.output;
+  EXPECT_NE(outcome.output.find(" info [1/3] naive 1x2x16x8 fp32 causal: ok, median "), std::string::npos);
+  EXPECT_NE(outcome.output.find(" info [2/3] sdpa_efficient 1x2x16x8 fp32 causal: unsupported ("), std::string::npos)
+      << outcome.output;
+  EXPECT_NE(outcome.output.find(" warning [3/3] test_device_fault 1x2x16x8 fp32 causal: error ("), std::string::npos)
+      << outcome.output;
+}
+
+TEST_F(Cli, CasesStoredBeforeAResumeCountAsDoneInTheProgress) {
+  const std::string config = write("three.yaml", kThreeStatusesConfig);
+  ASSERT_EQ(run("run " + config + " --device cpu --db " + path("p.db"), "ATTNSWEEP_TEST_VARIANTS=1 ").exit_code, 0);
+  SQLite::Database(path("p.db"), SQLite::OPEN_READWRITE)
+      .exec("DELETE FROM cases WHERE plan_index = 0; UPDATE runs SET status = 'interrupted'");
+  const Outcome resumed =
+      run("run " + config + " --device cpu --db " + path("p.db") + " --resume", "ATTNSWEEP_TEST_VARIANTS=1 ");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find(" info [3/3] naive 1x2x16x8 fp32 causal: ok"), std::string::npos) << resumed.output;
+  EXPECT_NE(resumed.output.find("progress: [3/3 100%] 1 ok, 1 unsupported, 1 failed | "), std::string::npos)
+      << resumed.output;
+}
+
+TEST_F(Cli, QuietLeavesStderrToWarningsAndStdoutToTheTable) {
+  const std::string config = write("tiny.yaml", kTinyConfig);
+  for (const std::string& arguments : {"run " + config + " --device cpu --db " + path("q.db") + " --quiet",
+                                       "-q run " + config + " --device cpu --db " + path("q.db")}) {
+    const Streams quiet = run_apart(arguments, path("err.txt"));
+    ASSERT_EQ(quiet.exit_code, 0) << arguments << "\n" << quiet.err;
+    EXPECT_EQ(quiet.err, "") << arguments;  // ok and unsupported cases: nothing to warn about
+    EXPECT_NE(quiet.out.find("median_us"), std::string::npos) << quiet.out;
+    EXPECT_NE(quiet.out.find("sdpa_efficient  1x2x16x8"), std::string::npos) << quiet.out;
+    EXPECT_NE(quiet.out.find(" stored in " + path("q.db")), std::string::npos) << quiet.out;
+  }
+  // A failed case is a warning, which --quiet keeps; nothing at info.
+  const Streams failed = run_apart(
+      "run " + write("three.yaml", kThreeStatusesConfig) + " --device cpu --db " + path("f.db") + " -q",
+      path("err.txt"), "ATTNSWEEP_TEST_VARIANTS=1 ");
+  ASSERT_EQ(failed.exit_code, 0) << failed.err;
+  EXPECT_NE(failed.err.find(" warning [3/3] test_device_fault 1x2x16x8 fp32 causal: error ("), std::string::npos)
+      << failed.err;
+  EXPECT_EQ(failed.err.find(" info "), std::string::npos) << failed.err;
+  EXPECT_EQ(failed.err.find("progress"), std::string::npos) << failed.err;
+  EXPECT_NE(failed.out.find("test_device_fault"), std::string::npos) << failed.out;
+}
+
+TEST_F(Cli, VerboseShowsDebugMessagesBeforeOrAfterTheCommand) {
+  const std::string config = write("tiny.yaml", kTinyConfig);
+  const Outcome plain = run("run " + config + " --device cpu --db " + path("v.db"));
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_EQ(plain.output.find(" debug "), std::string::npos) << plain.output;
+  for (const std::string& arguments : {"run " + config + " --device cpu --db " + path("v.db") + " --verbose",
+                                       "-v run " + config + " --device cpu --db " + path("v.db")}) {
+    const Outcome verbose = run(arguments);
+    ASSERT_EQ(verbose.exit_code, 0) << verbose.output;
+    EXPECT_NE(verbose.output.find(" debug progress: [1/8] took "), std::string::npos) << verbose.output;
+    EXPECT_NE(verbose.output.find(" info [1/8] naive 1x2x16x8 fp32 causal: ok"), std::string::npos);
+  }
+}
+
+TEST_F(Cli, QuietWithVerboseOrALogLevelIsOneErrorLine) {
+  const std::string config = write("tiny.yaml", kTinyConfig);
+  for (const std::string& arguments :
+       {"-q run " + config + " -v --db " + path("x.db"), "run " + config + " --quiet --verbose --db " + path("x.db"),
+        "--log-level debug run " + config + " -q --db " + path("x.db"), "-q --log-level info plan " + config}) {
+    const Outcome outcome = run(arguments);
+    EXPECT_EQ(outcome.exit_code, 2) << arguments;
+    EXPECT_EQ(std::count(outcome.output.begin(), outcome.output.end(), '\n'), 1) << outcome.output;
+    EXPECT_EQ(outcome.output.rfind("error: ", 0), 0u) << outcome.output;
+    EXPECT_NE(outcome.output.find(": cannot be combined with "), std::string::npos) << outcome.output;
+    EXPECT_NE(outcome.output.find(" (both set the log level); see attnsweep "), std::string::npos) << outcome.output;
+  }
+  EXPECT_FALSE(fs::exists(path("x.db")));
+  // The same option before and after the command is one choice.
+  EXPECT_EQ(run("-q plan " + config + " -q").exit_code, 0);
+  const Outcome bad_interval = run("run " + config + " --progress-interval -1");
+  EXPECT_EQ(bad_interval.exit_code, 2);
+  EXPECT_NE(bad_interval.output.find("run: --progress-interval: invalid value '-1'; expected seconds, 0 or more"),
+            std::string::npos) << bad_interval.output;
+}
+
+TEST_F(Cli, RunHelpExplainsTheProgressOptions) {
+  const Outcome help = run("run --help");
+  ASSERT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.output.find("--progress-interval SECONDS=30"), std::string::npos) << help.output;
+  EXPECT_NE(help.output.find("live line"), std::string::npos) << help.output;
+  EXPECT_NE(help.output.find("-q,--quiet"), std::string::npos) << help.output;
+  EXPECT_NE(help.output.find("-v,--verbose"), std::string::npos) << help.output;
+  EXPECT_NE(run("--help").output.find("-q,--quiet"), std::string::npos);
+  EXPECT_NE(run("plan --help").output.find("-q,--quiet"), std::string::npos);
+}
+
+// Under a pseudo-terminal (script from util-linux; stdout and stderr are both
+// the terminal): a live line that each log message erases and draws again,
+// erased for good before the table.
+TEST_F(Cli, OnATerminalProgressIsALiveLineBelowTheLogMessages) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "script (util-linux) is not installed";
+  const std::string config = write("tiny.yaml", kTinyConfig);
+  const std::string command = std::string(ATTNSWEEP_BINARY) + " run " + config + " --device cpu --db " + path("t.db");
+  const Outcome live = run_shell("TERM=xterm script -qfec '" + command + "' /dev/null");
+  ASSERT_EQ(live.exit_code, 0) << live.output;
+  EXPECT_NE(live.output.find("\r\x1b[2K[0/8 0%] 0 ok, 0 unsupported, 0 failed | 0s elapsed, ETA --"), std::string::npos)
+      << live.output;
+  // A message erases the line before it is written: never text after the live line on one row.
+  EXPECT_EQ(live.output.find("ETA --["), std::string::npos) << live.output;
+  EXPECT_NE(live.output.find("ETA --\r\x1b[2K["), std::string::npos) << live.output;
+  // After the last erase: the last progress line as a log message, then the table.
+  const std::string tail = live.output.substr(live.output.rfind("\x1b[2K"));
+  EXPECT_NE(tail.find("progress: [8/8 100%] 6 ok, 2 unsupported, 0 failed | "), std::string::npos) << tail;
+  EXPECT_LT(tail.find("progress: [8/8 100%]"), tail.find("median_us")) << tail;
+
+  // TERM=dumb: plain lines, as in a job log.
+  const Outcome dumb = run_shell("TERM=dumb script -qfec '" + command + "' /dev/null");
+  ASSERT_EQ(dumb.exit_code, 0) << dumb.output;
+  EXPECT_EQ(dumb.output.find("\x1b[2K"), std::string::npos) << dumb.output;
+  EXPECT_NE(dumb.output.find("progress: [8/8 100%] 6 ok, 2 unsupported, 0 failed | "), std::string::npos);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ struct RunOptions {
   std::string sweep_id;              // --sweep-id
   std::optional<std::string> gpus;   // --gpus all|0,1,...
   std::string publish_dir;           // --publish DIR
+  double progress_interval_seconds = 30;  // --progress-interval: off a terminal, a progress line this often; 0: none
 };
 int run_command(const RunOptions& options);
 

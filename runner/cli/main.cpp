@@ -87,9 +87,31 @@ int main(int argc, char** argv) {
                "Docs: docs/cli.md"};
   app.set_version_flag("--version", std::string("attnsweep ") + kVersion + " (" + kGitSha + ")");
   app.require_subcommand(1);
+  // The log level: --log-level, or -q (warn) or -v (debug), which every command
+  // also takes after its name (attnsweep run CONFIG -q). Two different ones are refused.
   std::string log_level = "info";
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (logs go to stderr)")
+  std::string level_option;  // the option that set log_level
+  const auto choose_level = [&](const std::string& option, const std::string& level) {
+    if (!level_option.empty() && level_option != option) {
+      throw CLI::ValidationError(option, "cannot be combined with " + level_option + " (both set the log level)");
+    }
+    level_option = option;
+    log_level = level;
+  };
+  app.add_option_function<std::string>("--log-level", [&](const std::string& level) { choose_level("--log-level", level); },
+                                        "trace, debug, info, warn, error or off (logs go to stderr; default info)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  const auto add_verbosity_flags = [&choose_level](CLI::App& command) {
+    command.add_flag_callback("-q,--quiet", [&choose_level] { choose_level("--quiet", "warn"); },
+                              "only warnings and errors on stderr: no progress, no per-case lines (--log-level warn)");
+    command.add_flag_callback("-v,--verbose", [&choose_level] { choose_level("--verbose", "debug"); },
+                              "debug messages too (--log-level debug)");
+  };
+  add_verbosity_flags(app);
+  // The commands are declared below: each gets -q and -v when parsing starts.
+  app.preparse_callback([&app, add_verbosity_flags](std::size_t) {
+    for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) add_verbosity_flags(*command);
+  });
 
   cli::RunOptions run;
   auto* run_command = app.add_subcommand("run", "Run every case of a sweep config and store the results");
@@ -124,6 +146,20 @@ int main(int argc, char** argv) {
                           "when the run ends (done, interrupted or failed), copy the database as one consistent "
                           "file, and the run's traces under traces/, into DIR (e.g. a mounted bucket, where "
                           "SQLite itself must not run)");
+  run_command->add_option("--progress-interval", run.progress_interval_seconds,
+                          "SECONDS between two progress lines ('progress: [i/N pct%] ok, unsupported and failed "
+                          "counts | elapsed, ETA | now: case') when stderr is not a terminal (a job log) or TERM is "
+                          "dumb; 0: only the last one. On a terminal the progress is a live line at the bottom "
+                          "instead. -q turns both off")
+      ->check(CLI::Validator(
+          [](std::string& value) {
+            double seconds = -1;
+            const bool valid = CLI::detail::lexical_cast(value, seconds) && seconds >= 0 && seconds <= 1e9;  // not inf or nan
+            return valid ? std::string() : "invalid value '" + value + "'; expected seconds, 0 or more";
+          },
+          ""))
+      ->type_name("SECONDS")
+      ->capture_default_str();
 
   cli::PlanOptions plan;
   auto* plan_command = app.add_subcommand("plan", "Validate a config and list the cases it would run; runs nothing");

@@ -27,6 +27,7 @@ int run_command(const RunOptions& options) {
     request.sweep_id = execute::choose_sweep_id(options.sweep_id);
     request.gpus = options.gpus;
     request.publish_dir = options.publish_dir;
+    request.progress_interval_seconds = options.progress_interval_seconds;
     const execute::SweepOutcome outcome = execute::run_sweep(request);
 
     const auto& cases = outcome.cases;

@@ -58,6 +58,7 @@ struct Slot {
   std::string gpu_uuid;
   std::deque<int> unit;        // cases of its current unit not handed out yet
   std::optional<int> running;  // the plan index in flight
+  int position = 0;            // its position in the sweep, the i of "[i/N]"
   Clock::time_point started;   // of the case in flight
 
   bool alive() const { return pid > 0; }
@@ -108,6 +109,11 @@ class Pool {
  private:
   // The plan may be a shard's: its cases are found by plan index, not position.
   const Case& case_at(int plan_index) const { return *cases_.at(plan_index); }
+
+  // "[3/42] ": the position of the slot's case, which begins its log lines.
+  std::string position_prefix(const Slot& slot) const {
+    return "[" + std::to_string(slot.position) + "/" + std::to_string(plan_.cases.size()) + "] ";
+  }
 
   bool has_work(const Slot& slot) const { return !slot.given_up && (!slot.unit.empty() || !queue_.empty()); }
 
@@ -167,8 +173,9 @@ class Pool {
     const std::string line = std::to_string(c.plan_index) + "\t" + trace_file(request_.traces_dir, request_.run_id, c) + "\n";
     slot.running = c.plan_index;
     slot.started = Clock::now();
-    log::info("[" + std::to_string(++handed_out_) + "/" + std::to_string(plan_.cases.size()) + "] " + c.label() +
-              " on " + describe(slot));
+    const std::string label = c.label() + " on " + describe(slot);
+    slot.position = hooks_.case_started ? hooks_.case_started(c.plan_index, label) : ++handed_out_;
+    log::info(position_prefix(slot) + label);
     // A worker that died meanwhile shows as EPIPE here (SIGPIPE is ignored) and as end of file below.
     if (::write(slot.to_worker, line.data(), line.size()) != static_cast<ssize_t>(line.size())) close_fd(slot.to_worker);
     if (request_.isolate) close_fd(slot.to_worker);  // one case per worker process
@@ -233,10 +240,13 @@ class Pool {
       fields.push_back(rest.substr(0, tab));
     }
     fields.push_back(rest);
-    const bool ok = fields.size() > 1 && fields[1] == "ok";
-    if (fields.size() > 2) (ok ? log::info : log::warn)("  " + fields[2] + " (" + describe(slot) + ")");
+    const CaseStatus status = parse_case_status(fields.size() > 1 ? fields[1] : "").value_or(CaseStatus::error);
+    const bool failed = status != CaseStatus::ok && status != CaseStatus::unsupported;  // a warning; else info
+    if (fields.size() > 2) (failed ? log::warn : log::info)(position_prefix(slot) + fields[2] + " (" + describe(slot) + ")");
     for (std::size_t i = 3; i < fields.size(); ++i) log::warn("  " + fields[i]);
+    const int plan_index = slot.running.value_or(-1);
     slot.running.reset();
+    if (hooks_.case_finished && plan_index >= 0) hooks_.case_finished(plan_index, status);
     hooks_.after_case();
   }
 
@@ -296,7 +306,10 @@ class Pool {
     slot.running.reset();
     CaseResult result = failed_result(c, slot.device, status, why);
     result.gpu_uuid = slot.gpu_uuid;
-    if (store_.add_case(request_.run_id, c, result)) log::warn("  " + report::one_line_result(c, result) + " (" + describe(slot) + ")");
+    if (store_.add_case(request_.run_id, c, result)) {
+      log::warn(position_prefix(slot) + report::one_line_result(c, result) + " (" + describe(slot) + ")");
+    }
+    if (hooks_.case_finished) hooks_.case_finished(c.plan_index, status);
     hooks_.after_case();
   }
 

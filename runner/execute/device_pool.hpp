@@ -29,6 +29,10 @@ struct PoolRequest {
 struct PoolHooks {
   std::function<void()> after_case;  // after every finished case; throws to stop the sweep
   std::function<bool()> keep_alive;  // about once a minute; false: the run was taken over, stop
+  // The progress display (progress_display.hpp): a case handed out, labelled
+  // with its device, returns its position (the i of "[i/N]"); a case stored.
+  std::function<int(int plan_index, const std::string& label)> case_started;
+  std::function<void(int plan_index, CaseStatus status)> case_finished;
 };
 
 // Runs the cases of `plan` that are not in `done`. Returns false when a stop

@@ -8,22 +8,27 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <map>
 #include <set>
 #include <utility>
 
 #include "runner/common/interrupt.hpp"
 #include "runner/common/log.hpp"
 #include "runner/common/sha256.hpp"
+#include "runner/common/text.hpp"
 #include "runner/config/config.hpp"
 #include "runner/device/device.hpp"
 #include "runner/execute/device_pool.hpp"
 #include "runner/execute/fit_check.hpp"
 #include "runner/execute/in_process_executor.hpp"
+#include "runner/execute/progress.hpp"
+#include "runner/execute/progress_display.hpp"
 #include "runner/execute/publish.hpp"
 #include "runner/execute/run_start.hpp"
 #include "runner/execute/trace_paths.hpp"
 #include "runner/execute/worker.hpp"
 #include "runner/execute/worker_executor.hpp"
+#include "runner/plan/cost.hpp"
 #include "runner/plan/plan.hpp"
 #include "runner/plan/shard.hpp"
 #include "runner/report/case_line.hpp"
@@ -66,30 +71,62 @@ class DatabaseFile {
   std::optional<std::pair<dev_t, ino_t>> identity_;
 };
 
+// "[3/42] ": the case's position, which begins its log lines.
+std::string position_prefix(int position, int total) {
+  return "[" + std::to_string(position) + "/" + std::to_string(total) + "] ";
+}
+
+// A case's result line is a warning only when the case failed: ok and
+// unsupported are results like any other (and stay out of --quiet's output).
+void log_case_line(CaseStatus status, const std::string& line) {
+  (status == CaseStatus::ok || status == CaseStatus::unsupported ? log::info : log::warn)(line);
+}
+
+// A case a worker stored itself (--isolate), read back: its status for the
+// progress line, and a short result line for the log.
+CaseStatus log_stored_case(const std::string& db_path, std::int64_t run_id, const Case& c, const std::string& prefix) {
+  for (const storage::CaseRow& row : storage::RunReader(db_path).cases(run_id)) {
+    if (row.identity.plan_index != c.plan_index) continue;
+    std::string line = c.label() + ": " + to_string(row.status);
+    if (row.status != CaseStatus::ok) {
+      line += " (" + row.error_message.substr(0, 200) + ")";
+    } else if (row.median_us()) {
+      line += ", median " + text::fixed(*row.median_us(), 1) + " us";
+    }
+    log_case_line(row.status, prefix + line);
+    return row.status;
+  }
+  return CaseStatus::ok;  // not there: another process took the run over, which the heartbeat reports
+}
+
 // Runs every case not stored yet, in the configured order, storing each as it
 // finishes; stops early at an interrupt. Marks the run failed if anything throws.
 void run_cases(const Plan& plan, const Config& config, Executor& executor, storage::Store& store,
-               const DatabaseFile& database, std::int64_t run_id, const std::set<int>& done,
-               const std::string& traces) {
+               const DatabaseFile& database, const std::string& db_path, std::int64_t run_id,
+               const std::set<int>& done, const std::string& traces, ProgressDisplay& progress) {
   try {
     const int total = static_cast<int>(plan.cases.size());
-    int position = 0;
-    for (const Case& c : plan.cases) position += done.count(c.plan_index) ? 1 : 0;
     for (const Case& c : execution_order(plan, config.measure.case_order, config.seed)) {
       if (done.count(c.plan_index)) continue;
       if (interrupt_requested()) break;
-      log::info("[" + std::to_string(++position) + "/" + std::to_string(total) + "] " + c.label());
+      const std::string prefix = position_prefix(progress.started(c.plan_index, c.label()), total);
+      log::info(prefix + c.label());
       const CaseOutcome outcome = executor.run(c, trace_file(traces, run_id, c));
       database.check_still_there();
       if (!store.heartbeat(run_id)) throw ClaimLost(run_id);
       if (outcome.kind == CaseOutcome::Kind::interrupted) break;
-      if (outcome.kind == CaseOutcome::Kind::stored) continue;
-      const CaseResult& result = outcome.result;
-      if (!store.add_case(run_id, c, result)) {
-        log::warn("  " + c.label() + ": already stored in run " + std::to_string(run_id) + "; kept the stored one");
+      if (outcome.kind == CaseOutcome::Kind::stored) {
+        progress.finished(c.plan_index, log_stored_case(db_path, run_id, c, prefix));
         continue;
       }
-      (result.status == CaseStatus::ok ? log::info : log::warn)("  " + report::one_line_result(c, result));
+      const CaseResult& result = outcome.result;
+      if (!store.add_case(run_id, c, result)) {
+        log::warn(prefix + c.label() + ": already stored in run " + std::to_string(run_id) + "; kept the stored one");
+        progress.finished(c.plan_index, result.status);
+        continue;
+      }
+      log_case_line(result.status, prefix + report::one_line_result(c, result));
+      progress.finished(c.plan_index, result.status);
       for (const auto& warning : result.warnings) log::warn("  " + warning);
       if (result.device_unusable) {
         throw std::runtime_error("the CUDA context of this process is unusable after " + c.label() +
@@ -112,7 +149,7 @@ namespace {
 void run_all_cases(const SweepRequest& request, const Config& config, const Plan& plan, const std::set<int>& done,
                    const std::vector<Device>& gpus, const Device& device, const std::string& traces,
                    const std::string& config_sha256, storage::Store& store, const DatabaseFile& database,
-                   std::int64_t run_id) {
+                   std::int64_t run_id, ProgressDisplay& progress) {
   if (gpus.empty()) {
     std::unique_ptr<Executor> executor;
     if (request.isolate) {
@@ -123,7 +160,7 @@ void run_all_cases(const SweepRequest& request, const Config& config, const Plan
     } else {
       executor = std::make_unique<InProcessExecutor>(device, config.measure, config.seed);
     }
-    run_cases(plan, config, *executor, store, database, run_id, done, traces);
+    run_cases(plan, config, *executor, store, database, request.db_path, run_id, done, traces, progress);
     return;
   }
   const auto after_case = [&] {
@@ -134,7 +171,10 @@ void run_all_cases(const SweepRequest& request, const Config& config, const Plan
     run_cases_on_devices(plan, config.measure, done,
                          {config_sha256, request.db_path, run_id, gpus, config.measure.case_timeout_s,
                           request.isolate, traces},
-                         store, {after_case, [&store, run_id] { return store.heartbeat(run_id); }});
+                         store,
+                         {after_case, [&store, run_id] { return store.heartbeat(run_id); },
+                          [&progress](int plan_index, const std::string& label) { return progress.started(plan_index, label); },
+                          [&progress](int plan_index, CaseStatus status) { progress.finished(plan_index, status); }});
   } catch (...) {
     store.finish_run(run_id, RunStatus::failed);  // changes nothing once another process holds the run
     throw;
@@ -226,6 +266,7 @@ SweepOutcome run_sweep(const SweepRequest& request) {
   outcome.shard = request.shard;
   outcome.gpus = gpus;
   std::set<int> done;
+  std::map<int, CaseStatus> stored_before;  // by plan index: counted as done by the progress display
   if (request.resume) {
     const storage::RunReader reader(request.db_path);
     outcome.run_id = run_to_resume(reader, *request.resume, request.config_path, config_sha256, device,
@@ -235,6 +276,7 @@ SweepOutcome run_sweep(const SweepRequest& request) {
     // read: the last holder may have stored more cases before it stopped.
     store.claim_run(outcome.run_id);
     done = reader.stored_plan_indexes(outcome.run_id);
+    for (const storage::CaseRow& row : reader.cases(outcome.run_id)) stored_before[row.identity.plan_index] = row.status;
     if (!gpus.empty()) store.set_run_gpus(outcome.run_id, gpus_used(reader.run(outcome.run_id)->gpus, gpus));
     log::info("resuming run " + std::to_string(outcome.run_id) + ": " + std::to_string(done.size()) + " of " +
               std::to_string(plan.cases.size()) + " cases already stored");
@@ -247,8 +289,12 @@ SweepOutcome run_sweep(const SweepRequest& request) {
 
   const std::int64_t run_id = outcome.run_id;
   install_interrupt_handlers();
+  std::vector<PlannedCase> planned;
+  for (const Case& c : plan.cases) planned.push_back({c.plan_index, expected_case_ns(c, config.measure)});
   try {
-    run_all_cases(request, config, plan, done, gpus, device, traces, config_sha256, store, database, run_id);
+    // Ended (the live line erased, the last state logged) before anything else prints, even on a throw.
+    ProgressDisplay progress(Progress(planned, stored_before), progress_mode_here(), request.progress_interval_seconds);
+    run_all_cases(request, config, plan, done, gpus, device, traces, config_sha256, store, database, run_id, progress);
   } catch (...) {
     // What was stored is published all the same: a failed job's partial results count.
     if (!request.publish_dir.empty()) {
