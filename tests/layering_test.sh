@@ -30,7 +30,7 @@ cd "$root"
 
 # Bottom to top; keep in step with docs/development.md.
 layers=(runner/common runner/device runner/variants runner/config runner/plan runner/profile runner/measure
-        storage runner/report runner/compare runner/execute runner/jobs runner/cli)
+        storage runner/report runner/compare runner/run_report runner/execute runner/jobs runner/cli)
 
 rank_of() {
   local path="$1" i
@@ -51,7 +51,7 @@ while IFS= read -r file; do
   fi
   while IFS= read -r included; do
     case "$included" in
-      git_sha.hpp|version.hpp|schema_sql.hpp) continue ;;  # generated into the build folder
+      git_sha.hpp|version.hpp|schema_sql.hpp|report_assets.hpp) continue ;;  # generated into the build folder
     esac
     target=$(rank_of "$included")
     if [ "$target" -lt 0 ]; then

@@ -77,6 +77,18 @@ struct CompareOptions {
 };
 int compare_command(const CompareOptions& options);
 
+// `attnsweep report DB`: one run as a self-contained HTML page with charts, or
+// as markdown tables (runner/run_report, docs/report.md).
+struct ReportOptions {
+  std::string db_path;
+  std::string run = "latest";  // a run id or latest
+  std::string compare_with;    // OTHER_DB[:RUN]
+  std::string output;          // -o; empty: the default for the format
+  std::string format = "html"; // html or markdown
+  std::string trace_url_base;  // where the traces are served, for Perfetto links
+};
+int report_command(const ReportOptions& options);
+
 // `attnsweep launch hf CONFIG ...`: one Hugging Face Job per shard (docs/hf-jobs.md).
 struct LaunchOptions {
   std::string backend;  // "hf"

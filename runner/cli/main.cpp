@@ -226,6 +226,33 @@ int main(int argc, char** argv) {
       "Exit codes: 0 no regression, 1 a regression, 2 bad input (missing file, not an attnsweep database,\n"
       "no such run, bad --format, --threshold or --min-change-us). Docs: docs/compare.md");
 
+  cli::ReportOptions report;
+  auto* report_command = app.add_subcommand(
+      "report", "Write one run as a self-contained HTML page with charts (opens offline), or as markdown tables");
+  report_command->add_option("db", report.db_path, "results database (only read)")->required();
+  report_command->add_option("--run", report.run, "the run: its id, or latest")->capture_default_str();
+  report_command->add_option("--compare", report.compare_with,
+                             "OTHER_DB[:RUN]: the previous run (default: OTHER_DB's latest); adds the speed-up over "
+                             "it and compare's verdicts (the same file with another run works)");
+  report_command->add_option("-o,--output", report.output,
+                             "the file to write, or - for stdout (default: DB's name with -report.html beside it "
+                             "for html, stdout for markdown)");
+  report_command->add_option("--format", report.format, "html (one file: tables, charts, environment) or markdown "
+                                                        "(the tables, for job logs and dataset cards)")
+      ->check(CLI::IsMember({"html", "markdown"}))
+      ->capture_default_str();
+  report_command->add_option("--trace-url-base", report.trace_url_base,
+                             "URL where the traces are served (the database's folder, e.g. a bucket's resolve URL): "
+                             "each trace gets a link that opens it in ui.perfetto.dev");
+  report_command->footer(
+      "The HTML holds the study's table per case (kernels, memcpy, memset, GPU time, CPU dispatch, TFLOP/s, share of\n"
+      "the measured ceiling, error, speed-up over naive; click a row for its kernels: names, grid, registers,\n"
+      "occupancy), the environment, time against sequence length per dtype and head_dim, a roofline, kernels per\n"
+      "forward, speed-ups over naive (and over --compare's run), the unsupported and failed cases with their\n"
+      "reasons, and links to each case's trace, relative to the report. Chart.js is embedded: nothing is fetched.\n"
+      "Exit codes: 0 written, 2 bad input (missing database, no such run, bad --run, --format or -o; nothing is\n"
+      "written then). docs/report.md");
+
   cli::LaunchOptions launch;
   auto* launch_command = app.add_subcommand(
       "launch", "Start one job per shard of a sweep on a scheduler (hf: Hugging Face Jobs), each publishing its "
@@ -347,6 +374,7 @@ int main(int argc, char** argv) {
   if (*query_command) return cli::query_command(query);
   if (*merge_command) return cli::merge_command(merge);
   if (*compare_command) return cli::compare_command(compare);
+  if (*report_command) return cli::report_command(report);
   if (*launch_command) return cli::launch_command(launch);
   if (*collect_command) return cli::collect_command(collect);
   if (*worker_command) return cli::worker_command(worker);

@@ -1,0 +1,469 @@
+// attnsweep report: renders the data attnsweep embedded (#report-data) with
+// Chart.js (embedded above this script). No network access of any kind.
+(function () {
+  "use strict";
+  const data = JSON.parse(document.getElementById("report-data").textContent);
+  const cases = data.cases;
+  const onGpu = !data.run.cpu;
+  const charts = [];  // {kind, chart}: what a test or a reader can inspect
+  window.attnsweepReport = { data: data, charts: charts };
+
+  // ---- helpers ---------------------------------------------------------------
+  const el = (tag, attrs, ...children) => {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (key === "class") node.className = value;
+      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else node.setAttribute(key, value);
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  };
+  const fixed = (value, digits) => (value === null || value === undefined ? "" : Number(value).toFixed(digits));
+  const sci = (value) => (value === null || value === undefined ? "" : Number(value).toExponential(1));
+  const times = (value) => (value === null || value === undefined ? "" : Number(value).toFixed(value < 10 ? 2 : 1) + "x");
+  const pct = (value) => (value === null || value === undefined ? "" : (100 * value).toFixed(value < 0.1 ? 1 : 0) + "%");
+  const mask = (c) => (c.causal ? "causal" : "full");
+  const label = (c) => `${c.variant} ${c.shape} ${c.dtype} ${mask(c)}`;
+  const failed = (c) => c.status !== "ok" && c.status !== "unsupported";
+
+  // One color per variant, the same in every chart.
+  const palette = ["#2f6fd6", "#d1495b", "#1f8a4c", "#edae49", "#7b4fb8", "#00798c", "#e07b39", "#5c6b7a",
+                   "#a33e8a", "#8fb339", "#3d3b8e", "#b5651d"];
+  const variants = [...new Set(cases.map((c) => c.variant))];
+  const colorOf = (variant) => palette[variants.indexOf(variant) % palette.length];
+
+  // Log-axis ticks at 1, 2 and 5 times a power of ten only.
+  const logTicks = {
+    callback(value) {
+      const exponent = Math.floor(Math.log10(value) + 1e-9);
+      const mantissa = value / Math.pow(10, exponent);
+      if (![1, 2, 5].some((m) => Math.abs(mantissa - m) < 1e-6)) return "";
+      if (value >= 1e6) return value / 1e6 + "M";
+      if (value >= 1e4) return value / 1e3 + "k";
+      return value < 1e-2 ? Number(value).toExponential(0) : String(Number(value.toPrecision(3)));
+    },
+    autoSkip: false,
+  };
+  const axis = (title, log) => ({ type: log ? "logarithmic" : "linear", title: { display: true, text: title },
+                                  ticks: log ? logTicks : {}, grid: { color: "#edf0f5" } });
+  // A log axis over the data only (Chart.js starts one at a power of ten), with
+  // a tick at each value when there are few (sequence lengths: 512, 1024, ...).
+  function fitted(base, values, tickAtValues) {
+    const low = Math.min(...values), high = Math.max(...values);
+    base.min = low / 1.25;
+    base.max = high * 1.25;
+    const distinct = [...new Set(values)].sort((a, b) => a - b);
+    if (tickAtValues && distinct.length <= 12) {
+      base.afterBuildTicks = (scale) => { scale.ticks = distinct.map((v) => ({ value: v })); };
+      base.ticks = { autoSkip: false, callback: (value) => String(value) };
+    }
+    return base;
+  }
+  const xs = (datasets) => datasets.flatMap((d) => d.data.map((p) => p.x));
+  const ys = (datasets) => datasets.flatMap((d) => d.data.map((p) => p.y));
+
+  function addChart(container, kind, title, config) {
+    const box = el("div", { class: "chart" });
+    const canvas = el("canvas", { "data-chart": kind, "aria-label": title, role: "img" });
+    box.append(canvas);
+    container.append(box);
+    config.options = Object.assign({ animation: false, responsive: true, maintainAspectRatio: false }, config.options);
+    config.options.plugins = Object.assign({ title: { display: true, text: title, font: { size: 14, weight: "600" } },
+                                             legend: { position: "bottom", labels: { boxWidth: 14 } } },
+                                           config.options.plugins);
+    const chart = new Chart(canvas.getContext("2d"), config);
+    charts.push({ kind: kind, chart: chart });
+    return chart;
+  }
+
+  // Cases grouped into one chart per dtype and head_dim; within a chart one
+  // line per variant (and per mask, and per batch x heads, where those vary).
+  function groups(selected) {
+    const byGroup = new Map();
+    for (const c of selected) {
+      const key = `${c.dtype}, head_dim ${c.d}`;
+      if (!byGroup.has(key)) byGroup.set(key, []);
+      byGroup.get(key).push(c);
+    }
+    return [...byGroup.entries()].sort();
+  }
+  function series(group, value) {
+    const masks = new Set(group.map(mask)).size > 1;
+    const layout = (c) => `${c.b}x${c.h}${c.kvh !== c.h ? "/" + c.kvh : ""}${c.sq !== c.skv ? " q=" + c.sq : ""}`;
+    const layouts = new Set(group.map(layout)).size > 1;
+    const bySeries = new Map();
+    for (const c of group) {
+      const y = value(c);
+      if (y === null || y === undefined || !(y > 0)) continue;
+      const name = c.variant + (masks ? " " + mask(c) : "") + (layouts ? " " + layout(c) : "");
+      if (!bySeries.has(name)) bySeries.set(name, { c: c, points: [] });
+      bySeries.get(name).points.push({ x: c.skv, y: y, index: c.index });
+    }
+    return [...bySeries.entries()].map(([name, s]) => ({
+      label: name, data: s.points.sort((a, b) => a.x - b.x), showLine: true,
+      borderColor: colorOf(s.c.variant), backgroundColor: colorOf(s.c.variant),
+      borderDash: masks && !s.c.causal ? [6, 4] : [], pointRadius: 3, borderWidth: 2,
+    }));
+  }
+  const caseTooltip = (unit, digits) => ({
+    callbacks: {
+      label(context) {
+        const c = cases[context.raw.index];
+        return `${label(c)}: ${Number(context.raw.y).toFixed(digits)}${unit}`;
+      },
+    },
+  });
+
+  // ---- header and environment -------------------------------------------------
+  function renderHeader() {
+    const run = data.run;
+    document.title = `attnsweep: ${run.name} (run ${run.run_id})`;
+    const ok = cases.filter((c) => c.status === "ok").length;
+    const unsupported = cases.filter((c) => c.status === "unsupported").length;
+    const bad = cases.filter(failed).length;
+    document.getElementById("header").append(
+      el("h1", {}, `${run.name}: run ${run.run_id}`),
+      el("div", { class: "subtitle" },
+         `${run.device_name || run.device} · ${run.status} · started ${run.started_at}` +
+         (run.finished_at ? `, finished ${run.finished_at}` : "") + ` · ${data.meta.db}`),
+      el("div", { class: "counts" },
+         el("span", {}, `${cases.length} of ${run.planned_cases} cases`),
+         el("span", { class: "count-ok" }, `${ok} ok`),
+         el("span", { class: "count-unsupported" }, `${unsupported} unsupported`),
+         el("span", { class: "count-failed" }, `${bad} failed`)));
+  }
+
+  function renderEnvironment() {
+    const section = document.getElementById("environment");
+    const half = Math.ceil(data.environment.length / 2);
+    const columns = el("div", { class: "env-columns" });
+    for (const part of [data.environment.slice(0, half), data.environment.slice(half)]) {
+      columns.append(el("table", { class: "env" }, el("tbody", {}, part.map(([key, value]) => el("tr", {}, el("td", {}, key), el("td", {}, value))))));
+    }
+    section.append(columns);
+  }
+
+  // ---- the study's table ------------------------------------------------------
+  const columns = [
+    { name: "variant", value: (c) => c.variant },
+    { name: "shape", value: (c) => c.shape, sort: (c) => c.b * 1e12 + c.h * 1e9 + c.skv * 1e3 + c.d },
+    { name: "dtype", value: (c) => c.dtype },
+    { name: "mask", value: mask },
+    { name: "kernels", num: true, value: (c) => count(c, c.kernels) },
+    { name: "memcpy", num: true, value: (c) => count(c, c.memcpy) },
+    { name: "memset", num: true, value: (c) => count(c, c.memset) },
+    { name: onGpu ? "GPU time (µs)" : "CPU time (µs)", num: true, value: (c) => fixed(c.time_us, 1), sort: (c) => c.time_us },
+    { name: "CPU dispatch (µs)", num: true, value: (c) => fixed(c.dispatch_us, 1), sort: (c) => c.dispatch_us },
+    { name: "TFLOP/s", num: true, value: (c) => fixed(c.tflops, c.tflops < 10 ? 2 : 1), sort: (c) => c.tflops },
+    { name: "of ceiling", num: true, value: (c) => pct(c.tflops_share), sort: (c) => c.tflops_share },
+    { name: "rel. error", num: true, value: (c) => sci(c.rel_error), sort: (c) => c.rel_error },
+    { name: "vs naive", num: true, value: (c) => times(c.vs_naive), sort: (c) => c.vs_naive },
+  ];
+  if (data.compare) {
+    columns.push({ name: "vs previous", num: true, value: (c) => times(c.vs_previous), sort: (c) => c.vs_previous });
+    columns.push({ name: "verdict", value: (c) => c.verdict || "", cls: (c) => "verdict-" + (c.verdict || "") });
+  }
+  columns.push({ name: "trace", value: traceCell, sort: (c) => (c.trace ? 1 : 0) });
+  // Columns no case has a value for (kernel counts and ceilings on a CPU run) are left out.
+  for (let i = columns.length - 1; i >= 0; --i) {
+    if (cases.every((c) => { const v = columns[i].value(c); return v === "" || v === null || (Array.isArray(v) && !v.length); })) columns.splice(i, 1);
+  }
+  function count(c, n) {
+    if (n === null || n === undefined) return "";
+    return c.consistent === false ? `${n}?` : String(n);
+  }
+  function traceCell(c) {
+    if (!c.trace) return "";
+    if (!c.trace_exists) return el("span", { class: "empty", title: c.trace }, "missing");
+    const links = [el("a", { class: "trace", href: encodeURI(c.trace), onclick: (e) => e.stopPropagation(),
+                             title: "the Chrome trace file (JSON)" }, "file")];
+    if (data.meta.trace_url_base) {
+      const url = data.meta.trace_url_base + "/" + encodeURI(c.trace);
+      links.push(el("a", { class: "trace", target: "_blank", rel: "noopener", onclick: (e) => e.stopPropagation(),
+                           href: "https://ui.perfetto.dev/#!/?url=" + encodeURIComponent(url) }, "Perfetto"));
+    } else {
+      links.push(el("button", { class: "perfetto", onclick: (e) => { e.stopPropagation(); openInPerfetto(c); },
+                                title: location.protocol.startsWith("http") ? "open this trace in ui.perfetto.dev"
+                                  : "serve this folder over http (python3 -m http.server) to open traces in Perfetto " +
+                                    "from here, or drop the file onto ui.perfetto.dev" }, "Perfetto"));
+    }
+    return links;
+  }
+  // Perfetto's documented way to open a trace it cannot fetch: postMessage the
+  // bytes once its page answers PING with PONG. Needs the report served over http(s).
+  async function openInPerfetto(c) {
+    if (!location.protocol.startsWith("http")) {
+      alert("A page opened from a file cannot read other files. Serve this folder (python3 -m http.server) and open " +
+            "the report from there, or open https://ui.perfetto.dev and drop " + c.trace + " onto it.");
+      return;
+    }
+    const buffer = await (await fetch(encodeURI(c.trace))).arrayBuffer();
+    const perfetto = window.open("https://ui.perfetto.dev/#!/");
+    const ping = setInterval(() => perfetto.postMessage("PING", "https://ui.perfetto.dev"), 100);
+    window.addEventListener("message", function pong(event) {
+      if (event.data !== "PONG") return;
+      clearInterval(ping);
+      window.removeEventListener("message", pong);
+      perfetto.postMessage({ perfetto: { buffer: buffer, title: label(c), fileName: c.trace.split("/").pop() } },
+                           "https://ui.perfetto.dev");
+    });
+  }
+
+  function kernelDetail(c) {
+    if (!c.kernel_rows.length) return el("div", { class: "empty" }, c.status === "ok" ? "no kernel rows stored (a CPU run records none)" : c.error || c.status);
+    const head = ["kind", "name", "per forward", "total (µs)", "mean (µs)", "grid", "block", "registers", "shared mem (B)", "blocks/SM", "warps/SM", "occupancy"];
+    return el("table", {},
+      el("thead", {}, el("tr", {}, head.map((h, i) => el("th", { class: i >= 2 && i !== 5 && i !== 6 ? "num" : "" }, h)))),
+      el("tbody", {}, c.kernel_rows.map((k) => el("tr", {},
+        el("td", {}, k.kind), el("td", { class: "name" }, k.name), el("td", { class: "num" }, fixed(k.launches, 0)),
+        el("td", { class: "num" }, fixed(k.total_us, 1)), el("td", { class: "num" }, fixed(k.mean_us, 1)),
+        el("td", {}, k.grid || ""), el("td", {}, k.block || ""), el("td", { class: "num" }, k.registers ?? ""),
+        el("td", { class: "num" }, k.shared_memory ?? ""), el("td", { class: "num" }, fixed(k.blocks_per_sm, 1)),
+        el("td", { class: "num" }, fixed(k.warps_per_sm, 1)),
+        el("td", { class: "num" }, k.occupancy === null || k.occupancy === undefined ? "" : fixed(k.occupancy, 0) + "%")))));
+  }
+
+  function renderTable() {
+    const section = document.getElementById("results");
+    const input = el("input", { type: "search", placeholder: "filter: e.g. flash, bf16, causal, 4096" });
+    const shown = el("span", { class: "shown" });
+    section.append(el("div", { class: "filter" }, input, shown));
+    const table = el("table", { id: "results-table" });
+    const headRow = el("tr", {});
+    table.append(el("thead", {}, headRow));
+    const body = el("tbody", {});
+    table.append(body);
+    section.append(table);
+    let order = cases.map((_, i) => i);
+    let sortedBy = null, ascending = true;
+    const open = new Set();
+    columns.forEach((column, i) => {
+      headRow.append(el("th", { class: column.num ? "num" : "", onclick: () => {
+        ascending = sortedBy === i ? !ascending : true;
+        sortedBy = i;
+        const key = column.sort || column.value;
+        order.sort((a, b) => {
+          const x = key(cases[a]), y = key(cases[b]);
+          const missing = (v) => v === null || v === undefined || v === "";
+          if (missing(x) || missing(y)) return missing(x) - missing(y);
+          return (x < y ? -1 : x > y ? 1 : 0) * (ascending ? 1 : -1);
+        });
+        [...headRow.children].forEach((th, j) => th.className = (columns[j].num ? "num " : "") +
+          (j === sortedBy ? (ascending ? "sorted-up" : "sorted-down") : ""));
+        draw();
+      } }, column.name));
+    });
+    function draw() {
+      const words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+      body.replaceChildren();
+      let count = 0;
+      for (const index of order) {
+        const c = cases[index];
+        const text = `${label(c)} ${c.status} ${c.backend || ""}`.toLowerCase();
+        if (!words.every((w) => text.includes(w))) continue;
+        ++count;
+        const row = el("tr", { class: "case-row status-" + (failed(c) ? "failed" : c.status), title: "click for the kernels of this case",
+                               onclick: () => { open.has(index) ? open.delete(index) : open.add(index); draw(); } },
+          columns.map((column) => el("td", { class: (column.num ? "num " : "") + (column.cls ? column.cls(c) : "") }, column.value(c))));
+        body.append(row);
+        if (open.has(index)) body.append(el("tr", { class: "kernel-detail" }, el("td", { colspan: columns.length }, kernelDetail(c))));
+      }
+      shown.textContent = `${count} of ${cases.length} cases; click a row for its kernels, a header to sort`;
+    }
+    input.addEventListener("input", draw);
+    draw();
+  }
+
+  // ---- charts -----------------------------------------------------------------
+  const timed = cases.filter((c) => c.status === "ok" && c.time_us > 0);
+
+  function renderTimeCharts() {
+    const container = document.getElementById("time-charts");
+    if (!timed.length) return container.append(el("p", { class: "empty" }, "no case was timed"));
+    for (const [name, group] of groups(timed)) {
+      const datasets = series(group, (c) => c.time_us);
+      addChart(container, "time", `${name}: ${onGpu ? "GPU" : "CPU"} time per forward`, {
+        type: "scatter", data: { datasets: datasets },
+        options: { scales: { x: fitted(axis("sequence length (keys)", true), xs(datasets), true),
+                             y: fitted(axis("µs per forward (median)", true), ys(datasets), false) },
+                   plugins: { tooltip: caseTooltip(" µs", 1) } },
+      });
+    }
+  }
+
+  function renderRoofline() {
+    const container = document.getElementById("roofline-charts");
+    const rated = timed.filter((c) => c.tflops > 0 && c.ai > 0);
+    if (!rated.length) return container.append(el("p", { class: "empty" }, "no case has a FLOP rate"));
+    const peak = data.ceilings.tflops, bandwidth = data.ceilings.gbps;
+    const byDtype = new Map();
+    for (const c of rated) { if (!byDtype.has(c.dtype)) byDtype.set(c.dtype, []); byDtype.get(c.dtype).push(c); }
+    for (const [dtype, group] of [...byDtype.entries()].sort()) {
+      const datasets = variants.filter((v) => group.some((c) => c.variant === v)).map((v) => ({
+        label: v, data: group.filter((c) => c.variant === v).map((c) => ({ x: c.ai, y: c.tflops, index: c.index })),
+        borderColor: colorOf(v), backgroundColor: colorOf(v) + "cc", pointRadius: 4,
+      }));
+      if (peak && bandwidth) {
+        const xs = group.map((c) => c.ai);
+        const low = Math.min(...xs) / 2, high = Math.max(...xs) * 2, knee = (peak * 1e12) / (bandwidth * 1e9);
+        const roof = [low, Math.min(Math.max(knee, low), high), high].map((x) => ({ x: x, y: Math.min(peak, (bandwidth * 1e9 * x) / 1e12) }));
+        datasets.push({ label: `roof: ${peak.toFixed(0)} TFLOP/s bf16 matmul, ${bandwidth.toFixed(0)} GB/s copy`, data: roof,
+                        showLine: true, pointRadius: 0, borderColor: "#444", borderDash: [4, 4], borderWidth: 1.5, roof: true });
+      } else if (!document.querySelector(".no-roof")) {
+        container.before(el("p", { class: "note no-roof" }, "No ceilings were measured for this run (they are measured on " +
+                                  "CUDA devices only), so no roof is drawn."));
+      }
+      addChart(container, "roofline", `${dtype}: achieved TFLOP/s against arithmetic intensity`, {
+        type: "scatter", data: { datasets: datasets },
+        options: { scales: { x: fitted(axis("FLOP per byte (minimum traffic)", true), xs(datasets), false),
+                             y: fitted(axis("TFLOP/s", true), ys(datasets), false) },
+                   plugins: { tooltip: { filter: (item) => !item.dataset.roof, callbacks: { label(context) {
+                     const c = cases[context.raw.index];
+                     return `${label(c)}: ${c.tflops.toFixed(1)} TFLOP/s` + (c.tflops_share ? ` (${pct(c.tflops_share)} of the ceiling)` : "");
+                   } } } } },
+      });
+    }
+    // The best share of the ceiling each variant reached, per dtype.
+    if (rated.some((c) => c.tflops_share > 0)) {
+      const dtypes = [...byDtype.keys()].sort();
+      const shades = ["#2f6fd6", "#d1495b", "#1f8a4c"];
+      addChart(container, "ceiling-share", "best share of the measured bf16 matmul ceiling, per variant", {
+        type: "bar",
+        data: { labels: variants, datasets: dtypes.map((dtype, i) => ({
+          label: dtype, backgroundColor: shades[i % shades.length],
+          data: variants.map((v) => Math.max(0, ...rated.filter((c) => c.variant === v && c.dtype === dtype).map((c) => 100 * (c.tflops_share || 0)))),
+        })) },
+        options: { scales: { y: { title: { display: true, text: "% of the ceiling" }, beginAtZero: true } },
+                   plugins: { tooltip: { callbacks: { label: (context) => `${context.dataset.label}: ${context.raw.toFixed(1)}%` } } } },
+      });
+    }
+  }
+
+  function renderKernelCounts() {
+    const container = document.getElementById("kernel-charts");
+    const counted = cases.filter((c) => c.status === "ok" && c.kernels !== null && c.kernels !== undefined);
+    if (!counted.length) return container.append(el("p", { class: "empty" }, onGpu ? "no case was profiled" : "kernel counts exist on CUDA runs only"));
+    const shown = variants.filter((v) => counted.some((c) => c.variant === v));
+    const median = (values) => { const s = [...values].sort((a, b) => a - b); return s[Math.floor((s.length - 1) / 2)]; };
+    const stats = (v, field) => counted.filter((c) => c.variant === v).map((c) => c[field]);
+    addChart(container, "kernels", "launches per forward (median over the variant's cases)", {
+      type: "bar",
+      data: { labels: shown, datasets: [["kernels", "#2f6fd6"], ["memcpy", "#edae49"], ["memset", "#d1495b"]].map(([field, color]) => ({
+        label: field, backgroundColor: color, data: shown.map((v) => median(stats(v, field))), field: field })) },
+      options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, title: { display: true, text: "launches per forward" } } },
+                 plugins: { tooltip: { callbacks: { label(context) {
+                   const values = stats(shown[context.dataIndex], context.dataset.field);
+                   return `${context.dataset.label}: ${context.raw} (cases range ${Math.min(...values)} to ${Math.max(...values)})`;
+                 } } } } },
+    });
+  }
+
+  // A dashed line at 1x across the chart: where a variant is as fast as its reference.
+  const parity = (x, text) => ({ label: text, data: [{ x: Math.min(...x) / 1.25, y: 1 }, { x: Math.max(...x) * 1.25, y: 1 }],
+                                 showLine: true, pointRadius: 0, borderColor: "#888", borderDash: [3, 3], borderWidth: 1,
+                                 reference: true });
+
+  function renderSpeedups() {
+    const container = document.getElementById("speedup-charts");
+    const faster = timed.filter((c) => c.vs_naive > 0 && c.variant !== "naive");
+    if (!faster.length) container.append(el("p", { class: "empty" }, "no case has a naive case of the same shape, dtype and mask to compare with"));
+    for (const [name, group] of groups(faster)) {
+      const datasets = series(group, (c) => c.vs_naive);
+      const x = xs(datasets), y = ys(datasets).concat([1]);
+      datasets.push(parity(x, "1x: as fast as naive"));
+      addChart(container, "speedup-naive", `${name}: speed-up over naive`, {
+        type: "scatter", data: { datasets: datasets },
+        options: { scales: { x: fitted(axis("sequence length (keys)", true), x, true),
+                             y: fitted(axis("naive time / variant time", true), y, false) },
+                   plugins: { tooltip: Object.assign(caseTooltip("x", 2), { filter: (item) => !item.dataset.reference }) } },
+      });
+    }
+    if (!data.compare) return;
+    const previous = timed.filter((c) => c.vs_previous > 0);
+    const heading = el("h3", {}, `Over the previous run (run ${data.compare.baseline.run_id} of ${data.compare.baseline.path})`);
+    container.after(heading);
+    const again = el("div", { class: "charts", id: "previous-charts" });
+    heading.after(again);
+    if (!previous.length) again.append(el("p", { class: "empty" }, "no case was timed in both runs"));
+    for (const [name, group] of groups(previous)) {
+      const datasets = series(group, (c) => c.vs_previous);
+      const x = xs(datasets), y = ys(datasets).concat([1]);
+      datasets.push(parity(x, "1x: as fast as before"));
+      addChart(again, "speedup-previous", `${name}: previous time / this time`, {
+        type: "scatter", data: { datasets: datasets },
+        options: { scales: { x: fitted(axis("sequence length (keys)", true), x, true),
+                             y: fitted(axis("> 1: faster than before", true), y, false) },
+                   plugins: { tooltip: { filter: (item) => !item.dataset.reference, callbacks: { label(context) {
+                     const c = cases[context.raw.index];
+                     return `${label(c)}: ${context.raw.y.toFixed(3)}x, ${c.verdict}`;
+                   } } } } },
+      });
+    }
+  }
+
+  function renderComparison() {
+    const section = document.getElementById("comparison");
+    if (!data.compare) return section.remove();
+    const c = data.compare;
+    section.append(el("p", {}, `Against run ${c.baseline.run_id} (${c.baseline.name}, ${c.baseline.started_at}) of ${c.baseline.path}: ` +
+      `${c.regressions} regressions, ${c.improvements} improvements, ${c.same} cases the same; verdicts: ` +
+      Object.entries(c.verdicts).map(([k, v]) => `${v} ${k}`).join(", ") + ". docs/compare.md explains the rules."));
+    for (const warning of c.warnings) section.append(el("p", { class: "note verdict-SLOWER" }, warning));
+    if (c.environment.length) {
+      section.append(el("h3", {}, "Environment differences"));
+      section.append(el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, "fact"), el("th", {}, "previous"), el("th", {}, "this run"))),
+        el("tbody", {}, c.environment.map((d) => el("tr", {}, el("td", {}, d.fact), el("td", {}, d.baseline), el("td", {}, d.candidate))))));
+    }
+    // Regressions and improvements in full; notes (AMBIGUOUS times, marked verdicts) folded away.
+    const findingsTable = (wanted) => el("table", {},
+      el("thead", {}, el("tr", {}, ["case", "check", "severity", "previous", "this run", "detail"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, cases.flatMap((x) => (x.findings || []).filter((f) => wanted(f.severity)).map((f) => el("tr", {},
+        el("td", {}, label(x)), el("td", {}, f.check),
+        el("td", { class: f.severity === "regression" ? "verdict-SLOWER" : f.severity === "improvement" ? "verdict-FASTER" : "" }, f.severity),
+        el("td", {}, f.baseline), el("td", {}, f.candidate), el("td", {}, f.detail))))));
+    const counted = (severity) => severity !== "info";
+    if (cases.some((x) => (x.findings || []).some((f) => counted(f.severity)))) {
+      section.append(el("h3", {}, "Regressions and improvements"), findingsTable(counted));
+    }
+    const notes = cases.reduce((n, x) => n + (x.findings || []).filter((f) => !counted(f.severity)).length, 0);
+    if (notes) {
+      section.append(el("details", {}, el("summary", {}, `${notes} notes (not counted: ambiguous times, verdicts marked by a power-cap difference)`),
+                        findingsTable((severity) => !counted(severity))));
+    }
+    for (const [title, list] of [["Only in the previous run", c.only_in_baseline], ["Only in this run", c.only_in_candidate]]) {
+      if (list.length) section.append(el("p", { class: "note" }, `${title}: ${list.join("; ")}`));
+    }
+  }
+
+  function renderFailures() {
+    const section = document.getElementById("failures");
+    const listed = cases.filter((c) => c.status !== "ok");
+    if (!listed.length) return section.append(el("p", { class: "empty" }, "every case ran"));
+    section.append(el("table", {},
+      el("thead", {}, el("tr", {}, ["variant", "shape", "dtype", "mask", "status", "reason"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, listed.map((c) => el("tr", { class: failed(c) ? "status-failed" : "" }, el("td", {}, c.variant), el("td", {}, c.shape),
+        el("td", {}, c.dtype), el("td", {}, mask(c)), el("td", {}, c.status), el("td", {}, c.error || ""))))));
+  }
+
+  function renderFooter() {
+    document.getElementById("footer").append(
+      `Written by attnsweep ${data.meta.version} on ${data.meta.generated_at} from ${data.meta.db} (run ${data.run.run_id}). ` +
+      `Charts: Chart.js ${Chart.version}, embedded. Query the database for more: attnsweep query ${data.meta.db} "SELECT * FROM results WHERE run_id = ${data.run.run_id}".`);
+  }
+
+  renderHeader();
+  renderEnvironment();
+  renderTable();
+  renderTimeCharts();
+  renderRoofline();
+  renderKernelCounts();
+  renderSpeedups();
+  renderComparison();
+  renderFailures();
+  renderFooter();
+  document.body.setAttribute("data-rendered", "yes");
+})();

@@ -1,0 +1,207 @@
+#include "runner/run_report/html_report.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "report_assets.hpp"
+#include "version.hpp"
+
+namespace attnsweep::run_report {
+namespace {
+
+using nlohmann::json;
+
+template <typename T>
+json optional_json(const std::optional<T>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+json kernel_json(const KernelStat& k) {
+  return {{"name", k.name},
+          {"kind", k.kind},
+          {"launches", k.launches_per_forward},
+          {"total_us", k.total_us},
+          {"mean_us", k.mean_us},
+          {"grid", k.grid},
+          {"block", k.block},
+          {"registers", optional_json(k.registers_per_thread)},
+          {"shared_memory", optional_json(k.shared_memory_bytes)},
+          {"blocks_per_sm", optional_json(k.blocks_per_sm)},
+          {"warps_per_sm", optional_json(k.warps_per_sm)},
+          {"occupancy", optional_json(k.est_occupancy_pct)}};
+}
+
+json case_json(const ReportCase& c, int index) {
+  const storage::CaseRow& r = c.row;
+  const Shape& s = r.identity.shape;
+  json kernels = json::array();
+  for (const auto& k : c.kernels) kernels.push_back(kernel_json(k));
+  json findings = json::array();
+  if (c.previous) {
+    for (const auto& f : c.previous->findings) {
+      findings.push_back({{"check", compare::to_string(f.check)},
+                          {"severity", compare::to_string(f.severity)},
+                          {"baseline", f.baseline},
+                          {"candidate", f.candidate},
+                          {"detail", f.detail}});
+    }
+  }
+  const std::optional<double> median = r.median_us();
+  return {{"index", index},
+          {"plan_index", r.identity.plan_index},
+          {"variant", r.identity.variant},
+          {"shape", s.label()},
+          {"b", s.batch},
+          {"h", s.heads},
+          {"kvh", s.kv_heads},
+          {"sq", s.seq_len_q},
+          {"skv", s.seq_len_kv},
+          {"d", s.head_dim},
+          {"dtype", to_string(r.identity.dtype)},
+          {"causal", r.identity.causal},
+          {"device", r.device.to_string()},
+          {"status", to_string(r.status)},
+          {"error", r.error_message},
+          {"backend", r.sdpa_backend},
+          {"kernels", optional_json(r.kernels_per_forward)},
+          {"memcpy", optional_json(r.memcpy_per_forward)},
+          {"memset", optional_json(r.memset_per_forward)},
+          {"consistent", optional_json(r.counts_consistent)},
+          {"time_us", r.status == CaseStatus::ok ? optional_json(median) : json(nullptr)},
+          {"dispatch_us", optional_json(r.cpu_dispatch_us_median)},
+          {"tflops", r.status == CaseStatus::ok ? optional_json(r.tflops) : json(nullptr)},
+          {"tflops_share", optional_json(c.tflops_share)},
+          {"gbps", optional_json(r.bandwidth_gbps)},
+          {"ai", r.min_bytes > 0 ? json(r.flops / r.min_bytes) : json(nullptr)},
+          {"rel_error", optional_json(r.rel_error)},
+          {"samples", optional_json(r.samples)},
+          {"power_cap_share", optional_json(r.power_cap_share)},
+          {"vs_naive", optional_json(c.speedup_over_naive)},
+          {"vs_previous", optional_json(c.speedup_over_previous)},
+          {"verdict", c.previous ? json(compare::to_string(c.previous->time.verdict)) : json(nullptr)},
+          {"findings", findings},
+          {"trace", c.trace_link},
+          {"trace_exists", c.trace_exists},
+          {"kernel_rows", kernels}};
+}
+
+json comparison_json(const compare::Comparison& comparison) {
+  json environment = json::array();
+  for (const auto& d : comparison.environment) {
+    environment.push_back({{"fact", d.fact}, {"baseline", d.baseline}, {"candidate", d.candidate}});
+  }
+  json verdicts = json::object();
+  for (const auto& [verdict, count] : comparison.verdict_counts()) verdicts[compare::to_string(verdict)] = count;
+  json only_in_baseline = json::array(), only_in_candidate = json::array();
+  for (const auto& key : comparison.only_in_baseline) only_in_baseline.push_back(key.label());
+  for (const auto& key : comparison.only_in_candidate) only_in_candidate.push_back(key.label());
+  const storage::RunRow& baseline = comparison.baseline.run;
+  return {{"baseline",
+           {{"path", comparison.baseline.path},
+            {"run_id", baseline.run_id},
+            {"name", baseline.name},
+            {"started_at", baseline.started_at}}},
+          {"regressions", comparison.regressions()},
+          {"improvements", comparison.improvements()},
+          {"same", comparison.same_cases()},
+          {"verdicts", verdicts},
+          {"environment", environment},
+          {"warnings", comparison.warnings},
+          {"only_in_baseline", only_in_baseline},
+          {"only_in_candidate", only_in_candidate}};
+}
+
+json report_json(const RunReport& report) {
+  const storage::RunRow& run = report.run;
+  json cases = json::array();
+  for (std::size_t i = 0; i < report.cases.size(); ++i) cases.push_back(case_json(report.cases[i], static_cast<int>(i)));
+  json environment = json::array();
+  for (const auto& [key, value] : report.environment) environment.push_back({key, value});
+  return {{"meta",
+           {{"version", kVersion},
+            {"generated_at", report.generated_at},
+            {"db", report.db_path},
+            {"trace_url_base", report.trace_url_base}}},
+          {"run",
+           {{"run_id", run.run_id},
+            {"name", run.name},
+            {"status", to_string(run.status)},
+            {"device", run.device.to_string()},
+            {"device_name", run.device_name},
+            {"cpu", run.device.kind() == DeviceKind::cpu},
+            {"started_at", run.started_at},
+            {"finished_at", run.finished_at},
+            {"planned_cases", run.planned_cases}}},
+          {"environment", environment},
+          {"ceilings", {{"tflops", optional_json(report.ceiling_tflops)}, {"gbps", optional_json(report.ceiling_gbps)}}},
+          {"compare", report.comparison ? comparison_json(*report.comparison) : json(nullptr)},
+          {"cases", cases}};
+}
+
+// JSON inside <script>: "</" would end the element early, "<!--" open a comment.
+std::string script_safe(std::string text) {
+  for (std::size_t at = 0; (at = text.find("</", at)) != std::string::npos; at += 3) text.replace(at, 2, "<\\/");
+  for (std::size_t at = 0; (at = text.find("<!--", at)) != std::string::npos; at += 5) text.replace(at, 4, "<\\!--");
+  return text;
+}
+
+std::string html_escape(const std::string& text) {
+  std::string escaped;
+  for (const char c : text) {
+    switch (c) {
+      case '&': escaped += "&amp;"; break;
+      case '<': escaped += "&lt;"; break;
+      case '>': escaped += "&gt;"; break;
+      case '"': escaped += "&quot;"; break;
+      default: escaped += c;
+    }
+  }
+  return escaped;
+}
+
+}  // namespace
+
+void write_html_report(std::ostream& out, const RunReport& report) {
+  const bool on_cpu = report.run.device.kind() == DeviceKind::cpu;
+  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      << "<meta name=\"generator\" content=\"attnsweep " << kVersion << "\">\n"
+      << "<title>attnsweep: " << html_escape(report.run.name) << " (run " << report.run.run_id << ")</title>\n"
+      << "<style>\n" << embedded::report_css << "</style>\n</head>\n<body>\n"
+      << "<header id=\"header\"></header>\n<nav>"
+      << "<a href=\"#charts-time\">Time</a><a href=\"#charts-speedup\">Speed-up</a>"
+      << "<a href=\"#charts-roofline\">Roofline</a><a href=\"#charts-kernels\">Kernels</a>"
+      << (report.comparison ? "<a href=\"#comparison\">Compared</a>" : "")
+      << "<a href=\"#results\">Results</a><a href=\"#failures\">Unsupported and failed</a>"
+      << "<a href=\"#environment\">Environment</a></nav>\n<main>\n"
+      << "<noscript><p>The tables and charts of this report are drawn by its embedded script; "
+         "`attnsweep report --format markdown` writes the tables as text.</p></noscript>\n"
+      << "<section id=\"charts-time\"><h2>Time against sequence length</h2><p class=\"note\">One chart per dtype "
+         "and head_dim, log scales; dashed lines are the unmasked (full) cases where both masks were run.</p>"
+         "<div class=\"charts\" id=\"time-charts\"></div></section>\n"
+      << "<section id=\"charts-speedup\"><h2>Speed-up</h2><div class=\"charts\" id=\"speedup-charts\"></div>"
+         "</section>\n"
+      << "<section id=\"charts-roofline\"><h2>Roofline</h2><p class=\"note\">Achieved TFLOP/s against arithmetic "
+         "intensity (FLOPs over the minimum bytes a forward must move, docs/schema.md flop_convention). The roof is "
+         "the bf16 matmul and copy ceilings measured at run start; fp32 and fp16 are drawn against the same roof."
+         "</p><div class=\"charts\" id=\"roofline-charts\"></div></section>\n"
+      << "<section id=\"charts-kernels\"><h2>Kernels per forward</h2><div class=\"charts\" id=\"kernel-charts\">"
+         "</div></section>\n"
+      << "<section id=\"comparison\"><h2>Compared with the previous run</h2></section>\n"
+      << "<section id=\"results\"><h2>Results</h2><p class=\"note\">One row per case: launches per forward from "
+         "the profiler (a ? marks counts that differed between profiled forwards), the median "
+      << (on_cpu ? "wall time per forward on the CPU" : "GPU time per forward from CUDA events")
+      << ", the host time for the forward call to return (CPU dispatch), achieved TFLOP/s and its share of the "
+         "measured bf16 matmul ceiling, the relative error against a float64 reference, and the speed-up over naive "
+         "attention on the same shape, dtype and mask.</p></section>\n"
+      << "<section id=\"failures\"><h2>Unsupported and failed cases</h2></section>\n"
+      << "<section id=\"environment\"><h2>Environment</h2><p class=\"note\">What the run recorded about where it ran "
+         "(docs/schema.md, runs). Ceilings were measured on this GPU when the run started.</p></section>\n</main>\n"
+      << "<footer id=\"footer\"></footer>\n"
+      << "<script type=\"application/json\" id=\"report-data\">" << script_safe(report_json(report).dump(-1, ' ', false, json::error_handler_t::replace))
+      << "</script>\n<script>\n" << embedded::chart_js << "\n</script>\n<script>\n" << embedded::report_js
+      << "</script>\n</body>\n</html>\n";
+}
+
+}  // namespace attnsweep::run_report

@@ -1,0 +1,176 @@
+#include "runner/run_report/markdown_report.hpp"
+
+#include <cstdio>
+
+#include "runner/report/writers.hpp"
+
+namespace attnsweep::run_report {
+namespace {
+
+using report::Align;
+using report::Cell;
+using report::Table;
+
+Cell real_or_null(const std::optional<double>& value, int digits) {
+  return value ? Cell::real(*value, digits) : Cell::null();
+}
+
+Cell scientific(const std::optional<double>& value) {
+  if (!value) return Cell::null();
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1e", *value);
+  return Cell::text(buffer);
+}
+
+Cell times(const std::optional<double>& value) {
+  if (!value) return Cell::null();
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, *value < 10 ? "%.2fx" : "%.1fx", *value);
+  return Cell::text(buffer);
+}
+
+Cell percent(const std::optional<double>& value) {
+  if (!value) return Cell::null();
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f%%", 100 * *value);
+  return Cell::text(buffer);
+}
+
+Cell count(const storage::CaseRow& row, const std::optional<int>& value) {
+  if (!value) return Cell::null();
+  return row.counts_consistent.value_or(true) ? Cell::integer(*value) : Cell::text(std::to_string(*value) + "?");
+}
+
+// Markdown tables cannot hold a line break or an unescaped '|'.
+std::string one_line(std::string text) {
+  for (char& c : text) c = (c == '\n' || c == '\r') ? ' ' : c;
+  return text.size() > 300 ? text.substr(0, 297) + "..." : text;
+}
+
+// Leaves out the columns no row has a value in (kernel counts and ceilings on a CPU run).
+Table without_empty_columns(const Table& table) {
+  Table kept;
+  std::vector<std::size_t> columns;
+  for (std::size_t i = 0; i < table.columns.size(); ++i) {
+    for (const auto& row : table.rows) {
+      if (!row[i].is_null()) {
+        columns.push_back(i);
+        break;
+      }
+    }
+  }
+  for (const std::size_t i : columns) kept.columns.push_back(table.columns[i]);
+  for (const auto& row : table.rows) {
+    std::vector<Cell> cells;
+    for (const std::size_t i : columns) cells.push_back(row[i]);
+    kept.add_row(std::move(cells));
+  }
+  return kept;
+}
+
+Table environment_table(const RunReport& r) {
+  Table table;
+  table.columns = {{"fact"}, {"value"}};
+  table.columns[1].max_width = 0;
+  for (const auto& [key, value] : r.environment) table.add_row({Cell::text(key), Cell::text(value)});
+  return table;
+}
+
+Table results_table(const RunReport& r) {
+  const bool cpu = r.run.device.kind() == DeviceKind::cpu;
+  Table table;
+  table.columns = {{"variant"},
+                   {"shape"},
+                   {"dtype"},
+                   {"mask"},
+                   {"status"},
+                   {"kernels", "", Align::right},
+                   {"memcpy", "", Align::right},
+                   {"memset", "", Align::right},
+                   {cpu ? "CPU time" : "GPU time", "us", Align::right},
+                   {"CPU dispatch", "us", Align::right},
+                   {"TFLOP/s", "", Align::right},
+                   {"of ceiling", "", Align::right},
+                   {"rel. error", "", Align::right},
+                   {"vs naive", "", Align::right}};
+  if (r.comparison) {
+    table.columns.push_back({"vs previous", "", Align::right});
+    table.columns.push_back({"verdict"});
+  }
+  for (const ReportCase& c : r.cases) {
+    const storage::CaseRow& row = c.row;
+    const bool ok = row.status == CaseStatus::ok;
+    std::vector<Cell> cells = {Cell::text(row.identity.variant),
+                               Cell::text(row.identity.shape.label()),
+                               Cell::text(to_string(row.identity.dtype)),
+                               Cell::text(row.identity.causal ? "causal" : "full"),
+                               Cell::text(to_string(row.status)),
+                               count(row, row.kernels_per_forward),
+                               count(row, row.memcpy_per_forward),
+                               count(row, row.memset_per_forward),
+                               ok ? real_or_null(row.median_us(), 1) : Cell::null(),
+                               ok ? real_or_null(row.cpu_dispatch_us_median, 1) : Cell::null(),
+                               ok ? real_or_null(row.tflops, 2) : Cell::null(),
+                               ok ? percent(c.tflops_share) : Cell::null(),
+                               ok ? scientific(row.rel_error) : Cell::null(),
+                               times(c.speedup_over_naive)};
+    if (r.comparison) {
+      cells.push_back(times(c.speedup_over_previous));
+      cells.push_back(c.previous ? Cell::text(compare::to_string(c.previous->time.verdict)) : Cell::null());
+    }
+    table.add_row(std::move(cells));
+  }
+  return table;
+}
+
+Table failures_table(const RunReport& r) {
+  Table table;
+  table.columns = {{"variant"}, {"shape"}, {"dtype"}, {"mask"}, {"status"}, {"reason"}};
+  table.columns[5].max_width = 0;
+  for (const ReportCase& c : r.cases) {
+    const storage::CaseRow& row = c.row;
+    if (row.status == CaseStatus::ok) continue;
+    table.add_row({Cell::text(row.identity.variant), Cell::text(row.identity.shape.label()),
+                   Cell::text(to_string(row.identity.dtype)), Cell::text(row.identity.causal ? "causal" : "full"),
+                   Cell::text(to_string(row.status)), Cell::text(one_line(row.error_message))});
+  }
+  return table;
+}
+
+}  // namespace
+
+void write_markdown_report(std::ostream& out, const RunReport& r) {
+  const storage::RunRow& run = r.run;
+  out << "# attnsweep report: " << run.name << ", run " << run.run_id << "\n\n"
+      << (run.device_name.empty() ? run.device.to_string() : run.device_name) << ", " << to_string(run.status)
+      << ", started " << run.started_at << (run.finished_at.empty() ? "" : ", finished " + run.finished_at) << ". "
+      << r.cases.size() << " of " << run.planned_cases << " cases: " << r.count(CaseStatus::ok) << " ok, "
+      << r.count(CaseStatus::unsupported) << " unsupported, " << r.failed() << " failed. From " << r.db_path
+      << ".\n\n## Environment\n\n";
+  report::write_table(out, environment_table(r), report::Format::markdown);
+  out << "\n## Results\n\n";
+  report::write_table(out, without_empty_columns(results_table(r)), report::Format::markdown);
+  out << "\nkernels, memcpy, memset: launches per forward (? when the profiled forwards differed); time: median per "
+         "forward; of ceiling: share of the bf16 matmul ceiling measured at run start; vs naive: naive's time over "
+         "this one's on the same shape, dtype and mask.\n";
+  if (r.comparison) {
+    const compare::Comparison& c = *r.comparison;
+    out << "\n## Compared with run " << c.baseline.run.run_id << " of " << c.baseline.path << "\n\n"
+        << c.regressions() << " regressions, " << c.improvements() << " improvements, " << c.same_cases()
+        << " cases the same";
+    for (const auto& [verdict, n] : c.verdict_counts()) {
+      if (n > 0) out << ", " << n << " " << compare::to_string(verdict);
+    }
+    out << " (`attnsweep compare` lists every finding).\n";
+    for (const auto& warning : c.warnings) out << "\n**" << warning << "**\n";
+  }
+  const Table failures = failures_table(r);
+  out << "\n## Unsupported and failed cases\n\n";
+  if (failures.rows.empty()) {
+    out << "Every case ran.\n";
+  } else {
+    report::write_table(out, failures, report::Format::markdown);
+  }
+}
+
+}  // namespace attnsweep::run_report

@@ -1,0 +1,207 @@
+#include "runner/run_report/run_report.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "runner/common/errors.hpp"
+#include "runner/common/text.hpp"
+#include "storage/query.hpp"
+#include "storage/store.hpp"
+#include "storage/trace_location.hpp"
+
+namespace attnsweep::run_report {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::optional<double> real_of(const storage::QueryValue& value) {
+  if (const auto* real = std::get_if<double>(&value)) return *real;
+  if (const auto* integer = std::get_if<std::int64_t>(&value)) return static_cast<double>(*integer);
+  return std::nullopt;
+}
+
+// The shares of the ceilings per case, as the results view computes them (the
+// GPU's own ceilings from run_devices, else the run's).
+std::map<std::int64_t, std::pair<std::optional<double>, std::optional<double>>> ceiling_shares(
+    const std::string& db, std::int64_t run_id) {
+  std::map<std::int64_t, std::pair<std::optional<double>, std::optional<double>>> shares;
+  storage::run_query(
+      db, "SELECT case_id, tflops_share, bandwidth_share FROM results WHERE run_id = " + std::to_string(run_id),
+      [](const std::vector<std::string>&) {},
+      [&](const std::vector<storage::QueryValue>& row) {
+        shares[static_cast<std::int64_t>(*real_of(row[0]))] = {real_of(row[1]), real_of(row[2])};
+      });
+  return shares;
+}
+
+// The highest ceilings any GPU of the run measured (a --gpus run keeps them per GPU only).
+std::pair<std::optional<double>, std::optional<double>> device_ceilings(const std::string& db, std::int64_t run_id) {
+  std::pair<std::optional<double>, std::optional<double>> ceilings;
+  storage::run_query(
+      db, "SELECT max(ceiling_bf16_tflops), max(ceiling_copy_gbps) FROM run_devices WHERE run_id = " +
+              std::to_string(run_id),
+      [](const std::vector<std::string>&) {},
+      [&](const std::vector<storage::QueryValue>& row) { ceilings = {real_of(row[0]), real_of(row[1])}; });
+  return ceilings;
+}
+
+std::string number(const std::optional<double>& value, int digits, const std::string& unit) {
+  return value ? text::fixed(*value, digits) + unit : "";
+}
+
+std::vector<std::pair<std::string, std::string>> environment_of(const storage::RunRow& run) {
+  std::vector<std::pair<std::string, std::string>> facts = {
+      {"device", run.device_name.empty() ? run.device.to_string() : run.device_name + " (" + run.device.to_string() + ")"},
+      {"GPUs", run.gpus},
+      {"host", run.hostname},
+      {"driver", run.driver_version},
+      {"CUDA", run.cuda_version},
+      {"cuDNN", run.cudnn_version},
+      {"torch", run.torch_version},
+      {"attnsweep", run.attnsweep_version + (run.git_sha.empty() ? "" : " (" + run.git_sha + ")")},
+      {"container image", run.container_image},
+      {"power limit", number(run.power_limit_w, 0, " W")},
+      {"SM / memory clock at start", run.sm_clock_start_mhz ? number(run.sm_clock_start_mhz, 0, "") + " / " +
+                                                                  number(run.mem_clock_start_mhz, 0, " MHz")
+                                                            : ""},
+      {"temperature at start", number(run.temperature_start_c, 0, " °C")},
+      {"measured bf16 matmul ceiling", number(run.ceiling_bf16_tflops, 1, " TFLOP/s")},
+      {"measured copy ceiling", number(run.ceiling_copy_gbps, 0, " GB/s")},
+      {"regime", run.measure_regime},
+      {"timing protocol", run.timing_protocol},
+      {"FLOP convention", run.flop_convention},
+      {"seed", std::to_string(run.seed)},
+      {"environment variables", run.env_vars == "{}" ? "" : run.env_vars},
+      {"config", run.config_path + (run.config_sha256.empty() ? "" : " (sha256 " + run.config_sha256.substr(0, 12) + ")")},
+      {"shard", run.shard_count ? (run.shard_index ? std::to_string(*run.shard_index) + "/" : std::string("merged from ")) +
+                                      std::to_string(*run.shard_count)
+                                : ""},
+  };
+  facts.erase(std::remove_if(facts.begin(), facts.end(), [](const auto& fact) { return fact.second.empty(); }),
+              facts.end());
+  return facts;
+}
+
+// What makes a case the naive one of another: shape, dtype, mask.
+using Measurement = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                               Dtype, bool>;
+Measurement measurement_of(const Case& c) {
+  const Shape& s = c.shape;
+  return {s.batch, s.heads, s.kv_heads, s.seq_len_q, s.seq_len_kv, s.head_dim, c.dtype, c.causal};
+}
+
+std::string link_from(const std::string& output_path, const std::string& file) {
+  if (file.empty()) return "";
+  const fs::path folder =
+      output_path.empty() || output_path == "-" ? fs::current_path() : fs::absolute(output_path).parent_path();
+  return fs::absolute(file).lexically_normal().lexically_relative(folder.lexically_normal()).generic_string();
+}
+
+// A database only read; its errors name the argument, without the reader's
+// advice for `run --db`, which does not apply here.
+std::unique_ptr<compare::ReadableDatabase> open_database(const std::string& path, const std::string& name) {
+  try {
+    return std::make_unique<compare::ReadableDatabase>(path);
+  } catch (const BadInputError& error) {
+    std::string message = error.what();
+    const std::string advice = "; choose another --db";
+    if (message.size() > advice.size() && message.compare(message.size() - advice.size(), advice.size(), advice) == 0) {
+      message.erase(message.size() - advice.size());
+    }
+    throw BadInputError(name.empty() ? message : name + ": " + message);
+  }
+}
+
+std::int64_t chosen_run(const storage::RunReader& reader, const ReportRequest& request) {
+  const std::vector<storage::RunRow> runs = reader.runs();
+  if (runs.empty()) throw BadInputError(request.db_path + ": holds no run yet");
+  if (!request.run_id) return runs.back().run_id;
+  if (!reader.run(*request.run_id)) {
+    std::vector<std::string> ids;
+    for (const auto& run : runs) ids.push_back(std::to_string(run.run_id));
+    throw BadInputError(request.db_path + ": has no run " + std::to_string(*request.run_id) + "; its runs: " +
+                        text::join(ids, ", ") + " (--run latest, the default, takes the newest)");
+  }
+  return *request.run_id;
+}
+
+}  // namespace
+
+int RunReport::count(CaseStatus status) const {
+  return static_cast<int>(std::count_if(cases.begin(), cases.end(), [&](const auto& c) { return c.row.status == status; }));
+}
+
+int RunReport::failed() const {
+  return static_cast<int>(cases.size()) - count(CaseStatus::ok) - count(CaseStatus::unsupported);
+}
+
+RunReport build_run_report(const ReportRequest& request) {
+  const auto database = open_database(request.db_path, "");
+  const storage::RunReader& reader = database->reader();
+  const std::int64_t run_id = chosen_run(reader, request);
+  RunReport report;
+  report.db_path = request.db_path;
+  report.run = *reader.run(run_id);
+  report.environment = environment_of(report.run);
+  report.generated_at = storage::utc_now_iso8601();
+  report.trace_url_base = request.trace_url_base;
+  while (!report.trace_url_base.empty() && report.trace_url_base.back() == '/') report.trace_url_base.pop_back();
+  report.ceiling_tflops = report.run.ceiling_bf16_tflops;
+  report.ceiling_gbps = report.run.ceiling_copy_gbps;
+  if (!report.ceiling_tflops || !report.ceiling_gbps) {
+    const auto [tflops, gbps] = device_ceilings(reader.path(), run_id);
+    if (!report.ceiling_tflops) report.ceiling_tflops = tflops;
+    if (!report.ceiling_gbps) report.ceiling_gbps = gbps;
+  }
+  const auto shares = ceiling_shares(reader.path(), run_id);
+  for (storage::CaseRow& row : reader.cases(run_id)) {
+    ReportCase c;
+    c.kernels = reader.kernels(row.case_id);
+    if (const auto share = shares.find(row.case_id); share != shares.end()) {
+      std::tie(c.tflops_share, c.bandwidth_share) = share->second;
+    }
+    // The trace from the file the user named, not a migrated copy of it.
+    c.trace_file = storage::trace_file_of(request.db_path, report.run.trace_path_base, row.trace_path);
+    c.trace_exists = !c.trace_file.empty() && fs::is_regular_file(c.trace_file);
+    c.trace_link = link_from(request.output_path, c.trace_file);
+    c.row = std::move(row);
+    report.cases.push_back(std::move(c));
+  }
+  std::map<Measurement, double> naive_median;
+  for (const auto& c : report.cases) {
+    if (c.row.identity.variant == kBaselineVariant && c.row.status == CaseStatus::ok && c.row.median_us()) {
+      naive_median[measurement_of(c.row.identity)] = *c.row.median_us();
+    }
+  }
+  for (auto& c : report.cases) {
+    const auto naive = naive_median.find(measurement_of(c.row.identity));
+    if (naive != naive_median.end() && c.row.status == CaseStatus::ok && c.row.median_us() && *c.row.median_us() > 0) {
+      c.speedup_over_naive = naive->second / *c.row.median_us();
+    }
+  }
+  if (!request.compare_with.empty()) {
+    const compare::RunArgument previous = compare::parse_run_argument(request.compare_with, "--compare");
+    const auto other = open_database(previous.path, "--compare");
+    const std::int64_t previous_run = compare::resolve_run(other->reader(), previous, "--compare");
+    report.comparison = compare::compare_runs(other->reader(), previous_run, reader, run_id);
+    report.comparison->baseline.path = previous.path;
+    report.comparison->candidate.path = request.db_path;
+    std::map<std::int64_t, const compare::CaseComparison*> by_case;
+    for (const auto& compared : report.comparison->cases) by_case[compared.candidate_case_id] = &compared;
+    for (auto& c : report.cases) {
+      const auto found = by_case.find(c.row.case_id);
+      if (found == by_case.end()) continue;
+      c.previous = *found->second;
+      const auto& time = found->second->time;
+      if (time.baseline_median_us && time.candidate_median_us && *time.candidate_median_us > 0) {
+        c.speedup_over_previous = *time.baseline_median_us / *time.candidate_median_us;
+      }
+    }
+  }
+  return report;
+}
+
+}  // namespace attnsweep::run_report

@@ -1,0 +1,314 @@
+// `attnsweep report` end to end on the CPU: a real sweep with traces, the HTML
+// rendered by headless Chromium (skipped only where no Chromium is installed)
+// with a probe that checks the charts drew, the markdown tables, --compare,
+// trace links that survive moving the folder, and each bad input's one line.
+#include <gtest/gtest.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/common/sha256.hpp"
+#include "tests/support/run_attnsweep.hpp"
+#include "tests/support/scratch_directory.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using attnsweep::testing::Outcome;
+using nlohmann::json;
+
+// 18 CPU cases: naive and sdpa_math run (12 ok), sdpa_cudnn is CUDA-only (6 unsupported).
+const char* const kConfig = R"(name: report-test
+device: cpu
+variants: [naive, sdpa_math, sdpa_cudnn]
+dtypes: [fp32, bf16]
+shapes: {batch: 1, heads: 2, seq_len: [16, 32, 64], head_dim: 8}
+measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false, traces: true}
+)";
+constexpr int kCases = 18, kOk = 12;
+
+std::string read_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+int matches(const std::string& text, const std::string& pattern) {
+  const std::regex expression(pattern);
+  return static_cast<int>(std::distance(std::sregex_iterator(text.begin(), text.end(), expression), std::sregex_iterator()));
+}
+
+std::size_t lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+// The data the report embedded for its script.
+json embedded_data(const std::string& html) {
+  const std::string open = "<script type=\"application/json\" id=\"report-data\">";
+  const auto start = html.find(open);
+  if (start == std::string::npos) return json();
+  const auto end = html.find("</script>", start);
+  return json::parse(html.substr(start + open.size(), end - start - open.size()));
+}
+
+// Debian's chromium-headless-shell, or chromium; ATTNSWEEP_CHROMIUM names another.
+std::string chromium() {
+  if (const char* chosen = std::getenv("ATTNSWEEP_CHROMIUM")) return chosen;
+  for (const char* candidate : {"/usr/bin/chromium-headless-shell", "/usr/bin/chromium"}) {
+    if (fs::exists(candidate)) return candidate;
+  }
+  return "";
+}
+
+std::string shell(const std::string& command) {
+  std::string output;
+  FILE* pipe = popen((command + " 2>/dev/null").c_str(), "r");
+  char buffer[4096];
+  while (fgets(buffer, sizeof buffer, pipe)) output += buffer;
+  pclose(pipe);
+  return output;
+}
+
+class CliReport : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    config_ = scratch_.write("sweep.yaml", kConfig);
+    db_ = path("results.db");
+    const Outcome outcome = run("-q run " + config_ + " --db " + db_);
+    ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  }
+
+  std::string path(const std::string& name) const { return scratch_.path(name); }
+  static Outcome run(const std::string& arguments) { return attnsweep::testing::run_attnsweep(arguments); }
+
+  // Exit 2, one line "error: report: ..." holding `expected`, and no report written.
+  void expect_refused(const std::string& arguments, const std::string& expected) {
+    const std::string before = attnsweep::sha256_hex(read_file(db_));
+    const Outcome outcome = run("report " + arguments);
+    EXPECT_EQ(outcome.exit_code, 2) << arguments << "\n" << outcome.output;
+    EXPECT_EQ(lines(outcome.output), 1u) << outcome.output;
+    EXPECT_EQ(outcome.output.rfind("error: report: ", 0), 0u) << outcome.output;
+    EXPECT_NE(outcome.output.find(expected), std::string::npos) << outcome.output;
+    EXPECT_EQ(attnsweep::sha256_hex(read_file(db_)), before) << "the database changed";
+    EXPECT_FALSE(fs::exists(path("results-report.html")));
+  }
+
+  attnsweep::testing::ScratchDirectory scratch_{"report"};
+  std::string config_, db_;
+};
+
+TEST_F(CliReport, TheHtmlIsOneFileWithEveryCaseItsReasonsAndItsTraces) {
+  const Outcome outcome = run("report " + db_);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  const std::string report = path("results-report.html");  // the default: beside the database
+  EXPECT_NE(outcome.output.find("report of run 1 (18 cases) written to " + report), std::string::npos) << outcome.output;
+  const std::string html = read_file(report);
+  // Self-contained: Chart.js inline, nothing loaded from anywhere.
+  EXPECT_NE(html.find("Chart.js v"), std::string::npos);
+  EXPECT_EQ(html.find("<script src"), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find("@import"), std::string::npos);
+  const json data = embedded_data(html);
+  ASSERT_TRUE(data.is_object());
+  EXPECT_EQ(data["run"]["run_id"], 1);
+  EXPECT_EQ(data["run"]["cpu"], true);
+  ASSERT_EQ(data["cases"].size(), static_cast<std::size_t>(kCases));
+  int ok = 0, unsupported = 0, traced = 0;
+  for (const json& c : data["cases"]) {
+    if (c["status"] == "ok") {
+      ++ok;
+      EXPECT_GT(c["time_us"].get<double>(), 0) << c.dump();
+      EXPECT_GT(c["ai"].get<double>(), 0) << c.dump();
+      if (c["variant"] == "naive") {
+        EXPECT_DOUBLE_EQ(c["vs_naive"].get<double>(), 1.0);
+      } else {
+        EXPECT_GT(c["vs_naive"].get<double>(), 0) << c.dump();
+      }
+      // Each trace linked relative to the report, and there.
+      const std::string link = c["trace"];
+      EXPECT_EQ(link.rfind("results-traces/run1-", 0), 0u) << link;
+      EXPECT_TRUE(c["trace_exists"].get<bool>());
+      EXPECT_TRUE(fs::is_regular_file(fs::path(report).parent_path() / link)) << link;
+      ++traced;
+    } else {
+      ++unsupported;
+      EXPECT_EQ(c["status"], "unsupported");
+      EXPECT_EQ(c["variant"], "sdpa_cudnn");
+      EXPECT_FALSE(c["error"].get<std::string>().empty()) << c.dump();
+      EXPECT_TRUE(c["time_us"].is_null());
+    }
+  }
+  EXPECT_EQ(ok, kOk);
+  EXPECT_EQ(unsupported, kCases - kOk);
+  EXPECT_EQ(traced, kOk);
+  // The environment fingerprint is there, and the section for failures.
+  const json& environment = data["environment"];
+  EXPECT_TRUE(std::any_of(environment.begin(), environment.end(), [](const json& fact) { return fact[0] == "torch"; }));
+  EXPECT_NE(html.find("id=\"failures\""), std::string::npos);
+}
+
+// The page as a browser draws it: no script error, a canvas per chart, and as
+// many points in the time charts as there are timed cases. A probe script is
+// added around the report's own (a copy), and Chromium prints the DOM after.
+TEST_F(CliReport, ChromiumDrawsEveryChartWithAPointPerTimedCase) {
+  const std::string browser = chromium();
+  if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
+  ASSERT_EQ(run("report " + db_ + " -o " + path("r.html")).exit_code, 0);
+  std::string html = read_file(path("r.html"));
+  const std::string catch_errors =
+      "<script>window.__probeErrors=[];window.addEventListener('error',function(e){window.__probeErrors.push("
+      "String(e.message));});</script>";
+  const std::string probe = R"(<script>(function(){
+var r = window.attnsweepReport || {charts: []}, kinds = {}, points = {};
+r.charts.forEach(function (c) {
+  kinds[c.kind] = (kinds[c.kind] || 0) + 1;
+  c.chart.data.datasets.forEach(function (d, i) {
+    if (d.roof || d.reference) return;
+    points[c.kind] = (points[c.kind] || 0) + c.chart.getDatasetMeta(i).data.length;
+  });
+});
+var out = {errors: window.__probeErrors, canvases: document.querySelectorAll('canvas').length,
+  rendered: document.body.getAttribute('data-rendered'), charts: kinds, points: points,
+  drawn: r.charts.filter(function (c) { return c.chart.chartArea && c.chart.chartArea.right > c.chart.chartArea.left + 100; }).length,
+  rows: document.querySelectorAll('#results-table tbody tr.case-row').length,
+  failures: document.querySelectorAll('#failures tbody tr').length};
+var pre = document.createElement('pre'); pre.id = 'probe'; pre.textContent = JSON.stringify(out); document.body.appendChild(pre);
+})();</script>)";
+  html.insert(html.find("<head>") + 6, catch_errors);
+  html.insert(html.rfind("</body>"), probe);
+  std::ofstream(path("probed.html")) << html;
+  const std::string flags = " --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir=" +
+                            path("chromium") + " --virtual-time-budget=10000 ";
+  const std::string dom = shell(browser + flags + "--dump-dom file://" + path("probed.html"));
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(dom, match, std::regex("<pre id=\"probe\">([^<]*)</pre>"))) << dom.substr(0, 2000);
+  std::string text = match[1];
+  for (const auto& [entity, character] : {std::pair<std::string, std::string>{"&quot;", "\""}, {"&gt;", ">"}, {"&lt;", "<"}, {"&amp;", "&"}}) {
+    for (std::size_t at = 0; (at = text.find(entity, at)) != std::string::npos; ++at) text.replace(at, entity.size(), character);
+  }
+  const json probe_out = json::parse(text);
+  EXPECT_EQ(probe_out["errors"], json::array()) << text;
+  EXPECT_EQ(probe_out["rendered"], "yes") << text;
+  // One time chart and one speed-up chart per dtype and head_dim (fp32 and bf16, 8), one roofline per dtype;
+  // no kernel chart on a CPU run.
+  EXPECT_EQ(probe_out["charts"], json({{"time", 2}, {"speedup-naive", 2}, {"roofline", 2}})) << text;
+  EXPECT_EQ(probe_out["canvases"], 6) << text;
+  EXPECT_EQ(probe_out["drawn"], 6) << text;
+  EXPECT_EQ(probe_out["points"]["time"], kOk) << text;
+  EXPECT_EQ(probe_out["points"]["roofline"], kOk) << text;
+  EXPECT_EQ(probe_out["points"]["speedup-naive"], kOk / 2) << text;  // sdpa_math's; naive is the reference
+  EXPECT_EQ(probe_out["rows"], kCases) << text;
+  EXPECT_EQ(probe_out["failures"], kCases - kOk) << text;
+
+  // A screenshot of the report itself, kept in the build folder to look at.
+  const std::string screenshot = (fs::current_path() / "report-cpu-screenshot.png").string();
+  fs::remove(screenshot);
+  shell(browser + flags + "--window-size=1400,2600 --screenshot=" + screenshot + " file://" + path("r.html"));
+  const std::string png = read_file(screenshot);
+  ASSERT_GT(png.size(), 50000u) << screenshot;
+  EXPECT_EQ(png.substr(1, 3), "PNG");
+}
+
+TEST_F(CliReport, MarkdownHasTheStudysTableTheFailuresAndTheEnvironment) {
+  const Outcome outcome = run("report " + db_ + " --format markdown");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  const std::string& md = outcome.output;
+  EXPECT_EQ(md.rfind("# attnsweep report: report-test, run 1\n", 0), 0u) << md.substr(0, 200);
+  EXPECT_NE(md.find("18 of 18 cases: 12 ok, 6 unsupported, 0 failed."), std::string::npos) << md;
+  for (const char* heading : {"\n## Environment\n", "\n## Results\n", "\n## Unsupported and failed cases\n"}) {
+    EXPECT_NE(md.find(heading), std::string::npos) << heading;
+  }
+  // Kernel counts and ceilings exist on CUDA runs only: a CPU run's table leaves those columns out.
+  EXPECT_NE(md.find("| variant | shape | dtype | mask | status | CPU time (us) | CPU dispatch (us) | TFLOP/s | rel. error | vs naive |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| naive | 1x2x16x8 | fp32 | causal | ok |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1.00x |"), std::string::npos) << md;  // naive against itself
+  // One row per case in the results table, and the unsupported ones again with their reason.
+  EXPECT_EQ(matches(md, "\\n\\| (naive|sdpa_math) \\| 1x2x\\d+x8 \\| (fp32|bf16) \\| causal \\| ok \\|"), kOk);
+  EXPECT_EQ(matches(md, "\\n\\| sdpa_cudnn \\| 1x2x\\d+x8 \\| (fp32|bf16) \\| causal \\| unsupported \\| - \\|"), kCases - kOk);
+  EXPECT_EQ(matches(md, "\\n\\| sdpa_cudnn \\| 1x2x\\d+x8 \\| (fp32|bf16) \\| causal \\| unsupported \\| [^|\\n]{10,} \\|(?=\\n)"),
+            kCases - kOk);
+  EXPECT_NE(md.find("| torch | 2."), std::string::npos) << md;
+  // -o writes the same text into a file.
+  ASSERT_EQ(run("report " + db_ + " --format markdown -o " + path("r.md")).exit_code, 0);
+  EXPECT_EQ(read_file(path("r.md")), md);
+}
+
+TEST_F(CliReport, CompareAddsTheSpeedUpOverThePreviousRunAndItsVerdicts) {
+  ASSERT_EQ(run("-q run " + config_ + " --db " + db_).exit_code, 0);  // run 2
+  const Outcome outcome = run("report " + db_ + " --compare " + db_ + ":1 -o " + path("c.html"));
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  const json data = embedded_data(read_file(path("c.html")));
+  EXPECT_EQ(data["run"]["run_id"], 2);
+  ASSERT_TRUE(data["compare"].is_object());
+  EXPECT_EQ(data["compare"]["baseline"]["run_id"], 1);
+  EXPECT_EQ(data["compare"]["baseline"]["path"], db_);
+  int verdicts = 0;
+  for (const json& c : data["cases"]) {
+    if (c["status"] != "ok") continue;
+    EXPECT_GT(c["vs_previous"].get<double>(), 0) << c.dump();
+    EXPECT_TRUE(std::set<std::string>({"SAME", "FASTER", "SLOWER", "AMBIGUOUS"}).count(c["verdict"].get<std::string>())) << c.dump();
+    ++verdicts;
+  }
+  EXPECT_EQ(verdicts, kOk);
+  const std::string md = run("report " + db_ + " --compare " + db_ + ":1 --format markdown").output;
+  EXPECT_NE(md.find("\n## Compared with run 1 of " + db_ + "\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| vs previous | verdict |"), std::string::npos) << md;
+  // Run 1 reported with --run, against nothing.
+  ASSERT_EQ(run("report " + db_ + " --run 1 -o " + path("one.html")).exit_code, 0);
+  EXPECT_EQ(embedded_data(read_file(path("one.html")))["run"]["run_id"], 1);
+  EXPECT_TRUE(embedded_data(read_file(path("one.html")))["compare"].is_null());
+}
+
+// The database and its traces copied elsewhere, the report written into a third folder:
+// every trace link still leads to the file.
+TEST_F(CliReport, TraceLinksFollowTheDatabaseWhereverItAndTheReportGo) {
+  const fs::path moved = path("moved");
+  fs::create_directories(moved);
+  SQLite::Database(db_, SQLite::OPEN_READWRITE).exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  fs::copy_file(db_, moved / "results.db");
+  fs::copy(path("results-traces"), moved / "results-traces");
+  fs::create_directories(path("reports/deep"));
+  const std::string report = path("reports/deep/r.html");
+  ASSERT_EQ(run("report " + (moved / "results.db").string() + " -o " + report).exit_code, 0);
+  int linked = 0;
+  const json data = embedded_data(read_file(report));  // kept: a range over a temporary's member would dangle
+  for (const json& c : data["cases"]) {
+    if (c["status"] != "ok") continue;
+    const std::string link = c["trace"];
+    EXPECT_EQ(link.rfind("../../moved/results-traces/", 0), 0u) << link;
+    EXPECT_TRUE(fs::is_regular_file(fs::path(report).parent_path() / link)) << link;
+    ++linked;
+  }
+  EXPECT_EQ(linked, kOk);
+  // --trace-url-base: where the folder is served, for Perfetto links.
+  ASSERT_EQ(run("report " + db_ + " -o " + path("u.html") + " --trace-url-base https://example.org/night/").exit_code, 0);
+  EXPECT_EQ(embedded_data(read_file(path("u.html")))["meta"]["trace_url_base"], "https://example.org/night");
+}
+
+TEST_F(CliReport, EachBadInputIsOneLineAndExitTwoAndWritesNothing) {
+  expect_refused(path("absent.db"), "absent.db: database not found");
+  expect_refused(db_ + " --run 9", "has no run 9");
+  expect_refused(db_ + " --run first", "--run: 'first' is not a run id (a positive integer) or latest");
+  expect_refused(db_ + " -o " + path("no/such/folder/r.html"), "does not exist");
+  expect_refused(db_ + " -o " + db_, "is the database itself");
+  expect_refused(db_ + " -o " + path(""), "is a directory");
+  expect_refused(db_ + " --compare " + path("other.db"), "--compare: " + path("other.db") + ": database not found");
+  expect_refused(db_ + " --compare " + db_ + ":7", "has no run 7");
+  const std::string text_file = scratch_.write("notes.txt", "not a database\n");
+  expect_refused(text_file, "notes.txt");
+  const Outcome format = run("report " + db_ + " --format pdf");
+  EXPECT_EQ(format.exit_code, 2);
+  EXPECT_NE(format.output.find("--format: unknown value 'pdf'; allowed: html, markdown"), std::string::npos) << format.output;
+}
+
+}  // namespace
