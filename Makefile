@@ -17,7 +17,10 @@ FUZZ_SECONDS  ?= 60
 .PHONY: setup build test run fuzz clean
 
 setup:
-	@scripts/setup.sh
+	@scripts/setup.sh $(SETUP_FLAGS)
+
+# make test also installs what the tests need beyond the build (a headless Chromium).
+test: SETUP_FLAGS := --with-test-tools
 
 $(BUILD_DIR)/build.ninja:
 	cmake -S . -B $(BUILD_DIR) -G Ninja \

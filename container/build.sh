@@ -18,16 +18,21 @@ DEVDEPS="${DEVDEPS:-/opt/devdeps}"
 
 prefix="$("$PYTHON" -c 'import torch; print(torch.utils.cmake_prefix_path)')"
 extra=()
-if [ ! -f /usr/include/sqlite3.h ] || [ ! -d /usr/lib/x86_64-linux-gnu/cmake/SQLiteCpp ]; then
+if [ ! -f /usr/include/sqlite3.h ] || [ ! -d /usr/lib/x86_64-linux-gnu/cmake/SQLiteCpp ] ||
+   [ ! -f /usr/share/javascript/chart.js/chart.min.js ]; then
   if ! ls "$SOURCE"/.devdeps/*.deb >/dev/null 2>&1; then
-    echo "container/build.sh: sqlite3.h or SQLiteCpp missing and no .devdeps/*.deb to unpack" >&2
+    echo "container/build.sh: sqlite3.h, SQLiteCpp or Chart.js (libjs-chart.js) missing and no .devdeps/*.deb to unpack" >&2
     exit 2
   fi
   mkdir -p "$DEVDEPS"
   for deb in "$SOURCE"/.devdeps/*.deb; do dpkg -x "$deb" "$DEVDEPS"; done
   prefix="$prefix;$DEVDEPS/usr"
-  extra+=(-DSQLite3_INCLUDE_DIR="$DEVDEPS/usr/include"
-          -DSQLite3_LIBRARY="$DEVDEPS/usr/lib/x86_64-linux-gnu/libsqlite3.a")
+  if [ ! -f /usr/include/sqlite3.h ]; then
+    extra+=(-DSQLite3_INCLUDE_DIR="$DEVDEPS/usr/include"
+            -DSQLite3_LIBRARY="$DEVDEPS/usr/lib/x86_64-linux-gnu/libsqlite3.a")
+  fi
+  [ -f "$DEVDEPS/usr/share/javascript/chart.js/chart.min.js" ] &&
+    extra+=(-DATTNSWEEP_CHART_JS="$DEVDEPS/usr/share/javascript/chart.js/chart.min.js")
 fi
 
 cmake -S "$SOURCE" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$prefix" "${extra[@]}"

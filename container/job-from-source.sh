@@ -26,7 +26,7 @@ ARCHIVE="${ATTNSWEEP_SRC_ARCHIVE:-/results/attnsweep-src.tar.gz}"
 SOURCE="${ATTNSWEEP_SRC_DIR:-/opt/attnsweep}"
 # The packages of container/Dockerfile (tests/test_cli_launch.cpp checks the two lists agree);
 # libgtest-dev too, since CMake requires GTest even though the job runs no test.
-PACKAGES=(cmake ninja-build g++ git libsqlitecpp-dev libsqlite3-dev libyaml-cpp-dev libspdlog-dev libcli11-dev
+PACKAGES=(cmake ninja-build g++ git libsqlitecpp-dev libsqlite3-dev libyaml-cpp-dev libspdlog-dev libcli11-dev libjs-chart.js
           libgtest-dev nlohmann-json3-dev)
 
 started=$SECONDS

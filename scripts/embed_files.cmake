@@ -19,5 +19,5 @@ foreach(i RANGE ${last})
 endforeach()
 string(APPEND text "}  // namespace attnsweep::embedded\n")
 file(WRITE "${OUTPUT}.tmp" "${text}")
-file(COPY_FILE "${OUTPUT}.tmp" "${OUTPUT}" ONLY_IF_DIFFERENT)
+configure_file("${OUTPUT}.tmp" "${OUTPUT}" COPYONLY)  # rewrites it only when the text changed
 file(REMOVE "${OUTPUT}.tmp")

@@ -9,7 +9,10 @@ TORCH_VERSION="${TORCH_VERSION:-2.11.0}"
 VENV="${ATTNSWEEP_VENV:-$HOME/.cache/attnsweep/venv-torch-$TORCH_VERSION}"
 PACKAGES=(cmake ninja-build g++ python3-venv libsqlitecpp-dev libsqlite3-dev libyaml-cpp-dev libspdlog-dev
           libfmt-dev libcli11-dev libgtest-dev nlohmann-json3-dev sqlite3
-          clang libclang-rt-14-dev)
+          clang libclang-rt-14-dev libjs-chart.js)
+# Only for `make test`: the report's charts are checked in a real browser.
+TEST_PACKAGES=(chromium-headless-shell)
+[ "${1:-}" = "--with-test-tools" ] && PACKAGES+=("${TEST_PACKAGES[@]}")
 
 missing=()
 for package in "${PACKAGES[@]}"; do

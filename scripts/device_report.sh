@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Issue 15's device proof in one call: build, run the GPU tests (and the
+# example op's test five times more, which once hung at exit), the study sweep
+# cross-checked against PyTorch's own profiler and CUDA events (the profiler
+# now finishes CUPTI's teardown itself), then bench/report_h200.yaml and
+# `attnsweep report` on it, HTML and markdown, into $OUT.
+#   device: run(command="bash scripts/device_report.sh", carry=[".devdeps"])   (.devdeps: docs/development.md)
+set -uo pipefail
+OUT="${OUT:-$PWD/device-out}"
+mkdir -p "$OUT" /tmp/work
+export PYTHONUNBUFFERED=1
+cd "$(dirname "$0")/.."
+{
+  echo "== machine"; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
+} 2>&1 | tee "$OUT/machine.txt"
+backup() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()" "$1" "$2"; }
+
+echo "== build and the tests matching ${DEVICE_TESTS:=Gpu|OpLibrary|ExampleOp|CliReport|Layering}"
+start=$(date +%s)
+CTEST_REGEX="$DEVICE_TESTS" container/build.sh --test > /tmp/work/build_test.log 2>&1
+status=$?
+echo "build+test exit $status in $(( $(date +%s) - start )) s"
+grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)|Not Run" /tmp/work/build_test.log | tail -20
+[ -x build/attnsweep ] || { tail -40 /tmp/work/build_test.log; exit 1; }
+
+echo "== the example op's profiling test alone, five processes (each must exit)"
+for i in 1 2 3 4 5; do
+  s=$(date +%s%N)
+  timeout 60 build/attnsweep_torch_tests --gtest_filter='GpuExampleOp.OneCallLaunchesExactlyOneKernelAndNothingElse' \
+    > /tmp/work/example_$i.txt 2>&1
+  echo "process $i: exit $? in $(( ($(date +%s%N) - s) / 1000000 )) ms, $(grep -c '\[       OK \]' /tmp/work/example_$i.txt) passed"
+done
+
+echo "== study sweep against torch.profiler and CUDA events in Python (same GPU)"
+rm -rf /tmp/blog.db*
+build/attnsweep -q run configs/blog.yaml --db /tmp/blog.db > /dev/null 2> /tmp/work/blog_run.err
+echo "attnsweep exit $?"
+python3 tests/gpu/torch_reference.py --dtype bf16 > /tmp/work/python_blog.jsonl 2> /tmp/work/python_blog.err
+echo "python exit $?"
+python3 scripts/blog_report.py /tmp/blog.db /tmp/work/python_blog.jsonl "$OUT/machine.txt" > "$OUT/h200-blog.md"
+cat "$OUT/h200-blog.md"
+
+echo "== bench/report_h200.yaml, then attnsweep report"
+rm -rf /tmp/report /tmp/report.db*; mkdir -p /tmp/report
+start=$(date +%s)
+build/attnsweep run bench/report_h200.yaml --db /tmp/report/report-h200.db > /tmp/work/report_run.txt 2> /tmp/work/report_run.err
+echo "sweep exit $? in $(( $(date +%s) - start )) s; $(ls /tmp/report/report-h200-traces | wc -l) traces, $(du -sh /tmp/report/report-h200-traces | cut -f1)"
+grep "progress:" /tmp/work/report_run.err | tail -2
+start=$(date +%s%N)
+build/attnsweep report /tmp/report/report-h200.db -o /tmp/report/report-h200.html
+echo "report exit $? in $(( ($(date +%s%N) - start) / 1000000 )) ms, $(stat -c %s /tmp/report/report-h200.html) bytes"
+build/attnsweep report /tmp/report/report-h200.db --format markdown > "$OUT/h200-report.md"
+echo "markdown exit $?"; head -40 "$OUT/h200-report.md"
+cp /tmp/report/report-h200.html "$OUT/"
+backup /tmp/report/report-h200.db /tmp/work/report-h200-whole.db && gzip -c /tmp/work/report-h200-whole.db > "$OUT/report-h200.db.gz"
+tar -C /tmp/report -czf "$OUT/traces-sample.tgz" $(cd /tmp/report && ls report-h200-traces/* | head -3)
+tail -c 200000 /tmp/work/build_test.log > "$OUT/build_test_tail.log"
+exit $status
