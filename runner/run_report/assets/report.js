@@ -49,7 +49,9 @@
     autoSkip: false,
   };
   const axis = (title, log) => ({ type: log ? "logarithmic" : "linear", title: { display: true, text: title },
-                                  ticks: log ? logTicks : {}, grid: { color: "#edf0f5" } });
+                                  ticks: log ? logTicks : {},
+                                  // Grid lines at labelled ticks only: a log axis has nine per decade otherwise.
+                                  grid: { color: (context) => (context.tick && context.tick.label !== "" ? "#e6e9ef" : "transparent") } });
   // A log axis over the data only (Chart.js starts one at a power of ten), with
   // a tick at each value when there are few (sequence lengths: 512, 1024, ...).
   function fitted(base, values, tickAtValues) {
@@ -89,7 +91,8 @@
       if (!byGroup.has(key)) byGroup.set(key, []);
       byGroup.get(key).push(c);
     }
-    return [...byGroup.entries()].sort();
+    // bf16 before fp16 before fp32, and head_dim 64 before 128.
+    return [...byGroup.entries()].sort((a, b) => (a[1][0].dtype < b[1][0].dtype ? -1 : a[1][0].dtype > b[1][0].dtype ? 1 : a[1][0].d - b[1][0].d));
   }
   function series(group, value) {
     const masks = new Set(group.map(mask)).size > 1;
@@ -103,10 +106,14 @@
       if (!bySeries.has(name)) bySeries.set(name, { c: c, points: [] });
       bySeries.get(name).points.push({ x: c.skv, y: y, index: c.index });
     }
+    // sdpa_auto is whichever backend PyTorch chose, so it lies on that backend's
+    // line: drawn as open rings on a dotted line to stay visible on top of it.
+    const chosen = (c) => c.variant === "sdpa_auto";
     return [...bySeries.entries()].map(([name, s]) => ({
       label: name, data: s.points.sort((a, b) => a.x - b.x), showLine: true,
-      borderColor: colorOf(s.c.variant), backgroundColor: colorOf(s.c.variant),
-      borderDash: masks && !s.c.causal ? [6, 4] : [], pointRadius: 3, borderWidth: 2,
+      borderColor: colorOf(s.c.variant), backgroundColor: chosen(s.c) ? "transparent" : colorOf(s.c.variant),
+      borderDash: chosen(s.c) ? [2, 3] : masks && !s.c.causal ? [6, 4] : [], pointRadius: chosen(s.c) ? 6 : 3,
+      borderWidth: 2,
     }));
   }
   const caseTooltip = (unit, digits) => ({
