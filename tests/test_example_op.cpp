@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -217,6 +218,13 @@ TEST(GpuExampleOp, CausalSingleQueryRowSeesOnlyKeyZeroOnCuda) {
 TEST(GpuExampleOp, OneCallLaunchesExactlyOneKernelAndNothingElse) {
   SKIP_WITHOUT_CUDA();
   LOAD_EXAMPLE_OP();
+  // This process profiles nine sessions directly and then exits. With CUPTI torn
+  // down after each session (TEARDOWN_CUPTI=1, attnsweep's default) it hung at
+  // exit, after passing, in 3 of 20 runs on the H200 (the main thread on a
+  // futex, Kineto's and CUDA's threads polling); with 0 it hung in none of 12,
+  // and runs through the case runner in none of 6. The cause is not known (the
+  // team's notes); the count is what this test is about, so CUPTI stays attached.
+  setenv("TEARDOWN_CUPTI", "0", /*overwrite=*/1);
   KinetoProfiler profiler(Device::cuda(0));
   for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16, at::kHalf}) {
     const Inputs in = make_inputs({2, 8, 2, 256, 256, 128}, dtype, at::Device(at::kCUDA, 0), 5);
