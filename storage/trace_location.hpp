@@ -15,11 +15,14 @@ inline constexpr const char* kTraceBaseWorkingDirectory = "working_directory";
 // What to store for a trace written at `trace_file` (as this process names it)
 // by a run in the database at `db_path`: the path from the database's folder
 // to it ("results-traces/run1-0-naive-....json", "../traces/x.json"); empty
-// for an empty `trace_file`. Lexical: symbolic links are not followed.
+// for an empty `trace_file`. The path holds from the folder the database file
+// is really in: where a symbolic link to that folder would send ".." elsewhere,
+// it is taken from the real folder.
 std::string trace_path_to_store(const std::string& db_path, const std::string& trace_file);
 
 // The trace as this process can open it: `stored` resolved against the folder
-// of `db_path` (the database as the reader named it) for a 'database' run, as
+// of `db_path` (the database as the reader named it; its real folder where a
+// symbolic link on the way would lead ".." elsewhere) for a 'database' run, as
 // stored otherwise (absolute, or relative to a directory only the run knew).
 // Empty when nothing is stored.
 std::string trace_file_of(const std::string& db_path, const std::string& trace_path_base, const std::string& stored);

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "storage/trace_location.hpp"
+#include "tests/support/scratch_directory.hpp"
 
 namespace attnsweep::storage {
 namespace {
@@ -45,6 +46,28 @@ TEST(TraceLocation, StoringThenResolvingFromAnotherDirectoryFindsTheSameFile) {
   // The folder moved, database and traces together.
   EXPECT_EQ(trace_file_of("/mnt/copy/results.db", kTraceBaseDatabase, stored),
             "/mnt/copy/results-traces/run3-17-sdpa_flash-1x32x4096x128-bf16.json");
+}
+
+// The database named through a symbolic link to its folder (deep/link ->
+// ../real): ".." in a stored path leaves the real folder, as the system reads
+// it, whether the run or the reader named the database through the link.
+TEST(TraceLocation, ALinkToTheDatabasesFolderDoesNotMisleadDotDot) {
+  const attnsweep::testing::ScratchDirectory scratch("trace-location");
+  fs::create_directories(scratch.path("real"));
+  fs::create_directories(scratch.path("traces"));
+  fs::create_directories(scratch.path("deep/er"));
+  fs::create_directory_symlink("../../real", scratch.path("deep/er/link"));
+  const std::string trace = scratch.write("traces/run1-0.json", "{}");
+  const std::string through_link = scratch.path("deep/er/link/results.db");
+  const std::string real = scratch.path("real/results.db");
+  EXPECT_EQ(trace_path_to_store(through_link, trace), "../traces/run1-0.json");
+  EXPECT_EQ(trace_path_to_store(real, trace), "../traces/run1-0.json");
+  EXPECT_TRUE(fs::equivalent(trace_file_of(through_link, kTraceBaseDatabase, "../traces/run1-0.json"), trace));
+  // A traces folder that is itself a link keeps its name: the pair still moves together.
+  fs::create_directory_symlink("../traces", scratch.path("real/results-traces"));
+  EXPECT_EQ(trace_path_to_store(real, scratch.path("real/results-traces/run1-0.json")), "results-traces/run1-0.json");
+  EXPECT_EQ(trace_file_of(real, kTraceBaseDatabase, "results-traces/run1-0.json"),
+            scratch.path("real/results-traces/run1-0.json"));
 }
 
 }  // namespace
