@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -14,6 +18,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -77,6 +82,47 @@ std::string shell(const std::string& command) {
   while (fgets(buffer, sizeof buffer, pipe)) output += buffer;
   pclose(pipe);
   return output;
+}
+
+// The page as a browser draws it: a probe script is added around the report's
+// own (in a copy), and Chromium prints the DOM after. What the probe saw, as
+// JSON; null when the page printed no probe. `flags` go to Chromium.
+json probe_in_chromium(const std::string& browser, const std::string& report, const std::string& flags) {
+  std::string html = read_file(report);
+  const std::string catch_errors =
+      "<script>window.__probeErrors=[];window.addEventListener('error',function(e){window.__probeErrors.push("
+      "String(e.message));});</script>";
+  const std::string probe = R"(<script>(function(){
+var r = window.attnsweepReport || {charts: []}, kinds = {}, points = {};
+r.charts.forEach(function (c) {
+  kinds[c.kind] = (kinds[c.kind] || 0) + 1;
+  c.chart.data.datasets.forEach(function (d, i) {
+    if (d.roof || d.reference) return;
+    points[c.kind] = (points[c.kind] || 0) + c.chart.getDatasetMeta(i).data.length;
+  });
+});
+var out = {errors: window.__probeErrors, canvases: document.querySelectorAll('canvas').length,
+  rendered: document.body.getAttribute('data-rendered'), charts: kinds, points: points,
+  drawn: r.charts.filter(function (c) { return c.chart.chartArea && c.chart.chartArea.right > c.chart.chartArea.left + 100; }).length,
+  rows: document.querySelectorAll('#results-table tbody tr.case-row').length,
+  failures: document.querySelectorAll('#failures tbody tr').length,
+  failures_text: document.getElementById('failures').textContent,
+  injected: document.querySelectorAll('img, iframe, object, embed').length, scripts: document.scripts.length,
+  planted: window.__planted || null};
+var pre = document.createElement('pre'); pre.id = 'probe'; pre.textContent = JSON.stringify(out); document.body.appendChild(pre);
+})();</script>)";
+  html.insert(html.find("<head>") + 6, catch_errors);
+  html.insert(html.rfind("</body>"), probe);
+  const std::string probed = (fs::path(report).parent_path() / "probed.html").string();
+  std::ofstream(probed) << html;
+  const std::string dom = shell(browser + flags + "--dump-dom file://" + probed);
+  std::smatch match;
+  if (!std::regex_search(dom, match, std::regex("<pre id=\"probe\">([^<]*)</pre>"))) return json();
+  std::string text = match[1];
+  for (const auto& [entity, character] : {std::pair<std::string, std::string>{"&quot;", "\""}, {"&gt;", ">"}, {"&lt;", "<"}, {"&amp;", "&"}}) {
+    for (std::size_t at = 0; (at = text.find(entity, at)) != std::string::npos; ++at) text.replace(at, entity.size(), character);
+  }
+  return json::parse(text);
 }
 
 class CliReport : public ::testing::Test {
@@ -158,45 +204,16 @@ TEST_F(CliReport, TheHtmlIsOneFileWithEveryCaseItsReasonsAndItsTraces) {
 }
 
 // The page as a browser draws it: no script error, a canvas per chart, and as
-// many points in the time charts as there are timed cases. A probe script is
-// added around the report's own (a copy), and Chromium prints the DOM after.
+// many points in the time charts as there are timed cases.
 TEST_F(CliReport, ChromiumDrawsEveryChartWithAPointPerTimedCase) {
   const std::string browser = chromium();
   if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
   ASSERT_EQ(run("report " + db_ + " -o " + path("r.html")).exit_code, 0);
-  std::string html = read_file(path("r.html"));
-  const std::string catch_errors =
-      "<script>window.__probeErrors=[];window.addEventListener('error',function(e){window.__probeErrors.push("
-      "String(e.message));});</script>";
-  const std::string probe = R"(<script>(function(){
-var r = window.attnsweepReport || {charts: []}, kinds = {}, points = {};
-r.charts.forEach(function (c) {
-  kinds[c.kind] = (kinds[c.kind] || 0) + 1;
-  c.chart.data.datasets.forEach(function (d, i) {
-    if (d.roof || d.reference) return;
-    points[c.kind] = (points[c.kind] || 0) + c.chart.getDatasetMeta(i).data.length;
-  });
-});
-var out = {errors: window.__probeErrors, canvases: document.querySelectorAll('canvas').length,
-  rendered: document.body.getAttribute('data-rendered'), charts: kinds, points: points,
-  drawn: r.charts.filter(function (c) { return c.chart.chartArea && c.chart.chartArea.right > c.chart.chartArea.left + 100; }).length,
-  rows: document.querySelectorAll('#results-table tbody tr.case-row').length,
-  failures: document.querySelectorAll('#failures tbody tr').length};
-var pre = document.createElement('pre'); pre.id = 'probe'; pre.textContent = JSON.stringify(out); document.body.appendChild(pre);
-})();</script>)";
-  html.insert(html.find("<head>") + 6, catch_errors);
-  html.insert(html.rfind("</body>"), probe);
-  std::ofstream(path("probed.html")) << html;
   const std::string flags = " --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir=" +
                             path("chromium") + " --virtual-time-budget=10000 ";
-  const std::string dom = shell(browser + flags + "--dump-dom file://" + path("probed.html"));
-  std::smatch match;
-  ASSERT_TRUE(std::regex_search(dom, match, std::regex("<pre id=\"probe\">([^<]*)</pre>"))) << dom.substr(0, 2000);
-  std::string text = match[1];
-  for (const auto& [entity, character] : {std::pair<std::string, std::string>{"&quot;", "\""}, {"&gt;", ">"}, {"&lt;", "<"}, {"&amp;", "&"}}) {
-    for (std::size_t at = 0; (at = text.find(entity, at)) != std::string::npos; ++at) text.replace(at, entity.size(), character);
-  }
-  const json probe_out = json::parse(text);
+  const json probe_out = probe_in_chromium(browser, path("r.html"), flags);
+  ASSERT_TRUE(probe_out.is_object());
+  const std::string text = probe_out.dump();
   EXPECT_EQ(probe_out["errors"], json::array()) << text;
   EXPECT_EQ(probe_out["rendered"], "yes") << text;
   // One time chart and one speed-up chart per dtype and head_dim (fp32 and bf16, 8), one roofline per dtype;
@@ -293,6 +310,180 @@ TEST_F(CliReport, TraceLinksFollowTheDatabaseWhereverItAndTheReportGo) {
   // --trace-url-base: where the folder is served, for Perfetto links.
   ASSERT_EQ(run("report " + db_ + " -o " + path("u.html") + " --trace-url-base https://example.org/night/").exit_code, 0);
   EXPECT_EQ(embedded_data(read_file(path("u.html")))["meta"]["trace_url_base"], "https://example.org/night");
+}
+
+// Text from the database is data, never markup: a run name, a variant and error
+// messages holding "</script>", "<!--", "<img onerror>", quotes, '|', line
+// breaks and bytes that are not UTF-8 neither end the embedded JSON, nor run,
+// nor break a markdown table or heading.
+TEST_F(CliReport, TextFromTheDatabaseIsShownAsTextInBothFormats) {
+  const std::string name = "night</script><script>window.__planted=1</script><!-- x\n# not a heading | y";
+  const std::string variant = "naive</SCRIPT ><img src=x onerror=\"window.__planted=2\">";
+  const std::string error = "bad | pipe\r\nline <!-- comment --> <img src=x onerror=window.__planted=3> std::vector<float> & 'q' \"d\"";
+  const std::string not_utf8 = std::string("cut \xC3\x28 \xFF </script>");
+  {
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    SQLite::Statement rename(db, "UPDATE runs SET name = ?");
+    rename.bind(1, name);
+    rename.exec();
+    SQLite::Statement variants(db, "UPDATE cases SET variant = ? WHERE plan_index = 1");
+    variants.bind(1, variant);
+    variants.exec();
+    SQLite::Statement errors(db, "UPDATE cases SET error_message = ? WHERE plan_index = 2");
+    errors.bind(1, error);
+    errors.exec();
+    SQLite::Statement bytes(db, "UPDATE cases SET error_message = CAST(? AS TEXT) WHERE plan_index = 5");
+    bytes.bind(1, not_utf8.data(), static_cast<int>(not_utf8.size()));
+    bytes.exec();
+  }
+  ASSERT_EQ(run("report " + db_ + " -o " + path("r.html")).exit_code, 0);
+  const std::string html = read_file(path("r.html"));
+  // One <script> element of data, then Chart.js and the report's: nothing planted ended it.
+  EXPECT_EQ(matches(html, "</script>"), 3) << "a planted </script> ended an element";
+  EXPECT_EQ(html.find("<!--"), std::string::npos);
+  const json data = embedded_data(html);  // parses: "<\!--" would not
+  ASSERT_TRUE(data.is_object());
+  EXPECT_EQ(data["run"]["name"], name);
+  EXPECT_EQ(data["cases"][1]["variant"], variant);
+  EXPECT_EQ(data["cases"][2]["error"], error);
+  EXPECT_EQ(data["cases"][5]["error"], "cut \xEF\xBF\xBD( \xEF\xBF\xBD </script>");  // U+FFFD for each bad byte
+
+  const std::string browser = chromium();
+  if (!browser.empty()) {
+    const std::string flags = " --headless --no-sandbox --disable-gpu --user-data-dir=" + path("chromium") +
+                              " --virtual-time-budget=10000 ";
+    const json probe_out = probe_in_chromium(browser, path("r.html"), flags);
+    ASSERT_TRUE(probe_out.is_object());
+    EXPECT_EQ(probe_out["errors"], json::array()) << probe_out.dump();
+    EXPECT_EQ(probe_out["rendered"], "yes") << probe_out.dump();
+    EXPECT_TRUE(probe_out["planted"].is_null()) << probe_out.dump();
+    EXPECT_EQ(probe_out["injected"], 0) << probe_out.dump();
+    EXPECT_EQ(probe_out["rows"], kCases) << probe_out.dump();
+    EXPECT_NE(probe_out["failures_text"].get<std::string>().find("<img src=x onerror=window.__planted=3>"),
+              std::string::npos) << probe_out.dump();
+  }
+
+  const Outcome outcome = run("report " + db_ + " --format markdown");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  const std::string& md = outcome.output;
+  EXPECT_EQ(md.rfind("# attnsweep report: night\\</script>\\<script>window.__planted=1\\</script>\\<!-- x # not a heading | y, run 1\n", 0), 0u)
+      << md.substr(0, 300);
+  EXPECT_EQ(md.find("\n# not a heading"), std::string::npos);
+  // No '<' a markdown viewer would read as a tag; every table row still one line of the table.
+  EXPECT_EQ(matches(md, "[^\\\\]<"), 0) << md;
+  EXPECT_NE(md.find("| bad \\| pipe line \\<!-- comment --> \\<img src=x onerror=window.__planted=3> std::vector\\<float> & 'q' \"d\" |"),
+            std::string::npos) << md;
+  EXPECT_EQ(matches(md, "\\n\\| naive\\\\</SCRIPT >\\\\<img src=x onerror=\"window.__planted=2\"> \\| 1x2x16x8 \\|"), 1) << md;
+  EXPECT_EQ(matches(md, "\\n\\| sdpa_cudnn \\| 1x2x\\d+x8 \\| (fp32|bf16) \\| causal \\| unsupported \\| (?!- \\|)[^\\n]+ \\|(?=\\n)"),
+            kCases - kOk) << md;
+}
+
+// A run cut short: the report says which planned cases are missing instead of
+// "every case ran", and a run with no case stored yet has a report too.
+TEST_F(CliReport, ARunCutShortSaysItsCasesAreMissing) {
+  {
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    db.exec("DELETE FROM samples WHERE case_id IN (SELECT case_id FROM cases WHERE plan_index >= 5)");
+    db.exec("DELETE FROM cases WHERE plan_index >= 5");
+    db.exec("UPDATE runs SET status = 'interrupted'");
+  }
+  const std::string md = run("report " + db_ + " --format markdown").output;
+  EXPECT_NE(md.find("5 of 18 cases: 4 ok, 1 unsupported, 0 failed."), std::string::npos) << md;
+  EXPECT_NE(md.find("\n13 of the 18 planned cases are not in the database (the run is interrupted).\n"), std::string::npos) << md;
+  EXPECT_EQ(md.find("Every case ran"), std::string::npos) << md;
+  {
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    db.exec("DELETE FROM samples");
+    db.exec("DELETE FROM cases");
+    db.exec("UPDATE runs SET status = 'running'");
+  }
+  const std::string empty = run("report " + db_ + " --format markdown").output;
+  EXPECT_NE(empty.find("\n## Results\n\nNo case of this run is stored.\n"), std::string::npos) << empty;
+  EXPECT_NE(empty.find("\nNo stored case failed.\n\n18 of the 18 planned cases are not in the database (the run is running).\n"),
+            std::string::npos) << empty;
+  ASSERT_EQ(run("report " + db_ + " -o " + path("r.html")).exit_code, 0);
+  const std::string browser = chromium();
+  if (browser.empty()) return;
+  const json probe_out = probe_in_chromium(browser, path("r.html"), " --headless --no-sandbox --disable-gpu --user-data-dir=" +
+                                                                       path("chromium") + " --virtual-time-budget=10000 ");
+  ASSERT_TRUE(probe_out.is_object());
+  EXPECT_EQ(probe_out["errors"], json::array()) << probe_out.dump();
+  EXPECT_EQ(probe_out["rendered"], "yes") << probe_out.dump();
+  const std::string failures = probe_out["failures_text"];
+  EXPECT_NE(failures.find("18 of the 18 planned cases are not in the database (the run is running)."), std::string::npos) << failures;
+  EXPECT_EQ(failures.find("every case ran"), std::string::npos) << failures;
+}
+
+// -o never replaces a database the report reads, SQLite's files beside one, or any other database.
+TEST_F(CliReport, OutputNeverReplacesADatabaseOrItsLog) {
+  const std::string other = path("other.db");
+  fs::copy_file(db_, other);
+  const std::string other_before = attnsweep::sha256_hex(read_file(other));
+  expect_refused(db_ + " --compare " + other + " -o " + other, "-o " + other + ": is the database --compare reads");
+  expect_refused(db_ + " --compare " + other + ":1 -o " + other, "is the database --compare reads");
+  expect_refused(db_ + " -o " + db_ + "-wal", "-o " + db_ + "-wal: is SQLite's -wal file of " + db_);
+  expect_refused(db_ + " -o " + db_ + "-journal", "is SQLite's -journal file of " + db_);
+  expect_refused(db_ + " --compare " + other + " -o " + other + "-shm", "is SQLite's -shm file of " + other);
+  expect_refused(db_ + " -o " + other, "-o " + other + ": is an SQLite database; name another file");
+  EXPECT_EQ(attnsweep::sha256_hex(read_file(other)), other_before);
+  EXPECT_FALSE(fs::exists(other + "-shm"));
+}
+
+// -o through a symbolic link writes the file it names and keeps the link; a
+// FIFO (or a device: /dev/stdout) is written into, not replaced by a file.
+TEST_F(CliReport, OutputThroughALinkOrIntoAFifoKeepsThem) {
+  std::ofstream(path("target.html")) << "an older report\n";
+  fs::create_symlink("target.html", path("link.html"));
+  ASSERT_EQ(run("report " + db_ + " -o " + path("link.html")).exit_code, 0);
+  EXPECT_TRUE(fs::is_symlink(path("link.html")));
+  EXPECT_NE(read_file(path("target.html")).find("id=\"report-data\""), std::string::npos);
+
+  ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0600), 0);
+  fs::create_symlink("fifo", path("to-fifo"));
+  // Read the FIFO while the report is written (its buffer holds less than a report); never block on it.
+  const int fd = ::open(path("fifo").c_str(), O_RDWR | O_NONBLOCK);
+  ASSERT_GE(fd, 0);
+  std::string received;
+  bool writer_done = false;
+  std::thread reader([&] {
+    char buffer[65536];
+    for (;;) {
+      pollfd wait{fd, POLLIN, 0};
+      if (::poll(&wait, 1, 100) > 0) {
+        const ssize_t n = ::read(fd, buffer, sizeof buffer);
+        if (n > 0) received.append(buffer, static_cast<std::size_t>(n));
+      } else if (__atomic_load_n(&writer_done, __ATOMIC_SEQ_CST)) {
+        return;
+      }
+    }
+  });
+  const Outcome outcome = run("report " + db_ + " -o " + path("to-fifo"));
+  __atomic_store_n(&writer_done, true, __ATOMIC_SEQ_CST);
+  reader.join();
+  ::close(fd);
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.output;
+  struct stat status {};
+  ASSERT_EQ(::stat(path("fifo").c_str(), &status), 0);
+  EXPECT_TRUE(S_ISFIFO(status.st_mode)) << "the FIFO was replaced by a file";
+  EXPECT_TRUE(fs::is_symlink(path("to-fifo")));
+  EXPECT_EQ(received.rfind("<!DOCTYPE html>", 0), 0u) << received.size();
+  EXPECT_NE(received.find("</html>\n"), std::string::npos) << received.size();
+}
+
+// The saved schema-7 database reads through a migrated copy, its bytes untouched;
+// a clock it did not record shows as '?', not as nothing.
+TEST_F(CliReport, ASchemaSevenDatabaseIsReportedAndLeftAsItWas) {
+  const std::string v7 = path("schema_v7.db");
+  fs::copy_file(std::string(ATTNSWEEP_SOURCE_DIR) + "/tests/data/schema_v7.db", v7);
+  const std::string before = attnsweep::sha256_hex(read_file(v7));
+  const Outcome outcome = run("report " + v7 + " --format markdown");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_NE(outcome.output.find("2 of 2 cases: 1 ok, 1 unsupported, 0 failed."), std::string::npos) << outcome.output;
+  EXPECT_NE(outcome.output.find("| SM / memory clock at start | 1980 / ? MHz |"), std::string::npos) << outcome.output;
+  ASSERT_EQ(run("report " + v7).exit_code, 0);
+  EXPECT_TRUE(embedded_data(read_file(path("schema_v7-report.html"))).is_object());
+  EXPECT_EQ(attnsweep::sha256_hex(read_file(v7)), before);
+  EXPECT_FALSE(fs::exists(v7 + "-wal"));
 }
 
 TEST_F(CliReport, EachBadInputIsOneLineAndExitTwoAndWritesNothing) {

@@ -10,10 +10,13 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "runner/cli/commands.hpp"
 #include "runner/cli/guarded.hpp"
 #include "runner/common/errors.hpp"
+#include "runner/compare/compare_runs.hpp"
 #include "runner/run_report/html_report.hpp"
 #include "runner/run_report/markdown_report.hpp"
 #include "runner/run_report/run_report.hpp"
@@ -40,22 +43,59 @@ std::string default_output(const ReportOptions& options) {
   return (db.parent_path() / (db.stem().string() + "-report.html")).string();
 }
 
-void refuse_output(const std::string& output, const std::string& db_path) {
+// The same file, or the same name where one of them does not exist yet.
+bool same_file(const fs::path& a, const fs::path& b) {
   std::error_code error;
-  if (fs::exists(output, error) && fs::exists(db_path, error) && fs::equivalent(output, db_path, error)) {
-    throw BadInputError("-o " + output + ": is the database itself; name another file");
-  }
+  if (fs::exists(a, error) && fs::exists(b, error)) return fs::equivalent(a, b, error);
+  return fs::weakly_canonical(fs::absolute(a), error) == fs::weakly_canonical(fs::absolute(b), error);
+}
+
+bool is_sqlite_database(const fs::path& path) {
+  static const std::string header("SQLite format 3\0", 16);
+  std::ifstream file(path, std::ios::binary);
+  std::string start(header.size(), '\0');
+  return file.read(start.data(), static_cast<std::streamsize>(start.size())) && start == header;
+}
+
+// -o never replaces a database the report reads, SQLite's files beside it
+// (replacing the -wal loses what it holds), or any other SQLite database.
+void refuse_output(const std::string& output, const std::vector<std::pair<std::string, std::string>>& databases) {
+  std::error_code error;
   if (fs::is_directory(output, error)) throw BadInputError("-o " + output + ": is a directory; name a file in it");
   const fs::path folder = fs::absolute(output).parent_path();
   if (!fs::is_directory(folder, error)) {
     throw BadInputError("-o " + output + ": the folder " + folder.string() + " does not exist");
   }
+  for (const auto& [database, what] : databases) {
+    if (same_file(output, database)) throw BadInputError("-o " + output + ": is " + what + "; name another file");
+    for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+      if (same_file(output, database + suffix)) {
+        throw BadInputError("-o " + output + ": is SQLite's " + suffix + " file of " + database +
+                            "; name another file");
+      }
+    }
+  }
+  if (fs::is_regular_file(output, error) && is_sqlite_database(output)) {
+    throw BadInputError("-o " + output + ": is an SQLite database; name another file");
+  }
 }
 
 // Writes `text` to `output` whole: a reader never sees half a report, and a
-// failure leaves what was there before.
+// failure leaves what was there before. A symbolic link is written through
+// (the file it names is replaced, the link kept); a FIFO or a device is
+// written into, never replaced by a file.
 void write_whole(const std::string& output, const std::string& text) {
-  const std::string temporary = output + ".tmp-" + std::to_string(::getpid());
+  std::error_code error;
+  const fs::path target = fs::is_symlink(output, error) ? fs::weakly_canonical(fs::absolute(output), error)
+                                                        : fs::path(output);
+  if (fs::exists(target, error) && !fs::is_regular_file(target, error)) {
+    std::ofstream file(target, std::ios::binary);
+    file << text;
+    file.close();
+    if (!file) throw BadInputError("-o " + output + ": cannot write to it");
+    return;
+  }
+  const std::string temporary = target.string() + ".tmp-" + std::to_string(::getpid());
   {
     std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
     file << text;
@@ -65,8 +105,7 @@ void write_whole(const std::string& output, const std::string& text) {
       throw BadInputError("-o " + output + ": cannot write " + temporary);
     }
   }
-  std::error_code error;
-  fs::rename(temporary, output, error);
+  fs::rename(temporary, target, error);
   if (error) {
     std::remove(temporary.c_str());
     throw BadInputError("-o " + output + ": cannot write: " + error.message());
@@ -78,7 +117,14 @@ void write_whole(const std::string& output, const std::string& text) {
 int report_command(const ReportOptions& options) {
   return guarded("error: report: ", [&] {
     const std::string output = options.output.empty() ? default_output(options) : options.output;
-    if (output != "-") refuse_output(output, options.db_path);
+    if (output != "-") {
+      std::vector<std::pair<std::string, std::string>> databases = {{options.db_path, "the database itself"}};
+      if (!options.compare_with.empty()) {
+        databases.emplace_back(compare::parse_run_argument(options.compare_with, "--compare").path,
+                               "the database --compare reads");
+      }
+      refuse_output(output, databases);
+    }
     run_report::ReportRequest request;
     request.db_path = options.db_path;
     request.run_id = parse_run(options.run);

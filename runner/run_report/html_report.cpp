@@ -139,11 +139,22 @@ json report_json(const RunReport& report) {
           {"cases", cases}};
 }
 
-// JSON inside <script>: "</" would end the element early, "<!--" open a comment.
-std::string script_safe(std::string text) {
-  for (std::size_t at = 0; (at = text.find("</", at)) != std::string::npos; at += 3) text.replace(at, 2, "<\\/");
-  for (std::size_t at = 0; (at = text.find("<!--", at)) != std::string::npos; at += 5) text.replace(at, 4, "<\\!--");
-  return text;
+// JSON inside <script>: "</script" would end the element early and "<!--"
+// change how the rest is parsed, so every '<', '>' and '&' (found only inside
+// JSON strings) is written as its \u escape, which JSON.parse reads back as
+// the same character. ("<\\!--" is no JSON escape: JSON.parse throws on it.)
+std::string script_safe(const std::string& text) {
+  std::string safe;
+  safe.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '<': safe += "\\u003c"; break;
+      case '>': safe += "\\u003e"; break;
+      case '&': safe += "\\u0026"; break;
+      default: safe += c;
+    }
+  }
+  return safe;
 }
 
 std::string html_escape(const std::string& text) {

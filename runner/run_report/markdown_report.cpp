@@ -41,10 +41,31 @@ Cell count(const storage::CaseRow& row, const std::optional<int>& value) {
   return row.counts_consistent.value_or(true) ? Cell::integer(*value) : Cell::text(std::to_string(*value) + "?");
 }
 
-// Markdown tables cannot hold a line break or an unescaped '|'.
-std::string one_line(std::string text) {
-  for (char& c : text) c = (c == '\n' || c == '\r') ? ' ' : c;
-  return text.size() > 300 ? text.substr(0, 297) + "..." : text;
+// Text from the database in a heading or a table cell: one line (the table
+// writer escapes '|'), and no '<' a viewer would take for the start of an HTML
+// tag: GitHub drops "<float>" from "std::vector<float>", others run "<img ...>".
+std::string inline_text(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;  // CRLF is one line break
+      out += ' ';
+    } else if (c == '<') {
+      out += "\\<";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// At most 300 bytes, cut between two UTF-8 characters.
+std::string one_line(const std::string& text) {
+  if (text.size() <= 300) return inline_text(text);
+  std::size_t cut = 297;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return inline_text(text.substr(0, cut) + "...");
 }
 
 // Leaves out the columns no row has a value in (kernel counts and ceilings on a CPU run).
@@ -72,7 +93,7 @@ Table environment_table(const RunReport& r) {
   Table table;
   table.columns = {{"fact"}, {"value"}};
   table.columns[1].max_width = 0;
-  for (const auto& [key, value] : r.environment) table.add_row({Cell::text(key), Cell::text(value)});
+  for (const auto& [key, value] : r.environment) table.add_row({Cell::text(key), Cell::text(inline_text(value))});
   return table;
 }
 
@@ -100,7 +121,7 @@ Table results_table(const RunReport& r) {
   for (const ReportCase& c : r.cases) {
     const storage::CaseRow& row = c.row;
     const bool ok = row.status == CaseStatus::ok;
-    std::vector<Cell> cells = {Cell::text(row.identity.variant),
+    std::vector<Cell> cells = {Cell::text(inline_text(row.identity.variant)),
                                Cell::text(row.identity.shape.label()),
                                Cell::text(to_string(row.identity.dtype)),
                                Cell::text(row.identity.causal ? "causal" : "full"),
@@ -130,7 +151,7 @@ Table failures_table(const RunReport& r) {
   for (const ReportCase& c : r.cases) {
     const storage::CaseRow& row = c.row;
     if (row.status == CaseStatus::ok) continue;
-    table.add_row({Cell::text(row.identity.variant), Cell::text(row.identity.shape.label()),
+    table.add_row({Cell::text(inline_text(row.identity.variant)), Cell::text(row.identity.shape.label()),
                    Cell::text(to_string(row.identity.dtype)), Cell::text(row.identity.causal ? "causal" : "full"),
                    Cell::text(to_string(row.status)), Cell::text(one_line(row.error_message))});
   }
@@ -141,35 +162,44 @@ Table failures_table(const RunReport& r) {
 
 void write_markdown_report(std::ostream& out, const RunReport& r) {
   const storage::RunRow& run = r.run;
-  out << "# attnsweep report: " << run.name << ", run " << run.run_id << "\n\n"
+  out << "# attnsweep report: " << inline_text(run.name) << ", run " << run.run_id << "\n\n"
       << (run.device_name.empty() ? run.device.to_string() : run.device_name) << ", " << to_string(run.status)
       << ", started " << run.started_at << (run.finished_at.empty() ? "" : ", finished " + run.finished_at) << ". "
       << r.cases.size() << " of " << run.planned_cases << " cases: " << r.count(CaseStatus::ok) << " ok, "
-      << r.count(CaseStatus::unsupported) << " unsupported, " << r.failed() << " failed. From " << r.db_path
+      << r.count(CaseStatus::unsupported) << " unsupported, " << r.failed() << " failed. From " << inline_text(r.db_path)
       << ".\n\n## Environment\n\n";
   report::write_table(out, environment_table(r), report::Format::markdown);
   out << "\n## Results\n\n";
-  report::write_table(out, without_empty_columns(results_table(r)), report::Format::markdown);
+  if (r.cases.empty()) {
+    out << "No case of this run is stored.\n";
+  } else {
+    report::write_table(out, without_empty_columns(results_table(r)), report::Format::markdown);
+  }
   out << "\nkernels, memcpy, memset: launches per forward (? when the profiled forwards differed); time: median per "
          "forward; of ceiling: share of the bf16 matmul ceiling measured at run start; vs naive: naive's time over "
          "this one's on the same shape, dtype and mask.\n";
   if (r.comparison) {
     const compare::Comparison& c = *r.comparison;
-    out << "\n## Compared with run " << c.baseline.run.run_id << " of " << c.baseline.path << "\n\n"
+    out << "\n## Compared with run " << c.baseline.run.run_id << " of " << inline_text(c.baseline.path) << "\n\n"
         << c.regressions() << " regressions, " << c.improvements() << " improvements, " << c.same_cases()
         << " cases the same";
     for (const auto& [verdict, n] : c.verdict_counts()) {
       if (n > 0) out << ", " << n << " " << compare::to_string(verdict);
     }
     out << " (`attnsweep compare` lists every finding).\n";
-    for (const auto& warning : c.warnings) out << "\n**" << warning << "**\n";
+    for (const auto& warning : c.warnings) out << "\n**" << inline_text(warning) << "**\n";
   }
   const Table failures = failures_table(r);
   out << "\n## Unsupported and failed cases\n\n";
+  const int not_stored = static_cast<int>(run.planned_cases) - static_cast<int>(r.cases.size());
   if (failures.rows.empty()) {
-    out << "Every case ran.\n";
+    out << (not_stored > 0 ? "No stored case failed.\n" : "Every case ran.\n");
   } else {
     report::write_table(out, failures, report::Format::markdown);
+  }
+  if (not_stored > 0) {
+    out << "\n" << not_stored << " of the " << run.planned_cases << " planned cases are not in the database (the run is "
+        << to_string(run.status) << ").\n";
   }
 }
 

@@ -52,6 +52,12 @@ std::string number(const std::optional<double>& value, int digits, const std::st
   return value ? text::fixed(*value, digits) + unit : "";
 }
 
+// "1980 / 2619 MHz", with "?" for the clock not recorded; empty when neither is.
+std::string clocks(const std::optional<double>& sm_mhz, const std::optional<double>& memory_mhz) {
+  if (!sm_mhz && !memory_mhz) return "";
+  return (sm_mhz ? number(sm_mhz, 0, "") : "?") + " / " + (memory_mhz ? number(memory_mhz, 0, "") : "?") + " MHz";
+}
+
 std::vector<std::pair<std::string, std::string>> environment_of(const storage::RunRow& run) {
   std::vector<std::pair<std::string, std::string>> facts = {
       {"device", run.device_name.empty() ? run.device.to_string() : run.device_name + " (" + run.device.to_string() + ")"},
@@ -64,9 +70,7 @@ std::vector<std::pair<std::string, std::string>> environment_of(const storage::R
       {"attnsweep", run.attnsweep_version + (run.git_sha.empty() ? "" : " (" + run.git_sha + ")")},
       {"container image", run.container_image},
       {"power limit", number(run.power_limit_w, 0, " W")},
-      {"SM / memory clock at start", run.sm_clock_start_mhz ? number(run.sm_clock_start_mhz, 0, "") + " / " +
-                                                                  number(run.mem_clock_start_mhz, 0, " MHz")
-                                                            : ""},
+      {"SM / memory clock at start", clocks(run.sm_clock_start_mhz, run.mem_clock_start_mhz)},
       {"temperature at start", number(run.temperature_start_c, 0, " °C")},
       {"measured bf16 matmul ceiling", number(run.ceiling_bf16_tflops, 1, " TFLOP/s")},
       {"measured copy ceiling", number(run.ceiling_copy_gbps, 0, " GB/s")},

@@ -449,7 +449,12 @@
   function renderFailures() {
     const section = document.getElementById("failures");
     const listed = cases.filter((c) => c.status !== "ok");
-    if (!listed.length) return section.append(el("p", { class: "empty" }, "every case ran"));
+    const notStored = data.run.planned_cases - cases.length;
+    if (notStored > 0) {
+      section.append(el("p", { class: "note" }, `${notStored} of the ${data.run.planned_cases} planned cases are not in ` +
+                        `the database (the run is ${data.run.status}).`));
+    }
+    if (!listed.length) return section.append(el("p", { class: "empty" }, notStored > 0 ? "no stored case failed" : "every case ran"));
     section.append(el("table", {},
       el("thead", {}, el("tr", {}, ["variant", "shape", "dtype", "mask", "status", "reason"].map((h) => el("th", {}, h)))),
       el("tbody", {}, listed.map((c) => el("tr", { class: failed(c) ? "status-failed" : "" }, el("td", {}, c.variant), el("td", {}, c.shape),
