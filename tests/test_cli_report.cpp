@@ -108,6 +108,7 @@ var out = {errors: window.__probeErrors, canvases: document.querySelectorAll('ca
   failures: document.querySelectorAll('#failures tbody tr').length,
   failures_text: document.getElementById('failures').textContent,
   injected: document.querySelectorAll('img, iframe, object, embed').length, scripts: document.scripts.length,
+  trace_links: Array.prototype.map.call(document.querySelectorAll('a.trace'), function (a) { return a.href; }),
   planted: window.__planted || null};
 var pre = document.createElement('pre'); pre.id = 'probe'; pre.textContent = JSON.stringify(out); document.body.appendChild(pre);
 })();</script>)";
@@ -332,10 +333,16 @@ TEST_F(CliReport, TextFromTheDatabaseIsShownAsTextInBothFormats) {
     SQLite::Statement errors(db, "UPDATE cases SET error_message = ? WHERE plan_index = 2");
     errors.bind(1, error);
     errors.exec();
+    // Trace files whose names a URL would read otherwise: as a scheme, a fragment, a query.
+    db.exec("UPDATE cases SET trace_path = 'javascript:window.__planted=4' WHERE plan_index = 0");
+    db.exec("UPDATE cases SET trace_path = 'night #1/x?.json' WHERE plan_index = 3");
     SQLite::Statement bytes(db, "UPDATE cases SET error_message = CAST(? AS TEXT) WHERE plan_index = 5");
     bytes.bind(1, not_utf8.data(), static_cast<int>(not_utf8.size()));
     bytes.exec();
   }
+  scratch_.write("javascript:window.__planted=4", "{}");
+  fs::create_directories(path("night #1"));
+  scratch_.write("night #1/x?.json", "{}");
   ASSERT_EQ(run("report " + db_ + " -o " + path("r.html")).exit_code, 0);
   const std::string html = read_file(path("r.html"));
   // One <script> element of data, then Chart.js and the report's: nothing planted ended it.
@@ -359,6 +366,11 @@ TEST_F(CliReport, TextFromTheDatabaseIsShownAsTextInBothFormats) {
     EXPECT_TRUE(probe_out["planted"].is_null()) << probe_out.dump();
     EXPECT_EQ(probe_out["injected"], 0) << probe_out.dump();
     EXPECT_EQ(probe_out["rows"], kCases) << probe_out.dump();
+    const json& links = probe_out["trace_links"];
+    ASSERT_EQ(links.size(), static_cast<std::size_t>(kOk)) << probe_out.dump();
+    for (const json& link : links) EXPECT_EQ(link.get<std::string>().rfind("file:///", 0), 0u) << link;
+    EXPECT_EQ(links[0], "file://" + path("javascript%3Awindow.__planted%3D4"));
+    EXPECT_EQ(links[2], "file://" + path("night%20%231/x%3F.json"));
     EXPECT_NE(probe_out["failures_text"].get<std::string>().find("<img src=x onerror=window.__planted=3>"),
               std::string::npos) << probe_out.dump();
   }

@@ -183,13 +183,16 @@
     if (n === null || n === undefined) return "";
     return c.consistent === false ? `${n}?` : String(n);
   }
+  // The trace's path as a relative URL, each name encoded whole: a '#' or '?'
+  // in it stays part of the name, and a ':' cannot make it a scheme ("javascript:").
+  function traceHref(c) { return c.trace.split("/").map(encodeURIComponent).join("/"); }
   function traceCell(c) {
     if (!c.trace) return "";
     if (!c.trace_exists) return el("span", { class: "empty", title: c.trace }, "missing");
-    const links = [el("a", { class: "trace", href: encodeURI(c.trace), onclick: (e) => e.stopPropagation(),
+    const links = [el("a", { class: "trace", href: traceHref(c), onclick: (e) => e.stopPropagation(),
                              title: "the Chrome trace file (JSON)" }, "file")];
     if (data.meta.trace_url_base) {
-      const url = data.meta.trace_url_base + "/" + encodeURI(c.trace);
+      const url = data.meta.trace_url_base + "/" + traceHref(c);
       links.push(el("a", { class: "trace", target: "_blank", rel: "noopener", onclick: (e) => e.stopPropagation(),
                            href: "https://ui.perfetto.dev/#!/?url=" + encodeURIComponent(url) }, "Perfetto"));
     } else {
@@ -208,7 +211,7 @@
             "the report from there, or open https://ui.perfetto.dev and drop " + c.trace + " onto it.");
       return;
     }
-    const buffer = await (await fetch(encodeURI(c.trace))).arrayBuffer();
+    const buffer = await (await fetch(traceHref(c))).arrayBuffer();
     const perfetto = window.open("https://ui.perfetto.dev/#!/");
     const ping = setInterval(() => perfetto.postMessage("PING", "https://ui.perfetto.dev"), 100);
     window.addEventListener("message", function pong(event) {
