@@ -21,21 +21,6 @@ namespace {
 // both mean "do not ship this"; a report on stdout tells them apart).
 constexpr int kExitRegression = 1;
 
-// The database of an argument, opened read-only (one of an older schema through a
-// migrated copy); its errors name the argument.
-std::unique_ptr<compare::ReadableDatabase> open_database(const compare::RunArgument& argument, const std::string& name) {
-  try {
-    return std::make_unique<compare::ReadableDatabase>(argument.path);
-  } catch (const BadInputError& error) {
-    // The reader's advice for `run --db` does not apply to a file compare only reads.
-    std::string message = error.what();
-    const std::string advice = "; choose another --db";
-    if (message.size() > advice.size() && message.compare(message.size() - advice.size(), advice.size(), advice) == 0) {
-      message.erase(message.size() - advice.size());
-    }
-    throw BadInputError(name + ": " + message);
-  }
-}
 
 }  // namespace
 
@@ -47,8 +32,8 @@ int compare_command(const CompareOptions& options) {
     settings.min_change_us = compare::parse_min_change_us(options.min_change_us);
     const compare::RunArgument baseline = compare::parse_run_argument(options.baseline, "BASELINE");
     const compare::RunArgument candidate = compare::parse_run_argument(options.candidate, "CANDIDATE");
-    const auto baseline_database = open_database(baseline, "BASELINE");
-    const auto candidate_database = open_database(candidate, "CANDIDATE");
+    const auto baseline_database = compare::open_readable(baseline.path, "BASELINE");
+    const auto candidate_database = compare::open_readable(candidate.path, "CANDIDATE");
     const storage::RunReader& baseline_reader = baseline_database->reader();
     const storage::RunReader& candidate_reader = candidate_database->reader();
     const std::int64_t baseline_run = compare::resolve_run(baseline_reader, baseline, "BASELINE");

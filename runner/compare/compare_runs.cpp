@@ -704,6 +704,23 @@ ReadableDatabase::ReadableDatabase(const std::string& path) : path_(path) {
   }
 }
 
+std::string without_db_advice(std::string message) {
+  const std::string advice = "; choose another --db";
+  if (message.size() > advice.size() && message.compare(message.size() - advice.size(), advice.size(), advice) == 0) {
+    message.erase(message.size() - advice.size());
+  }
+  return message;
+}
+
+std::unique_ptr<ReadableDatabase> open_readable(const std::string& path, const std::string& name) {
+  try {
+    return std::make_unique<ReadableDatabase>(path);
+  } catch (const BadInputError& error) {
+    const std::string message = without_db_advice(error.what());
+    throw BadInputError(name.empty() ? message : name + ": " + message);
+  }
+}
+
 ReadableDatabase::~ReadableDatabase() {
   reader_.reset();  // closed before its files are removed
   if (!copy_folder_.empty()) remove_flat_folder(copy_folder_);

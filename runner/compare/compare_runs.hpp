@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -188,6 +189,14 @@ class ReadableDatabase {
   std::optional<int> migrated_from_;
   std::optional<storage::RunReader> reader_;
 };
+
+// A refusal of the reader without its advice for `run --db` ("; choose another
+// --db"), which does not apply to a database that is only read.
+std::string without_db_advice(std::string message);
+
+// Opens `path` as a ReadableDatabase. A refusal is BadInputError "NAME: why"
+// (just "why" when `name` is empty), without the advice for `run --db`.
+std::unique_ptr<ReadableDatabase> open_readable(const std::string& path, const std::string& name);
 
 // The kept eager samples of a case (as the comparison uses them), in sample order.
 std::vector<double> kept_eager_times_us(const std::vector<TimingSample>& samples, DeviceKind device);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "runner/common/errors.hpp"
+#include "runner/compare/compare_runs.hpp"
 #include "runner/compare/comparison_report.hpp"
 #include "runner/execute/sweep.hpp"
 #include "storage/run_reader.hpp"
@@ -135,11 +136,7 @@ std::string skip_reason(std::string message, const std::string& copy, const std:
   for (std::size_t at = message.find(copy); at != std::string::npos; at = message.find(copy, at + original.size())) {
     message.replace(at, copy.size(), original);
   }
-  const std::string advice = "; choose another --db";
-  if (message.size() >= advice.size() && message.compare(message.size() - advice.size(), advice.size(), advice) == 0) {
-    message.erase(message.size() - advice.size());
-  }
-  return message;
+  return compare::without_db_advice(message);
 }
 
 // Copies a whole file into the history folder: written once, sequentially, and

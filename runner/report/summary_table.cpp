@@ -1,29 +1,8 @@
 #include "runner/report/summary_table.hpp"
 
-#include <cstdio>
+#include "runner/report/case_cells.hpp"
 
 namespace attnsweep::report {
-namespace {
-
-// A per-forward count; "5?" when the profiled forwards disagreed.
-Cell count_cell(const storage::CaseRow& row, const std::optional<int>& count) {
-  if (!count) return Cell::null();
-  if (row.counts_consistent.value_or(true)) return Cell::integer(*count);
-  return Cell::text(std::to_string(*count) + "?");
-}
-
-Cell scientific(const std::optional<double>& value) {
-  if (!value) return Cell::null();
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1e", *value);
-  return Cell::text(buffer);
-}
-
-Cell real_or_null(const std::optional<double>& value, int digits) {
-  return value ? Cell::real(*value, digits) : Cell::null();
-}
-
-}  // namespace
 
 Table summary_table(const std::vector<storage::CaseRow>& cases) {
   Table table;
@@ -45,7 +24,7 @@ Table summary_table(const std::vector<storage::CaseRow>& cases) {
                    Cell::text(c.causal ? "yes" : "no"), Cell::text(to_string(row.status)),
                    count_cell(row, row.kernels_per_forward), count_cell(row, row.memcpy_per_forward),
                    count_cell(row, row.memset_per_forward), ok ? real_or_null(row.median_us(), 1) : Cell::null(),
-                   ok ? real_or_null(row.tflops, 2) : Cell::null(), ok ? scientific(row.rel_error) : Cell::null()});
+                   ok ? real_or_null(row.tflops, 2) : Cell::null(), ok ? scientific_cell(row.rel_error) : Cell::null()});
   }
   return table;
 }

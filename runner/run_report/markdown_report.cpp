@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "runner/report/case_cells.hpp"
 #include "runner/report/writers.hpp"
 
 namespace attnsweep::run_report {
@@ -9,18 +10,10 @@ namespace {
 
 using report::Align;
 using report::Cell;
+using report::count_cell;
+using report::real_or_null;
+using report::scientific_cell;
 using report::Table;
-
-Cell real_or_null(const std::optional<double>& value, int digits) {
-  return value ? Cell::real(*value, digits) : Cell::null();
-}
-
-Cell scientific(const std::optional<double>& value) {
-  if (!value) return Cell::null();
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1e", *value);
-  return Cell::text(buffer);
-}
 
 Cell times(const std::optional<double>& value) {
   if (!value) return Cell::null();
@@ -34,11 +27,6 @@ Cell percent(const std::optional<double>& value) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.1f%%", 100 * *value);
   return Cell::text(buffer);
-}
-
-Cell count(const storage::CaseRow& row, const std::optional<int>& value) {
-  if (!value) return Cell::null();
-  return row.counts_consistent.value_or(true) ? Cell::integer(*value) : Cell::text(std::to_string(*value) + "?");
 }
 
 // Text from the database in a heading or a table cell: one line (the table
@@ -126,14 +114,14 @@ Table results_table(const RunReport& r) {
                                Cell::text(to_string(row.identity.dtype)),
                                Cell::text(row.identity.causal ? "causal" : "full"),
                                Cell::text(to_string(row.status)),
-                               count(row, row.kernels_per_forward),
-                               count(row, row.memcpy_per_forward),
-                               count(row, row.memset_per_forward),
+                               count_cell(row, row.kernels_per_forward),
+                               count_cell(row, row.memcpy_per_forward),
+                               count_cell(row, row.memset_per_forward),
                                ok ? real_or_null(row.median_us(), 1) : Cell::null(),
                                ok ? real_or_null(row.cpu_dispatch_us_median, 1) : Cell::null(),
                                ok ? real_or_null(row.tflops, 2) : Cell::null(),
                                ok ? percent(c.tflops_share) : Cell::null(),
-                               ok ? scientific(row.rel_error) : Cell::null(),
+                               ok ? scientific_cell(row.rel_error) : Cell::null(),
                                times(c.speedup_over_naive)};
     if (r.comparison) {
       cells.push_back(times(c.speedup_over_previous));

@@ -104,21 +104,6 @@ std::string link_from(const std::string& output_path, const std::string& file) {
   return fs::absolute(file).lexically_normal().lexically_relative(folder.lexically_normal()).generic_string();
 }
 
-// A database only read; its errors name the argument, without the reader's
-// advice for `run --db`, which does not apply here.
-std::unique_ptr<compare::ReadableDatabase> open_database(const std::string& path, const std::string& name) {
-  try {
-    return std::make_unique<compare::ReadableDatabase>(path);
-  } catch (const BadInputError& error) {
-    std::string message = error.what();
-    const std::string advice = "; choose another --db";
-    if (message.size() > advice.size() && message.compare(message.size() - advice.size(), advice.size(), advice) == 0) {
-      message.erase(message.size() - advice.size());
-    }
-    throw BadInputError(name.empty() ? message : name + ": " + message);
-  }
-}
-
 std::int64_t chosen_run(const storage::RunReader& reader, const ReportRequest& request) {
   const std::vector<storage::RunRow> runs = reader.runs();
   if (runs.empty()) throw BadInputError(request.db_path + ": holds no run yet");
@@ -143,7 +128,7 @@ int RunReport::failed() const {
 }
 
 RunReport build_run_report(const ReportRequest& request) {
-  const auto database = open_database(request.db_path, "");
+  const auto database = compare::open_readable(request.db_path, "");
   const storage::RunReader& reader = database->reader();
   const std::int64_t run_id = chosen_run(reader, request);
   RunReport report;
@@ -188,7 +173,7 @@ RunReport build_run_report(const ReportRequest& request) {
   }
   if (!request.compare_with.empty()) {
     const compare::RunArgument previous = compare::parse_run_argument(request.compare_with, "--compare");
-    const auto other = open_database(previous.path, "--compare");
+    const auto other = compare::open_readable(previous.path, "--compare");
     const std::int64_t previous_run = compare::resolve_run(other->reader(), previous, "--compare");
     report.comparison = compare::compare_runs(other->reader(), previous_run, reader, run_id);
     report.comparison->baseline.path = previous.path;
