@@ -509,9 +509,38 @@ TEST_F(CliReport, EachBadInputIsOneLineAndExitTwoAndWritesNothing) {
   expect_refused(db_ + " --compare " + db_ + ":7", "has no run 7");
   const std::string text_file = scratch_.write("notes.txt", "not a database\n");
   expect_refused(text_file, "notes.txt");
+  // Files that are not ours: another program's SQLite database, a device, a FIFO, and a name with shell characters.
+  {
+    SQLite::Database foreign(path("foreign.db"), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    foreign.exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)");
+  }
+  expect_refused(path("foreign.db"), "foreign.db: ");
+  expect_refused("/dev/zero", "/dev/zero: is not a regular file");
+  ASSERT_EQ(::mkfifo(path("db-fifo").c_str(), 0600), 0);
+  expect_refused(path("db-fifo"), "db-fifo: is not a regular file");
+  // The shell passes this name through whole (single quotes); attnsweep must take it as a name, nothing more.
+  expect_refused("'" + path("$(touch pwned); \"x\" `y` db") + "'", "database not found");
+  EXPECT_FALSE(fs::exists("pwned"));
   const Outcome format = run("report " + db_ + " --format pdf");
   EXPECT_EQ(format.exit_code, 2);
   EXPECT_NE(format.output.find("--format: unknown value 'pdf'; allowed: html, markdown"), std::string::npos) << format.output;
+}
+
+// A full disk (the device /dev/full) is a runtime failure, exit 1, in the system's
+// words; the device is left as it was and nothing else is written.
+TEST_F(CliReport, AFullDiskIsExitOneWithTheSystemsReason) {
+  struct stat before {};
+  if (::stat("/dev/full", &before) != 0 || !S_ISCHR(before.st_mode)) GTEST_SKIP() << "no /dev/full here";
+  for (const char* format : {"html", "markdown"}) {
+    const Outcome outcome = run("report " + db_ + " --format " + format + " -o /dev/full");
+    EXPECT_EQ(outcome.exit_code, 1) << outcome.output;
+    EXPECT_EQ(lines(outcome.output), 1u) << outcome.output;
+    EXPECT_NE(outcome.output.find("error: report: -o /dev/full: cannot write to it: No space left on device"),
+              std::string::npos) << outcome.output;
+  }
+  struct stat after {};
+  ASSERT_EQ(::stat("/dev/full", &after), 0);
+  EXPECT_TRUE(S_ISCHR(after.st_mode));
 }
 
 }  // namespace

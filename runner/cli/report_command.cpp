@@ -4,11 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -88,27 +91,35 @@ void write_whole(const std::string& output, const std::string& text) {
   std::error_code error;
   const fs::path target = fs::is_symlink(output, error) ? fs::weakly_canonical(fs::absolute(output), error)
                                                         : fs::path(output);
+  // A write that fails (a full disk, a read-only folder) is a runtime failure
+  // (exit 1) and says why in the system's words.
+  const auto failed = [&](const std::string& what) {
+    return std::runtime_error("-o " + output + ": cannot write " + what + ": " + std::strerror(errno));
+  };
   if (fs::exists(target, error) && !fs::is_regular_file(target, error)) {
     std::ofstream file(target, std::ios::binary);
+    errno = 0;
     file << text;
     file.close();
-    if (!file) throw BadInputError("-o " + output + ": cannot write to it");
+    if (!file) throw failed("to it");
     return;
   }
   const std::string temporary = target.string() + ".tmp-" + std::to_string(::getpid());
   {
+    errno = 0;
     std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
     file << text;
     file.close();
     if (!file) {
+      const std::runtime_error failure = failed(temporary);
       std::remove(temporary.c_str());
-      throw BadInputError("-o " + output + ": cannot write " + temporary);
+      throw failure;
     }
   }
   fs::rename(temporary, target, error);
   if (error) {
     std::remove(temporary.c_str());
-    throw BadInputError("-o " + output + ": cannot write: " + error.message());
+    throw std::runtime_error("-o " + output + ": cannot write: " + error.message());
   }
 }
 
