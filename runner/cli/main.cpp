@@ -250,7 +250,8 @@ int main(int argc, char** argv) {
       "occupancy), the environment, time against sequence length per dtype and head_dim, a roofline, kernels per\n"
       "forward, speed-ups over naive (and over --compare's run), the unsupported and failed cases with their\n"
       "reasons, and links to each case's trace, relative to the report. Chart.js is embedded: nothing is fetched.\n"
-      "Exit codes: 0 written, 1 could not write (a full disk), 2 bad input (missing database, no such run, bad --run, --format or -o; nothing is\n"
+      "Exit codes: 0 written, 1 could not write (a full disk), 2 bad input (missing database, no such run,\n"
+      "bad --run, --format or -o; nothing is\n"
       "written then). docs/report.md");
 
   cli::LaunchOptions launch;
