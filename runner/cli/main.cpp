@@ -251,8 +251,7 @@ int main(int argc, char** argv) {
       "forward, speed-ups over naive (and over --compare's run), the unsupported and failed cases with their\n"
       "reasons, and links to each case's trace, relative to the report. Chart.js is embedded: nothing is fetched.\n"
       "Exit codes: 0 written, 1 could not write (a full disk), 2 bad input (missing database, no such run,\n"
-      "bad --run, --format or -o; nothing is\n"
-      "written then). docs/report.md");
+      "bad --run, --format or -o; nothing is written then). docs/report.md");
 
   cli::LaunchOptions launch;
   auto* launch_command = app.add_subcommand(
