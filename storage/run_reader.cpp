@@ -127,7 +127,10 @@ const Table<CaseRow>& case_rows() {
                                member<C>("gpu_uuid", &C::gpu_uuid),
                                member<C>("shard_index", &C::shard_index),
                                member<C>("power_cap_share", &C::power_cap_share),
-                               member<C>("thermal_cap_share", &C::thermal_cap_share)}};
+                               member<C>("thermal_cap_share", &C::thermal_cap_share),
+                               member<C>("numerics", &C::numerics),
+                               member<C>("numerics_bound", &C::numerics_bound),
+                               member<C>("other_processes", &C::other_processes)}};
   return table;
 }
 

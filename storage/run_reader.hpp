@@ -72,6 +72,11 @@ struct CaseRow {
   std::optional<int> shard_index;  // the shard that measured it
   // Shares of the kept eager samples under a power cap / thermal slowdown (NVML); empty when unknown.
   std::optional<double> power_cap_share, thermal_cap_share;
+  // Schema 9: the numerics verdict (ok, beyond_bound, nonfinite; "" when not
+  // judged or stored before) and other compute processes seen on the GPU.
+  std::string numerics;
+  std::optional<double> numerics_bound;
+  std::optional<int> other_processes;
 
   // The case's median time per forward: the GPU's on CUDA, else the CPU's.
   std::optional<double> median_us() const { return gpu_time_us_median ? gpu_time_us_median : cpu_time_us_median; }

@@ -1,4 +1,4 @@
--- attnsweep results database, schema version 8 (PRAGMA user_version = 8), marked as attnsweep's by
+-- attnsweep results database, schema version 9 (PRAGMA user_version = 9), marked as attnsweep's by
 -- PRAGMA application_id = 1635021934 (0x6174746E, 'attn'); the store sets both when it creates or migrates a file.
 -- This file is the public contract: docs/schema.md documents every column.
 -- Units are in the names: _us microseconds, _bytes bytes, _ns nanoseconds.
@@ -18,7 +18,10 @@
 -- temperature and clock event reasons at start and env_vars; runs gains measure_regime and
 -- burst_cooldown_max_ms; cases gains power_cap_share, thermal_cap_share and cooldown_seconds;
 -- samples gains clock_event_reasons; 8 cases.trace_path is stored relative to the database file's folder,
--- said by the new runs.trace_path_base ('working_directory' for runs made before, stored as given).
+-- said by the new runs.trace_path_base ('working_directory' for runs made before, stored as given);
+-- 9 hardening round three: cases gains numerics and numerics_bound (the numerics verdict),
+-- other_processes (other compute processes on the GPU during the case) and cooldown_budget_exhausted;
+-- runs and run_devices gain other_processes_start and gpu_utilization_start_pct.
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id             INTEGER PRIMARY KEY,
@@ -88,6 +91,8 @@ CREATE TABLE IF NOT EXISTS runs (
   temperature_start_c REAL,
   clock_event_reasons_start INTEGER,            --   NVML clock event reasons bits (docs/schema.md)
   env_vars           TEXT,                      -- JSON object: the set environment variables that change results
+  other_processes_start INTEGER,                -- compute processes on the GPU besides attnsweep's when it started (NVML)
+  gpu_utilization_start_pct REAL,               -- NVML's GPU utilization (any process) when it started
   trace_path_base    TEXT NOT NULL DEFAULT 'working_directory'
                      CHECK (trace_path_base IN ('database', 'working_directory'))
                                                 -- what cases.trace_path is relative to: the database file's folder
@@ -166,6 +171,13 @@ CREATE TABLE IF NOT EXISTS cases (
   power_cap_share    REAL,                     -- share of the kept eager samples read under a power cap (NVML
   thermal_cap_share  REAL,                     --   reasons), and under a thermal slowdown; NULL when unknown
   cooldown_seconds   REAL,                     -- burst regime: wall seconds of cool-down before samples
+  cooldown_budget_exhausted INTEGER,           -- burst: 1 when the case's or the run's cool-down allowance ran out
+  numerics           TEXT CHECK (numerics IN ('ok', 'beyond_bound', 'nonfinite')),
+                                               -- the output against float64: rel_error within numerics_bound, above
+                                               --   it, or NaN/Inf in the output; NULL when not checked or not ok
+  numerics_bound     REAL,                     -- the dtype's rel_error bound the verdict used (docs/measurement.md)
+  other_processes    INTEGER,                  -- other compute processes on the GPU during the case (NVML); >0: times
+                                               --   are not the GPU's alone and compare/nightly do not judge them
   UNIQUE (run_id, plan_index)
 );
 
@@ -239,7 +251,9 @@ CREATE TABLE IF NOT EXISTS run_devices (
   mem_clock_start_mhz REAL,
   temperature_start_c REAL,
   clock_event_reasons_start INTEGER,
-  env_vars           TEXT
+  env_vars           TEXT,
+  other_processes_start INTEGER,
+  gpu_utilization_start_pct REAL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS run_devices_key ON run_devices(run_id, ifnull(shard_index, -1), device);
 
@@ -274,6 +288,12 @@ SELECT
   c.tflops / COALESCE(d.ceiling_bf16_tflops, r.ceiling_bf16_tflops) AS tflops_share,
   c.bandwidth_gbps / COALESCE(d.ceiling_copy_gbps, r.ceiling_copy_gbps) AS bandwidth_share,
   c.sm_clock_mhz_mean, c.throttled_samples, c.power_cap_share, c.thermal_cap_share, c.launch_latency_hidden, c.rel_error, c.peak_mem_bytes, c.samples,
-  c.counts_consistent, c.error_message, c.trace_path, c.gpu_uuid, c.shard_index
+  c.counts_consistent, c.error_message, c.trace_path, c.gpu_uuid, c.shard_index,
+  c.numerics, c.numerics_bound, c.other_processes,
+  -- this case's rel_error over the smallest of the run's variants at the same shape, dtype and mask
+  c.rel_error / (SELECT min(o.rel_error) FROM cases o WHERE o.run_id = c.run_id AND o.batch = c.batch
+     AND o.heads = c.heads AND o.kv_heads = c.kv_heads AND o.seq_len_q = c.seq_len_q
+     AND o.seq_len_kv = c.seq_len_kv AND o.head_dim = c.head_dim AND o.dtype = c.dtype
+     AND o.causal = c.causal AND o.device = c.device AND o.rel_error > 0) AS rel_error_vs_best
 FROM cases c JOIN runs r USING (run_id)
 LEFT JOIN run_devices d ON d.run_id = c.run_id AND d.device = c.device AND d.shard_index IS c.shard_index;

@@ -135,6 +135,12 @@ const Table<NewRun>& runs_table() {
              return only_if(r.environment().sm_clock_start_mhz > 0, r.environment().clock_event_reasons_start);
            }},
           {"env_vars", [](const R& r) { return to_value(env_vars_json(r.environment())); }},
+          {"other_processes_start", [](const R& r) {
+             return only_if(r.environment().other_processes_start >= 0, r.environment().other_processes_start);
+           }},
+          {"gpu_utilization_start_pct", [](const R& r) {
+             return only_if(r.environment().gpu_utilization_start_pct >= 0, r.environment().gpu_utilization_start_pct);
+           }},
           {"trace_path_base", [](const R&) { return to_value(std::string(kTraceBaseDatabase)); }},
       }};
   return table;
@@ -276,6 +282,13 @@ const Table<NewCase>& cases_table() {
         {"power_cap_share", [](const C& c) { return to_value(c.result.power_cap_share); }},
         {"thermal_cap_share", [](const C& c) { return to_value(c.result.thermal_cap_share); }},
         {"cooldown_seconds", [](const C& c) { return only_if(c.result.cooldown_seconds > 0, c.result.cooldown_seconds); }},
+        {"cooldown_budget_exhausted",
+         [](const C& c) { return c.result.cooldown_budget_exhausted ? to_value(true) : Value{}; }},
+        {"numerics", [](const C& c) {
+           return c.result.numerics ? to_value(to_string(*c.result.numerics)) : Value{};
+         }},
+        {"numerics_bound", [](const C& c) { return to_value(c.result.numerics_bound); }},
+        {"other_processes", [](const C& c) { return to_value(c.result.other_processes); }},
     });
     return Table<C>{"cases", {"run_id"}, std::move(fields)};
   }();
@@ -664,8 +677,8 @@ bool Store::add_run_device(std::int64_t run_id, const RunDevice& device) {
                            "sm_count, device_memory_bytes, l2_cache_bytes, sm_clock_max_mhz, driver_version, cuda_version, "
                            "cudnn_version, torch_version, ceiling_bf16_tflops, ceiling_copy_gbps, recorded_at, "
                            "power_limit_w, sm_clock_start_mhz, mem_clock_start_mhz, temperature_start_c, "
-                           "clock_event_reasons_start, env_vars) "
-                           "SELECT run_id, shard_index, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? "
+                           "clock_event_reasons_start, env_vars, other_processes_start, gpu_utilization_start_pct) "
+                           "SELECT run_id, shard_index, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? "
                            "FROM runs WHERE run_id = ?");
   const std::vector<Value> values = {
       to_value(e.device), null_if_empty(e.gpu_uuid), null_if_empty(e.device_name), null_if_empty(e.hostname),
@@ -675,7 +688,9 @@ bool Store::add_run_device(std::int64_t run_id, const RunDevice& device) {
       null_if_empty(e.torch_version), to_value(device.ceiling_bf16_tflops), to_value(device.ceiling_copy_gbps),
       to_value(utc_now_iso8601()), null_unless_positive(e.power_limit_w), null_unless_positive(e.sm_clock_start_mhz),
       null_unless_positive(e.mem_clock_start_mhz), null_unless_positive(e.temperature_start_c),
-      only_if(e.sm_clock_start_mhz > 0, e.clock_event_reasons_start), to_value(env_vars_json(e)), to_value(run_id)};
+      only_if(e.sm_clock_start_mhz > 0, e.clock_event_reasons_start), to_value(env_vars_json(e)),
+      only_if(e.other_processes_start >= 0, e.other_processes_start),
+      only_if(e.gpu_utilization_start_pct >= 0, e.gpu_utilization_start_pct), to_value(run_id)};
   for (std::size_t i = 0; i < values.size(); ++i) fields::bind_value(insert, static_cast<int>(i) + 1, values[i]);
   return insert.exec() == 1;
 }

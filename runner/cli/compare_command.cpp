@@ -44,7 +44,8 @@ int compare_command(const CompareOptions& options) {
     comparison.baseline.path = baseline.path;
     comparison.candidate.path = candidate.path;
     std::cout << compare::render(comparison, format) << std::flush;
-    return comparison.has_regression() ? kExitRegression : static_cast<int>(kExitOk);
+    if (comparison.has_regression()) return static_cast<int>(kExitRegression);
+    return comparison.inconclusive() ? static_cast<int>(kExitInconclusive) : static_cast<int>(kExitOk);
   });
 }
 

@@ -36,6 +36,10 @@ int nightly_command(const NightlyOptions& options) {
     } else if (outcome.compared_nothing) {
       std::cout << "nightly: nothing was compared (exit 1)\n";
       code = kExitRuntimeFailure;
+    } else if (outcome.inconclusive) {
+      std::cout << "nightly: INCONCLUSIVE: no regression found, but cases could not be judged (exit 4; the summary "
+                   "says which and why)\n";
+      code = kExitInconclusive;
     } else {
       std::cout << "nightly: no regression\n";
     }

@@ -10,6 +10,7 @@ enum ExitCode : int {
   kExitRuntimeFailure = 1,  // something failed while running (not the user's input)
   kExitBadInput = 2,        // bad command line, config or database: nothing ran
   kExitIncomplete = 3,      // merge: merged, but shards or cases are still missing
+  kExitInconclusive = 4,    // compare, nightly: no regression found, but cases could not be judged
 };
 
 // The user's input is wrong; the message says what, where and what is allowed.

@@ -16,6 +16,7 @@
 #include <variant>
 
 #include "runner/common/errors.hpp"
+#include "runner/common/numerics.hpp"
 #include "runner/common/text.hpp"
 #include "runner/compare/mann_whitney.hpp"
 #include "runner/measure/statistics.hpp"
@@ -356,6 +357,15 @@ void check_numerics(const CaseRow& baseline, const CaseRow& candidate, const Com
   const std::string limit = std::string(to_string(baseline.identity.dtype)) + " tolerance " + scientific(tolerance);
   const std::optional<double>& a = baseline.rel_error;
   const std::optional<double>& b = candidate.rel_error;
+  // A finite output turning NaN or Inf is a regression whatever the time says.
+  const bool nonfinite_now = candidate.numerics == to_string(NumericsVerdict::nonfinite);
+  const bool finite_before = a.has_value() || baseline.numerics == to_string(NumericsVerdict::ok) ||
+                             baseline.numerics == to_string(NumericsVerdict::beyond_bound);
+  if (nonfinite_now && finite_before) {
+    findings.push_back({Check::numerics, Severity::regression, "output", a ? "rel_error " + scientific(*a) : "finite",
+                        "NaN or Inf", "the output is not finite now"});
+    return;
+  }
   if (a && !b) {
     findings.push_back({Check::numerics, Severity::info, "rel_error", scientific(*a), "",
                         "no rel_error now: a non-finite output, or the accuracy check turned off"});
@@ -392,6 +402,18 @@ void add_time_finding(const TimeComparison& time, std::vector<Finding>& findings
   findings.push_back(std::move(finding));
 }
 
+// Why the time of a case cannot be judged (CaseComparison::unjudged), or "".
+std::string why_unjudged(const CaseRow& baseline, const CaseRow& candidate, const TimeComparison& time) {
+  const int before = baseline.other_processes.value_or(0), after = candidate.other_processes.value_or(0);
+  if (before > 0 || after > 0) {
+    return "shared GPU: " + std::to_string(after) + " vs " + std::to_string(before) +
+           " other compute process(es) (candidate vs baseline)";
+  }
+  if (candidate.numerics == to_string(NumericsVerdict::nonfinite)) return "the candidate's output is not finite";
+  if (time.verdict == TimeVerdict::slower && time.marked()) return "SLOWER while " + time.cap_mark;
+  return "";
+}
+
 CaseComparison compare_case(const storage::RunReader& baseline_reader, const CaseRow& baseline,
                              const storage::RunReader& candidate_reader, const CaseRow& candidate,
                              const CompareSettings& settings) {
@@ -408,6 +430,11 @@ CaseComparison compare_case(const storage::RunReader& baseline_reader, const Cas
     check_numerics(baseline, candidate, settings, result.findings);
   }
   result.time = compare_times(baseline_reader, baseline, candidate_reader, candidate, settings);
+  result.unjudged = why_unjudged(baseline, candidate, result.time);
+  if (!result.unjudged.empty() && !result.time.marked() &&
+      (result.time.verdict == TimeVerdict::faster || result.time.verdict == TimeVerdict::slower)) {
+    result.time.cap_mark = result.unjudged;  // reported, not counted either way
+  }
   add_time_finding(result.time, result.findings);
   return result;
 }
@@ -534,6 +561,11 @@ int Comparison::same_cases() const {
 int Comparison::marked_cases() const {
   return static_cast<int>(
       std::count_if(cases.begin(), cases.end(), [](const CaseComparison& c) { return c.time.marked(); }));
+}
+
+int Comparison::unjudged_cases() const {
+  return static_cast<int>(
+      std::count_if(cases.begin(), cases.end(), [](const CaseComparison& c) { return !c.unjudged.empty(); }));
 }
 
 std::map<TimeVerdict, int> Comparison::verdict_counts() const {

@@ -108,6 +108,12 @@ struct CaseComparison {
   TimeComparison time;
   std::vector<Finding> findings;  // status, counts, backend, numerics, then time
 
+  // Why this case's time could not be judged, or empty: another process
+  // computed on the GPU on either side, an output that is not finite, or a
+  // SLOWER verdict marked by a power- or thermal-cap difference (it may be a
+  // regression). Such cases make the comparison inconclusive, never a pass.
+  std::string unjudged;
+
   bool has(Severity severity) const;
   // Nothing to report: no finding (its time SAME, or NOT_TIMED on both sides alike).
   bool same() const { return findings.empty(); }
@@ -140,6 +146,9 @@ struct Comparison {
   int notes() const;         // findings of severity info
   int same_cases() const;    // matched cases with nothing to report
   int marked_cases() const;  // time verdicts marked by a power- or thermal-cap difference
+  int unjudged_cases() const;  // cases whose time could not be judged (CaseComparison::unjudged)
+  // No regression, but cases that could not be judged: neither a pass nor a failure.
+  bool inconclusive() const { return !has_regression() && unjudged_cases() > 0; }
   std::map<TimeVerdict, int> verdict_counts() const;  // every verdict, zeros included
   bool has_regression() const { return regressions() > 0; }
 };

@@ -127,6 +127,15 @@ std::string labels(const std::vector<CaseKey>& keys) {
   return text;
 }
 
+// One line per case whose time could not be judged, with why.
+std::string unjudged_list(const Comparison& comparison, const std::string& bullet) {
+  std::string text;
+  for (const CaseComparison& c : comparison.cases) {
+    if (!c.unjudged.empty()) text += bullet + c.key.label() + ": " + c.unjudged + "\n";
+  }
+  return text;
+}
+
 std::string render_text(const Comparison& comparison) {
   std::ostringstream out;
   out << headline(comparison) << "\n";
@@ -148,6 +157,11 @@ std::string render_text(const Comparison& comparison) {
     out << plural(finding_count(comparison), "finding", "findings") << " in "
         << plural(cases_with_findings(comparison), "case", "cases") << "\n"
         << table_text(findings_table(comparison, 0), report::Format::table);
+  }
+  if (comparison.unjudged_cases() > 0) {
+    out << "\nNot judged (" << comparison.unjudged_cases() << "): no verdict on their time, so "
+        << (comparison.inconclusive() ? "the comparison is INCONCLUSIVE" : "they do not count") << "\n"
+        << unjudged_list(comparison, "  ");
   }
   if (!comparison.only_in_baseline.empty()) {
     out << "\nOnly in the baseline (" << comparison.only_in_baseline.size() << "):\n" << labels(comparison.only_in_baseline);
@@ -190,6 +204,11 @@ std::string render_markdown(const Comparison& comparison) {
           << " more findings (--format json lists them all)\n";
     }
     out << "\n";
+  }
+  if (comparison.unjudged_cases() > 0) {
+    out << "**Not judged** (" << comparison.unjudged_cases() << " cases; "
+        << (comparison.inconclusive() ? "the comparison is **inconclusive**" : "not counted") << ")\n\n"
+        << unjudged_list(comparison, "- ") << "\n";
   }
   for (const auto& [title, keys] : {std::make_pair("Only in the baseline", &comparison.only_in_baseline),
                                     std::make_pair("Only in the candidate", &comparison.only_in_candidate)}) {
@@ -278,6 +297,7 @@ std::string render_json(const Comparison& comparison) {
                          {"candidate_status", to_string(c.candidate_status)},
                          {"same", c.same()},
                          {"time", time_json(c.time)},
+                         {"not_judged", c.unjudged},
                          {"findings", findings}});
   }
   Json only_baseline = Json::array(), only_candidate = Json::array();
@@ -293,6 +313,8 @@ std::string render_json(const Comparison& comparison) {
             {"notes", comparison.notes()},
             {"same", comparison.same_cases()},
             {"marked", comparison.marked_cases()},
+            {"not_judged", comparison.unjudged_cases()},
+            {"inconclusive", comparison.inconclusive()},
             {"matched_cases", comparison.cases.size()},
             {"only_in_baseline", comparison.only_in_baseline.size()},
             {"only_in_candidate", comparison.only_in_candidate.size()},
@@ -342,6 +364,10 @@ std::string headline(const Comparison& comparison) {
   const int ambiguous = comparison.verdict_counts().at(TimeVerdict::ambiguous);
   if (ambiguous > 0) parts.push_back(std::to_string(ambiguous) + " ambiguous");
   if (comparison.marked_cases() > 0) parts.push_back(std::to_string(comparison.marked_cases()) + " marked");
+  if (comparison.unjudged_cases() > 0) {
+    parts.push_back(std::to_string(comparison.unjudged_cases()) + " not judged" +
+                    (comparison.inconclusive() ? " (INCONCLUSIVE)" : ""));
+  }
   const std::size_t one_sided = comparison.only_in_baseline.size() + comparison.only_in_candidate.size();
   if (one_sided > 0) parts.push_back(std::to_string(one_sided) + " only in one run");
   return "attnsweep compare: " + text::join(parts, ", ");

@@ -649,6 +649,13 @@ class Loader {
     if (node["burst_cooldown_max_ms"]) {
       settings.burst_cooldown_max_ms = number(node["burst_cooldown_max_ms"], "measure.burst_cooldown_max_ms", 0);
     }
+    if (node["burst_cooldown_case_max_s"]) {
+      settings.burst_cooldown_case_max_s =
+          number(node["burst_cooldown_case_max_s"], "measure.burst_cooldown_case_max_s", 0);
+    }
+    if (node["burst_cooldown_run_max_s"]) {
+      settings.burst_cooldown_run_max_s = number(node["burst_cooldown_run_max_s"], "measure.burst_cooldown_run_max_s", 0);
+    }
     if (settings.max_samples < settings.min_samples) {
       fail(node["max_samples"] ? node["max_samples"] : node, "measure.max_samples",
            "must be at least measure.min_samples (" + std::to_string(settings.min_samples) + ")");

@@ -7,7 +7,8 @@ std::vector<std::string> MeasureSettings::keys() {
           "max_samples",      "target_rel_stdev",  "max_case_seconds",     "accuracy_check",
           "traces",           "case_timeout_s",    "min_gpu_seconds",      "l2_flush",
           "cuda_graph",       "throttle_fraction", "hide_launch_latency",  "case_order",
-          "regime",           "burst_cooldown_max_ms"};
+          "regime",           "burst_cooldown_max_ms", "burst_cooldown_case_max_s",
+          "burst_cooldown_run_max_s"};
 }
 
 }  // namespace attnsweep

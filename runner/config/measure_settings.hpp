@@ -26,6 +26,11 @@ struct MeasureSettings {
   CaseOrder case_order = CaseOrder::plan;  // or shuffled: a permutation drawn from the seed
   MeasureRegime regime = MeasureRegime::sustained;  // CUDA: or burst, a cool-down before every sample
   double burst_cooldown_max_ms = 500;  // burst: the longest cool-down before one sample
+  // burst: the most cool-down one case, and one measuring process, may spend in all; past it,
+  // samples are taken without cooling down and the case says so (a GPU that never cools, e.g.
+  // one shared with another process, made a 7 s night take 243 s: issue 21, item 4).
+  double burst_cooldown_case_max_s = 20;
+  double burst_cooldown_run_max_s = 300;
 
   static std::vector<std::string> keys();
 };

@@ -11,6 +11,7 @@
 #include <initializer_list>
 
 #include "runner/device/device.hpp"
+#include "runner/device/gpu_sharing.hpp"
 #include "runner/device/nvml.hpp"
 
 namespace attnsweep {
@@ -105,6 +106,9 @@ EnvironmentInfo collect_environment(const Device& device) {
   info.mem_clock_start_mhz = gpu.memory_clock_mhz().value_or(0);
   info.temperature_start_c = gpu.temperature_c().value_or(0);
   info.clock_event_reasons_start = gpu.clock_event_reasons().value_or(0);
+  const GpuSharing sharing = read_gpu_sharing(device);
+  info.other_processes_start = sharing.other_processes.value_or(-1);
+  info.gpu_utilization_start_pct = sharing.utilization_pct.value_or(-1);
   info.gpu_uuid = gpu_uuid(device);
   info.cuda_device_count = hooks.getNumGPUs();
   return info;

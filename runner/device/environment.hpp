@@ -31,6 +31,10 @@ struct EnvironmentInfo {
   double mem_clock_start_mhz = 0;    // current memory clock
   double temperature_start_c = 0;       // GPU core temperature
   std::uint64_t clock_event_reasons_start = 0;  // nvml::reasons bits
+  // Other compute processes on the GPU and its utilization when the process
+  // started measuring (gpu_sharing.hpp); -1 when unknown (CPU, no NVML).
+  int other_processes_start = -1;
+  double gpu_utilization_start_pct = -1;
   // The environment variables that change results (result_changing_variable()), as set.
   std::map<std::string, std::string> env_vars;
 };

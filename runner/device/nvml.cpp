@@ -13,6 +13,19 @@ constexpr int kClockSm = 1;   // NVML_CLOCK_SM
 constexpr int kClockMem = 2;  // NVML_CLOCK_MEM
 constexpr int kTemperatureGpu = 0;  // NVML_TEMPERATURE_GPU
 
+constexpr int kInsufficientSize = 7;  // NVML_ERROR_INSUFFICIENT_SIZE
+
+// nvmlProcessInfo_t as the _v2 and _v3 process queries fill it (nvml.h).
+struct ProcessInfo {
+  unsigned pid;
+  unsigned long long used_gpu_memory;
+  unsigned gpu_instance_id;
+  unsigned compute_instance_id;
+};
+struct Utilization {  // nvmlUtilization_t
+  unsigned gpu, memory;
+};
+
 template <typename Function>
 Function symbol(void* handle, const char* name) {
   return reinterpret_cast<Function>(dlsym(handle, name));
@@ -29,6 +42,8 @@ struct Library {
   int (*clock_event_reasons)(void*, unsigned long long*) = nullptr;
   int (*enforced_power_limit)(void*, unsigned*) = nullptr;  // milliwatts
   int (*temperature)(void*, int, unsigned*) = nullptr;
+  int (*compute_processes)(void*, unsigned*, ProcessInfo*) = nullptr;
+  int (*utilization)(void*, Utilization*) = nullptr;
   bool ready = false;
 
   Library() {
@@ -46,6 +61,11 @@ struct Library {
     }
     enforced_power_limit = symbol<int (*)(void*, unsigned*)>(handle, "nvmlDeviceGetEnforcedPowerLimit");
     temperature = symbol<int (*)(void*, int, unsigned*)>(handle, "nvmlDeviceGetTemperature");
+    compute_processes = symbol<int (*)(void*, unsigned*, ProcessInfo*)>(handle, "nvmlDeviceGetComputeRunningProcesses_v3");
+    if (!compute_processes) {
+      compute_processes = symbol<int (*)(void*, unsigned*, ProcessInfo*)>(handle, "nvmlDeviceGetComputeRunningProcesses_v2");
+    }
+    utilization = symbol<int (*)(void*, Utilization*)>(handle, "nvmlDeviceGetUtilizationRates");
     ready = init && system_driver_version && handle_by_pci_bus_id && clock_info && max_clock_info && init() == 0;
   }
 };
@@ -140,6 +160,29 @@ std::optional<double> Device::temperature_c() const {
     return std::nullopt;
   }
   return static_cast<double>(celsius);
+}
+
+std::optional<std::vector<unsigned>> Device::compute_process_ids() const {
+  if (!handle_ || !library().compute_processes) return std::nullopt;
+  std::vector<ProcessInfo> infos(16);
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    unsigned count = static_cast<unsigned>(infos.size());
+    const int status = library().compute_processes(handle_, &count, infos.data());
+    if (status == 0) {
+      std::vector<unsigned> ids;
+      for (unsigned i = 0; i < count && i < infos.size(); ++i) ids.push_back(infos[i].pid);
+      return ids;
+    }
+    if (status != kInsufficientSize) return std::nullopt;
+    infos.resize(static_cast<std::size_t>(count) + 16);  // more processes came meanwhile: room for them
+  }
+  return std::nullopt;
+}
+
+std::optional<unsigned> Device::utilization_percent() const {
+  Utilization rates{};
+  if (!handle_ || !library().utilization || library().utilization(handle_, &rates) != 0) return std::nullopt;
+  return rates.gpu;
 }
 
 }  // namespace attnsweep::nvml

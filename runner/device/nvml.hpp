@@ -47,6 +47,11 @@ class Device {
   std::optional<std::uint64_t> clock_event_reasons() const;
   std::optional<double> power_limit_w() const;     // the enforced power limit
   std::optional<double> temperature_c() const;     // GPU core temperature
+  // The processes with a compute context on this GPU, by the PIDs the driver
+  // knows them by (the host's: inside a container they differ from getpid()).
+  std::optional<std::vector<unsigned>> compute_process_ids() const;
+  // Percent of NVML's last sample period (1/6 s to 1 s) in which a kernel ran, any process's.
+  std::optional<unsigned> utilization_percent() const;
 
  private:
   void* handle_ = nullptr;

@@ -324,6 +324,7 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
     }
     summary += compare::render(comparison, compare::Format::markdown);
     outcome.regression = comparison.has_regression();
+    outcome.inconclusive = comparison.inconclusive();
   }
   outcome.summary = summary;
   write_text(outcome.summary_path, summary);

@@ -31,6 +31,7 @@ struct NightlyOutcome {
   RunStatus status = RunStatus::done;
   std::string baseline;      // "FILE run N", or empty on a first night
   bool regression = false;
+  bool inconclusive = false;  // no regression, but cases whose time could not be judged (shared GPU, ...)
   bool compared_nothing = false;  // a baseline, but no case of tonight's run in it (a failed night too)
   std::string summary;       // the markdown, as written
   std::string history_db, history_summary;  // the copies in the history folder; empty without one

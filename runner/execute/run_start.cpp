@@ -51,6 +51,15 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
   record.config_yaml = config.yaml_text;
   record.config_sha256 = run.config_sha256;
   record.environment = run.probed ? *run.probed : collect_environment(run.device);
+  if (record.environment.other_processes_start > 0) {
+    log::warn(std::to_string(record.environment.other_processes_start) + " other process(es) compute on " +
+              run.device.to_string() + " (NVML" +
+              (record.environment.gpu_utilization_start_pct >= 0
+                   ? ", GPU utilization " + std::to_string(static_cast<int>(record.environment.gpu_utilization_start_pct)) + "%"
+                   : std::string()) +
+              "): times measured now are not this GPU's alone; each such case is marked, and compare and "
+              "nightly call them inconclusive instead of judging them");
+  }
   record.seed = config.seed;
   record.timing_protocol = timing_protocol(run.device, config.measure);
   if (run.device.is_cuda() && !run.isolate && run.gpus.empty()) {

@@ -43,7 +43,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EnvironmentInfo, device, device_
                                                 device_memory_bytes, l2_cache_bytes, sm_clock_max_mhz, gpu_uuid,
                                                 cuda_device_count, container_image, power_limit_w,
                                                 sm_clock_start_mhz, mem_clock_start_mhz, temperature_start_c,
-                                                clock_event_reasons_start, env_vars)
+                                                clock_event_reasons_start, env_vars, other_processes_start,
+                                                gpu_utilization_start_pct)
 }  // namespace attnsweep
 
 namespace attnsweep::execute {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runner/common/identities.hpp"
+#include "runner/common/numerics.hpp"
 #include "runner/measure/statistics.hpp"
 #include "runner/plan/case.hpp"
 #include "runner/profile/profile_summary.hpp"
@@ -46,6 +47,8 @@ struct CaseResult {
   std::optional<SampleStatistics> cpu_time_us;
   std::optional<double> cpu_dispatch_us_median;
   std::optional<double> rel_error;
+  std::optional<NumericsVerdict> numerics;  // empty when the accuracy check did not run
+  std::optional<double> numerics_bound;     // the dtype's bound the verdict used
   std::optional<std::int64_t> peak_mem_bytes;
   double flops = 0;
   double min_bytes = 0;
@@ -62,6 +65,10 @@ struct CaseResult {
   // slowdown (nvml::reasons::kPowerCap, kThermalCap); empty when NVML gave no reasons.
   std::optional<double> power_cap_share, thermal_cap_share;
   double cooldown_seconds = 0;  // burst regime: wall seconds spent cooling down before samples
+  bool cooldown_budget_exhausted = false;  // burst: the case's or the run's cool-down allowance ran out
+  // Compute processes on the GPU besides this one, the most seen at the case's
+  // start and end (NVML); empty on the CPU or without NVML (gpu_sharing.hpp).
+  std::optional<int> other_processes;
   std::optional<bool> launch_latency_hidden;  // CUDA: whether the kept samples were blocked
   std::vector<std::string> warnings;      // e.g. inconsistent kernel counts
   double wall_seconds = 0;

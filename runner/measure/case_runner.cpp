@@ -11,17 +11,21 @@
 #include <cmath>
 #include <cstdlib>
 #include <optional>
+#include <stdexcept>
 
 #include "runner/common/elapsed.hpp"
 #include "runner/common/interrupt.hpp"
 #include "runner/device/device.hpp"
 #include "runner/device/environment.hpp"
+#include "runner/device/gpu_sharing.hpp"
 #include "runner/device/torch_device.hpp"
 #include "runner/measure/accuracy.hpp"
 #include "runner/measure/consistent_profile.hpp"
 #include "runner/measure/failed_result.hpp"
 #include "runner/measure/graph_timing.hpp"
+#include "runner/measure/input_guard.hpp"
 #include "runner/measure/inputs.hpp"
+#include "runner/measure/output_check.hpp"
 #include "runner/measure/sampling.hpp"
 #include "runner/measure/timer.hpp"
 #include "runner/variants/registry.hpp"
@@ -31,6 +35,11 @@ namespace attnsweep {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// A variant's output that is not what its inputs call for: the case is an error.
+struct WrongOutput : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 bool contains(const std::string& text, const char* fragment) { return text.find(fragment) != std::string::npos; }
 
@@ -87,6 +96,8 @@ struct CaseRunner::Impl {
   // cost up to a second per case (on a GPU the draw is cheap).
   std::string inputs_key;
   std::optional<AttentionInputs> inputs_cache;
+  InputGuard inputs_guard;  // what the shared inputs held when drawn
+  double run_cooldown_left_s;  // burst: what is left of this process's cool-down allowance
 
   Impl(const Device& device_in, MeasureSettings settings_in, std::uint64_t seed_in)
       : device(device_in),
@@ -94,13 +105,15 @@ struct CaseRunner::Impl {
         seed(seed_in),
         timer(make_timer(device_in, settings_in.l2_flush, settings_in.hide_launch_latency)),
         accuracy(device_in),
-        profiler(device_in) {}
+        profiler(device_in),
+        run_cooldown_left_s(settings_in.burst_cooldown_run_max_s) {}
 
   const AttentionInputs& inputs_for(const Case& c) {
     const std::string key = c.shape.label() + " " + to_string(c.dtype) + (c.causal ? " causal" : " full");
     if (!inputs_cache || key != inputs_key) {
       drop_inputs();  // free the old inputs before drawing new ones
       inputs_cache = make_inputs(c, device, seed);
+      inputs_guard = InputGuard(*inputs_cache);
       inputs_key = key;
     }
     return *inputs_cache;
@@ -109,6 +122,18 @@ struct CaseRunner::Impl {
   void drop_inputs() {
     accuracy.forget();
     inputs_cache.reset();
+    inputs_key.clear();
+  }
+
+  // Which of q, k, v differ from what was drawn; empty when unchanged or none
+  // are held. Never throws: a failed check (a dead context) counts as changed.
+  std::string inputs_changed() {
+    if (!inputs_cache) return "";
+    try {
+      return inputs_guard.changed(*inputs_cache);
+    } catch (const std::exception&) {
+      return "unknown: they could not be read back";
+    }
   }
 
   void reset_memory_statistics() {
@@ -136,12 +161,24 @@ struct CaseRunner::Impl {
     }
     result.sdpa_backend = variant.sdpa_backend(inputs);
 
-    if (settings.accuracy_check) {
-      const double error = accuracy.relative_error(variant.forward(inputs), inputs);
-      if (std::isfinite(error)) {
-        result.rel_error = error;
-      } else {
-        result.warnings.push_back("output is not finite (NaN or Inf); rel_error left empty");
+    // One forward, checked before anything is timed: the output must be what
+    // the inputs call for, then its error against float64 gives the verdict.
+    // (Scoped: the output is freed before the peak-memory count starts.)
+    {
+      const at::Tensor first_output = variant.forward(inputs);
+      const std::string mismatch = output_mismatch(first_output, inputs);
+      if (!mismatch.empty()) throw WrongOutput(c.variant + ": " + mismatch);
+      if (settings.accuracy_check) {
+        const double error = accuracy.relative_error(first_output, inputs);
+        std::optional<double> finite_error;
+        if (std::isfinite(error)) {
+          finite_error = error;
+        } else {
+          result.warnings.push_back("output is not finite (NaN or Inf); rel_error left empty");
+        }
+        result.rel_error = finite_error;
+        result.numerics = judge_numerics(finite_error, c.dtype);
+        result.numerics_bound = numerics_bound(c.dtype);
       }
     }
     reset_memory_statistics();
@@ -159,11 +196,14 @@ struct CaseRunner::Impl {
     synchronize_device(device);
     clock.end(result.phases.warmup);
 
-    const SamplingSettings sampling = SamplingSettings::from(settings);
+    CooldownBudget cooldown{settings.burst_cooldown_case_max_s, &run_cooldown_left_s};
+    SamplingSettings sampling = SamplingSettings::from(settings);
+    sampling.cooldown_budget = &cooldown;
     time_eager(*timer, forward, sampling, device.is_cuda(), settings.hide_launch_latency, result);
     clock.end(result.phases.timing);
     if (device.is_cuda() && settings.cuda_graph) time_graph(*timer, forward, sampling, result);
     clock.end(result.phases.graph);
+    result.cooldown_budget_exhausted = cooldown.exhausted;
     profiler.profile(forward, settings.profiled_forwards, settings.max_profile_attempts, trace_path, result);
     clock.end(result.phases.profile);
     result.peak_mem_bytes = peak_memory_bytes();
@@ -189,7 +229,19 @@ CaseRunner::CaseRunner(const Device& device, MeasureSettings settings, std::uint
 CaseRunner::~CaseRunner() = default;
 
 CaseResult CaseRunner::run(const Case& c, const std::string& trace_path) {
+  const GpuSharing before = read_gpu_sharing(impl_->device);
   CaseResult result = measure_case(c, trace_path);
+  if (!result.device_unusable) {
+    const GpuSharing after = read_gpu_sharing(impl_->device);
+    if (before.other_processes || after.other_processes) {
+      result.other_processes = std::max(before.other_processes.value_or(0), after.other_processes.value_or(0));
+    }
+    if (result.other_processes.value_or(0) > 0) {
+      result.warnings.push_back(std::to_string(*result.other_processes) +
+                                " other process(es) computed on this GPU during the case (NVML): its times are "
+                                "not the GPU's alone, and compare and nightly do not judge them");
+    }
+  }
   if (impl_->device.is_cuda()) {
     if (impl_->gpu_uuid.empty()) impl_->gpu_uuid = gpu_uuid(impl_->device);
     result.gpu_uuid = impl_->gpu_uuid;
@@ -224,6 +276,22 @@ CaseResult CaseRunner::measure_case(const Case& c, const std::string& trace_path
     failure.emplace(refused ? CaseStatus::unsupported : CaseStatus::error, message);
   } catch (const std::exception& error) {
     failure.emplace(CaseStatus::error, error.what());
+  } catch (const Interrupted&) {
+    variant->end_case();
+    throw;  // a stop request, not a failure: the sweep handles it
+  } catch (...) {
+    // Op libraries are other people's code: `throw 42` must cost a case, not the sweep.
+    failure.emplace(CaseStatus::error, c.variant + " threw a C++ exception that is not a std::exception");
+  }
+  variant->end_case();
+  // The inputs are shared with the next variants of this shape and dtype: one
+  // that wrote into them is an error, and the next case draws them anew.
+  // (A case that failed otherwise drops its inputs below anyway.)
+  if (!failure || failure->first == CaseStatus::unsupported) {
+    if (const std::string changed = impl_->inputs_changed(); !changed.empty()) {
+      failure.emplace(CaseStatus::error, c.variant + " wrote into its inputs (" + changed +
+                                             " changed): its results are not those of the case's inputs");
+    }
   }
   if (failure) {
     const auto [status, message] = *failure;

@@ -4,16 +4,62 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/Exception.h>
+#include <c10/util/env.h>
 #include <cuda_runtime_api.h>
 
+#include <optional>
+#include <string>
+
+#include "runner/common/interrupt.hpp"
+
 namespace attnsweep {
+namespace {
+
+// Why no forward can be captured in this process, or nothing. With
+// PYTORCH_NO_CUDA_MEMORY_CACHING every allocation and free is a cudaMalloc or
+// cudaFree, which a capturing stream does not permit; the free happens in a
+// tensor's destructor, where the error cannot be caught and ends the process
+// (terminate, exit 134: issue 21, item 3). So capture is not even tried.
+std::optional<std::string> capture_impossible() {
+  const auto uncached = c10::utils::get_env("PYTORCH_NO_CUDA_MEMORY_CACHING");
+  if (uncached && *uncached != "0") {
+    return "not captured: PYTORCH_NO_CUDA_MEMORY_CACHING=" + *uncached +
+           " makes every allocation a cudaMalloc/cudaFree, which CUDA does not permit while a stream "
+           "captures a graph; unset it to time graph replays";
+  }
+  return std::nullopt;
+}
+
+// Ends a capture left open by a forward that threw mid-capture, so that the
+// stream (and the next case) is usable again.
+void end_open_capture(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) {
+    cudaGraph_t left = nullptr;
+    if (cudaStreamEndCapture(stream, &left) == cudaSuccess && left) cudaGraphDestroy(left);
+  }
+  (void)cudaGetLastError();  // a failed capture leaves a non-sticky error behind
+}
+
+}  // namespace
 
 void time_graph(Timer& timer, const std::function<void()>& forward, const SamplingSettings& settings,
                 CaseResult& result) {
+  if (const auto why = capture_impossible()) {
+    result.graph_error = *why;
+    return;
+  }
+  const c10::cuda::CUDAStream capture_on = c10::cuda::getStreamFromPool();
+  // No exception may leave a case: whatever the capture or the replays throw
+  // becomes the case's graph_error, and the eager numbers stand.
+  const auto failed = [&](const std::string& why) {
+    end_open_capture(capture_on.stream());
+    result.graph_error = why;
+  };
   try {
     at::cuda::CUDAGraph graph;
     {
-      c10::cuda::CUDAStreamGuard capture_stream(c10::cuda::getStreamFromPool());
+      c10::cuda::CUDAStreamGuard capture_stream(capture_on);
       forward();  // warm up on the capture stream (workspaces, handles)
       c10::cuda::getCurrentCUDAStream().synchronize();
       graph.capture_begin();
@@ -24,8 +70,14 @@ void time_graph(Timer& timer, const std::function<void()>& forward, const Sampli
         sample_until_stop(timer, [&] { graph.replay(); }, SampleMode::graph, settings, result);
     if (!kept.empty()) result.graph_time_us = summarize(kept);
   } catch (const c10::Error& error) {
-    result.graph_error = error.what_without_backtrace();
-    (void)cudaGetLastError();  // a failed capture leaves a non-sticky error behind
+    failed(error.what_without_backtrace());
+  } catch (const Interrupted&) {
+    end_open_capture(capture_on.stream());
+    throw;
+  } catch (const std::exception& error) {
+    failed(error.what());
+  } catch (...) {
+    failed("the forward threw a C++ exception that is not a std::exception while it was captured");
   }
 }
 

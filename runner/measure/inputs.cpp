@@ -4,6 +4,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/cuda/CUDAGeneratorImpl.h>
 
+#include <atomic>
 #include <cmath>
 
 #include "runner/device/torch_device.hpp"
@@ -32,7 +33,9 @@ AttentionInputs make_inputs(const Case& c, const Device& device, std::uint64_t s
   auto draw = [&](std::int64_t heads, std::int64_t seq) {
     return at::randn({s.batch, heads, seq, s.head_dim}, generator, float32).to(target);
   };
+  static std::atomic<std::uint64_t> draws{0};
   AttentionInputs inputs;
+  inputs.draw_id = ++draws;
   inputs.query = draw(s.heads, s.seq_len_q);
   inputs.key = draw(s.kv_heads, s.seq_len_kv);
   inputs.value = draw(s.kv_heads, s.seq_len_kv);

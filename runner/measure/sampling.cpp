@@ -1,6 +1,8 @@
 #include "runner/measure/sampling.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <string>
 
 #include "runner/common/elapsed.hpp"
 #include "runner/common/interrupt.hpp"
@@ -10,6 +12,31 @@ namespace attnsweep {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// One cool-down, as long as the case's and the run's allowances let it be; the
+// first time either runs out, the case says so (a warning) and later samples
+// are taken without cooling down.
+double cool_down_within_budget(Timer& timer, const SamplingSettings& settings, CaseResult& result) {
+  CooldownBudget* budget = settings.cooldown_budget;
+  if (!budget) return timer.cool_down(settings.burst_cooldown_max_s);
+  const double run_left = budget->run_left_s ? *budget->run_left_s : settings.burst_cooldown_max_s;
+  const double allowed = std::min({settings.burst_cooldown_max_s, budget->case_left_s, run_left});
+  if (allowed <= 0) {
+    if (!budget->exhausted) {
+      budget->exhausted = true;
+      result.warnings.push_back(std::string("burst cool-down allowance of the ") +
+                                (budget->case_left_s <= 0 ? "case (measure.burst_cooldown_case_max_s)"
+                                                          : "run (measure.burst_cooldown_run_max_s)") +
+                                " ran out after " + std::to_string(result.samples.size()) +
+                                " samples; later samples were taken without cooling down");
+    }
+    return 0;
+  }
+  const double spent = timer.cool_down(allowed);
+  budget->case_left_s -= spent;
+  if (budget->run_left_s) *budget->run_left_s -= spent;
+  return spent;
+}
 
 }  // namespace
 
@@ -21,7 +48,7 @@ std::vector<double> sample_until_stop(Timer& timer, const std::function<void()>&
   const auto start = Clock::now();
   do {
     if (interrupt_requested()) throw Interrupted{};
-    if (settings.regime == MeasureRegime::burst) result.cooldown_seconds += timer.cool_down(settings.burst_cooldown_max_s);
+    if (settings.regime == MeasureRegime::burst) result.cooldown_seconds += cool_down_within_budget(timer, settings, result);
     TimingSample sample = timer.time(call);
     sample.mode = mode;
     if (mode == SampleMode::graph) sample.host_dispatch_us.reset();

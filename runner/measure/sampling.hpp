@@ -12,11 +12,20 @@
 
 namespace attnsweep {
 
+// What is left of the burst regime's cool-down allowance: the case's own and
+// the measuring process's (shared by its cases). Spent by sample_until_stop.
+struct CooldownBudget {
+  double case_left_s = 0;
+  double* run_left_s = nullptr;  // owned by the case runner; may be null (no run limit)
+  bool exhausted = false;        // the allowance ran out in this case
+};
+
 struct SamplingSettings {
   StoppingSettings stopping;
   double throttle_fraction = 0.75;  // samples under this share of the max SM clock are not kept
   MeasureRegime regime = MeasureRegime::sustained;  // burst: Timer::cool_down before every sample
   double burst_cooldown_max_s = 0.5;
+  CooldownBudget* cooldown_budget = nullptr;  // burst: the allowance; null means none is kept
 
   static SamplingSettings from(const MeasureSettings& measure) {
     return {StoppingSettings::from(measure), measure.throttle_fraction, measure.regime,

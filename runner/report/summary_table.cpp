@@ -16,7 +16,8 @@ Table summary_table(const std::vector<storage::CaseRow>& cases) {
                    {"memset", "", Align::right},
                    {"median_us", "us", Align::right},
                    {"TFLOP/s", "TFLOP/s", Align::right},
-                   {"rel_err", "", Align::right}};
+                   {"rel_err", "", Align::right},
+                   {"numerics"}};
   for (const auto& row : cases) {
     const Case& c = row.identity;
     const bool ok = row.status == CaseStatus::ok;
@@ -24,7 +25,8 @@ Table summary_table(const std::vector<storage::CaseRow>& cases) {
                    Cell::text(c.causal ? "yes" : "no"), Cell::text(to_string(row.status)),
                    count_cell(row, row.kernels_per_forward), count_cell(row, row.memcpy_per_forward),
                    count_cell(row, row.memset_per_forward), ok ? real_or_null(row.median_us(), 1) : Cell::null(),
-                   ok ? real_or_null(row.tflops, 2) : Cell::null(), ok ? scientific_cell(row.rel_error) : Cell::null()});
+                   ok ? real_or_null(row.tflops, 2) : Cell::null(), ok ? scientific_cell(row.rel_error) : Cell::null(),
+                   row.numerics.empty() ? Cell::null() : Cell::text(row.numerics)});
   }
   return table;
 }

@@ -75,6 +75,8 @@ json case_json(const ReportCase& c, int index) {
           {"gbps", optional_json(r.bandwidth_gbps)},
           {"ai", r.min_bytes > 0 ? json(r.flops / r.min_bytes) : json(nullptr)},
           {"rel_error", optional_json(r.rel_error)},
+          {"numerics", r.numerics.empty() ? json(nullptr) : json(r.numerics)},
+          {"other_processes", optional_json(r.other_processes)},
           {"samples", optional_json(r.samples)},
           {"power_cap_share", optional_json(r.power_cap_share)},
           {"vs_naive", optional_json(c.speedup_over_naive)},

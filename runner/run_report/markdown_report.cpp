@@ -101,6 +101,7 @@ Table results_table(const RunReport& r) {
                    {"TFLOP/s", "", Align::right},
                    {"of ceiling", "", Align::right},
                    {"rel. error", "", Align::right},
+                   {"numerics"},
                    {"vs naive", "", Align::right}};
   if (r.comparison) {
     table.columns.push_back({"vs previous", "", Align::right});
@@ -122,6 +123,7 @@ Table results_table(const RunReport& r) {
                                ok ? real_or_null(row.tflops, 2) : Cell::null(),
                                ok ? percent(c.tflops_share) : Cell::null(),
                                ok ? scientific_cell(row.rel_error) : Cell::null(),
+                               row.numerics.empty() ? Cell::null() : Cell::text(row.numerics),
                                times(c.speedup_over_naive)};
     if (r.comparison) {
       cells.push_back(times(c.speedup_over_previous));

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 
 #include "runner/common/errors.hpp"
 #include "runner/variants/build_variant.hpp"
@@ -178,6 +179,11 @@ bool takes(const c10::Argument& argument, c10::TypeKind kind) {
          type->castRaw<c10::OptionalType>()->getElementType()->kind() == kind;
 }
 
+// What an op threw that is not a std::exception (`throw 42`), carried on as one.
+struct NonStandardException : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class OpLibraryVariant final : public Variant {
  public:
   OpLibraryVariant(OpLibrarySpec spec, c10::OperatorHandle op) : spec_(std::move(spec)), op_(std::move(op)) {
@@ -187,16 +193,26 @@ class OpLibraryVariant final : public Variant {
   std::string name() const override { return spec_.name; }
 
   // The op is the judge of what it supports: one call, its refusal is the reason.
+  // Ops refuse with a c10::Error (TORCH_CHECK) or, through the torch stable ABI
+  // (FlashAttention-3's wheel), with a plain std::exception: both are refusals.
+  // Anything else thrown is not a refusal but a defect of the op: an error.
   Support check(const AttentionInputs& inputs) const override {
     try {
       (void)forward(inputs);
       return {};
     } catch (const c10::Error& error) {
-      std::string reason = error.what_without_backtrace();
-      const auto newline = reason.find('\n');
-      if (newline != std::string::npos) reason.resize(newline);
-      return {false, reason};
+      return {false, first_line(error.what_without_backtrace())};
+    } catch (const NonStandardException&) {
+      throw;
+    } catch (const std::exception& error) {
+      return {false, first_line(error.what())};
     }
+  }
+
+  // The laid-out copies belong to the case that made them.
+  void end_case() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    prepared_ = {};
   }
 
   at::Tensor forward(const AttentionInputs& inputs) const override {
@@ -220,7 +236,13 @@ class OpLibraryVariant final : public Variant {
         stack.emplace_back();  // optional without a default: None (checked in check_mapping)
       }
     }
-    op_.callBoxed(&stack);
+    try {
+      op_.callBoxed(&stack);
+    } catch (const std::exception&) {
+      throw;
+    } catch (...) {
+      throw NonStandardException(non_standard_exception_message());
+    }
     const at::Tensor& out = stack.at(static_cast<std::size_t>(spec_.output)).toTensor();
     // Back to [batch, heads, seq, head_dim] as a view: no kernel.
     return spec_.layout == OpLayout::bshd ? out.transpose(1, 2) : out;
@@ -228,22 +250,32 @@ class OpLibraryVariant final : public Variant {
 
  private:
   struct Prepared {
-    const void* source = nullptr;  // inputs.query's storage: the case the tensors were made for
+    std::uint64_t draw_id = 0;  // the inputs the tensors were laid out from (AttentionInputs::draw_id)
     at::Tensor query, key, value;
   };
 
+  static std::string first_line(std::string text) {
+    const auto newline = text.find('\n');
+    if (newline != std::string::npos) text.resize(newline);
+    return text;
+  }
+
+  std::string non_standard_exception_message() const {
+    return "op " + spec_.op + " threw a C++ exception that is not a std::exception (the op's defect, not a refusal)";
+  }
+
   // The op's layout is made once per case, outside every timed forward, so the
-  // counts and times are the op's alone.
+  // counts and times are the op's alone. Kept for one draw of inputs only
+  // (never keyed on an address: a new case's tensors may reuse freed memory);
+  // inputs without a draw id are laid out anew on every call.
   const Prepared& prepare(const AttentionInputs& inputs) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    const void* source = inputs.query.data_ptr();
-    if (prepared_.source != source || !prepared_.query.defined() ||
-        prepared_.query.sizes() != (spec_.layout == OpLayout::bshd ? inputs.query.transpose(1, 2).sizes()
-                                                                    : inputs.query.sizes())) {
+    if (inputs.draw_id == 0 || prepared_.draw_id != inputs.draw_id || !prepared_.query.defined()) {
       const auto laid_out = [&](const at::Tensor& t) {
         return spec_.layout == OpLayout::bshd ? t.transpose(1, 2).contiguous() : t.contiguous();
       };
-      prepared_ = {source, laid_out(inputs.query), laid_out(inputs.key), laid_out(inputs.value)};
+      prepared_ = {};  // free the previous case's copies before making these
+      prepared_ = {inputs.draw_id, laid_out(inputs.query), laid_out(inputs.key), laid_out(inputs.value)};
     }
     return prepared_;
   }

@@ -3,6 +3,7 @@
 // variant means one new file and one line in variant_list.hpp.
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -15,6 +16,11 @@ struct AttentionInputs {
   bool causal = false;
   double scale = 1.0;
   bool grouped = false;    // kv_heads < heads
+  // Which draw these are: unique in the process, new for every make_inputs. A
+  // variant that keeps something made from the inputs (a layout copy) keys it on
+  // this, never on a data pointer: freed memory is reused by the next case's
+  // inputs, so an address does not say which inputs it holds (issue 21, item 1).
+  std::uint64_t draw_id = 0;
 };
 
 // Whether a variant can run these inputs, and PyTorch's reason when not.
@@ -31,6 +37,8 @@ class Variant {
   virtual Support check(const AttentionInputs& inputs) const = 0;
   // One forward pass. Called under no-grad; must not synchronize.
   virtual at::Tensor forward(const AttentionInputs& inputs) const = 0;
+  // After the case's last forward, whatever its outcome: drop what was kept for it.
+  virtual void end_case() const {}
   // For SDPA variants, the backend that runs ("flash_attention", ...).
   virtual std::string sdpa_backend(const AttentionInputs& inputs) const { return ""; }
 };

@@ -168,6 +168,7 @@
     { name: "TFLOP/s", num: true, value: (c) => fixed(c.tflops, c.tflops < 10 ? 2 : 1), sort: (c) => c.tflops },
     { name: "of ceiling", num: true, value: (c) => pct(c.tflops_share), sort: (c) => c.tflops_share },
     { name: "rel. error", num: true, value: (c) => sci(c.rel_error), sort: (c) => c.rel_error },
+    { name: "numerics", value: (c) => c.numerics || "", cls: (c) => "numerics-" + (c.numerics || "") },
     { name: "vs naive", num: true, value: (c) => times(c.vs_naive), sort: (c) => c.vs_naive },
   ];
   if (data.compare) {

@@ -1,0 +1,85 @@
+// Attention ops that misbehave in the ways a real op library can (hardening round
+// three, issue 21): each is a reason attnsweep must not trust an op's output, its
+// refusal or its inputs. Built as libattnsweep_misbehaving_ops.so and loaded by
+// the tests as an op_library variant. Registered as CompositeExplicitAutograd, so
+// the same ops run on the CPU and on a GPU.
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace {
+
+// Attention in float32, in the layout the op was given; `bshd` ops get (batch, seq, heads, head_dim).
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool is_causal, bool bshd) {
+  const at::Tensor query = (bshd ? q.transpose(1, 2) : q).to(at::kFloat);
+  const at::Tensor key = (bshd ? k.transpose(1, 2) : k).to(at::kFloat);
+  const at::Tensor value = (bshd ? v.transpose(1, 2) : v).to(at::kFloat);
+  at::Tensor scores = at::matmul(query, key.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(-1)));
+  if (is_causal) {
+    const at::Tensor keep = at::ones({query.size(-2), key.size(-2)}, scores.options().dtype(at::kBool)).tril();
+    scores = scores.masked_fill(keep.logical_not(), -std::numeric_limits<float>::infinity());
+  }
+  at::Tensor out = at::matmul(at::softmax(scores, -1), value).to(q.scalar_type());
+  return bshd ? out.transpose(1, 2).contiguous() : out;
+}
+
+// Right, in the (batch, seq, heads, head_dim) layout FlashAttention's ops take.
+at::Tensor good_bshd(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool is_causal) {
+  return attention(q, k, v, is_causal, true);
+}
+// Right in bf16; refuses fp16 and fp32 by throwing a plain std::runtime_error, as
+// the FlashAttention-3 wheel does through the torch stable ABI.
+at::Tensor bf16_only_bshd(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool is_causal) {
+  if (q.scalar_type() != at::kBFloat16) {
+    throw std::runtime_error("This flash attention build does not support FP16 or FP32 (test op)");
+  }
+  return attention(q, k, v, is_causal, true);
+}
+at::Tensor nans(const at::Tensor& q, const at::Tensor&, const at::Tensor&, bool) { return at::full_like(q, NAN); }
+at::Tensor wrong_shape(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool is_causal) {
+  return attention(q, k, v, is_causal, false).narrow(-1, 0, 1).contiguous();
+}
+at::Tensor wrong_dtype(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool is_causal) {
+  return attention(q, k, v, is_causal, false).to(at::kDouble);
+}
+at::Tensor int_out(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool is_causal) {
+  return attention(q, k, v, is_causal, false).mul(1000).to(at::kLong);
+}
+at::Tensor undefined(const at::Tensor&, const at::Tensor&, const at::Tensor&, bool) { return at::Tensor(); }
+// Right output, but it writes into the inputs every later variant of the case shares.
+at::Tensor mutates(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool is_causal) {
+  at::Tensor out = attention(q, k, v, is_causal, false);
+  const_cast<at::Tensor&>(v).mul_(2);
+  const_cast<at::Tensor&>(q).add_(1);
+  return out;
+}
+at::Tensor throws_int(const at::Tensor&, const at::Tensor&, const at::Tensor&, bool) { throw 42; }
+
+}  // namespace
+
+TORCH_LIBRARY(attnsweep_misbehaving, m) {
+  m.def("good_bshd(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
+  m.def("bf16_only_bshd(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
+  m.def("nans(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
+  m.def("wrong_shape(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
+  m.def("wrong_dtype(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
+  m.def("int_out(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
+  m.def("undefined(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
+  m.def("mutates(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
+  m.def("throws_int(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(attnsweep_misbehaving, CompositeExplicitAutograd, m) {
+  m.impl("good_bshd", good_bshd);
+  m.impl("bf16_only_bshd", bf16_only_bshd);
+  m.impl("nans", nans);
+  m.impl("wrong_shape", wrong_shape);
+  m.impl("wrong_dtype", wrong_dtype);
+  m.impl("int_out", int_out);
+  m.impl("undefined", undefined);
+  m.impl("mutates", mutates);
+  m.impl("throws_int", throws_int);
+}
