@@ -1,0 +1,121 @@
+// Hardening round three (issue 21) on a GPU, through the binary: an op's inputs
+// are each case's own (the caching allocator hands the fp16 case the bf16
+// case's freed memory), a run under PYTORCH_NO_CUDA_MEMORY_CACHING=1 stores
+// every case, and a nightly beside another process computing on the same GPU
+// ends inconclusive. Skips where no CUDA device exists.
+#include <gtest/gtest.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "tests/support/run_attnsweep.hpp"
+#include "tests/support/scratch_directory.hpp"
+
+namespace {
+
+using attnsweep::testing::Outcome;
+using attnsweep::testing::run_attnsweep;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+bool has_cuda() { return !contains(run_attnsweep("variants").output, "(0 CUDA device(s) visible)"); }
+
+std::string scalar(const std::string& db, const std::string& sql) {
+  SQLite::Database database(db, SQLite::OPEN_READONLY);
+  SQLite::Statement query(database, sql);
+  return query.executeStep() && !query.getColumn(0).isNull() ? query.getColumn(0).getString() : "NULL";
+}
+
+TEST(GpuHardening, AnOpRefusingFp16AfterBf16IsUnsupportedAtEveryShapeNotAStaleOk) {
+  if (!has_cuda()) GTEST_SKIP() << "no CUDA device here";
+  attnsweep::testing::ScratchDirectory scratch("attnsweep-gpu-hardening");
+  const std::string config = scratch.write(
+      "fa3_like.yaml",
+      "variants:\n  - sdpa_flash\n  - name: fa3_like\n    kind: op_library\n    library: '" ATTNSWEEP_MISBEHAVING_OPS_LIBRARY
+      "'\n    op: attnsweep_misbehaving::bf16_only_bshd\n    layout: bshd\n    causal: is_causal\n"
+      "dtypes: [bf16, fp16, fp32]\ncausal: [true]\n"
+      "shapes:\n  - {batch: 2, heads: 4, seq_len: 256, head_dim: 64}\n  - {batch: 1, heads: 8, seq_len: 512, head_dim: 64}\n"
+      "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 5}\n");
+  const std::string db = scratch.path("results.db");
+  const Outcome outcome = run_attnsweep("--log-level off run " + config + " --device cuda --db " + db);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM cases WHERE variant = 'fa3_like' AND dtype = 'bf16' AND status = 'ok' "
+                       "AND numerics = 'ok'"),
+            "2");
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM cases WHERE variant = 'fa3_like' AND dtype != 'bf16' AND "
+                       "status = 'unsupported' AND error_message LIKE 'This flash attention build does not support%'"),
+            "4");
+}
+
+TEST(GpuHardening, ARunWithoutTheCachingAllocatorStoresEveryCaseAndSaysWhyNoGraph) {
+  if (!has_cuda()) GTEST_SKIP() << "no CUDA device here";
+  attnsweep::testing::ScratchDirectory scratch("attnsweep-gpu-hardening");
+  const std::string config = scratch.write(
+      "uncached.yaml",
+      "variants: [naive, naive_inplace, sdpa_math, sdpa_efficient, sdpa_flash, sdpa_cudnn, sdpa_auto]\n"
+      "dtypes: [bf16]\ncausal: [true]\nshapes:\n  - {batch: 2, heads: 4, seq_len: 512, head_dim: 64}\n"
+      "measure: {warmup: 2, profiled_forwards: 2, min_samples: 5, max_samples: 10}\n");
+  const std::string db = scratch.path("results.db");
+  const Outcome outcome =
+      run_attnsweep("--log-level off run " + config + " --device cuda --db " + db, "PYTORCH_NO_CUDA_MEMORY_CACHING=1 ");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_EQ(scalar(db, "SELECT status FROM runs"), "done");
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM cases WHERE status = 'ok' AND gpu_time_us_median > 0"), "7");
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM cases WHERE graph_error LIKE '%PYTORCH_NO_CUDA_MEMORY_CACHING=1%'"), "7");
+  EXPECT_EQ(scalar(db, "SELECT json_extract(env_vars, '$.PYTORCH_NO_CUDA_MEMORY_CACHING') FROM runs"), "1");
+}
+
+// A second attnsweep process sweeping large matmul-bound cases is the other
+// tenant: it holds a CUDA context and computes on the GPU meanwhile.
+TEST(GpuHardening, ANightlyBesideAnotherGpuProcessIsInconclusive) {
+  if (!has_cuda()) GTEST_SKIP() << "no CUDA device here";
+  attnsweep::testing::ScratchDirectory scratch("attnsweep-gpu-hardening");
+  const std::string night = scratch.write(
+      "night.yaml",
+      "variants: [sdpa_flash, sdpa_cudnn]\ndtypes: [bf16]\ncausal: [true]\n"
+      "shapes:\n  - {batch: 4, heads: 16, seq_len: 1024, head_dim: 64}\n"
+      "measure: {warmup: 2, profiled_forwards: 2, min_samples: 20, max_samples: 60, regime: burst}\n");
+  const std::string busy = scratch.write(
+      "busy.yaml",
+      "variants: [sdpa_math]\ndtypes: [fp32]\ncausal: [false]\n"
+      "shapes:\n  - {batch: 8, heads: 32, seq_len: 4096, head_dim: 128}\n"
+      "measure: {warmup: 50, min_samples: 2000, max_samples: 2000, target_rel_stdev: 0, max_case_seconds: 120, "
+      "accuracy_check: false, cuda_graph: false}\n");
+  const std::string history = scratch.path("history");
+  const Outcome alone = run_attnsweep("--log-level off nightly " + night + " --history " + history + " --device cuda --db " +
+                                      scratch.path("alone.db"));
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // the next night's stamp
+
+  const pid_t other = fork();
+  ASSERT_GE(other, 0);
+  if (other == 0) {
+    setpgid(0, 0);
+    execl("/bin/sh", "sh", "-c",
+          (std::string(ATTNSWEEP_BINARY) + " --log-level off run " + busy + " --device cuda --db " +
+           scratch.path("busy.db") + " > /dev/null 2>&1")
+              .c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(8));  // its context made and its warm-up computing
+  const Outcome shared = run_attnsweep("nightly " + night + " --history " + history + " --device cuda --db " +
+                                       scratch.path("shared.db"));
+  kill(-other, SIGKILL);
+  kill(other, SIGKILL);
+  waitpid(other, nullptr, 0);
+  EXPECT_EQ(shared.exit_code, 4) << shared.output;
+  EXPECT_TRUE(contains(shared.output, "nightly: INCONCLUSIVE")) << shared.output;
+  EXPECT_TRUE(contains(shared.output, "other process(es) compute on cuda")) << shared.output;  // the warning at once
+  const std::string db = scratch.path("shared.db");
+  EXPECT_GE(std::stoi(scalar(db, "SELECT other_processes_start FROM runs")), 1);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM cases WHERE other_processes >= 1"), "2");
+}
+
+}  // namespace
