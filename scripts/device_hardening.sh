@@ -13,6 +13,7 @@ OUT="${OUT:-$PWD/device-out}"
 mkdir -p "$OUT" /tmp/work
 export PYTHONUNBUFFERED=1
 cd "$(dirname "$0")/.."
+exec > >(tee "$OUT/device_hardening.log") 2>&1
 {
   echo "== machine"; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'

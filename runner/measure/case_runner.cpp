@@ -43,6 +43,12 @@ struct WrongOutput : std::runtime_error {
 
 bool contains(const std::string& text, const char* fragment) { return text.find(fragment) != std::string::npos; }
 
+std::string first_line_of(std::string text) {
+  const auto newline = text.find('\n');
+  if (newline != std::string::npos) text.resize(newline);
+  return text;
+}
+
 // A test-only knob: ATTNSWEEP_TEST_SLOWDOWN=<variant>[:<times>][,...] makes each
 // warm-up, timed and profiled forward of those variants run <times> times
 // (default 2: twice the kernels, about twice the time), so that the nightly
@@ -211,14 +217,19 @@ struct CaseRunner::Impl {
 
   // After a failure: is the CUDA context still usable? Errors such as a
   // device-side assert are sticky: every later call would fail. Found out once, here.
-  bool device_still_usable() {
-    if (!device.is_cuda()) return true;
+  // Empty when usable, else the context's own error ("device-side assert
+  // triggered"): the call that failed first may only have seen its effect (a
+  // cuBLAS call reporting CUBLAS_STATUS_INTERNAL_ERROR on the poisoned context).
+  std::optional<std::string> device_unusable_because() {
+    if (!device.is_cuda()) return std::nullopt;
     try {
       synchronize_device(device);
       c10::cuda::CUDACachingAllocator::emptyCache();
-      return true;
-    } catch (const std::exception&) {
-      return false;
+      return std::nullopt;
+    } catch (const c10::Error& error) {
+      return first_line_of(error.what_without_backtrace());
+    } catch (const std::exception& error) {
+      return first_line_of(error.what());
     }
   }
 };
@@ -299,7 +310,12 @@ CaseResult CaseRunner::measure_case(const Case& c, const std::string& trace_path
     // A case that failed while running may have left the inputs in a bad state;
     // an unsupported one never touched them (and redrawing cost up to a second).
     if (status != CaseStatus::unsupported) impl_->drop_inputs();
-    result.device_unusable = !impl_->device_still_usable();
+    if (const auto sticky = impl_->device_unusable_because()) {
+      result.device_unusable = true;
+      if (result.error_message.find(*sticky) == std::string::npos) {
+        result.error_message += " (the CUDA context then reported: " + *sticky + ")";
+      }
+    }
   }
   result.wall_seconds = seconds_since(start);
   return result;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <thread>
 
@@ -85,8 +86,9 @@ TEST(GpuHardening, ANightlyBesideAnotherGpuProcessIsInconclusive) {
       "busy.yaml",
       "variants: [sdpa_math]\ndtypes: [fp32]\ncausal: [false]\n"
       "shapes:\n  - {batch: 8, heads: 32, seq_len: 4096, head_dim: 128}\n"
-      "measure: {warmup: 50, min_samples: 2000, max_samples: 2000, target_rel_stdev: 0, max_case_seconds: 120, "
+      "measure: {warmup: 50, min_samples: 2000, max_samples: 2000, max_case_seconds: 120, "
       "accuracy_check: false, cuda_graph: false}\n");
+  const std::string busy_db = scratch.path("busy.db");
   const std::string history = scratch.path("history");
   const Outcome alone = run_attnsweep("--log-level off nightly " + night + " --history " + history + " --device cuda --db " +
                                       scratch.path("alone.db"));
@@ -104,7 +106,10 @@ TEST(GpuHardening, ANightlyBesideAnotherGpuProcessIsInconclusive) {
           static_cast<char*>(nullptr));
     _exit(127);
   }
-  std::this_thread::sleep_for(std::chrono::seconds(8));  // its context made and its warm-up computing
+  // Its context made and its case computing: the run row is stored before the first case.
+  for (int i = 0; i < 300 && !std::filesystem::exists(busy_db); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  ASSERT_EQ(waitpid(other, nullptr, WNOHANG), 0) << "the other GPU process ended early";
   const Outcome shared = run_attnsweep("nightly " + night + " --history " + history + " --device cuda --db " +
                                        scratch.path("shared.db"));
   kill(-other, SIGKILL);
