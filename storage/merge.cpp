@@ -23,6 +23,7 @@
 #include "storage/fields.hpp"
 #include "storage/migrations.hpp"
 #include "storage/run_reader.hpp"
+#include "storage/shard_environment.hpp"
 #include "storage/store.hpp"
 #include "storage/trace_location.hpp"
 
@@ -214,6 +215,31 @@ void refuse_two_runs_of_one_shard(const std::vector<ShardSource>& sources) {
   }
 }
 
+// "a, b, c and 2 more": the first differences of two environments.
+std::string first_differences(const std::vector<std::string>& differences) {
+  constexpr std::size_t kShown = 3;
+  std::string text;
+  for (std::size_t i = 0; i < differences.size() && i < kShown; ++i) text += (i ? "; " : "") + differences[i];
+  if (differences.size() > kShown) text += " and " + std::to_string(differences.size() - kShown) + " more";
+  return text;
+}
+
+const char* const kOneEnvironment = "the shards of one merged run must measure in one environment (torch, CUDA, "
+                                    "cuDNN, device, driver, attnsweep and result-changing variables; hosts may "
+                                    "differ), or it compares as one run and hides the difference";
+
+// Every input measured in the first one's environment (storage/shard_environment.hpp).
+void refuse_mixed_environments(const std::vector<ShardSource>& sources) {
+  const ShardSource& first = sources.front();
+  for (const ShardSource& source : sources) {
+    const std::vector<std::string> differences = shard_environment_differences(source.run, first.run);
+    if (differences.empty()) continue;
+    throw BadInputError(source.name() + " ran in another environment than " + first.mention() + ": " +
+                        first_differences(differences) + "; " + kOneEnvironment + ": run that shard again as the "
+                        "others ran");
+  }
+}
+
 Sweep check_one_sweep(const std::vector<ShardSource>& sources) {
   const ShardSource& first = sources.front();
   for (const ShardSource& source : sources) {
@@ -223,6 +249,7 @@ Sweep check_one_sweep(const std::vector<ShardSource>& sources) {
                           "; merge the shards of one sweep (one config, one N, one launch) at a time");
     }
   }
+  refuse_mixed_environments(sources);
   const Sweep sweep = sweep_of(first);
   for (const ShardSource& source : sources) check_consistent(source, sweep);
   refuse_two_runs_of_one_shard(sources);
@@ -620,6 +647,15 @@ void finish_merged_run(SQLite::Database& out, std::int64_t run_id, RunStatus sta
   update.exec();
 }
 
+// The merged run holds shards of the environment of its runs row (each merge checked them).
+void refuse_other_environment(const std::string& out_path, const RunRow& merged, const ShardSource& source) {
+  const std::vector<std::string> differences = shard_environment_differences(source.run, merged);
+  if (differences.empty()) return;
+  throw BadInputError(source.name() + " ran in another environment than the shards run " + std::to_string(merged.run_id) +
+                      " in " + out_path + " took earlier: " + first_differences(differences) + "; " + kOneEnvironment +
+                      ": run that shard again as the others ran, or merge it into another database");
+}
+
 // Every write of the merge, in the caller's transaction; returns where the
 // shards stand and whether anything was written.
 // `sources` come by shard index.
@@ -627,6 +663,7 @@ std::pair<MergeReport, bool> merge_into(SQLite::Database& out, const std::string
                                         const std::vector<ShardSource>& sources, const Sweep& sweep) {
   const Target target = choose_target(out, out_path, sources, sweep);
   if (target.run) refuse_overlap(out_path, target, sources);
+  if (target.run) refuse_other_environment(out_path, *target.run, sources.front());
   const std::int64_t run_id = write_runs_row(out, target, sources, sweep);
   std::set<int> present = stored_plan_indexes(out, run_id);
   std::map<int, MergedShard> shards = target.shards;

@@ -153,6 +153,51 @@ TEST_F(CliCompare, MarkdownLeadsWithTheHeadline) {
   EXPECT_NE(outcome.output.find("<details><summary>Counts per verdict</summary>"), std::string::npos);
 }
 
+// Issue 21, finding 16: text stored in a database is data. A config name "t\n<!--"
+// started an HTML comment at a line start (GitHub hid every finding below it),
+// and ESC sequences in a stored host name reached the terminal raw.
+TEST_F(CliCompare, StoredTextNeitherHidesMarkdownNorReachesTheTerminalRaw) {
+  const std::string candidate = copy("candidate.db");
+  plant(candidate, "UPDATE cases SET status = 'error', error_message = 'boom' || char(27) || ']0;owned' || char(7) "
+                   "WHERE plan_index = 1; UPDATE runs SET name = 't' || char(10) || '<!--', "
+                   "device_name = 'CPU' || char(10) || '## injected' || char(10) || '<img src=x onerror=alert(1)>', "
+                   "hostname = 'h' || char(27) || '[2J' || char(155) || '`x'");
+  const Outcome md = compare(baseline_ + " " + candidate + " --format markdown", candidate);
+  EXPECT_EQ(md.exit_code, 1) << md.output;
+  std::istringstream md_lines(md.output);
+  for (std::string line; std::getline(md_lines, line);) {
+    EXPECT_NE(line.rfind("<!--", 0), 0u) << "a line opens an HTML comment:\n" << md.output;
+    EXPECT_NE(line.rfind("## injected", 0), 0u) << md.output;
+  }
+  EXPECT_NE(md.output.find("Candidate " + candidate + " run 1 (t \\<!--, done, "), std::string::npos) << md.output;
+  EXPECT_NE(md.output.find(", CPU ## injected \\<img src=x onerror=alert(1)>, git "), std::string::npos) << md.output;
+  EXPECT_NE(md.output.find("| hostname | "), std::string::npos) << md.output;
+  EXPECT_NE(md.output.find(" | h\\\\x1b[2J\\\\u009b\\`x |"), std::string::npos) << md.output;
+  // The findings after it are still there.
+  EXPECT_NE(md.output.find("| status | status | ok | error | REGRESSION | "), std::string::npos) << md.output;
+  for (const char* raw : {"\x1b", "\x07", "\xc2\x9b"}) EXPECT_EQ(md.output.find(raw), std::string::npos) << md.output;
+
+  const Outcome text = compare(baseline_ + " " + candidate, candidate);
+  EXPECT_EQ(text.exit_code, 1) << text.output;
+  for (const char* raw : {"\x1b", "\x07", "\xc2\x9b"}) EXPECT_EQ(text.output.find(raw), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("\ncandidate: " + candidate + " run 1 (t\\n<!--, done, "), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("CPU\\n## injected\\n<img src=x onerror=alert(1)>, git "), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("h\\x1b[2J\\u009b`x"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("boom\\x1b]0;owned\\x07"), std::string::npos) << text.output;
+}
+
+// query's table is for a terminal: controls shown as escapes; csv and json are data formats.
+TEST_F(CliCompare, QueryShowsControlCharactersAsEscapesInItsTableOnly) {
+  const std::string sql = "\"SELECT 'h' || char(27) || '[2J' || char(10) || 'x' || char(155) AS host FROM runs\"";
+  const Outcome table = run("query " + baseline_ + " " + sql);
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_EQ(table.output, "host\nh\\x1b[2J\\nx\\u009b\n");
+  const Outcome csv = run("query " + baseline_ + " " + sql + " --format csv");
+  EXPECT_EQ(csv.output, "host\n\"h\x1b[2J\nx\xc2\x9b\"\n");
+  const Outcome json = run("query " + baseline_ + " " + sql + " --format json");
+  EXPECT_NE(json.output.find("\"h\\u001b[2J\\nx\xc2\x9b\""), std::string::npos) << json.output;
+}
+
 TEST_F(CliCompare, JsonParses) {
   const std::string candidate = copy("candidate.db");
   const Outcome outcome = compare(baseline_ + " " + candidate + " --format json", candidate);

@@ -281,6 +281,44 @@ TEST_F(HfLaunch, BadResultsSweepIdTimeoutAndShardsAreRefused) {
   for (const auto& call : calls()) EXPECT_EQ(call, kHardware);
 }
 
+// Issue 21, finding 18: an --image or --namespace starting with '-' reached hf
+// as an option of its own ("-d --env=EVIL=1 attnsweep run ..."); so would a
+// schedule, a config file or a --keep folder named so.
+TEST_F(HfLaunch, ValuesStartingWithADashNeverReachHfAsOptions) {
+  const std::string config = write("sweep.yaml", kSweep);
+  const std::string base = config + " --flavor h200 --shards 1 --results hf://buckets/acme/bench --sweep-id s1 ";
+  for (const auto& [options, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--image=--env=EVIL=1", "error: --image: '--env=EVIL=1' is not an image name; allowed: a Docker Hub "
+                                    "image or a Space URL (e.g. attnsweep/attnsweep:0.1.0), without spaces and not "
+                                    "starting with '-' (hf would read that as an option)\n"},
+           {"--image='my image'", "error: --image: 'my image' is not an image name; allowed: "},
+           {"--namespace=-x", "error: --namespace: '-x' is not a user or organization name; allowed: letters, "
+                              "digits, '-', '_' and '.', starting with a letter or digit (hf would read a leading "
+                              "'-' as an option)\n"},
+           {"--namespace='acme lab'", "error: --namespace: 'acme lab' is not a user or organization name"},
+           {"--schedule='-1 * * * *'", "error: --schedule: '-1 * * * *' is not a schedule; allowed: "},
+           {"--schedule='0 3 * * -1'", "error: --schedule: '0 3 * * -1' is not a schedule; allowed: "}}) {
+    for (const std::string dry : {"", "--dry-run"}) {
+      SCOPED_TRACE(options + " " + dry);
+      const Outcome outcome = launch(base + options + " " + dry);
+      EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
+      EXPECT_EQ(outcome.output.rfind(message, 0), 0u) << outcome.output;
+      EXPECT_EQ(std::count(outcome.output.begin(), outcome.output.end(), '\n'), 1) << outcome.output;
+    }
+  }
+  EXPECT_TRUE(fs::is_empty(path("bucket")));
+  for (const auto& call : calls()) EXPECT_EQ(call, kHardware);
+  // Names hf accepts stay accepted.
+  EXPECT_EQ(launch(base + "--namespace acme-lab.eu_1 --image hf.co/spaces/acme/attnsweep:v1 --dry-run").exit_code, 0);
+  // A config file named "-..." goes to hf as "./-...".
+  write("-dash.yaml", kSweep);
+  const Outcome dash = run("launch hf --flavor h200 --shards 1 --results hf://buckets/acme/bench --sweep-id s1 -- -dash.yaml",
+                           "cd '" + path("") + "' && " + environment());
+  ASSERT_EQ(dash.exit_code, 0) << dash.output;
+  EXPECT_EQ(calls().back(), job_argv(0, 1, {"--flavor", "h200", "--timeout", "30m", "-e", "ATTNSWEEP_SWEEP_ID=s1"}));
+  EXPECT_EQ(calls()[calls().size() - 2], (Argv{"buckets", "cp", "./-dash.yaml", "hf://buckets/acme/bench/s1/config.yaml"}));
+}
+
 TEST_F(HfLaunch, WithoutHfOnPathItSaysHowToInstallIt) {
   const std::string config = write("sweep.yaml", kSweep);
   const std::string arguments = "launch hf " + config + " --flavor h200 --shards 2 --results hf://buckets/acme/bench "
@@ -388,6 +426,22 @@ Outcome shell(const std::string& command) {
   return outcome;
 }
 
+std::string file_text(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// PREFIX, six random letters or digits (mkstemp's), ".tar.gz".
+bool is_private_archive_name(const std::string& name, const std::string& prefix) {
+  const std::string suffix = ".tar.gz";
+  if (name.size() != prefix.size() + 6 + suffix.size() || name.rfind(prefix, 0) != 0) return false;
+  if (name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) return false;
+  return std::all_of(name.begin() + static_cast<long>(prefix.size()), name.end() - static_cast<long>(suffix.size()),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; });
+}
+
 class HfLaunchFromSource : public HfLaunch {
  protected:
   // The GPU machine's image may have no git: the tests that make a checkout skip there.
@@ -429,13 +483,14 @@ TEST_F(HfLaunchFromSource, DryRunPrintsTheArchiveBothUploadsAndTheJobsThatBuildO
                                  "--timeout 1h --from-source --source " + path("checkout/container") + " --dry-run",
                                  tmp_environment());
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
-  const std::string archive = path("tmp") + "/attnsweep-src-s1.tar.gz";
+  // The archive's file gets its random name when a launch makes it: the dry run shows the pattern.
+  const std::string archive = path("tmp") + "/attnsweep-src-s1-XXXXXX.tar.gz";
   std::string expected = "# sweep s1: 3 shards of 12 cases on h200, --timeout 1h; results in hf://buckets/acme/bench/s1\n";
   for (int k = 0; k < 3; ++k) {
     expected += "# shard " + std::to_string(k) + "/3: 4 cases, expected 13.0 min (0.8 s on one H200 by the cost model "
                 "+ 3.0 min job start + 10.0 min install and build)\n";
   }
-  expected += "git -C " + top + " archive --format=tar.gz -o " + archive + " HEAD\n";
+  expected += "git -C " + top + " archive --format=tar.gz HEAD > " + archive + "\n";
   expected += "hf buckets cp " + config + " hf://buckets/acme/bench/s1/config.yaml\n";
   expected += "hf buckets cp " + archive + " hf://buckets/acme/bench/s1/attnsweep-src.tar.gz\n";
   for (int k = 0; k < 3; ++k) {
@@ -477,8 +532,9 @@ TEST_F(HfLaunchFromSource, UploadsTheArchiveAndTheJobCommandRunsTheShardFromIt) 
             std::string::npos) << outcome.output;
   const auto recorded = calls();
   ASSERT_EQ(recorded.size(), 6u);  // hardware, config, archive, 3 jobs
-  EXPECT_EQ(recorded[2], (Argv{"buckets", "cp", path("tmp") + "/attnsweep-src-s1.tar.gz",
-                               "hf://buckets/acme/bench/s1/attnsweep-src.tar.gz"}));
+  ASSERT_EQ(recorded[2].size(), 4u);
+  EXPECT_EQ(recorded[2][3], "hf://buckets/acme/bench/s1/attnsweep-src.tar.gz");
+  EXPECT_TRUE(is_private_archive_name(recorded[2][2], path("tmp") + "/attnsweep-src-s1-")) << recorded[2][2];
   EXPECT_TRUE(fs::is_empty(path("tmp"))) << "the local archive is removed";
   const std::string bucket = path("bucket/acme/bench/s1");
   ASSERT_TRUE(fs::exists(bucket + "/attnsweep-src.tar.gz"));
@@ -510,6 +566,46 @@ TEST_F(HfLaunchFromSource, UploadsTheArchiveAndTheJobCommandRunsTheShardFromIt) 
       << ran.output;
   EXPECT_TRUE(fs::exists(path("opt/container/build.sh"))) << "the whole archive is unpacked";
   EXPECT_TRUE(fs::exists(bucket + "/shard-0-of-3.db")) << ran.output;
+}
+
+// Issue 21, finding 15: the archive went to TMPDIR/attnsweep-src-<sweep id>.tar.gz,
+// a name another user of a shared /tmp could plant first: a link there made the
+// launch overwrite the file it named, a file there was written into and uploaded.
+TEST_F(HfLaunchFromSource, TheArchiveIsANewPrivateFileAndNothingPlantedInTmpIsFollowedOrUsed) {
+  if (!git_available()) GTEST_SKIP() << "git not on PATH";
+  const std::string config = write("sweep.yaml", kSweep);
+  const std::string top = make_checkout("checkout");
+  const std::string environment = tmp_environment() + "FAKE_HF_CP_MODES='" + path("modes") + "' ";
+  write("victim.txt", "victim\n");
+  fs::create_symlink(path("victim.txt"), path("tmp/attnsweep-src-s1.tar.gz"));
+  write("tmp/attnsweep-src-s2.tar.gz", "planted\n");
+  for (const std::string sweep : {"s1", "s2"}) {
+    const Outcome outcome = launch(config + " --flavor h200 --shards 1 --results hf://buckets/acme/bench --sweep-id " +
+                                   sweep + " --from-source --source " + top, environment);
+    ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+    // The upload is of a gzip archive from a new file of its own, readable by its owner only.
+    std::ifstream uploaded(path("bucket/acme/bench/" + sweep + "/attnsweep-src.tar.gz"), std::ios::binary);
+    std::string magic(2, '\0');
+    uploaded.read(magic.data(), 2);
+    EXPECT_EQ(magic, "\x1f\x8b") << sweep;
+  }
+  EXPECT_EQ(file_text(path("victim.txt")), "victim\n") << "a planted link was followed";
+  EXPECT_EQ(file_text(path("tmp/attnsweep-src-s2.tar.gz")), "planted\n") << "a planted file was written into";
+  std::ifstream modes(path("modes"));
+  std::vector<std::string> archives;
+  for (std::string mode, source; modes >> mode >> source;) {
+    if (source.find("attnsweep-src-") == std::string::npos) continue;  // the config
+    EXPECT_EQ(mode, "600") << source;
+    archives.push_back(source);
+  }
+  ASSERT_EQ(archives.size(), 2u);
+  EXPECT_TRUE(is_private_archive_name(archives[0], path("tmp") + "/attnsweep-src-s1-")) << archives[0];
+  EXPECT_TRUE(is_private_archive_name(archives[1], path("tmp") + "/attnsweep-src-s2-")) << archives[1];
+  // Removed afterwards: only what was planted is left.
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(path("tmp"))) left.push_back(entry.path().filename().string());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"attnsweep-src-s1.tar.gz", "attnsweep-src-s2.tar.gz"}));
 }
 
 TEST_F(HfLaunchFromSource, ANonGitSourceAnImageAndAStraySourceAreRefused) {
@@ -675,6 +771,24 @@ measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_
       << collected.output;
   EXPECT_NE(collected.output.find(": incomplete, 1 of 2 cases; not finished: 1/2 (interrupted); collect again when "
                                   "they arrive\n"), std::string::npos) << collected.output;
+}
+
+// Issue 21, finding 18: a --keep naming a file failed after syncing, exit 1.
+TEST_F(HfCollect, AKeepThatIsAFileIsBadInputRefusedBeforeSyncing) {
+  write("kfile", "x\n");
+  const Outcome outcome = run("collect hf://buckets/acme/bench/s1 " + path("merged.db") + " --keep " + path("kfile"),
+                              environment());
+  EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
+  EXPECT_EQ(outcome.output, "error: --keep: '" + path("kfile") + "' is a file, not a folder; give a folder (made when "
+                            "absent) to keep the synced shard databases and traces in\n");
+  EXPECT_TRUE(calls().empty()) << log_text();
+  EXPECT_FALSE(fs::exists(path("merged.db")));
+  EXPECT_EQ(file_text(path("kfile")), "x\n");
+  // A folder named "-k" reaches hf as a path, not an option.
+  const Outcome dash = run("collect hf://buckets/acme/bench/s1 merged.db --keep=-k", "cd '" + path("") + "' && " + environment());
+  EXPECT_EQ(dash.exit_code, 3) << dash.output;
+  ASSERT_EQ(calls().size(), 1u);
+  EXPECT_EQ(calls()[0], (Argv{"buckets", "sync", "hf://buckets/acme/bench/s1", path("-k")}));
 }
 
 TEST_F(HfCollect, NothingPublishedYetAndAFailingHf) {

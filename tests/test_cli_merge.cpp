@@ -227,6 +227,19 @@ TEST_F(CliMerge, RefusesShardsOfAnotherConfig) {
                  "other.db: run 1 (shard 1/3) is of another sweep than " + path("s0.db") + " run 1 (shard 0/3): another config");
 }
 
+// The probe of issue 21 (finding 12): a shard run with a test knob merged with
+// a clean one made a run that compare called "no difference" from a clean one.
+TEST_F(CliMerge, RefusesAShardRunUnderAnotherResultChangingEnvironment) {
+  const std::string s0 = run_shard("0/3", "s0.db");
+  const Outcome slow = run("--log-level off run " + config_ + " --shard 1/3 --db " + path("slow.db") + " --device cpu",
+                           "ATTNSWEEP_TEST_SLOWDOWN=naive OMP_NUM_THREADS=1 ");
+  ASSERT_EQ(slow.exit_code, 0) << slow.output;
+  expect_refused(path("merged.db"), {s0, path("slow.db"), run_shard("2/3", "s2.db")},
+                 "slow.db: run 1 (shard 1/3) ran in another environment than " + s0 + " run 1 (shard 0/3): "
+                 "env_vars ATTNSWEEP_TEST_SLOWDOWN 'naive', not unset; env_vars OMP_NUM_THREADS '1', not unset; the "
+                 "shards of one merged run must measure in one environment");
+}
+
 TEST_F(CliMerge, RefusesAnInputOfAnotherSchemaVersion) {
   const std::string old = path("v5.db");
   fs::copy_file(ATTNSWEEP_SOURCE_DIR "/tests/data/schema_v5.db", old);

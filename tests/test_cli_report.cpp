@@ -390,6 +390,27 @@ TEST_F(CliReport, TextFromTheDatabaseIsShownAsTextInBothFormats) {
             kCases - kOk) << md;
 }
 
+// Issue 21, finding 16: the run line's device name went out unescaped (a heading
+// and an <img> planted in it rendered), and ESC sequences reached the terminal.
+TEST_F(CliReport, TheRunLineIsEscapedAndNoControlCharacterReachesTheTerminal) {
+  {
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    db.exec("UPDATE runs SET device_name = 'CPU' || char(10) || '## injected' || char(10) || "
+            "'<img src=x onerror=alert(1)>', hostname = 'h' || char(27) || '[2J', "
+            "started_at = '2026' || char(27) || '[31m'");
+  }
+  const Outcome outcome = run("report " + db_ + " --format markdown");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  const std::string& md = outcome.output;
+  EXPECT_EQ(md.find("\n## injected"), std::string::npos) << md;
+  EXPECT_EQ(md.find("\n<img"), std::string::npos) << md;
+  EXPECT_NE(md.find("\n\nCPU ## injected \\<img src=x onerror=alert(1)>, done, started 2026\\\\x1b[31m, finished "),
+            std::string::npos) << md.substr(0, 400);
+  EXPECT_EQ(md.find('\x1b'), std::string::npos) << md;
+  EXPECT_NE(md.find("| h\\\\x1b[2J |"), std::string::npos) << md;
+  EXPECT_EQ(matches(md, "[^\\\\]<"), 0) << md;
+}
+
 // A run cut short: the report says which planned cases are missing instead of
 // "every case ran", and a run with no case stored yet has a report too.
 TEST_F(CliReport, ARunCutShortSaysItsCasesAreMissing) {

@@ -70,6 +70,9 @@ struct ShardRun {
   Device device = Device::cpu();
   std::string timing_protocol = "steady_clock per forward";
   std::string shard_split = kShardSplitVersion;
+  std::map<std::string, std::string> env_vars;  // result-changing variables set for the run
+  std::string torch_version = "2.11.0";
+  std::string hostname;  // default: node-K
 };
 
 // Synthetic results that differ per case and per shard run (`salt`).
@@ -106,7 +109,9 @@ std::int64_t write_shard(const std::string& path, const SweepSplit& sweep, const
   run.config_sha256 = sha256_hex(sweep.yaml);
   run.environment.device = shard.device;
   run.environment.device_name = "test CPU";
-  run.environment.hostname = "node-" + std::to_string(shard.index);
+  run.environment.hostname = shard.hostname.empty() ? "node-" + std::to_string(shard.index) : shard.hostname;
+  run.environment.torch_version = shard.torch_version;
+  run.environment.env_vars = shard.env_vars;
   run.timing_protocol = shard.timing_protocol;
   run.flop_convention = "attended_pairs_v1";
   run.seed = sweep.config.seed;
@@ -539,6 +544,49 @@ TEST_F(Merge, RefusesShardsOfAnotherTimingProtocol) {
   shard.timing_protocol = "another protocol";
   write_shard(timed, sweep_, shard);
   expect_refused({write_all_shards(sweep_)[0], timed}, "another timing protocol ('another protocol'");
+}
+
+// A shard run under a test knob, another torch or another GPU model would make
+// the merged run a mix that compares as one run (issue 21, finding 12).
+TEST_F(Merge, RefusesAShardRunInAnotherEnvironment) {
+  const auto inputs = write_all_shards(sweep_);
+  const std::string slow = path("slow.db");
+  ShardRun shard{1};
+  shard.env_vars = {{"ATTNSWEEP_TEST_SLOWDOWN", "naive"}, {"OMP_NUM_THREADS", "1"}};
+  shard.torch_version = "2.10.0";
+  write_shard(slow, sweep_, shard);
+  expect_refused({inputs[0], slow, inputs[2]},
+                 "slow.db: run 1 (shard 1/3) ran in another environment than " + inputs[0] + " run 1 (shard 0/3): "
+                 "torch_version '2.10.0', not '2.11.0'; env_vars ATTNSWEEP_TEST_SLOWDOWN 'naive', not unset; "
+                 "env_vars OMP_NUM_THREADS '1', not unset; the shards of one merged run must measure in one environment");
+  // A variable unset in the shard but set in the others is a difference too.
+  ShardRun plain{0};
+  plain.env_vars = {{"CUDNN_LOGINFO_DBG", "1"}};
+  write_shard(path("logged.db"), sweep_, plain);
+  expect_refused({path("logged.db"), inputs[1]},
+                 "shard1.db: run 1 (shard 1/3) ran in another environment than " + path("logged.db"));
+  expect_refused({path("logged.db"), inputs[1]}, ": env_vars CUDNN_LOGINFO_DBG unset, not '1'; ");
+}
+
+TEST_F(Merge, RefusesAShardOfAnotherEnvironmentThanTheMergedRunTookEarlier) {
+  const auto inputs = write_all_shards(sweep_);
+  merge_shards(out_, {inputs[0], inputs[1]});
+  const std::string other = path("other-gpu.db");
+  ShardRun shard{2};
+  shard.torch_version = "2.12.0.dev";
+  write_shard(other, sweep_, shard);
+  expect_refused({other}, "other-gpu.db: run 1 (shard 2/3) ran in another environment than the shards run 1 in " +
+                              out_ + " took earlier: torch_version '2.12.0.dev', not '2.11.0'");
+  EXPECT_EQ(merge_shards(out_, {inputs[2]}).status, RunStatus::done);
+}
+
+// Shards of one launch run on many hosts: merged, each shard's host kept in run_devices.
+TEST_F(Merge, ShardsOnOtherHostsMergeAndEachShardsHostIsKept) {
+  const auto inputs = write_all_shards(sweep_);
+  EXPECT_EQ(merge_shards(out_, inputs).status, RunStatus::done);
+  EXPECT_EQ(rows_of(out_, "SELECT shard_index, hostname FROM run_devices WHERE run_id = ? ORDER BY shard_index", 1),
+            (std::vector<std::string>{"shard_index=0 hostname=node-0 ", "shard_index=1 hostname=node-1 ",
+                                      "shard_index=2 hostname=node-2 "}));
 }
 
 TEST_F(Merge, RefusesTwoRunsOfOneShard) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "runner/common/errors.hpp"
+#include "runner/report/escaping.hpp"
 #include "runner/report/format.hpp"
 #include "runner/report/table.hpp"
 #include "runner/report/writers.hpp"
@@ -28,6 +29,41 @@ Table timing_table() {
   table.add_row({Cell::text("flash"), Cell::integer(12), Cell::text("ok")});
   table.add_row({Cell::text("math"), Cell::null(), Cell::null()});
   return table;
+}
+
+// Stored text shown to people (issue 21, finding 16): controls never reach a
+// terminal, nothing in it starts Markdown markup.
+TEST(Escaping, TerminalSafeShowsEveryControlAndStrayByteAsAnEscape) {
+  EXPECT_EQ(terminal_safe("plain UTF-8: caf\xC3\xA9 \xE2\x9C\x93"), "plain UTF-8: caf\xC3\xA9 \xE2\x9C\x93");
+  EXPECT_EQ(terminal_safe("a\x1b[2Jb\x07\x7f"), "a\\x1b[2Jb\\x07\\x7f");
+  EXPECT_EQ(terminal_safe("1\n2\r\n3\t4"), "1\\n2\\r\\n3\\t4");
+  EXPECT_EQ(terminal_safe("csi \xC2\x9B" "31m"), "csi \\u009b31m");     // C1 as UTF-8
+  EXPECT_EQ(terminal_safe("raw \x9B" "31m \xFF \xC3"), "raw \\x9b31m \\xff \\xc3");  // not UTF-8
+  EXPECT_EQ(terminal_safe(std::string("nul\0", 4)), "nul\\x00");
+}
+
+TEST(Escaping, MarkdownInlineIsOneLineThatStartsNoTagCommentOrCodeSpan) {
+  EXPECT_EQ(markdown_inline("t\n<!--"), "t \\<!--");
+  EXPECT_EQ(markdown_inline("a\r\nb\rc"), "a b c");
+  EXPECT_EQ(markdown_inline("\\<img> `code` | x"), "\\\\\\<img> \\`code\\` | x");
+  EXPECT_EQ(markdown_inline("h\x1b[2J"), "h\\\\x1b[2J");
+  EXPECT_EQ(markdown_inline("sdpa_math 1x2x16x8"), "sdpa_math 1x2x16x8");
+}
+
+TEST(Escaping, MarkdownCodeIsASpanNoBacktickInsideCanClose) {
+  EXPECT_EQ(markdown_code("/data/night.db"), "`/data/night.db`");
+  EXPECT_EQ(markdown_code("a`b"), "``a`b``");
+  EXPECT_EQ(markdown_code("``x"), "``` ``x ```");
+  EXPECT_EQ(markdown_code("x\n<!--\x1b"), "`x <!--\\x1b`");
+}
+
+TEST(MarkdownWriter, EscapesStoredTextInCells) {
+  Table table;
+  table.columns = {{"name"}};
+  table.add_row({Cell::text("a|b\n<!--`\\")});
+  std::ostringstream out;
+  write_table(out, table, Format::markdown);
+  EXPECT_EQ(out.str(), "| name |\n| --- |\n| a\\|b \\<!--\\`\\\\ |\n");
 }
 
 TEST(Cell, KindsAndAccessors) {

@@ -80,7 +80,8 @@ int dry_run(const jobs::LaunchPlan& plan) {
     if (!plan.settings.schedule.empty()) line.replace(0, line.find(':'), "each night");  // one job, the whole plan
     std::cout << "# " << line << "\n";
   }
-  if (!plan.archive.empty()) std::cout << jobs::command_line(plan.archive) << "\n";
+  // The archive's file gets its random name (the XXXXXX) when a launch makes it.
+  if (!plan.archive.empty()) std::cout << jobs::command_line(plan.archive) << " > " << text::shell_quote(plan.archive_path) << "\n";
   std::cout << jobs::command_line(plan.upload) << "\n";
   if (!plan.upload_source.empty()) std::cout << jobs::command_line(plan.upload_source) << "\n";
   for (const auto& job : plan.jobs) std::cout << jobs::command_line(job) << "\n";

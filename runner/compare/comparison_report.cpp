@@ -7,6 +7,7 @@
 
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
+#include "runner/report/escaping.hpp"
 #include "runner/report/table.hpp"
 #include "runner/report/writers.hpp"
 
@@ -123,7 +124,7 @@ std::string table_text(const Table& table, report::Format format) {
 
 std::string labels(const std::vector<CaseKey>& keys) {
   std::string text;
-  for (const CaseKey& key : keys) text += "  " + key.label() + "\n";
+  for (const CaseKey& key : keys) text += "  " + report::terminal_safe(key.label()) + "\n";
   return text;
 }
 
@@ -139,9 +140,9 @@ std::string unjudged_list(const Comparison& comparison, const std::string& bulle
 std::string render_text(const Comparison& comparison) {
   std::ostringstream out;
   out << headline(comparison) << "\n";
-  out << "baseline:  " << run_line(comparison.baseline) << "\n";
-  out << "candidate: " << run_line(comparison.candidate) << "\n";
-  for (const std::string& warning : comparison.warnings) out << "\nWARNING: " << warning << "\n";
+  out << "baseline:  " << report::terminal_safe(run_line(comparison.baseline)) << "\n";
+  out << "candidate: " << report::terminal_safe(run_line(comparison.candidate)) << "\n";
+  for (const std::string& warning : comparison.warnings) out << "\nWARNING: " << report::terminal_safe(warning) << "\n";
   out << "\nEnvironment: ";
   if (comparison.environment.empty()) {
     out << "no difference\n";
@@ -179,10 +180,11 @@ std::string render_text(const Comparison& comparison) {
 std::string render_markdown(const Comparison& comparison) {
   std::ostringstream out;
   out << "### " << headline(comparison) << "\n\n";
-  out << "Baseline " << run_line(comparison.baseline) << "  \nCandidate " << run_line(comparison.candidate) << "\n\n";
+  out << "Baseline " << report::markdown_inline(run_line(comparison.baseline)) << "  \nCandidate "
+      << report::markdown_inline(run_line(comparison.candidate)) << "\n\n";
   if (!comparison.warnings.empty()) {
     out << "> [!WARNING]\n";
-    for (const std::string& warning : comparison.warnings) out << "> " << warning << "  \n";
+    for (const std::string& warning : comparison.warnings) out << "> " << report::markdown_inline(warning) << "  \n";
     out << "\n";
   }
   if (comparison.environment.empty()) {
@@ -214,7 +216,7 @@ std::string render_markdown(const Comparison& comparison) {
                                     std::make_pair("Only in the candidate", &comparison.only_in_candidate)}) {
     if (keys->empty()) continue;
     out << "<details><summary>" << title << " (" << keys->size() << ")</summary>\n\n";
-    for (const CaseKey& key : *keys) out << "- " << key.label() << "\n";
+    for (const CaseKey& key : *keys) out << "- " << report::markdown_inline(key.label()) << "\n";
     out << "\n</details>\n\n";
   }
   out << "<details><summary>Counts per verdict</summary>\n\n"

@@ -18,6 +18,7 @@
 #include "runner/compare/compare_runs.hpp"
 #include "runner/compare/comparison_report.hpp"
 #include "runner/execute/sweep.hpp"
+#include "runner/report/escaping.hpp"
 #include "storage/run_reader.hpp"
 #include "storage/store.hpp"
 
@@ -286,18 +287,23 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
   }
 
   std::string summary = "# attnsweep nightly " + outcome.stamp + "\n\n";
-  summary += "- config: `" + request.config_path + "`\n";
-  summary += "- tonight: `" + outcome.db_path + "` run " + std::to_string(night.run_id) + ", " +
+  // Paths and history file names are text, never markup (report/escaping.hpp).
+  summary += "- config: " + report::markdown_code(request.config_path) + "\n";
+  summary += "- tonight: " + report::markdown_code(outcome.db_path) + " run " + std::to_string(night.run_id) + ", " +
              std::to_string(night.cases.size()) + " of " + std::to_string(night.planned_cases) +
              " planned cases, status " + to_string(night.status) + "\n";
-  if (!skipped.empty()) summary += "- history: " + std::regex_replace(skipped, std::regex("\n(?=.)"), "; ");
+  if (!skipped.empty()) {
+    std::string lines = std::regex_replace(skipped, std::regex("\n(?=.)"), "; ");
+    if (lines.back() == '\n') lines.pop_back();
+    summary += "- history: " + report::markdown_inline(lines) + "\n";
+  }
   if (night.status != RunStatus::done) {
     summary += "\n**The night did not finish (" + std::string(to_string(night.status)) +
                "): nothing was compared.**\n";
     outcome.regression = true;
   } else if (!baseline_path) {
-    summary += "\nNo previous finished night on " + night.device.to_string() + " in `" + request.history_dir +
-               "`: tonight's run is the first baseline; nothing was compared.\n";
+    summary += "\nNo previous finished night on " + night.device.to_string() + " in " +
+               report::markdown_code(request.history_dir) + ": tonight's run is the first baseline; nothing was compared.\n";
   } else {
     const compare::ReadableDatabase baseline_database(*baseline_path);
     const storage::RunReader& baseline = baseline_database.reader();
@@ -311,7 +317,7 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
                                  : *baseline_path;
     comparison.baseline.path = shown_path;
     outcome.baseline = shown_run(shown_path, *baseline.run(baseline_run));
-    summary += "- baseline: `" + outcome.baseline + "`";
+    summary += "- baseline: " + report::markdown_code(outcome.baseline);
     if (baseline_database.migrated_from()) {
       summary += " (schema " + std::to_string(*baseline_database.migrated_from()) + ", read through a migrated copy)";
     }

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "runner/common/errors.hpp"
 #include "runner/jobs/hf_commands.hpp"
 
 namespace attnsweep::jobs {
@@ -62,9 +63,25 @@ class WorkingDirectory {
 
 }  // namespace
 
+namespace {
+
+// A --keep that names a file is bad input, refused before anything is synced.
+void check_keep_folder(const std::string& keep_dir) {
+  if (keep_dir.empty()) return;
+  std::error_code error;
+  const fs::file_status status = fs::status(keep_dir, error);
+  if (fs::exists(status) && !fs::is_directory(status)) {
+    throw BadInputError("--keep: '" + keep_dir + "' is a file, not a folder; give a folder (made when absent) to keep "
+                        "the synced shard databases and traces in");
+  }
+}
+
+}  // namespace
+
 CollectResult collect_shards(const HfCli& hf, const CollectRequest& request) {
   CollectResult result;
   result.source = parse_bucket_folder(request.source, "collect");
+  check_keep_folder(request.keep_dir);
   const std::string out_path = fs::absolute(request.out_path).string();
 
   std::unique_ptr<TemporaryFolder> temporary;
@@ -77,7 +94,9 @@ CollectResult collect_shards(const HfCli& hf, const CollectRequest& request) {
     if (error) throw std::runtime_error("--keep: cannot create " + request.keep_dir + ": " + error.message());
     result.directory = request.keep_dir;
   }
-  const ProcessResult synced = hf.run(sync_command(result.source, result.directory, request.keep_dir.empty()));
+  // Absolute: hf would read a folder named "-x" as an option.
+  const std::string sync_directory = fs::absolute(result.directory).string();
+  const ProcessResult synced = hf.run(sync_command(result.source, sync_directory, request.keep_dir.empty()));
   if (!synced.succeeded()) {
     throw std::runtime_error("hf buckets sync " + result.source.uri() + " failed: " + failure_reason(synced));
   }

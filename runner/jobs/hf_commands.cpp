@@ -22,11 +22,13 @@ std::optional<ShardSpec> shard_of_database_name(const std::string& file_name) {
 }
 
 std::vector<std::string> upload_config_command(const std::string& config_path, const BucketFolder& results) {
-  return {"hf", "buckets", "cp", config_path, results.file(kConfigFileName)};
+  // "./-x.yaml": hf would read a bare "-x.yaml" as an option.
+  const std::string file = config_path.rfind('-', 0) == 0 ? "./" + config_path : config_path;
+  return {"hf", "buckets", "cp", file, results.file(kConfigFileName)};
 }
 
-std::vector<std::string> source_archive_command(const std::string& source_dir, const std::string& archive_path) {
-  return {"git", "-C", source_dir, "archive", "--format=tar.gz", "-o", archive_path, "HEAD"};
+std::vector<std::string> source_archive_command(const std::string& source_dir) {
+  return {"git", "-C", source_dir, "archive", "--format=tar.gz", "HEAD"};
 }
 
 std::vector<std::string> upload_source_command(const std::string& archive_path, const BucketFolder& results) {
@@ -85,7 +87,8 @@ std::vector<std::string> run_job_command(const JobSettings& settings, const Shar
 
 void check_schedule(const std::string& schedule) {
   static const std::regex named("@(hourly|daily|weekly|monthly|yearly)");
-  static const std::regex cron(R"([0-9A-Za-z*,/-]+( [0-9A-Za-z*,/-]+){4})");
+  // Each field starts with a digit, a letter or '*': "-1 ..." would reach hf as an option.
+  static const std::regex cron(R"([0-9A-Za-z*][0-9A-Za-z*,/-]*( [0-9A-Za-z*][0-9A-Za-z*,/-]*){4})");
   if (std::regex_match(schedule, named) || std::regex_match(schedule, cron)) return;
   throw BadInputError("--schedule: '" + schedule + "' is not a schedule; allowed: @hourly, @daily, @weekly, "
                       "@monthly, @yearly, or five cron fields in quotes, e.g. '0 3 * * *' (03:00 every day; "

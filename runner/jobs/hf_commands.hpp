@@ -10,7 +10,7 @@
 //       attnsweep run /results/config.yaml --shard K/N --sweep-id ID
 //       --db /tmp/attnsweep/shard-K-of-N.db --traces /tmp/attnsweep/traces --publish /results
 //   with --from-source (the stock image builds attnsweep in the job):
-//   git -C SOURCE archive --format=tar.gz -o TMP HEAD
+//   git -C SOURCE archive --format=tar.gz HEAD > TMP   (TMP a new private file)
 //   hf buckets cp TMP hf://buckets/ORG/NAME/PREFIX/attnsweep-src.tar.gz
 //   hf jobs run ... -e ATTNSWEEP_GIT_SHA=SHA ... -d pytorch/pytorch:2.11.0-cuda13.0-cudnn9-devel
 //       bash -c BOOTSTRAP job-from-source /results/config.yaml --shard K/N ... --publish /results
@@ -81,8 +81,9 @@ std::optional<ShardSpec> shard_of_database_name(const std::string& file_name);
 
 std::vector<std::string> upload_config_command(const std::string& config_path, const BucketFolder& results);
 // --from-source: the archive of the checkout's HEAD (git archive writes the
-// committed tree, at the top of the archive), and its upload.
-std::vector<std::string> source_archive_command(const std::string& source_dir, const std::string& archive_path);
+// committed tree, at the top of the archive) to stdout, which the launch points
+// at a file it made privately, and the upload of that file.
+std::vector<std::string> source_archive_command(const std::string& source_dir);
 std::vector<std::string> upload_source_command(const std::string& archive_path, const BucketFolder& results);
 // What bash -c runs in a --from-source job: takes only the script out of the
 // archive in the mounted bucket and execs it with the job's remaining

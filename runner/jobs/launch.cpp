@@ -1,10 +1,18 @@
 #include "runner/jobs/launch.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <memory>
 #include <random>
 
 #include "runner/common/errors.hpp"
@@ -86,14 +94,55 @@ SourceCheckout inspect_checkout(const std::string& source_dir) {
   return checkout;
 }
 
-// Removes a file when it goes out of scope (the local source archive, once uploaded or not).
-struct RemovedAtEnd {
-  std::string path;
-  ~RemovedAtEnd() {
-    std::error_code ignored;
-    if (!path.empty()) std::filesystem::remove(path, ignored);
+// The local source archive: a new file of `pattern` (mkostemps: a random name,
+// O_EXCL so nothing already there, file or link, is opened, mode 0600), closed
+// and removed when it goes out of scope, uploaded or not. TMPDIR may be shared
+// (/tmp): a predictable name there could be planted by another user.
+class PrivateFile {
+ public:
+  explicit PrivateFile(const std::string& pattern) : path_(pattern) {
+    constexpr int kSuffixLength = 7;  // ".tar.gz"
+    fd_ = ::mkostemps(path_.data(), kSuffixLength, O_CLOEXEC | O_NOFOLLOW);
+    if (fd_ < 0) {
+      throw LaunchStopped("cannot make the source archive's temporary file " + pattern + ": " +
+                              std::strerror(errno) + " (TMPDIR names where it goes); no job was started",
+                          {});
+    }
   }
+  ~PrivateFile() {
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+  PrivateFile(const PrivateFile&) = delete;
+  PrivateFile& operator=(const PrivateFile&) = delete;
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
 };
+
+// A value hf reads as an option's value must not start with '-': hf (click)
+// would take "-x" as an option of its own. Both checks allow what the Hub does.
+void check_image(const std::string& image) {
+  const bool blank = image.find_first_of(" \t\r\n") != std::string::npos;
+  const bool control = std::any_of(image.begin(), image.end(), [](char c) { return std::iscntrl(static_cast<unsigned char>(c)); });
+  if (!image.empty() && (blank || control || image.front() == '-')) {
+    throw BadInputError("--image: '" + image + "' is not an image name; allowed: a Docker Hub image or a Space URL (e.g. " +
+                        kDefaultImage + "), without spaces and not starting with '-' (hf would read that as an option)");
+  }
+}
+
+void check_namespace(const std::string& job_namespace) {
+  bool valid = job_namespace.empty() || std::isalnum(static_cast<unsigned char>(job_namespace.front()));
+  for (const char c : job_namespace) valid = valid && (is_id_character(c) || c == '.');
+  if (!valid) {
+    throw BadInputError("--namespace: '" + job_namespace + "' is not a user or organization name; allowed: letters, "
+                        "digits, '-', '_' and '.', starting with a letter or digit (hf would read a leading '-' as an "
+                        "option)");
+  }
+}
 
 // The refusal for a shard that will not fit, with what would.
 std::string over_timeout(const ShardEstimate& worst, const LaunchRequest& request, const std::string& timeout,
@@ -152,9 +201,8 @@ LaunchPlan plan_launch(const LaunchRequest& request, const std::vector<std::stri
                         std::to_string(kMaxShards));
   }
   check_flavor(request.flavor, flavors);
-  if (request.image.find_first_of(" \t\n") != std::string::npos) {
-    throw BadInputError("--image: '" + request.image + "' is not an image name");
-  }
+  check_image(request.image);
+  check_namespace(request.job_namespace);
   if (request.from_source && !request.image.empty()) {
     throw BadInputError(std::string("--image and --from-source exclude each other: --image runs an image with attnsweep "
                                     "built in, --from-source runs the stock ") + kFromSourceImage +
@@ -204,9 +252,11 @@ LaunchPlan plan_launch(const LaunchRequest& request, const std::vector<std::stri
     settings.from_source = true;
     settings.git_sha = checkout.sha;
     launch.source_dir = checkout.top;
-    launch.archive_path =
-        (std::filesystem::temp_directory_path() / ("attnsweep-src-" + settings.sweep_id + ".tar.gz")).string();
-    launch.archive = source_archive_command(checkout.top, launch.archive_path);
+    // Absolute: a relative TMPDIR starting with '-' would reach hf as an option.
+    launch.archive_path = (std::filesystem::absolute(std::filesystem::temp_directory_path()) /
+                           ("attnsweep-src-" + settings.sweep_id + "-XXXXXX.tar.gz"))
+                              .string();
+    launch.archive = source_archive_command(checkout.top);
     launch.upload_source = upload_source_command(launch.archive_path, settings.results);
     if (checkout.changed) {
       launch.warnings.push_back("--source: '" + checkout.top + "' has uncommitted changes; the jobs build its HEAD (" +
@@ -231,15 +281,15 @@ std::vector<StartedJob> start_jobs(const HfCli& hf, const LaunchPlan& plan, cons
       if (events.retrying) events.retrying(what, reason, pause);
     };
   };
-  RemovedAtEnd archive;
+  std::unique_ptr<PrivateFile> archive;
   if (!plan.archive.empty()) {
     const auto git = find_on_path("git");
     if (!git) throw LaunchStopped("git not found on PATH (the source archive is made with git archive); no job was started", {});
-    archive.path = plan.archive_path;
-    const ProcessResult made = run_process(*git, {plan.archive.begin() + 1, plan.archive.end()});
+    archive = std::make_unique<PrivateFile>(plan.archive_path);
+    const ProcessResult made = run_process(*git, {plan.archive.begin() + 1, plan.archive.end()}, archive->fd());
     if (!made.succeeded()) {
-      throw LaunchStopped("making the source archive failed (" + command_line(plan.archive) +
-                              "): " + failure_reason(made) + "; no job was started",
+      throw LaunchStopped("making the source archive failed (" + command_line(plan.archive) + " > " +
+                              archive->path() + "): " + failure_reason(made) + "; no job was started",
                           {});
     }
   }
@@ -251,7 +301,8 @@ std::vector<StartedJob> start_jobs(const HfCli& hf, const LaunchPlan& plan, cons
   }
   if (events.config_uploaded) events.config_uploaded();
   if (!plan.upload_source.empty()) {
-    const ProcessResult uploaded = hf.run_with_retry(plan.upload_source, retrying("uploading the source archive"));
+    const ProcessResult uploaded = hf.run_with_retry(upload_source_command(archive->path(), plan.settings.results),
+                                                     retrying("uploading the source archive"));
     if (!uploaded.succeeded()) {
       throw LaunchStopped("uploading the source archive to " + plan.settings.results.file(kSourceArchiveName) +
                               " failed twice: " + failure_reason(uploaded) + "; no job was started",

@@ -43,8 +43,11 @@ struct LaunchPlan {
   // temporary file, its upload as PREFIX/attnsweep-src.tar.gz, and notes for
   // the user (uncommitted changes, which the archive leaves out).
   std::string source_dir;                                // the checkout's top folder
-  std::string archive_path;                              // TMPDIR/attnsweep-src-<sweep id>.tar.gz
-  std::vector<std::string> archive;                      // git -C DIR archive ... HEAD
+  // The temporary file's name pattern, TMPDIR/attnsweep-src-<sweep id>-XXXXXX.tar.gz:
+  // start_jobs makes a new file of it (XXXXXX random, mode 0600, never an
+  // existing file or link) and removes it at the end.
+  std::string archive_path;
+  std::vector<std::string> archive;                      // git -C DIR archive ... HEAD, into that file
   std::vector<std::string> upload_source;                // hf buckets cp TMP .../attnsweep-src.tar.gz
   std::vector<std::string> warnings;
 };
@@ -91,6 +94,8 @@ struct LaunchEvents {
 
 // With --from-source, makes the source archive first (nothing is uploaded
 // when git fails) and uploads it after the config, removing the local file.
+// The archive's file is made private (archive_path) and written through its
+// descriptor, so a file or link planted in TMPDIR is neither followed nor used.
 // Uploads the config, then submits the jobs one by one, each tried again once
 // after a pause when hf fails. Throws LaunchStopped naming the shards started
 // (with their job ids) and the one that failed.

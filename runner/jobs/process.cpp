@@ -33,7 +33,7 @@ std::optional<std::string> find_on_path(const std::string& name) {
   }
 }
 
-ProcessResult run_process(const std::string& executable, const std::vector<std::string>& arguments) {
+ProcessResult run_process(const std::string& executable, const std::vector<std::string>& arguments, int output_fd) {
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error(std::string("cannot run ") + executable + ": " + std::strerror(errno));
   if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -56,7 +56,7 @@ ProcessResult run_process(const std::string& executable, const std::vector<std::
     const int null_fd = ::open("/dev/null", O_RDONLY);
     if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
     // dup2 clears close-on-exec on the copies: only these reach the child.
-    ::dup2(out_pipe[1], STDOUT_FILENO);
+    ::dup2(output_fd >= 0 ? output_fd : out_pipe[1], STDOUT_FILENO);
     ::dup2(err_pipe[1], STDERR_FILENO);
     ::execv(executable.c_str(), argv.data());
     const std::string message = "cannot execute " + executable + ": " + std::strerror(errno) + "\n";

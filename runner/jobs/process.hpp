@@ -18,8 +18,10 @@ struct ProcessResult {
 std::optional<std::string> find_on_path(const std::string& name);
 
 // Runs `executable` with `arguments` (argv[0] = executable) to its end, with
-// this process's environment, stdin closed, and both output streams captured.
-// Throws std::runtime_error when it cannot fork.
-ProcessResult run_process(const std::string& executable, const std::vector<std::string>& arguments);
+// this process's environment, stdin closed, and both output streams captured;
+// with `output_fd` >= 0 its stdout goes into that open file instead (output
+// stays empty). Throws std::runtime_error when it cannot fork.
+ProcessResult run_process(const std::string& executable, const std::vector<std::string>& arguments,
+                          int output_fd = -1);
 
 }  // namespace attnsweep::jobs

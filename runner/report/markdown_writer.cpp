@@ -2,24 +2,18 @@
 #include <memory>
 #include <string>
 
+#include "runner/report/escaping.hpp"
 #include "runner/report/writers.hpp"
 
 namespace attnsweep::report {
 namespace {
 
-// A pipe would end the cell and a line break the row.
+// Stored text as inline Markdown (escaping.hpp); a pipe would end the cell.
 std::string escaped(const std::string& text) {
   std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '|') {
-      out += "\\|";
-    } else if (c == '\r' || c == '\n') {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;  // CRLF is one line break
-      out += ' ';
-    } else {
-      out += c;
-    }
+  for (const char c : markdown_inline(text)) {
+    if (c == '|') out += '\\';
+    out += c;
   }
   return out;
 }

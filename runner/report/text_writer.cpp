@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/report/escaping.hpp"
 #include "runner/report/writers.hpp"
 
 namespace attnsweep::report {
@@ -20,14 +21,15 @@ class TextWriter final : public RowWriter {
 
   void begin(const std::vector<Column>& columns) override {
     columns_ = columns;
-    for (const Column& column : columns_) header_.push_back(shorten(column.name, column.max_width));
+    for (const Column& column : columns_) header_.push_back(shorten(terminal_safe(column.name), column.max_width));
   }
 
   void row(const std::vector<Cell>& cells) override {
     if (columns_.empty()) return;
     std::vector<std::string> texts;
     for (std::size_t i = 0; i < cells.size(); ++i) {
-      texts.push_back(shorten(display_text(cells[i], columns_[i]), columns_[i].max_width));
+      // A stored value may hold ESC sequences or line breaks: shown as escapes, never run by the terminal.
+      texts.push_back(shorten(terminal_safe(display_text(cells[i], columns_[i])), columns_[i].max_width));
     }
     if (sized_) {
       write_line(texts);

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "runner/report/case_cells.hpp"
+#include "runner/report/escaping.hpp"
 #include "runner/report/writers.hpp"
 
 namespace attnsweep::run_report {
@@ -29,31 +30,16 @@ Cell percent(const std::optional<double>& value) {
   return Cell::text(buffer);
 }
 
-// Text from the database in a heading or a table cell: one line (the table
-// writer escapes '|'), and no '<' a viewer would take for the start of an HTML
-// tag: GitHub drops "<float>" from "std::vector<float>", others run "<img ...>".
-std::string inline_text(const std::string& text) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '\n' || c == '\r') {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;  // CRLF is one line break
-      out += ' ';
-    } else if (c == '<') {
-      out += "\\<";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+// Text from the database in a heading or a line (report/escaping.hpp); the
+// table writer escapes its cells itself.
+std::string inline_text(const std::string& text) { return report::markdown_inline(text); }
 
-// At most 300 bytes, cut between two UTF-8 characters.
-std::string one_line(const std::string& text) {
-  if (text.size() <= 300) return inline_text(text);
+// At most 300 bytes, cut between two UTF-8 characters (a table cell: the writer escapes it).
+std::string at_most_300_bytes(const std::string& text) {
+  if (text.size() <= 300) return text;
   std::size_t cut = 297;
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return inline_text(text.substr(0, cut) + "...");
+  return text.substr(0, cut) + "...";
 }
 
 // Leaves out the columns no row has a value in (kernel counts and ceilings on a CPU run).
@@ -81,7 +67,7 @@ Table environment_table(const RunReport& r) {
   Table table;
   table.columns = {{"fact"}, {"value"}};
   table.columns[1].max_width = 0;
-  for (const auto& [key, value] : r.environment) table.add_row({Cell::text(key), Cell::text(inline_text(value))});
+  for (const auto& [key, value] : r.environment) table.add_row({Cell::text(key), Cell::text(value)});
   return table;
 }
 
@@ -110,7 +96,7 @@ Table results_table(const RunReport& r) {
   for (const ReportCase& c : r.cases) {
     const storage::CaseRow& row = c.row;
     const bool ok = row.status == CaseStatus::ok;
-    std::vector<Cell> cells = {Cell::text(inline_text(row.identity.variant)),
+    std::vector<Cell> cells = {Cell::text(row.identity.variant),
                                Cell::text(row.identity.shape.label()),
                                Cell::text(to_string(row.identity.dtype)),
                                Cell::text(row.identity.causal ? "causal" : "full"),
@@ -141,9 +127,9 @@ Table failures_table(const RunReport& r) {
   for (const ReportCase& c : r.cases) {
     const storage::CaseRow& row = c.row;
     if (row.status == CaseStatus::ok) continue;
-    table.add_row({Cell::text(inline_text(row.identity.variant)), Cell::text(row.identity.shape.label()),
+    table.add_row({Cell::text(row.identity.variant), Cell::text(row.identity.shape.label()),
                    Cell::text(to_string(row.identity.dtype)), Cell::text(row.identity.causal ? "causal" : "full"),
-                   Cell::text(to_string(row.status)), Cell::text(one_line(row.error_message))});
+                   Cell::text(to_string(row.status)), Cell::text(at_most_300_bytes(row.error_message))});
   }
   return table;
 }
@@ -153,8 +139,9 @@ Table failures_table(const RunReport& r) {
 void write_markdown_report(std::ostream& out, const RunReport& r) {
   const storage::RunRow& run = r.run;
   out << "# attnsweep report: " << inline_text(run.name) << ", run " << run.run_id << "\n\n"
-      << (run.device_name.empty() ? run.device.to_string() : run.device_name) << ", " << to_string(run.status)
-      << ", started " << run.started_at << (run.finished_at.empty() ? "" : ", finished " + run.finished_at) << ". "
+      << inline_text(run.device_name.empty() ? run.device.to_string() : run.device_name) << ", " << to_string(run.status)
+      << ", started " << inline_text(run.started_at)
+      << (run.finished_at.empty() ? "" : ", finished " + inline_text(run.finished_at)) << ". "
       << r.cases.size() << " of " << run.planned_cases << " cases: " << r.count(CaseStatus::ok) << " ok, "
       << r.count(CaseStatus::unsupported) << " unsupported, " << r.failed() << " failed. From " << inline_text(r.db_path)
       << ".\n\n## Environment\n\n";

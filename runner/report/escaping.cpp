@@ -1,0 +1,109 @@
+#include "runner/report/escaping.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace attnsweep::report {
+namespace {
+
+std::string hex_escape(const char* format, unsigned value) {
+  char buffer[16];
+  std::snprintf(buffer, sizeof buffer, format, value);
+  return buffer;
+}
+
+// The length of the well-formed UTF-8 sequence at `at` (1 to 4), or 0 when the
+// bytes there are not one (a stray continuation byte, an overlong form, a
+// surrogate, a cut sequence).
+std::size_t utf8_length(const std::string& text, std::size_t at, unsigned& code_point) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned lead = byte(at);
+  std::size_t length = 0;
+  if (lead < 0x80) {
+    code_point = lead;
+    return 1;
+  }
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+    code_point = lead & 0x1F;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    code_point = lead & 0x0F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    code_point = lead & 0x07;
+  } else {
+    return 0;
+  }
+  if (at + length > text.size()) return 0;
+  for (std::size_t i = 1; i < length; ++i) {
+    if ((byte(at + i) & 0xC0) != 0x80) return 0;
+    code_point = (code_point << 6) | (byte(at + i) & 0x3F);
+  }
+  const bool overlong = (length == 3 && code_point < 0x800) || (length == 4 && code_point < 0x10000);
+  if (overlong || (code_point >= 0xD800 && code_point <= 0xDFFF) || code_point > 0x10FFFF) return 0;
+  return length;
+}
+
+// Control characters and bytes that are not UTF-8 as escapes; `line_breaks`
+// says what a line break becomes ("" to escape it as "\n").
+std::string neutralized(const std::string& text, const std::string& line_breaks) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t at = 0; at < text.size();) {
+    unsigned code_point = 0;
+    const std::size_t length = utf8_length(text, at, code_point);
+    if (length == 0) {
+      out += hex_escape("\\x%02x", static_cast<unsigned char>(text[at]));
+      ++at;
+      continue;
+    }
+    if ((code_point == '\n' || code_point == '\r') && !line_breaks.empty()) {
+      if (code_point == '\r' && at + 1 < text.size() && text[at + 1] == '\n') ++at;  // CRLF is one line break
+      out += line_breaks;
+    } else if (code_point == '\n') {
+      out += "\\n";
+    } else if (code_point == '\r') {
+      out += "\\r";
+    } else if (code_point == '\t') {
+      out += "\\t";
+    } else if (code_point < 0x20 || code_point == 0x7F) {
+      out += hex_escape("\\x%02x", code_point);
+    } else if (code_point >= 0x80 && code_point <= 0x9F) {
+      out += hex_escape("\\u%04x", code_point);  // C1: 0x9B is CSI to many terminals
+    } else {
+      out.append(text, at, length);
+    }
+    at += length;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string terminal_safe(const std::string& text) { return neutralized(text, ""); }
+
+std::string markdown_inline(const std::string& text) {
+  std::string out;
+  for (const char c : neutralized(text, " ")) {
+    if (c == '\\' || c == '`' || c == '<') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string markdown_code(const std::string& text) {
+  const std::string shown = neutralized(text, " ");
+  std::size_t longest = 0, run = 0;
+  for (const char c : shown) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(longest + 1, '`');
+  // A space between fence and text when the text starts or ends with a backtick (CommonMark strips one each side).
+  const bool padded = !shown.empty() && (shown.front() == '`' || shown.back() == '`');
+  const std::string pad = padded ? " " : "";
+  return fence + pad + shown + pad + fence;
+}
+
+}  // namespace attnsweep::report
