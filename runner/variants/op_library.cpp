@@ -201,7 +201,7 @@ class OpLibraryVariant final : public Variant {
       (void)forward(inputs);
       return {};
     } catch (const c10::Error& error) {
-      return {false, first_line(error.what_without_backtrace())};
+      return {false, first_line(first_of(error.what_without_backtrace()))};
     } catch (const NonStandardException&) {
       throw;
     } catch (const std::exception& error) {
@@ -254,10 +254,27 @@ class OpLibraryVariant final : public Variant {
     at::Tensor query, key, value;
   };
 
-  static std::string first_line(std::string text) {
+  // A refusal on one line. c10::Error's first line is the message; a stable-ABI
+  // exception (FA3's) starts with "function, file:line" and says why on the next
+  // line, so every line is kept, joined, up to a length a table can show.
+  static std::string first_of(std::string text) {  // c10::Error: the message is its first line
     const auto newline = text.find('\n');
     if (newline != std::string::npos) text.resize(newline);
     return text;
+  }
+  static std::string first_line(const std::string& text) {
+    constexpr std::size_t kLongest = 400;
+    std::string line;
+    for (char c : text) {
+      if (c == '\n' || c == '\r') {
+        if (!line.empty() && line.back() != ' ') line += ' ';
+      } else {
+        line += c;
+      }
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    if (line.size() > kLongest) line = line.substr(0, kLongest) + "...";
+    return line;
   }
 
   std::string non_standard_exception_message() const {
