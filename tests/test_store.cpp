@@ -385,6 +385,23 @@ TEST_F(StoreTest, MigratesASavedVersionSevenDatabase) {
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM samples WHERE clock_event_reasons = 4").getInt(), 3);
 }
 
+// tests/data/schema_v8.db: schema_v7.db migrated by attnsweep of commit 349d6b3 (schema 8);
+// version 9 adds the numerics verdict, other compute processes and the cool-down allowance:
+// empty for old cases, which keep everything else.
+TEST_F(StoreTest, MigratesASavedVersionEightDatabase) {
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(8, path_));
+  expect_migrated(path_, "saved-v7");
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE numerics IS NULL AND numerics_bound IS NULL AND "
+                          "other_processes IS NULL AND cooldown_budget_exhausted IS NULL AND run_id = 1").getInt(), 2);
+  EXPECT_EQ(db.execAndGet("SELECT ifnull(other_processes_start, 'null') FROM runs WHERE run_id = 1").getString(), "null");
+  EXPECT_EQ(db.execAndGet("SELECT trace_path FROM cases WHERE variant = 'naive' AND status = 'ok' AND run_id = 1").getString(),
+            "old-traces/run1-0-naive.json");
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE numerics IS NULL").getInt(),
+            db.execAndGet("SELECT count(*) FROM cases WHERE numerics IS NULL").getInt());
+}
+
 TEST_F(StoreTest, TracePathsAreStoredRelativeToTheDatabaseAndAResumedOldRunKeepsItsOwn) {
   const fs::path folder = fs::path(path_).parent_path();
   Store store(path_);
