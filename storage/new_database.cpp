@@ -35,12 +35,23 @@ std::string create_private_file(const std::string& path) {
   throw BadInputError(path + ": cannot use as a results database: no free name for a new file beside it");
 }
 
+// A message about the private file, naming the database it was made for.
+std::string with_name(std::string message, const std::string& file, const std::string& path) {
+  for (auto at = message.find(file); at != std::string::npos; at = message.find(file, at + path.size())) {
+    message.replace(at, file.size(), path);
+  }
+  return message;
+}
+
 }  // namespace
 
 NewDatabase create_whole_database(const std::string& path, const std::function<void(const std::string& file)>& fill) {
   const std::string file = create_private_file(path);
   try {
     fill(file);
+  } catch (const BadInputError& error) {
+    remove_database_files(file);
+    throw BadInputError(with_name(error.what(), file, path));
   } catch (...) {
     remove_database_files(file);
     throw;

@@ -149,41 +149,6 @@ TEST_F(DatabaseFiles, PublishWithTheTracesWrittenIntoThePublishFolderSucceeds) {
   EXPECT_EQ(copy.execAndGet("SELECT count(*) FROM cases WHERE trace_path LIKE 'traces/%'").getInt(), 2);
 }
 
-// Finding 9. Before: 8 of 20 pairs had one refused ("database is locked"), and
-// in some both failed ("disk I/O error") with no file left: the loser removed
-// the winner's files.
-TEST_F(DatabaseFiles, TwoRunsCreatingOneNewDatabaseBothStoreTwentyTimes) {
-  config();
-  for (int pair = 0; pair < 20; ++pair) {
-    const std::string db = "new" + std::to_string(pair) + ".db";
-    const pid_t first = spawn({"run", "tiny.yaml", "--db", db, "-q"}, path("."), path("a.log"));
-    const pid_t second = spawn({"run", "tiny.yaml", "--db", db, "-q"}, path("."), path("b.log"));
-    ASSERT_EQ(wait_exit(first), 0) << "pair " << pair << ": " << read(path("a.log"));
-    ASSERT_EQ(wait_exit(second), 0) << "pair " << pair << ": " << read(path("b.log"));
-    EXPECT_EQ(count_of(path(db), "SELECT count(*) FROM runs WHERE status = 'done'"), 2) << pair;
-    EXPECT_EQ(count_of(path(db), "SELECT count(*) FROM cases"), 4) << pair;
-  }
-  for (const auto& entry : fs::directory_iterator(path("."))) {  // no private file left behind
-    EXPECT_NE(entry.path().filename().string()[0], '.') << entry.path();
-  }
-}
-
-// Finding 9, merge. Before: two merges into one new output raced as two runs did.
-TEST_F(DatabaseFiles, TwoMergesIntoOneNewOutputBothSucceedTwentyTimes) {
-  config();
-  run_into(path("s0.db"), "--shard 0/2 --sweep-id m");
-  run_into(path("s1.db"), "--shard 1/2 --sweep-id m");
-  for (int pair = 0; pair < 20; ++pair) {
-    const std::string out = "merged" + std::to_string(pair) + ".db";
-    const pid_t first = spawn({"merge", out, "s0.db", "s1.db"}, path("."), path("a.log"));
-    const pid_t second = spawn({"merge", out, "s1.db", "s0.db"}, path("."), path("b.log"));
-    ASSERT_EQ(wait_exit(first), 0) << "pair " << pair << ": " << read(path("a.log"));
-    ASSERT_EQ(wait_exit(second), 0) << "pair " << pair << ": " << read(path("b.log"));
-    EXPECT_EQ(count_of(path(out), "SELECT count(*) FROM runs"), 1) << pair;
-    EXPECT_EQ(count_of(path(out), "SELECT count(*) FROM cases"), 2) << pair;
-  }
-}
-
 // Finding 9, nightly. Two nightlies in one folder in one second share the
 // default nightly-<stamp>.db name: the second is refused, never mixed into the first.
 TEST_F(DatabaseFiles, TwoNightliesInOneSecondNeverShareADatabase) {
