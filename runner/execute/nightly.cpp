@@ -238,9 +238,11 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
     check_history_folder(request.history_dir);
     // SQLite never runs in the history (it may be a bucket mount), and a stored
     // night must not get tonight's run appended to it.
-    if (same_file(folder_of(outcome.db_path), request.history_dir) || resolves_into(outcome.db_path, request.history_dir)) {
-      throw BadInputError("--db " + outcome.db_path + " is in (or links into) the --history folder " + request.history_dir +
-                          "; tonight's database goes on local disk elsewhere, and is copied in at the end");
+    if (same_file(folder_of(outcome.db_path), request.history_dir) ||
+        resolves_into(outcome.db_path, request.history_dir)) {
+      throw BadInputError("--db " + outcome.db_path + " is in the --history folder " + request.history_dir +
+                          " (itself or through a symbolic link); tonight's database goes on local disk elsewhere, "
+                          "and is copied in at the end");
     }
   }
   if (request.db_path.empty() && fs::exists(outcome.db_path)) {
@@ -254,8 +256,8 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
   if (!request.history_dir.empty() && (same_file(folder_of(outcome.summary_path), request.history_dir) ||
                                       resolves_into(outcome.summary_path, request.history_dir))) {
     // A stored night's summary is never written over; tonight's is copied in at the end.
-    throw BadInputError("--summary " + outcome.summary_path + " is in (or links into) the --history folder " + request.history_dir +
-                        "; the summary goes elsewhere, and is copied in at the end");
+    throw BadInputError("--summary " + outcome.summary_path + " is in the --history folder " + request.history_dir +
+                        " (itself or through a symbolic link); the summary goes elsewhere, and is copied in at the end");
   }
   check_writable_folder(folder_of(outcome.summary_path), "--summary");
   check_temp_folder();
