@@ -20,8 +20,11 @@
 #include "runner/plan/cost.hpp"
 #include "runner/plan/plan.hpp"
 #include "runner/plan/shard.hpp"
+#include "storage/database_files.hpp"
 #include "storage/fields.hpp"
 #include "storage/migrations.hpp"
+#include "storage/new_database.hpp"
+#include "storage/open_for_reading.hpp"
 #include "storage/run_reader.hpp"
 #include "storage/shard_environment.hpp"
 #include "storage/store.hpp"
@@ -64,7 +67,7 @@ bool is_shard_run(const RunRow& run) { return run.shard_index && run.shard_count
 // without writing; nothing for any other file (RunReader has named the problem).
 std::optional<int> older_schema_version(const std::string& path) {
   try {
-    SQLite::Database db(path, SQLite::OPEN_READONLY, kBusyTimeoutMs);
+    SQLite::Database db = open_for_reading(path, kBusyTimeoutMs);  // never a FIFO: that open would block
     const int version = recognise_schema_version(db, path);
     if (version >= 1 && version < kSchemaVersion) return version;
   } catch (const std::exception&) {
@@ -97,10 +100,27 @@ void refuse_unless_shard(const std::string& path, const RunRow& run) {
                       "K/N that hold shard runs only");
 }
 
+// A damaged shard is refused before anything is written, by its name (SQLite's
+// own "database disk image is malformed" names no file).
+void refuse_damaged(const std::string& path) {
+  std::string problem;
+  try {
+    SQLite::Database db = open_for_reading(path, kBusyTimeoutMs);
+    problem = db.execAndGet("PRAGMA quick_check(1)").getString();
+  } catch (const SQLite::Exception& error) {
+    problem = error.what();
+  }
+  if (problem == "ok") return;
+  for (char& c : problem) c = (c == '\n' || c == '\r') ? ' ' : c;
+  throw BadInputError(path + ": the database is damaged (PRAGMA quick_check: " + problem + "); nothing was merged: "
+                      "run that shard again, or leave it out");
+}
+
 std::vector<ShardSource> read_inputs(const std::vector<std::string>& inputs) {
   std::vector<ShardSource> sources;
   for (const auto& path : inputs) {
     const RunReader reader = open_input(path);
+    refuse_damaged(path);
     const std::vector<RunRow> runs = reader.runs();
     if (runs.empty()) {
       throw BadInputError(path + ": holds no runs, so no shard to merge; give the databases of attnsweep run --shard K/N");
@@ -423,12 +443,12 @@ void refuse_overlap(const std::string& out_path, const Target& target, const std
 // (1) the merged run that holds any of the inputs' shard runs; else (2) the
 // latest merged run of the sweep still incomplete that none of them collides
 // with; else (3) a new one. Read under the output's write lock.
-Target choose_target(SQLite::Database& db, const std::string& out_path, const std::vector<ShardSource>& sources,
-                     const Sweep& sweep) {
+Target choose_target(SQLite::Database& db, const std::string& file, const std::string& out_path,
+                     const std::vector<ShardSource>& sources, const Sweep& sweep) {
   std::set<std::string> uuids;
   for (const ShardSource& source : sources) uuids.insert(source.run.run_uuid);
   std::optional<Target> holding, open, taken;
-  for (const RunRow& run : RunReader(out_path).runs()) {
+  for (const RunRow& run : RunReader(file).runs()) {
     refuse_shard_of_the_sweep(out_path, run, sweep);
     if (!is_merged_run(run)) continue;
     Target candidate{run, merged_shards_of(db, run.run_id)};
@@ -483,7 +503,7 @@ Row merged_runs_row(SQLite::Database& out, const ShardSource& shard, const Sweep
   for (const auto& column : columns_of(out, "runs")) {
     if (column != "run_id") row.columns.push_back(column);
   }
-  SQLite::Database in(shard.path, SQLite::OPEN_READONLY, kBusyTimeoutMs);
+  SQLite::Database in = open_for_reading(shard.path, kBusyTimeoutMs);
   SQLite::Statement select(in, "SELECT " + column_list(row.columns) + " FROM runs WHERE run_id = ?");
   select.bind(1, shard.run.run_id);
   if (!select.executeStep()) throw std::runtime_error(shard.name() + ": the run is gone");
@@ -560,7 +580,7 @@ Value merged_trace_path(const std::string& out_path, const ShardSource& shard, c
 
 ShardCopy copy_shard(SQLite::Database& out, const std::string& out_path, std::int64_t run_id, const ShardSource& shard,
                      std::set<int>& present) {
-  SQLite::Database in(shard.path, SQLite::OPEN_READONLY, kBusyTimeoutMs);
+  SQLite::Database in = open_for_reading(shard.path, kBusyTimeoutMs);
   const Value merged_run = run_id, shard_index = static_cast<std::int64_t>(shard.index());
   RowCopier cases(in, out, "cases", "case_id", {"run_id", "shard_index", "trace_path"}, "case_id");
   std::vector<RowCopier> rows_of_a_case;
@@ -659,9 +679,9 @@ void refuse_other_environment(const std::string& out_path, const RunRow& merged,
 // Every write of the merge, in the caller's transaction; returns where the
 // shards stand and whether anything was written.
 // `sources` come by shard index.
-std::pair<MergeReport, bool> merge_into(SQLite::Database& out, const std::string& out_path,
+std::pair<MergeReport, bool> merge_into(SQLite::Database& out, const std::string& file, const std::string& out_path,
                                         const std::vector<ShardSource>& sources, const Sweep& sweep) {
-  const Target target = choose_target(out, out_path, sources, sweep);
+  const Target target = choose_target(out, file, out_path, sources, sweep);
   if (target.run) refuse_overlap(out_path, target, sources);
   if (target.run) refuse_other_environment(out_path, *target.run, sources.front());
   const std::int64_t run_id = write_runs_row(out, target, sources, sweep);
@@ -671,7 +691,12 @@ std::pair<MergeReport, bool> merge_into(SQLite::Database& out, const std::string
   bool changed = !target.run;
   std::string started_at = sources.front().run.started_at;
   for (const ShardSource& source : sources) {
-    const ShardCopy copied = copy_shard(out, out_path, run_id, source, present);
+    ShardCopy copied;
+    try {
+      copied = copy_shard(out, out_path, run_id, source, present);
+    } catch (const SQLite::Exception& error) {  // SQLite's words name no file
+      throw std::runtime_error(source.name() + ": cannot be merged into " + out_path + ": " + error.what());
+    }
     const MergedShard merged{source.run.run_uuid, source.path, to_string(source.run.status), source.run.run_id,
                              source.run.planned_cases, merged_cases_of_shard(out, run_id, source.index())};
     const bool new_here = record_merged_shard(out, run_id, source.index(), merged, shards);
@@ -691,9 +716,19 @@ std::pair<MergeReport, bool> merge_into(SQLite::Database& out, const std::string
   return {report, changed};
 }
 
-void remove_database_files(const std::string& path) {
-  std::error_code ignored;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(path + suffix, ignored);
+// Merges into the database `file` (the output, or the private file a new
+// output is made in), named `out_path` in messages and trace paths.
+MergeReport merge_into_file(const std::string& file, const std::string& out_path,
+                            const std::vector<ShardSource>& sources, const Sweep& sweep) {
+  // Creates the output or brings it to this schema version; refuses, untouched, what is not attnsweep's.
+  { Store prepared(file, Store::Open::create_if_absent); }
+  SQLite::Database out(file, SQLite::OPEN_READWRITE, kBusyTimeoutMs);
+  out.exec("PRAGMA foreign_keys = ON");
+  // IMMEDIATE: the write lock before the output is read, so two merges into it take turns.
+  SQLite::Transaction transaction(out, SQLite::TransactionBehavior::IMMEDIATE);
+  auto [report, changed] = merge_into(out, file, out_path, sources, sweep);
+  if (changed) transaction.commit();  // else it rolls back, having written nothing
+  return report;
 }
 
 }  // namespace
@@ -708,31 +743,23 @@ std::vector<int> MergeReport::missing_shards() const {
 
 MergeReport merge_shards(const std::string& out_path, const std::vector<std::string>& inputs) {
   if (inputs.empty()) throw BadInputError("no shard databases to merge; give OUT.db and one or more IN.db");
+  refuse_side_file_name(out_path);
   refuse_output_among_inputs(out_path, inputs);
   std::vector<ShardSource> sources = read_inputs(inputs);
   const Sweep sweep = check_one_sweep(sources);
   std::stable_sort(sources.begin(), sources.end(), [](const auto& a, const auto& b) { return a.index() < b.index(); });
 
-  // Made here, empty, only if absent (a 0-byte file becomes a new database):
-  // then this call, and no other merge running at the same time, removes it
-  // again when the merge is refused.
-  const int made = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  const bool created = made >= 0;
-  if (created) ::close(made);
-  try {
-    // Creates the output or brings it to this schema version; refuses, untouched, what is not attnsweep's.
-    { Store prepared(out_path, Store::Open::create_if_absent); }
-    SQLite::Database out(out_path, SQLite::OPEN_READWRITE, kBusyTimeoutMs);
-    out.exec("PRAGMA foreign_keys = ON");
-    // IMMEDIATE: the write lock before the output is read, so two merges into it take turns.
-    SQLite::Transaction transaction(out, SQLite::TransactionBehavior::IMMEDIATE);
-    auto [report, changed] = merge_into(out, out_path, sources, sweep);
-    if (changed) transaction.commit();  // else it rolls back, having written nothing
-    return report;
-  } catch (...) {
-    if (created) remove_database_files(out_path);  // a refused merge leaves nothing behind
-    throw;
+  // A new output is merged into a file of its own and linked into place whole
+  // (new_database.hpp): a refused merge leaves nothing behind, and a merge
+  // that loses the race to create it merges into the winner's.
+  struct stat existing {};
+  if (::stat(out_path.c_str(), &existing) != 0 && errno == ENOENT) {
+    std::optional<MergeReport> report;
+    const NewDatabase made = create_whole_database(
+        out_path, [&](const std::string& file) { report = merge_into_file(file, out_path, sources, sweep); });
+    if (made == NewDatabase::made_here) return *report;
   }
+  return merge_into_file(out_path, out_path, sources, sweep);
 }
 
 }  // namespace attnsweep::storage

@@ -8,6 +8,8 @@
 #include <set>
 
 #include "runner/common/errors.hpp"
+#include "storage/database_files.hpp"
+#include "storage/open_for_reading.hpp"
 
 namespace attnsweep::storage {
 namespace {
@@ -45,21 +47,6 @@ int authorize(void* data, int action, const char* first, const char* second, con
 using Connection = std::unique_ptr<sqlite3, int (*)(sqlite3*)>;
 using Prepared = std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)>;
 
-// "file:" URI of a path, percent-encoding what a URI would read otherwise.
-std::string file_uri(const std::string& path) {
-  std::string uri = "file:";
-  for (const char c : path) {
-    if (c == '%' || c == '?' || c == '#') {
-      char escaped[4];
-      std::snprintf(escaped, sizeof escaped, "%%%02X", static_cast<unsigned char>(c));
-      uri += escaped;
-    } else {
-      uri += c;
-    }
-  }
-  return uri;
-}
-
 std::string skip_blank(const char* text) {
   std::string rest = text ? text : "";
   const auto first = rest.find_first_not_of(" \t\r\n;");
@@ -69,7 +56,7 @@ std::string skip_blank(const char* text) {
 // Opens read-only and prepares the one statement; an empty statement for empty SQL.
 Prepared open_and_prepare(const std::string& db_path, const std::string& sql, bool immutable, Connection& db,
                           Refusal& refusal) {
-  const std::string name = immutable ? file_uri(db_path) + "?immutable=1" : db_path;
+  const std::string name = immutable ? immutable_uri(db_path) : db_path;
   const int flags = SQLITE_OPEN_READONLY | (immutable ? SQLITE_OPEN_URI : 0);
   sqlite3* handle = nullptr;
   const int opened = sqlite3_open_v2(name.c_str(), &handle, flags, nullptr);
@@ -100,6 +87,7 @@ Prepared open_and_prepare(const std::string& db_path, const std::string& sql, bo
 void run_query(const std::string& db_path, const std::string& sql,
                const std::function<void(const std::vector<std::string>&)>& on_columns,
                const std::function<void(const std::vector<QueryValue>&)>& on_row) {
+  refuse_side_file_name(db_path);
   struct stat info {};
   if (stat(db_path.c_str(), &info) != 0) {
     throw BadInputError(db_path + ": " + (errno == ENOENT ? std::string("database not found") : std::strerror(errno)));
@@ -115,9 +103,8 @@ void run_query(const std::string& db_path, const std::string& sql,
     // A WAL database on read-only media cannot be opened for reading unless its
     // -shm file can be made. Without a -wal file all of it is in the database
     // file, and reading it as immutable is exact.
-    struct stat wal {};
-    const int code = db ? sqlite3_extended_errcode(db.get()) & 0xff : SQLITE_CANTOPEN;
-    if (code != SQLITE_CANTOPEN || stat((db_path + "-wal").c_str(), &wal) == 0) throw;
+    const int code = db ? sqlite3_extended_errcode(db.get()) : SQLITE_CANTOPEN;
+    if (!may_read_as_immutable(db_path, code)) throw;
     refusal.why.clear();
     prepared = open_and_prepare(db_path, sql, /*immutable=*/true, db, refusal);
   }

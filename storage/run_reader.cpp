@@ -8,8 +8,10 @@
 #include <utility>
 
 #include "runner/common/errors.hpp"
+#include "storage/database_files.hpp"
 #include "storage/fields.hpp"
 #include "storage/migrations.hpp"
+#include "storage/open_for_reading.hpp"
 #include "storage/store.hpp"
 
 namespace attnsweep::storage {
@@ -153,10 +155,11 @@ std::vector<Row> read_all(SQLite::Statement& statement, const Table<Row>& table,
 
 struct RunReader::Impl {
   SQLite::Database database;
-  explicit Impl(const std::string& path) : database(path, SQLite::OPEN_READONLY, /*busy_timeout_ms=*/10000) {}
+  explicit Impl(const std::string& path) : database(open_for_reading(path)) {}
 };
 
 RunReader::RunReader(const std::string& path) : path_(path) {
+  refuse_side_file_name(path);
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) {
     if (errno == ENOENT) throw BadInputError(path + ": database not found");

@@ -25,8 +25,11 @@
 #include "runner/common/errors.hpp"
 #include "runner/common/file_kind.hpp"
 #include "schema_sql.hpp"
+#include "storage/database_files.hpp"
 #include "storage/fields.hpp"
 #include "storage/migrations.hpp"
+#include "storage/new_database.hpp"
+#include "storage/open_for_reading.hpp"
 #include "storage/trace_location.hpp"
 #include "git_sha.hpp"
 #include "version.hpp"
@@ -312,12 +315,6 @@ bool create_empty_file(const std::string& path, const std::string& refused) {
   throw BadInputError(refused + "cannot create it: " + std::strerror(errno));
 }
 
-// The database and the files SQLite keeps beside it.
-void remove_database_files(const std::string& path) {
-  std::error_code ignored;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(path + suffix, ignored);
-}
-
 // After a failed statement inside a transaction: SQLite has already rolled
 // back after some errors (disk full, I/O), and a ROLLBACK then fails with "no
 // transaction is active", which must not replace the error that caused it.
@@ -421,12 +418,25 @@ RunClaimedError::RunClaimedError(const std::string& path, std::int64_t run_id, C
 
 void snapshot_database(const std::string& path, const std::string& target) {
   try {
-    SQLite::Database db(path, SQLite::OPEN_READONLY, kBusyTimeoutMs);
+    SQLite::Database db = open_for_reading(path, kBusyTimeoutMs);
     SQLite::Statement vacuum(db, "VACUUM INTO ?");
     vacuum.bind(1, target);
     vacuum.exec();
   } catch (const SQLite::Exception& error) {
     throw BadInputError(path + ": cannot write a copy to " + target + ": " + error.what());
+  }
+}
+
+std::optional<std::set<std::string>> stored_run_uuids(const std::string& path) {
+  try {
+    SQLite::Database db(immutable_uri(path), SQLite::OPEN_READONLY | SQLite::OPEN_URI);
+    if (recognise_schema_version(db, path) <= 0) return std::nullopt;
+    SQLite::Statement query(db, "SELECT run_uuid FROM runs");
+    std::set<std::string> uuids;
+    while (query.executeStep()) uuids.insert(query.getColumn(0).isNull() ? "" : query.getColumn(0).getString());
+    return uuids;
+  } catch (const std::exception&) {
+    return std::nullopt;
   }
 }
 
@@ -485,18 +495,29 @@ struct Store::Impl {
 };
 
 Store::Store(const std::string& path, Open mode) : path_(path) {
+  refuse_side_file_name(path);
   const std::string refused = path + ": cannot use as a results database: ";
-  bool created = false;
+  const bool creates = mode == Open::create_if_absent || mode == Open::create_new;
+  bool created = false;  // an empty file made here, filled in place
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) {
     if (errno != ENOENT) throw BadInputError(refused + std::strerror(errno));
-    if (mode != Open::create_if_absent) throw BadInputError(path + ": database not found");
-    created = create_empty_file(path, refused);
+    if (!creates) throw BadInputError(path + ": database not found");
+    // Made whole beside it and linked into place: two processes creating one
+    // database never meet inside a half-made file (issue 21, finding 9).
+    const NewDatabase made = create_whole_database(path, [](const std::string& file) { Store fill(file); });
+    if (made == NewDatabase::unsupported) {
+      created = create_empty_file(path, refused);  // a folder without hard links: made in place
+    } else if (made == NewDatabase::made_by_another && mode == Open::create_new) {
+      throw BadInputError(path + ": another process created it just now; nothing ran");
+    }
     if (::stat(path.c_str(), &info) != 0) throw BadInputError(refused + std::strerror(errno));
+  } else if (mode == Open::create_new) {
+    throw BadInputError(path + ": already exists; nothing ran");
   }
   // SQLite would write a journal beside /dev/null, or block on a FIFO.
   if (!S_ISREG(info.st_mode)) throw BadInputError(refused + "it is " + file_kind(info.st_mode) + ", not a regular file");
-  if (mode != Open::create_if_absent && info.st_size == 0) {
+  if (!creates && info.st_size == 0) {
     throw BadInputError(path + ": database not found (the file is empty)");
   }
   try {

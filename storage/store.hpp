@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,9 @@ class Store {
     // --isolate workers: as existing, without PRAGMA quick_check, which reads
     // the whole file (0.15 s per 50 MB) and which their parent ran at its open.
     existing_without_quick_check,
+    // nightly's own nightly-<stamp>.db: as create_if_absent, but a file that is
+    // there already (or made by another process meanwhile) is refused.
+    create_new,
   };
 
   // Opens the database at `path` and brings its schema to the current version.
@@ -94,8 +98,13 @@ class Store {
   // regular file, an attnsweep database (PRAGMA application_id, or for files
   // made before version 5 their tables) no newer than this program, and pass
   // PRAGMA quick_check. Throws BadInputError naming the path and why otherwise,
-  // the file left byte-identical. A file this constructor created is removed
-  // again when creating the schema in it fails, and the first error is reported.
+  // the file left byte-identical; also for a name SQLite uses beside a
+  // database (X.db-wal, storage/database_files.hpp). An absent database is
+  // made whole in a file of its own and linked into place (new_database.hpp):
+  // it appears complete or not at all, and when another process makes it
+  // first, that one is opened. A file this constructor created in place (an
+  // empty one, or where hard links are not supported) is removed again when
+  // creating the schema in it fails, and the first error is reported.
   explicit Store(const std::string& path, Open mode = Open::create_if_absent);
   ~Store();
   Store(const Store&) = delete;
@@ -141,8 +150,13 @@ class Store {
 std::string utc_now_iso8601();
 // Writes a consistent copy of the database at `path` into `target` as one
 // file (VACUUM INTO, from a read-only connection: the source is not changed).
-// `target` must not exist. Throws BadInputError naming the paths.
+// `target` must not exist, or be empty. Throws BadInputError naming the paths.
 void snapshot_database(const std::string& path, const std::string& target);
+
+// The run_uuid of every run in the database at `path`, read as immutable: no
+// lock, no -shm file (it may be a copy on a bucket mount, where SQLite must
+// not run). Nothing when it is not an attnsweep database.
+std::optional<std::set<std::string>> stored_run_uuids(const std::string& path);
 
 // A trace that --publish copies beside the database's copy.
 struct PublishedTrace {

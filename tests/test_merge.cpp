@@ -6,7 +6,11 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -646,6 +650,48 @@ TEST_F(Merge, RefusesAnOutputHoldingAShardOfTheSweep) {
 TEST_F(Merge, RefusesAnOutputThatIsNotAnAttnsweepDatabase) {
   const std::string notes = scratch_.write("notes.db", "my precious notes, not a database, long enough for a header........");
   expect_refused(write_all_shards(sweep_), "notes.db: cannot use as a results database", notes);
+}
+
+// Issue 21, finding 9: merges into one new output, released together from a
+// pipe, all succeed and the output holds one merged run with every case.
+// Before, the merge that made the empty output removed it when it failed
+// ("database is locked"), under the others ("disk I/O error").
+TEST_F(Merge, MergesIntoOneNewOutputAtOnceAllSucceed) {
+  const auto inputs = write_all_shards(sweep_);
+  constexpr int kRounds = 60, kMerges = 4;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string out = path("at-once" + std::to_string(round) + ".db");
+    int start[2];
+    ASSERT_EQ(pipe(start), 0);
+    std::vector<pid_t> merges;
+    for (int i = 0; i < kMerges; ++i) {
+      const pid_t pid = fork();
+      if (pid == 0) {
+        close(start[1]);
+        char go = 0;
+        if (read(start[0], &go, 1) < 0) _exit(4);  // returns 0 once the parent closes its end
+        try {
+          merge_shards(out, inputs);
+          _exit(0);
+        } catch (const std::exception& error) {
+          std::fprintf(stderr, "merge %d: %s\n", i, error.what());
+          _exit(2);
+        }
+      }
+      merges.push_back(pid);
+    }
+    close(start[0]);
+    close(start[1]);
+    for (const pid_t pid : merges) {
+      int status = 0;
+      waitpid(pid, &status, 0);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round;
+    }
+    ASSERT_TRUE(fs::exists(out)) << "round " << round;
+    SQLite::Database check(out, SQLite::OPEN_READONLY);
+    EXPECT_EQ(check.execAndGet("SELECT count(*) FROM runs").getInt(), 1) << "round " << round;
+    EXPECT_EQ(check.execAndGet("SELECT count(*) FROM cases").getInt(), 6) << "round " << round;
+  }
 }
 
 }  // namespace

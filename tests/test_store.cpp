@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -983,6 +984,53 @@ TEST_F(StoreTest, OfConcurrentClaimantsExactlyOneWins) {
   EXPECT_EQ(std::count(outcomes.begin(), outcomes.end(), 'R'), kClaimants - 1) << outcomes;
   const ClaimColumns claim = claim_of(path_, run_id);
   EXPECT_NE(std::find(claimants.begin(), claimants.end(), claim.pid.value_or(0)), claimants.end());
+}
+
+// Issue 21, finding 9: processes creating one new database at the same moment
+// (released together from a pipe) all store their run. Before, one was refused
+// ("database is locked") or both failed ("disk I/O error") with no file left:
+// the process that made the empty file removed it under the other.
+TEST_F(StoreTest, ProcessesCreatingOneNewDatabaseAtOnceAllStoreTheirRun) {
+  constexpr int kRounds = 20, kWriters = 3;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string path = scratch_.path("new" + std::to_string(round) + ".db");
+    int start[2];
+    ASSERT_EQ(pipe(start), 0);
+    std::vector<pid_t> writers;
+    for (int i = 0; i < kWriters; ++i) {
+      const pid_t pid = fork();
+      if (pid == 0) {
+        close(start[1]);
+        char go = 0;
+        if (read(start[0], &go, 1) < 0) _exit(4);  // returns 0 once the parent closes its end
+        try {
+          Store store(path);
+          store.begin_run(run_record());
+          _exit(0);
+        } catch (const BadInputError& error) {
+          std::fprintf(stderr, "writer %d: %s\n", i, error.what());
+          _exit(2);
+        } catch (const std::exception& error) {
+          std::fprintf(stderr, "writer %d: %s\n", i, error.what());
+          _exit(3);
+        }
+      }
+      writers.push_back(pid);
+    }
+    close(start[0]);
+    close(start[1]);  // every writer goes
+    for (const pid_t pid : writers) {
+      int status = 0;
+      waitpid(pid, &status, 0);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round;
+    }
+    ASSERT_TRUE(fs::exists(path)) << "round " << round;
+    SQLite::Database check(path, SQLite::OPEN_READONLY);
+    EXPECT_EQ(check.execAndGet("SELECT count(*) FROM runs").getInt(), kWriters) << "round " << round;
+  }
+  for (const auto& entry : fs::directory_iterator(scratch_.path("."))) {  // no private file left behind
+    EXPECT_NE(entry.path().filename().string()[0], '.') << entry.path();
+  }
 }
 
 }  // namespace

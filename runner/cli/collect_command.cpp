@@ -13,6 +13,7 @@
 #include "runner/jobs/collect.hpp"
 #include "runner/jobs/hf_commands.hpp"
 #include "runner/plan/shard.hpp"
+#include "storage/database_files.hpp"
 
 namespace attnsweep::cli {
 namespace {
@@ -67,6 +68,7 @@ std::string summary_line(const std::string& out_path, const storage::MergeReport
 
 int collect_command(const CollectOptions& options) {
   return guarded("error: ", [&] {
+    storage::refuse_side_file_name(options.out_path);  // before anything is fetched
     const jobs::HfCli hf = jobs::HfCli::find();
     const jobs::CollectResult collected =
         jobs::collect_shards(hf, {options.source, options.out_path, options.keep_dir});

@@ -1,6 +1,7 @@
 // `attnsweep report DB [--run RUN] [--compare OTHER[:RUN]] [-o FILE] [--format html|markdown]`:
 // builds the run's report (runner/run_report) and writes it whole or not at
 // all: into a temporary file beside the output, renamed over it at the end.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -88,22 +89,25 @@ void refuse_output(const std::string& output, const std::vector<std::pair<std::s
 // (the file it names is replaced, the link kept); a FIFO or a device is
 // written into, never replaced by a file.
 void write_whole(const std::string& output, const std::string& text) {
-  std::error_code error;
-  const fs::path target = fs::is_symlink(output, error) ? fs::weakly_canonical(fs::absolute(output), error)
-                                                        : fs::path(output);
   // A write that fails (a full disk, a read-only folder) is a runtime failure
   // (exit 1) and says why in the system's words.
   const auto failed = [&](const std::string& what) {
     return std::runtime_error("-o " + output + ": cannot write " + what + ": " + std::strerror(errno));
   };
-  if (fs::exists(target, error) && !fs::is_regular_file(target, error)) {
-    std::ofstream file(target, std::ios::binary);
+  // What the path names after every link (stat follows them): /dev/stdout is a
+  // link to /proc/self/fd/1, whose own target ("pipe:[N]") is no path at all.
+  struct stat named {};
+  if (::stat(output.c_str(), &named) == 0 && !S_ISREG(named.st_mode)) {
+    std::ofstream file(output, std::ios::binary);
     errno = 0;
     file << text;
     file.close();
     if (!file) throw failed("to it");
     return;
   }
+  std::error_code error;
+  const fs::path target = fs::is_symlink(output, error) ? fs::weakly_canonical(fs::absolute(output), error)
+                                                        : fs::path(output);
   const std::string temporary = target.string() + ".tmp-" + std::to_string(::getpid());
   {
     errno = 0;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -68,6 +69,16 @@ std::string folder_of(const std::string& path) {
   return parent.empty() ? "." : parent.string();
 }
 
+// Whether the file `path` is, or would be, inside `folder`, symbolic links
+// followed (a link to a stored night is inside the history it points into).
+bool resolves_into(const std::string& path, const std::string& folder) {
+  std::error_code error;
+  const fs::path file = fs::weakly_canonical(fs::absolute(path), error);
+  if (error) return false;
+  return same_file(file.parent_path().string(), folder);
+}
+
+
 // Refuses (BadInputError naming `option`) a folder that is missing, not a
 // folder, or that this process cannot write into: found out before the sweep,
 // not after it.
@@ -80,6 +91,19 @@ void check_writable_folder(const std::string& folder, const std::string& option)
   if (access(folder.c_str(), W_OK | X_OK) != 0) {
     throw BadInputError(option + ": cannot write into " + folder + ": " + std::strerror(errno));
   }
+}
+
+// The copies of earlier nights are made under TMPDIR after the sweep: a TMPDIR
+// that is missing or cannot be written is refused before it.
+void check_temp_folder() {
+  std::error_code error;
+  const fs::path folder = fs::temp_directory_path(error);
+  if (error) {
+    const char* set = std::getenv("TMPDIR");
+    throw BadInputError(std::string("TMPDIR: ") + (set ? set : "") + ": no such folder (nightly copies earlier nights "
+                        "there); set TMPDIR to a folder this process can write into");
+  }
+  check_writable_folder(folder.string(), "TMPDIR");
 }
 
 // A history folder is created when the night's files are copied in, not before
@@ -215,9 +239,11 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
     check_history_folder(request.history_dir);
     // SQLite never runs in the history (it may be a bucket mount), and a stored
     // night must not get tonight's run appended to it.
-    if (same_file(folder_of(outcome.db_path), request.history_dir)) {
+    if (same_file(folder_of(outcome.db_path), request.history_dir) ||
+        resolves_into(outcome.db_path, request.history_dir)) {
       throw BadInputError("--db " + outcome.db_path + " is in the --history folder " + request.history_dir +
-                          "; tonight's database goes on local disk elsewhere, and is copied in at the end");
+                          " (itself or through a symbolic link); tonight's database goes on local disk elsewhere, "
+                          "and is copied in at the end");
     }
   }
   if (request.db_path.empty() && fs::exists(outcome.db_path)) {
@@ -228,7 +254,14 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
     throw BadInputError("--summary: " + outcome.summary_path + " is the night's database (--db " + outcome.db_path +
                         "); give another --summary, or a --db that does not end in .md");
   }
+  if (!request.history_dir.empty() && (same_file(folder_of(outcome.summary_path), request.history_dir) ||
+                                      resolves_into(outcome.summary_path, request.history_dir))) {
+    // A stored night's summary is never written over; tonight's is copied in at the end.
+    throw BadInputError("--summary " + outcome.summary_path + " is in the --history folder " + request.history_dir +
+                        " (itself or through a symbolic link); the summary goes elsewhere, and is copied in at the end");
+  }
   check_writable_folder(folder_of(outcome.summary_path), "--summary");
+  check_temp_folder();
   if (is_directory(outcome.summary_path)) {
     throw BadInputError("--summary: " + outcome.summary_path + " is a folder; give the summary's file name");
   }
@@ -277,6 +310,8 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
   sweep.config_path = request.config_path;
   sweep.db_path = outcome.db_path;
   sweep.device = request.device;
+  // Two nightlies started in one second in one folder: the second is refused, not mixed in.
+  sweep.new_database = request.db_path.empty();
   const SweepOutcome night = run_sweep(sweep);
   outcome.run_id = night.run_id;
   outcome.status = night.status;

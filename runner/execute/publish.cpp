@@ -1,10 +1,19 @@
 #include "runner/execute/publish.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <system_error>
 #include <vector>
 
+#include "runner/common/errors.hpp"
+#include "storage/database_files.hpp"
 #include "storage/run_reader.hpp"
 #include "storage/store.hpp"
 #include "storage/trace_location.hpp"
@@ -21,12 +30,69 @@ void copy_whole_file(const fs::path& from, const fs::path& to) {
   if (error) throw std::runtime_error("--publish: cannot copy " + from.string() + " to " + to.string() + ": " + error.message());
 }
 
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat first {}, second {};
+  return ::stat(a.c_str(), &first) == 0 && ::stat(b.c_str(), &second) == 0 && first.st_dev == second.st_dev &&
+         first.st_ino == second.st_ino;
+}
+
+// An empty file beside the database that nobody else has (O_EXCL, 0600): VACUUM INTO writes into it.
+std::string private_snapshot_file(const std::string& db_path) {
+  const fs::path db(db_path);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const std::string file = (db.parent_path() / ("." + db.filename().string() + ".publish-" +
+                                                  storage::random_uuid().substr(0, 8))).string();
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0) {
+      ::close(fd);
+      return file;
+    }
+    if (errno != EEXIST) throw std::runtime_error("--publish: cannot create a copy beside " + db_path + ": " + std::strerror(errno));
+  }
+  throw std::runtime_error("--publish: no free name for a copy beside " + db_path);
+}
+
 }  // namespace
+
+void check_publish_target(const std::string& db_path, const std::string& directory) {
+  const std::string target = (fs::path(directory) / fs::path(db_path).filename()).string();
+  const std::string refused = "--publish " + directory + ": ";
+  if (same_file(target, db_path) ||
+      (!fs::exists(target) && fs::weakly_canonical(fs::absolute(target)) == fs::weakly_canonical(fs::absolute(db_path)))) {
+    throw BadInputError(refused + target + " is the database itself (--db " + db_path + "); copying over it would "
+                        "destroy it: publish into another folder");
+  }
+  struct stat info {};
+  if (::lstat(target.c_str(), &info) != 0) return;  // nothing there to lose
+  if (!S_ISREG(info.st_mode)) {
+    throw BadInputError(refused + target + " is there already and is not a regular file; remove it, or publish "
+                        "into another folder");
+  }
+  const std::optional<std::set<std::string>> there = storage::stored_run_uuids(target);
+  std::set<std::string> here;
+  try {
+    if (fs::exists(db_path)) {
+      for (const auto& run : storage::RunReader(db_path).runs()) here.insert(run.run_uuid);
+    }
+  } catch (const BadInputError&) {
+    // Not a database yet (an empty file): it lacks everything; the store refuses anything worse.
+  }
+  bool earlier_copy = there.has_value();
+  if (there) {
+    for (const auto& uuid : *there) earlier_copy = earlier_copy && here.count(uuid) > 0;
+  }
+  if (!earlier_copy) {
+    throw BadInputError(refused + target + " is there already and " +
+                        (there ? "holds runs that " + db_path + " lacks" : std::string("is not an attnsweep database")) +
+                        "; it is never replaced: remove it, or publish into another folder");
+  }
+}
 
 Published publish_run(const std::string& db_path, std::int64_t run_id, const std::string& directory) {
   std::error_code error;
   fs::create_directories(directory, error);
   if (error) throw std::runtime_error("--publish: cannot create " + directory + ": " + error.message());
+  check_publish_target(db_path, directory);  // again: DIR may have changed during the sweep
   Published published;
   // The traces that exist, and where the published copy finds them: traces/<name> beside it.
   std::vector<storage::PublishedTrace> traces;
@@ -40,24 +106,25 @@ Published publish_run(const std::string& db_path, std::int64_t run_id, const std
     }
   }
   // The snapshot is made on local disk (SQLite needs locking), then copied whole.
-  const fs::path snapshot = db_path + ".publish";
-  fs::remove(snapshot, error);
+  const std::string snapshot = private_snapshot_file(db_path);
   try {
-    storage::snapshot_database(db_path, snapshot.string());
-    storage::point_traces_at(snapshot.string(), run_id, traces);
+    storage::snapshot_database(db_path, snapshot);
+    storage::point_traces_at(snapshot, run_id, traces);
     published.database = (fs::path(directory) / fs::path(db_path).filename()).string();
     copy_whole_file(snapshot, published.database);
   } catch (...) {
-    fs::remove(snapshot, error);
+    storage::remove_database_files(snapshot);
     throw;
   }
-  fs::remove(snapshot, error);
+  storage::remove_database_files(snapshot);
   if (!traces.empty()) {
     fs::create_directories(fs::path(directory) / "traces", error);
     if (error) throw std::runtime_error("--publish: cannot create " + directory + "/traces: " + error.message());
   }
   for (const auto& trace : traces) {
-    copy_whole_file(trace.file, fs::path(directory) / trace.stored);
+    const fs::path to = fs::path(directory) / trace.stored;
+    // Traces written straight into DIR/traces (--traces DIR/traces) are there already.
+    if (!same_file(trace.file, to.string())) copy_whole_file(trace.file, to);
     ++published.traces;
   }
   return published;

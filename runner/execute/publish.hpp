@@ -15,8 +15,16 @@ struct Published {
   int traces = 0;        // trace files copied into DIR/traces
 };
 
-// Throws std::runtime_error naming DIR when a copy fails; the local database is
-// never changed.
+// Throws BadInputError, before the sweep, when publishing into `directory`
+// could lose data: DIR/<name> is the database itself (--publish into its own
+// folder), or it is a file that holds anything the database lacks (another
+// database, a run of another job, or no database at all). An earlier copy of
+// this database (every run it holds is in the database) may be replaced.
+void check_publish_target(const std::string& db_path, const std::string& directory);
+
+// Throws std::runtime_error naming DIR when a copy fails, BadInputError as
+// check_publish_target; the local database is never changed. The copy is made
+// in a private file beside the database, removed afterwards.
 Published publish_run(const std::string& db_path, std::int64_t run_id, const std::string& directory);
 
 }  // namespace attnsweep::execute

@@ -240,6 +240,7 @@ SweepOutcome run_sweep(const SweepRequest& request) {
   if (request.gpus) gpus = devices_for_gpus(*request.gpus, probe->environment.device, *probe);
   const Device device = probe ? probe->environment.device : resolve_device(requested);
   check_cases_fit(plan, device, probe ? probe->memory_bytes : device_memory_bytes(device), request.config_path);
+  if (!request.publish_dir.empty()) check_publish_target(request.db_path, request.publish_dir);
   const std::string traces = trace_directory(request.traces_dir, config.measure.traces, request.db_path);
   const bool traces_created = !traces.empty() && !std::filesystem::exists(traces);
   if (!traces.empty()) create_trace_directory(traces);
@@ -248,8 +249,9 @@ SweepOutcome run_sweep(const SweepRequest& request) {
   std::optional<storage::Store> opened;
   try {
     // --resume continues a run in a database that exists: never create one for it.
-    opened.emplace(request.db_path,
-                   request.resume ? storage::Store::Open::existing : storage::Store::Open::create_if_absent);
+    opened.emplace(request.db_path, request.resume         ? storage::Store::Open::existing
+                                    : request.new_database ? storage::Store::Open::create_new
+                                                           : storage::Store::Open::create_if_absent);
   } catch (...) {
     // A refused database leaves nothing behind: not even the trace folder made for it.
     std::error_code ignored;

@@ -26,6 +26,7 @@ struct SweepRequest {
   std::string sweep_id;               // shared by the shards of one launch
   std::optional<std::string> gpus;    // --gpus: "all" or "0,1,...": one worker process per GPU
   std::string publish_dir;            // --publish: copy the database and traces there when the run ends
+  bool new_database = false;          // db_path must not exist yet (nightly's own name): refused if it does
   double progress_interval_seconds = 30;  // --progress-interval: between two progress lines off a terminal; 0: none
 };
 

@@ -5,8 +5,13 @@
 #include <ActivityType.h>  // from torch/include/kineto
 #include <torch/csrc/autograd/profiler_kineto.h>
 
+#include <sys/statvfs.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -45,6 +50,18 @@ ProfilerConfig make_config() {
                         /*with_stack=*/false, /*with_flops=*/false, /*with_modules=*/false, experimental);
 }
 
+// Why a file could not be written at `path`, from its folder: Kineto's save
+// keeps the system's error to itself. Asked while a partial file still holds
+// its blocks; empty when the folder shows no reason.
+std::string write_problem(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  const std::string folder = parent.empty() ? "." : parent.string();
+  if (::access(folder.c_str(), W_OK | X_OK) != 0) return std::strerror(errno);
+  struct statvfs space {};
+  const bool full = ::statvfs(folder.c_str(), &space) == 0 && (space.f_bavail == 0 || space.f_favail == 0);
+  return full ? std::strerror(ENOSPC) : "";
+}
+
 }  // namespace
 
 std::string check_trace_file(const std::string& path) {
@@ -52,8 +69,9 @@ std::string check_trace_file(const std::string& path) {
   std::error_code error;
   std::string problem;
   const auto size = fs::file_size(path, error);
+  const std::string reason = write_problem(path);
   if (error) {
-    problem = "trace not written to " + path + " (" + error.message() + ")";
+    problem = "trace not written to " + path + " (" + (reason.empty() ? error.message() : reason) + ")";
   } else {
     // A complete Chrome trace is one JSON object: its last non-blank character closes it.
     std::ifstream file(path, std::ios::binary);
@@ -63,7 +81,8 @@ std::string check_trace_file(const std::string& path) {
     file.read(end.data(), static_cast<std::streamsize>(tail));
     const auto last = end.find_last_not_of(" \t\r\n");
     if (size == 0 || !file || last == std::string::npos || end[last] != '}') {
-      problem = "trace at " + path + " is incomplete (" + std::to_string(size) + " bytes; a full disk?); removed";
+      problem = "trace at " + path + " is incomplete (" + std::to_string(size) + " bytes; " +
+                (reason.empty() ? "a full disk?" : reason) + "); removed";
     }
   }
   if (!problem.empty()) {

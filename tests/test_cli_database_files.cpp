@@ -1,0 +1,347 @@
+// Databases and the files beside them, end to end (issue 21, hardening round
+// three, findings 6, 9, 10, 11, 14, 17 and 18): --publish never copies over
+// the live database or an unrelated file, two processes creating one new
+// database both store, SQLite's side-file names are never taken as a database,
+// nightly never changes a stored night, every reader opens a WAL database on a
+// read-only mount, and files that are not what they seem get one clear line.
+#include <gtest/gtest.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runner/common/sha256.hpp"
+#include "tests/support/run_attnsweep.hpp"
+#include "tests/support/scratch_directory.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using attnsweep::testing::Outcome;
+using attnsweep::testing::run_attnsweep;
+
+// Two quick CPU cases.
+const char* const kTinyConfig = R"(name: tiny
+device: cpu
+variants: [naive, sdpa_math]
+dtypes: [fp32]
+shapes: {batch: 1, heads: 2, seq_len: 16, head_dim: 8}
+measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 5, min_gpu_seconds: 0, max_case_seconds: 0.2}
+)";
+
+std::string read(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+int count_of(const std::string& db, const std::string& sql) {
+  SQLite::Database check(db, SQLite::OPEN_READONLY);
+  return check.execAndGet(sql).getInt();
+}
+
+// Starts attnsweep with `arguments` in `folder`, stdout and stderr into `log`; returns its pid.
+pid_t spawn(const std::vector<std::string>& arguments, const std::string& folder, const std::string& log) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (chdir(folder.c_str()) != 0) _exit(126);
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    std::vector<std::string> all = {ATTNSWEEP_BINARY};
+    all.insert(all.end(), arguments.begin(), arguments.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(ATTNSWEEP_BINARY, argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+class DatabaseFiles : public ::testing::Test {
+ protected:
+  std::string path(const std::string& name) const { return scratch_.path(name); }
+  std::string config() { return scratch_.write("tiny.yaml", kTinyConfig); }
+  // A finished run of the tiny config in `db` (extra: more options).
+  void run_into(const std::string& db, const std::string& extra = "") {
+    const Outcome run = run_attnsweep("run " + config() + " --db " + db + " -q " + extra);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+  }
+  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-dbfiles"};
+};
+
+// Finding 6. Before: "run 3 stored", exit 0, then every reader failed
+// "malformed database schema" (the copy went over the open database).
+TEST_F(DatabaseFiles, PublishIntoTheDatabasesOwnFolderIsRefusedBeforeTheSweep) {
+  const std::string db = path("results.db");
+  run_into(db);
+  run_into(db);
+  const std::string before = attnsweep::sha256_hex(read(db));
+  const Outcome published = run_attnsweep("run " + config() + " --db " + db + " --publish " + path(".") + " -q");
+  EXPECT_EQ(published.exit_code, 2) << published.output;
+  EXPECT_TRUE(contains(published.output, "error: --publish " + path(".") + ": ")) << published.output;
+  EXPECT_TRUE(contains(published.output, "is the database itself (--db " + db + ")")) << published.output;
+  EXPECT_EQ(attnsweep::sha256_hex(read(db)), before);
+  EXPECT_EQ(count_of(db, "SELECT count(*) FROM runs"), 2);
+}
+
+// Finding 6. Before: a user's other.db.publish beside the database was deleted,
+// and an unrelated DIR/<name>.db silently replaced.
+TEST_F(DatabaseFiles, PublishNeverReplacesAnUnrelatedFileNorAUsersDotPublishFile) {
+  const std::string notes = scratch_.write("other.db.publish", "my notes\n");
+  fs::create_directories(path("out"));
+  run_into(path("other.db"), "--publish " + path("out"));
+  EXPECT_EQ(read(notes), "my notes\n");
+  EXPECT_EQ(count_of(path("out/other.db"), "SELECT count(*) FROM runs"), 1);
+  // The same database published again: the earlier copy holds nothing it lacks, and is replaced.
+  run_into(path("other.db"), "--publish " + path("out"));
+  EXPECT_EQ(count_of(path("out/other.db"), "SELECT count(*) FROM runs"), 2);
+  // Another database of the same name (another job's, a file of the user's) is never replaced.
+  fs::create_directories(path("elsewhere"));
+  run_into(path("elsewhere/other.db"));
+  const std::string before = attnsweep::sha256_hex(read(path("out/other.db")));
+  const Outcome foreign = run_attnsweep("run " + config() + " --db " + path("elsewhere/other.db") + " --publish " +
+                                        path("out") + " -q");
+  EXPECT_EQ(foreign.exit_code, 2) << foreign.output;
+  EXPECT_TRUE(contains(foreign.output, "holds runs that " + path("elsewhere/other.db") + " lacks")) << foreign.output;
+  EXPECT_EQ(attnsweep::sha256_hex(read(path("out/other.db"))), before);
+  EXPECT_EQ(count_of(path("elsewhere/other.db"), "SELECT count(*) FROM runs"), 1);  // refused before the sweep
+  scratch_.write("out/text.db", "not a database\n");
+  const Outcome text = run_attnsweep("run " + config() + " --db " + path("text.db") + " --publish " + path("out") + " -q");
+  EXPECT_EQ(text.exit_code, 2) << text.output;
+  EXPECT_TRUE(contains(text.output, "is not an attnsweep database")) << text.output;
+  EXPECT_EQ(read(path("out/text.db")), "not a database\n");
+  EXPECT_FALSE(fs::exists(path("text.db")));
+  for (const auto& entry : fs::directory_iterator(path("."))) {
+    EXPECT_EQ(entry.path().filename().string().find(".publish-"), std::string::npos) << entry.path();
+  }
+}
+
+// Finding 6. Before: exit 1, "cannot copy out/traces/... to out/traces/...: File exists".
+TEST_F(DatabaseFiles, PublishWithTheTracesWrittenIntoThePublishFolderSucceeds) {
+  const Outcome run = run_attnsweep("run " + config() + " --db " + path("t.db") + " --traces " + path("out/traces") +
+                                    " --publish " + path("out") + " -q");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(contains(run.output, "published: " + path("out/t.db") + " and 2 trace files")) << run.output;
+  SQLite::Database copy(path("out/t.db"), SQLite::OPEN_READONLY);
+  EXPECT_EQ(copy.execAndGet("SELECT count(*) FROM cases WHERE trace_path LIKE 'traces/%'").getInt(), 2);
+}
+
+// Finding 9, nightly. Two nightlies in one folder in one second share the
+// default nightly-<stamp>.db name: the second is refused, never mixed into the first.
+TEST_F(DatabaseFiles, TwoNightliesInOneSecondNeverShareADatabase) {
+  config();
+  run_into(path("base.db"));
+  int refused = 0;
+  for (int pair = 0; pair < 3; ++pair) {
+    const std::string folder = path("m" + std::to_string(pair));
+    fs::create_directories(folder);
+    fs::copy_file(path("tiny.yaml"), folder + "/tiny.yaml");
+    const std::vector<std::string> nightly = {"nightly", "tiny.yaml", "--baseline", path("base.db"), "--threshold", "99",
+                                              "--min-change-us", "1000000"};
+    const pid_t first = spawn(nightly, folder, path("a.log"));
+    const pid_t second = spawn(nightly, folder, path("b.log"));
+    const int a = wait_exit(first), b = wait_exit(second);
+    for (const auto& [code, log] : {std::pair{a, path("a.log")}, std::pair{b, path("b.log")}}) {
+      EXPECT_TRUE(code == 0 || code == 2) << read(log);
+      if (code == 2) {
+        ++refused;
+        EXPECT_TRUE(contains(read(log), "already exists") || contains(read(log), "another process created it"))
+            << read(log);
+      }
+    }
+    for (const auto& entry : fs::directory_iterator(folder)) {
+      if (entry.path().extension() != ".db") continue;
+      EXPECT_EQ(count_of(entry.path().string(), "SELECT count(*) FROM runs"), 1) << entry.path();
+    }
+  }
+  std::cout << "nightly pairs with one refused: " << refused << " of 3\n";
+}
+
+// Finding 10. Before: "run 1 stored in x.db-wal", which the next writer of x.db deleted.
+TEST_F(DatabaseFiles, SqliteSideFileNamesAreRefusedAsADatabaseEverywhere) {
+  run_into(path("x.db"));
+  run_into(path("s0.db"), "--shard 0/2");
+  const std::string message = "a database must not end in -wal, -shm or -journal: give another name";
+  const std::vector<std::pair<std::string, std::string>> commands = {
+      {"run " + config() + " --db " + path("x.db-wal"), path("x.db-wal")},
+      {"nightly " + config() + " --baseline " + path("x.db") + " --db " + path("n.db-journal"), path("n.db-journal")},
+      {"merge " + path("m.db-shm") + " " + path("s0.db"), path("m.db-shm")},
+      {"merge " + path("m.db") + " " + path("s0.db-wal"), path("s0.db-wal")},
+      {"compare " + path("x.db") + " " + path("x.db-wal"), path("x.db-wal")},
+      {"report " + path("x.db-journal") + " --format markdown", path("x.db-journal")},
+      {"query " + path("x.db-shm") + " 'SELECT 1'", path("x.db-shm")},
+      {"collect hf://buckets/acme/bench/x " + path("c.db-wal"), path("c.db-wal")},
+  };
+  for (const auto& [command, named] : commands) {
+    const Outcome refused = run_attnsweep(command);
+    EXPECT_EQ(refused.exit_code, 2) << command << "\n" << refused.output;
+    EXPECT_TRUE(contains(refused.output, "error: ")) << refused.output;
+    EXPECT_TRUE(contains(refused.output, named + ": is named like SQLite's")) << command << "\n" << refused.output;
+    EXPECT_TRUE(contains(refused.output, message)) << command << "\n" << refused.output;
+  }
+  for (const char* left : {"n.db-journal", "m.db-shm", "m.db", "c.db-wal"}) EXPECT_FALSE(fs::exists(path(left))) << left;
+  // Reading x.db may leave its empty -wal beside it; no run went there.
+  EXPECT_TRUE(!fs::exists(path("x.db-wal")) || fs::file_size(path("x.db-wal")) == 0);
+  EXPECT_EQ(count_of(path("x.db"), "SELECT count(*) FROM runs"), 1);
+}
+
+// Finding 11. Before: both exit 0; the stored summary was overwritten and the
+// stored night got a second run.
+TEST_F(DatabaseFiles, NightlyNeverChangesAStoredNight) {
+  const std::string history = path("history");
+  const Outcome first = run_attnsweep("nightly " + config() + " --history " + history + " --db " + path("first.db") +
+                                      " -q");
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  std::string stored_db, stored_md;
+  for (const auto& entry : fs::directory_iterator(history)) {
+    (entry.path().extension() == ".db" ? stored_db : stored_md) = entry.path().string();
+  }
+  const std::string db_hash = attnsweep::sha256_hex(read(stored_db)), md_hash = attnsweep::sha256_hex(read(stored_md));
+  fs::create_directory_symlink(history, path("history-link"));
+  fs::create_symlink(stored_db, path("night-link.db"));
+  fs::create_symlink(stored_md, path("summary-link.md"));
+  const std::vector<std::pair<std::string, std::string>> refusals = {
+      {"--summary " + stored_md + " --db " + path("a.db"), "--summary " + stored_md + " is in the --history folder"},
+      {"--summary " + path("history-link/x.md") + " --db " + path("b.db"), "is in the --history"},
+      {"--summary " + path("summary-link.md") + " --db " + path("c.db"), "is in the --history"},
+      {"--db " + path("night-link.db"), "--db " + path("night-link.db") + " is in the --history"},
+  };
+  for (const auto& [options, message] : refusals) {
+    const Outcome refused = run_attnsweep("nightly " + config() + " --history " + history + " " + options + " -q");
+    EXPECT_EQ(refused.exit_code, 2) << options << "\n" << refused.output;
+    EXPECT_TRUE(contains(refused.output, message)) << options << "\n" << refused.output;
+  }
+  EXPECT_EQ(attnsweep::sha256_hex(read(stored_db)), db_hash);
+  EXPECT_EQ(attnsweep::sha256_hex(read(stored_md)), md_hash);
+  for (const char* never_made : {"a.db", "b.db", "c.db"}) EXPECT_FALSE(fs::exists(path(never_made))) << never_made;
+}
+
+// Finding 14. Before: merge hung on the FIFO (killed by timeout, exit 124).
+TEST_F(DatabaseFiles, MergeRefusesAFifoInputAtOnce) {
+  run_into(path("f0.db"), "--shard 0/2");
+  ASSERT_EQ(mkfifo(path("fifo.db").c_str(), 0644), 0);
+  const Outcome merged = run_attnsweep("merge " + path("out.db") + " " + path("f0.db") + " " + path("fifo.db"),
+                                       "timeout 20 ");
+  EXPECT_EQ(merged.exit_code, 2) << merged.output;
+  EXPECT_TRUE(contains(merged.output, "error: " + path("fifo.db") + ": is not a regular file")) << merged.output;
+  EXPECT_FALSE(fs::exists(path("out.db")));
+}
+
+// Finding 17. Before: compare, report and merge failed "unable to open database
+// file" where query read the same file.
+TEST_F(DatabaseFiles, EveryReaderOpensAWalDatabaseOnAReadOnlyMount) {
+  const std::string folder = path("ro");
+  fs::create_directories(folder);
+  run_into(folder + "/s0.db", "--shard 0/2");
+  run_into(folder + "/s1.db", "--shard 1/2");
+  ASSERT_FALSE(fs::exists(folder + "/s0.db-wal"));
+  const std::string read_only = "mount --bind " + folder + " " + folder + " && mount -o remount,ro,bind " + folder;
+  if (std::system(("unshare -m sh -c '" + read_only + "' > /dev/null 2>&1").c_str()) != 0) {
+    GTEST_SKIP() << "cannot mount a folder read-only here";
+  }
+  const std::string a = std::string(ATTNSWEEP_BINARY) + " ";
+  const std::vector<std::string> commands = {
+      a + "compare " + folder + "/s0.db " + folder + "/s1.db",
+      a + "report " + folder + "/s0.db -o " + path("r.html"),
+      a + "merge " + path("merged.db") + " " + folder + "/s0.db " + folder + "/s1.db",
+      a + "nightly " + path("tiny.yaml") + " --baseline " + folder + "/s0.db --db " + path("night.db") +
+          " --threshold 99 --min-change-us 1000000 -q",
+  };
+  for (const auto& command : commands) {
+    const std::string shell = "unshare -m sh -c '" + read_only + " && " + command + "' > " + path("ro.log") + " 2>&1";
+    const int status = std::system(shell.c_str());
+    EXPECT_TRUE(WIFEXITED(status)) << command;
+    EXPECT_EQ(WEXITSTATUS(status), 0) << command << "\n" << read(path("ro.log"));
+    EXPECT_FALSE(contains(read(path("ro.log")), "unable to open database file")) << read(path("ro.log"));
+  }
+  EXPECT_EQ(count_of(path("merged.db"), "SELECT count(*) FROM cases"), 2);
+  EXPECT_TRUE(fs::exists(path("r.html")));
+}
+
+// Finding 18. Before: "error: database disk image is malformed", exit 1, no file named.
+TEST_F(DatabaseFiles, MergeOfADamagedShardNamesTheFile) {
+  run_into(path("s0.db"), "--shard 0/2");
+  run_into(path("s1.db"), "--shard 1/2");
+  {  // the samples table's root page: its cell count made absurd
+    SQLite::Database db(path("s1.db"), SQLite::OPEN_READONLY);
+    const int page = db.execAndGet("SELECT rootpage FROM sqlite_master WHERE name = 'samples'").getInt();
+    const int page_size = db.execAndGet("PRAGMA page_size").getInt();
+    std::fstream file(path("s1.db"), std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(page - 1) * page_size + 3);
+    file.write("\x7f\xff", 2);
+  }
+  const Outcome merged = run_attnsweep("merge " + path("out.db") + " " + path("s0.db") + " " + path("s1.db"));
+  EXPECT_EQ(merged.exit_code, 2) << merged.output;
+  EXPECT_TRUE(contains(merged.output, "error: " + path("s1.db") + ": the database is damaged")) << merged.output;
+  EXPECT_FALSE(fs::exists(path("out.db")));
+}
+
+// Finding 18. Before: "-o /dev/stdout: cannot write: No such file or directory", exit 1.
+TEST_F(DatabaseFiles, ReportToDevStdoutIntoAPipeIsWritten) {
+  run_into(path("r.db"));
+  const int status = std::system(("bash -c 'set -o pipefail; " + std::string(ATTNSWEEP_BINARY) + " report " +
+                                  path("r.db") + " -o /dev/stdout 2> " + path("err.log") + " | cat > " +
+                                  path("piped.html") + "'").c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 0) << read(path("err.log"));
+  EXPECT_TRUE(contains(read(path("piped.html")), "<html")) << read(path("err.log"));
+}
+
+// Finding 18. Before: the whole sweep ran, then "filesystem error: temp_directory_path", exit 1.
+TEST_F(DatabaseFiles, NightlyWithAMissingTmpdirIsRefusedBeforeTheSweep) {
+  const Outcome night = run_attnsweep("nightly " + config() + " --history " + path("h") + " --db " + path("n.db"),
+                                      "TMPDIR=" + path("missing") + " ");
+  EXPECT_EQ(night.exit_code, 2) << night.output;
+  EXPECT_TRUE(contains(night.output, "error: TMPDIR: " + path("missing") + ": no such folder")) << night.output;
+  EXPECT_FALSE(fs::exists(path("n.db")));
+  EXPECT_FALSE(fs::exists(path("h")));
+}
+
+// Finding 18. Before: "trace not written to ... (No such file or directory)" on a full disk.
+TEST_F(DatabaseFiles, ATraceOnAFullDiskSaysNoSpaceLeft) {
+  const std::string full = path("full");
+  fs::create_directories(full);
+  config();
+  const std::string fill = "mount -t tmpfs -o size=256k tmpfs " + full + " && mkdir " + full + "/traces && (dd if=/dev/zero of=" +
+                           full + "/fill bs=4k > /dev/null 2>&1; true)";
+  if (std::system(("unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs " + full + "' > /dev/null 2>&1").c_str()) != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here";
+  }
+  const std::string command = "unshare -m sh -c '" + fill + " && " + ATTNSWEEP_BINARY + " run " + path("tiny.yaml") +
+                              " --db " + path("t.db") + " --traces " + full + "/traces -q' > " + path("run.log") + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << read(path("run.log"));
+  SQLite::Database db(path("t.db"), SQLite::OPEN_READONLY);
+  SQLite::Statement warnings(db, "SELECT warnings FROM cases ORDER BY plan_index");
+  int cases = 0;
+  while (warnings.executeStep()) {
+    ++cases;
+    const std::string text = warnings.getColumn(0).getString();
+    EXPECT_TRUE(contains(text, "(No space left on device)")) << text;
+    EXPECT_FALSE(contains(text, "No such file or directory")) << text;
+  }
+  EXPECT_EQ(cases, 2);
+}
+
+}  // namespace
