@@ -4,6 +4,7 @@
 
 #include "runner/cli/commands.hpp"
 #include "runner/cli/guarded.hpp"
+#include "runner/common/interrupt.hpp"
 #include "runner/compare/threshold.hpp"
 #include "runner/execute/nightly.hpp"
 
@@ -43,6 +44,12 @@ int nightly_command(const NightlyOptions& options) {
       std::cout << std::flush;
       std::cerr << "error: " << outcome.history_error << "\n";
       code = kExitRuntimeFailure;
+    }
+    // SIGINT or SIGTERM, during the sweep or after it (while comparing and
+    // writing): what was done is written, and the exit code says it was stopped.
+    if (interrupt_requested()) {
+      std::cout << "nightly: stopped by signal " << interrupt_signal() << " (exit " << interrupted_exit_code() << ")\n";
+      code = interrupted_exit_code();
     }
     return code;
   });
