@@ -45,10 +45,12 @@ int nightly_command(const NightlyOptions& options) {
       std::cerr << "error: " << outcome.history_error << "\n";
       code = kExitRuntimeFailure;
     }
-    // SIGINT or SIGTERM, during the sweep or after it (while comparing and
-    // writing): what was done is written, and the exit code says it was stopped.
-    if (interrupt_requested()) {
-      std::cout << "nightly: stopped by signal " << interrupt_signal() << " (exit " << interrupted_exit_code() << ")\n";
+    // A SIGINT or SIGTERM after the sweep, while comparing and writing: the
+    // night's files are finished as usual (a signal during the sweep is an
+    // unfinished night, exit 1 above), and the exit code says it was asked to stop.
+    if (outcome.status == RunStatus::done && interrupt_requested()) {
+      std::cout << "nightly: stopped by signal " << interrupt_signal() << " after the sweep; its files were written "
+                << "all the same (exit " << interrupted_exit_code() << ")\n";
       code = interrupted_exit_code();
     }
     return code;

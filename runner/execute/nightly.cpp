@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "runner/common/errors.hpp"
-#include "runner/common/interrupt.hpp"
 #include "runner/compare/compare_runs.hpp"
 #include "runner/compare/comparison_report.hpp"
 #include "runner/execute/sweep.hpp"
@@ -329,13 +328,7 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
   outcome.summary = summary;
   write_text(outcome.summary_path, summary);
 
-  if (!request.history_dir.empty() && interrupt_requested()) {
-    // Asked to stop (SIGTERM, often followed by SIGKILL): a copy cut short would
-    // stay in the history as a damaged night. Tonight's files stay local.
-    outcome.history_error = "--history: stopped by signal " + std::to_string(interrupt_signal()) +
-                            " before tonight's files were copied in; they are kept at " + outcome.db_path + " and " +
-                            outcome.summary_path;
-  } else if (!request.history_dir.empty()) {
+  if (!request.history_dir.empty()) {
     // Whole files into the history folder: a consistent snapshot of the database
     // made on local disk (SQLite never runs in the history, which may be a bucket
     // mount), copied in whole, then the summary. A failure here leaves tonight's
