@@ -156,6 +156,55 @@ TEST_F(ScaleOut, ShardMistakesAreOneLineAndExitTwoWithNothingStored) {
   EXPECT_FALSE(std::filesystem::exists(db));
 }
 
+// Issue 21, finding 18: a task resubmitted alone (sbatch --array=5: a one-task
+// array) ran the whole sweep as shard 0/1, and --shards N under a Slurm array
+// was ignored; both silently.
+TEST_F(ScaleOut, AResubmittedSlurmTaskAndShardsThatDisagreeWithTheArrayAreRefused) {
+  const std::string config = write("sweep.yaml", kSweep);
+  const std::string db = path("r.db");
+  const std::string resubmitted = "SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_MIN=5 SLURM_ARRAY_TASK_COUNT=1 ";
+  const std::string message =
+      "error: SLURM_ARRAY_TASK_ID=5 is the only task of its Slurm job array (SLURM_ARRAY_TASK_COUNT=1), as when one "
+      "task is resubmitted (sbatch --array=5): which shard it stands for is not known; give it with --shard K/N (K "
+      "counts from 0 in the original array of N tasks), or --shard 0/1 to run the whole sweep\n";
+  for (const std::string verb : {"run", "plan"}) {
+    const Outcome outcome = run(verb + " " + config + " --device cpu" + (verb == "run" ? " --db " + db : ""), resubmitted);
+    EXPECT_EQ(outcome.exit_code, 2) << verb << "\n" << outcome.output;
+    EXPECT_EQ(outcome.output, message) << verb;
+  }
+  EXPECT_FALSE(std::filesystem::exists(db));
+  // Told which shard it stands for, it runs that one.
+  const Outcome told = run("plan " + config + " --device cpu --shard 2/3", resubmitted);
+  EXPECT_NE(told.output.find("(shard 2/3, set by --shard)"), std::string::npos) << told.output;
+
+  const std::string array = "SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=2 ";
+  const Outcome disagree = run("run " + config + " --device cpu --db " + db + " --shards 4", array);
+  EXPECT_EQ(disagree.exit_code, 2) << disagree.output;
+  EXPECT_EQ(disagree.output, "error: --shards 4 disagrees with SLURM_ARRAY_TASK_COUNT=2 (task 1 of a Slurm job array, "
+                             "which sets the shard); drop --shards, or give the shard with --shard K/N\n");
+  EXPECT_FALSE(std::filesystem::exists(db));
+  const Outcome agree = run("plan " + config + " --device cpu --shards 2", array);
+  EXPECT_EQ(agree.exit_code, 0) << agree.output;
+  EXPECT_NE(agree.output.find("(shard 1/2, set by SLURM_ARRAY_TASK_ID)"), std::string::npos) << agree.output;
+}
+
+// Issue 21, finding 18: --sweep-id given with --resume was ignored silently.
+TEST_F(ScaleOut, ASweepIdGivenWithResumeMustBeTheRuns) {
+  const std::string config = write("sweep.yaml", kSweep);
+  const std::string db = path("r.db");
+  ASSERT_EQ(run("run " + config + " --device cpu --db " + db + " --shard 0/2 --sweep-id night-1").exit_code, 0);
+  const Outcome other = run("run " + config + " --device cpu --db " + db + " --shard 0/2 --resume --sweep-id night-2");
+  EXPECT_EQ(other.exit_code, 2) << other.output;
+  EXPECT_EQ(other.output, "error: --sweep-id night-2: run 1 has sweep id night-1, which --resume keeps; leave "
+                          "--sweep-id out (or give the run's)\n");
+  // The run's own id, or an id from the environment (a resubmitted Slurm job has a new SLURM_ARRAY_JOB_ID): resumed.
+  EXPECT_EQ(run("run " + config + " --device cpu --db " + db + " --shard 0/2 --resume --sweep-id night-1").exit_code, 0);
+  EXPECT_EQ(run("run " + config + " --device cpu --db " + db + " --shard 0/2 --resume", "SLURM_ARRAY_JOB_ID=77 ")
+                .exit_code, 0);
+  SQLite::Database check(db, SQLite::OPEN_READONLY);
+  EXPECT_EQ(text(check, "SELECT count(*) || ' ' || sweep_id || ' ' || status FROM runs"), "1 night-1 done");
+}
+
 TEST_F(ScaleOut, ResumeContinuesAShardOnlyAsTheSameShard) {
   const std::string config = write("sweep.yaml", kSweep);
   const std::string db = path("r.db");

@@ -128,6 +128,8 @@ struct WorkerOptions {
   int plan_index = 0;
   std::string device;
   std::string trace_path;
+  // The op library check before a sweep (runner/execute/op_library_check.hpp): load these, in order.
+  std::vector<std::string> op_library_files;
 };
 int worker_command(const WorkerOptions& options);
 

@@ -312,6 +312,7 @@ int main(int argc, char** argv) {
   worker_command->add_option("--plan-index", worker.plan_index);
   worker_command->add_option("--device", worker.device)->required();
   worker_command->add_option("--trace", worker.trace_path);
+  worker_command->add_option("--load-op-library", worker.op_library_files, "load these op libraries and exit");
 
   std::string env_device;
   auto* env_command = app.add_subcommand(
@@ -353,7 +354,8 @@ int main(int argc, char** argv) {
       "written to --summary; with --history the database and summary are also copied there as\n"
       "nightly-<stamp>.db and .md. A first night (no finished nightly-*.db in DIR) compares nothing.\n"
       "Exit codes: 0 no regression; 1 a regression, the sweep did not finish, no case matched the baseline,\n"
-      "or the copy into DIR failed; 2 bad input (nothing ran). docs/reproducibility.md");
+      "or the copy into DIR failed; 2 bad input (nothing ran); 130/143 SIGINT/SIGTERM after the sweep (the\n"
+      "files written all the same). docs/reproducibility.md");
   std::string variants_device;
   auto* variants_command = app.add_subcommand("variants", "List the attention variants and where they run");
   variants_command->add_option("--device", variants_device, "auto (default), cpu, cuda or cuda:N");

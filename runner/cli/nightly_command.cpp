@@ -4,6 +4,7 @@
 
 #include "runner/cli/commands.hpp"
 #include "runner/cli/guarded.hpp"
+#include "runner/common/interrupt.hpp"
 #include "runner/compare/threshold.hpp"
 #include "runner/execute/nightly.hpp"
 
@@ -47,6 +48,14 @@ int nightly_command(const NightlyOptions& options) {
       std::cout << std::flush;
       std::cerr << "error: " << outcome.history_error << "\n";
       code = kExitRuntimeFailure;
+    }
+    // A SIGINT or SIGTERM after the sweep, while comparing and writing: the
+    // night's files are finished as usual (a signal during the sweep is an
+    // unfinished night, exit 1 above), and the exit code says it was asked to stop.
+    if (outcome.status == RunStatus::done && interrupt_requested()) {
+      std::cout << "nightly: stopped by signal " << interrupt_signal() << " after the sweep; its files were written "
+                << "all the same (exit " << interrupted_exit_code() << ")\n";
+      code = interrupted_exit_code();
     }
     return code;
   });

@@ -25,6 +25,7 @@ int run_command(const RunOptions& options) {
     request.isolate = options.isolate;
     request.shard = execute::choose_shard(options.shard, options.shards);
     request.sweep_id = execute::choose_sweep_id(options.sweep_id);
+    request.sweep_id_given = !options.sweep_id.empty();
     request.gpus = options.gpus;
     request.publish_dir = options.publish_dir;
     request.progress_interval_seconds = options.progress_interval_seconds;

@@ -1,14 +1,24 @@
-// `attnsweep worker` (hidden): the worker process of --isolate, and the device
-// probe its parent asks of a worker (runner/execute/worker.hpp).
+// `attnsweep worker` (hidden): the worker process of --isolate, the device
+// probe its parent asks of a worker (runner/execute/worker.hpp), and the op
+// library check before a sweep (runner/execute/op_library_check.hpp).
+#include <cstdlib>
 #include <iostream>
 
 #include "runner/cli/commands.hpp"
 #include "runner/cli/guarded.hpp"
+#include "runner/execute/op_library_check.hpp"
 #include "runner/execute/worker.hpp"
 
 namespace attnsweep::cli {
 
 int worker_command(const WorkerOptions& options) {
+  if (!options.op_library_files.empty()) {
+    execute::load_op_library_files(options.op_library_files);
+    // Ended here, without the libraries' static destructors: how a library
+    // behaves when attnsweep ends is not what this check is about.
+    std::cout.flush();
+    std::_Exit(kExitOk);
+  }
   if (options.probe) {
     // No prefix: the parent shows the message as its own error line.
     return guarded("", [&] {

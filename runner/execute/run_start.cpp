@@ -97,7 +97,8 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
 
 std::int64_t run_to_resume(const storage::RunReader& reader, const std::string& wanted,
                            const std::string& config_path, const std::string& config_sha256, const Device& device,
-                           const std::optional<ShardSpec>& shard, bool with_gpus) {
+                           const std::optional<ShardSpec>& shard, bool with_gpus,
+                           const std::optional<std::string>& sweep_id) {
   std::optional<std::int64_t> wanted_id;
   if (wanted != "latest") {
     try {
@@ -131,6 +132,11 @@ std::int64_t run_to_resume(const storage::RunReader& reader, const std::string& 
     throw BadInputError("run " + std::to_string(run->run_id) + " was made from a different config (sha256 " +
                         run->config_sha256.substr(0, 12) + ", now " + config_sha256.substr(0, 12) + " for " +
                         config_path + "); resume with the same file, or start a new run without --resume");
+  }
+  if (sweep_id && *sweep_id != run->sweep_id) {
+    throw BadInputError("--sweep-id " + *sweep_id + ": run " + std::to_string(run->run_id) + " has " +
+                        (run->sweep_id.empty() ? std::string("no sweep id") : "sweep id " + run->sweep_id) +
+                        ", which --resume keeps; leave --sweep-id out (or give the run's)");
   }
   const auto stored_shard = run->shard_index && run->shard_count && run->shard_source != "merge"
                                 ? std::optional<ShardSpec>(ShardSpec{*run->shard_index, *run->shard_count})

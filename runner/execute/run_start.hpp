@@ -37,10 +37,12 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run);
 // The run --resume continues: `wanted` is a run id or "latest". Throws
 // BadInputError when there is none, or when its config or device differ.
 // A shard run resumes only as the same shard, a --gpus run only with --gpus
-// (on any set of GPUs: each case records its own).
+// (on any set of GPUs: each case records its own). `sweep_id`, when given
+// (--sweep-id on the command line), must be the run's: a resumed run keeps its own.
 std::int64_t run_to_resume(const storage::RunReader& reader, const std::string& wanted,
                            const std::string& config_path, const std::string& config_sha256, const Device& device,
-                           const std::optional<ShardSpec>& shard = std::nullopt, bool with_gpus = false);
+                           const std::optional<ShardSpec>& shard = std::nullopt, bool with_gpus = false,
+                           const std::optional<std::string>& sweep_id = std::nullopt);
 
 // The timing protocol of a run, in words (runs.timing_protocol).
 std::string timing_protocol(const Device& device, const MeasureSettings& measure);

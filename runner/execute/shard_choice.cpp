@@ -58,6 +58,19 @@ std::optional<ShardChoice> choose_shard(const std::optional<std::string>& shard_
                           "a Slurm job array (sbatch --array=0-N) or pass --shard K/N");
     }
     const int count = whole_number("SLURM_ARRAY_TASK_COUNT", *count_text);
+    if (shards_option && *shards_option != count) {
+      throw BadInputError("--shards " + std::to_string(*shards_option) + " disagrees with SLURM_ARRAY_TASK_COUNT=" +
+                          *count_text + " (task " + *task + " of a Slurm job array, which sets the shard); drop "
+                          "--shards, or give the shard with --shard K/N");
+    }
+    // A task resubmitted alone (sbatch --array=5) is a one-task array: as shard
+    // 0/1 it would run the whole sweep, not the shard it stands for.
+    if (count == 1) {
+      throw BadInputError("SLURM_ARRAY_TASK_ID=" + *task + " is the only task of its Slurm job array "
+                          "(SLURM_ARRAY_TASK_COUNT=1), as when one task is resubmitted (sbatch --array=" + *task +
+                          "): which shard it stands for is not known; give it with --shard K/N (K counts from 0 in "
+                          "the original array of N tasks), or --shard 0/1 to run the whole sweep");
+    }
     // Arrays may start anywhere and step (--array=1-7:2): the shard is the task's position.
     const auto min_text = environment("SLURM_ARRAY_TASK_MIN");
     const auto step_text = environment("SLURM_ARRAY_TASK_STEP");

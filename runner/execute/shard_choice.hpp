@@ -23,7 +23,9 @@ std::optional<std::string> process_environment(const std::string& name);
 
 // The shard of this run, or none. --shard wins over the environment; --shards
 // N alone (with no index from anywhere) is refused, as is an index without a
-// count. Throws BadInputError naming the option or variable and what is allowed.
+// count, --shards N other than a Slurm array's task count, and a Slurm array of
+// one task (a resubmitted task: its shard is not known). Throws BadInputError
+// naming the option or variable and what is allowed.
 std::optional<ShardChoice> choose_shard(const std::optional<std::string>& shard_option,
                                         const std::optional<int>& shards_option,
                                         const EnvironmentLookup& environment = process_environment);

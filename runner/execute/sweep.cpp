@@ -12,6 +12,7 @@
 #include <set>
 #include <utility>
 
+#include "runner/common/exit_guard.hpp"
 #include "runner/common/interrupt.hpp"
 #include "runner/common/log.hpp"
 #include "runner/common/sha256.hpp"
@@ -21,6 +22,7 @@
 #include "runner/execute/device_pool.hpp"
 #include "runner/execute/fit_check.hpp"
 #include "runner/execute/in_process_executor.hpp"
+#include "runner/execute/op_library_check.hpp"
 #include "runner/execute/progress.hpp"
 #include "runner/execute/progress_display.hpp"
 #include "runner/execute/publish.hpp"
@@ -103,7 +105,8 @@ CaseStatus log_stored_case(const std::string& db_path, std::int64_t run_id, cons
 // finishes; stops early at an interrupt. Marks the run failed if anything throws.
 void run_cases(const Plan& plan, const Config& config, Executor& executor, storage::Store& store,
                const DatabaseFile& database, const std::string& db_path, std::int64_t run_id,
-               const std::set<int>& done, const std::string& traces, ProgressDisplay& progress) {
+               const std::set<int>& done, const std::string& traces, ProgressDisplay& progress,
+               ExitGuard& exit_guard) {
   try {
     const int total = static_cast<int>(plan.cases.size());
     for (const Case& c : execution_order(plan, config.measure.case_order, config.seed)) {
@@ -111,6 +114,7 @@ void run_cases(const Plan& plan, const Config& config, Executor& executor, stora
       if (interrupt_requested()) break;
       const std::string prefix = position_prefix(progress.started(c.plan_index, c.label()), total);
       log::info(prefix + c.label());
+      exit_guard.set_activity("case " + c.label() + " of run " + std::to_string(run_id) + " in " + db_path);
       const CaseOutcome outcome = executor.run(c, trace_file(traces, run_id, c));
       database.check_still_there();
       if (!store.heartbeat(run_id)) throw ClaimLost(run_id);
@@ -149,7 +153,7 @@ namespace {
 void run_all_cases(const SweepRequest& request, const Config& config, const Plan& plan, const std::set<int>& done,
                    const std::vector<Device>& gpus, const Device& device, const std::string& traces,
                    const std::string& config_sha256, storage::Store& store, const DatabaseFile& database,
-                   std::int64_t run_id, ProgressDisplay& progress) {
+                   std::int64_t run_id, ProgressDisplay& progress, ExitGuard& exit_guard) {
   if (gpus.empty()) {
     std::unique_ptr<Executor> executor;
     if (request.isolate) {
@@ -160,7 +164,7 @@ void run_all_cases(const SweepRequest& request, const Config& config, const Plan
     } else {
       executor = std::make_unique<InProcessExecutor>(device, config.measure, config.seed);
     }
-    run_cases(plan, config, *executor, store, database, request.db_path, run_id, done, traces, progress);
+    run_cases(plan, config, *executor, store, database, request.db_path, run_id, done, traces, progress, exit_guard);
     return;
   }
   const auto after_case = [&] {
@@ -222,7 +226,16 @@ SweepOutcome run_sweep(const SweepRequest& request) {
   const Config config = load_config(request.config_path);
   // Op libraries are loaded and their mappings checked now: a missing file or
   // op, or a wrong mapping, is bad input (exit 2) before anything is stored.
-  for (const auto& [name, spec] : config.op_libraries) load_op_library_variant(spec);
+  // A check process loads them first: one that crashes, hangs or exits while
+  // loading is refused there, not discovered by this process dying.
+  check_op_libraries_load(config.op_libraries);
+  {
+    ExitGuard guard("the loading of the op libraries", "nothing was stored", kExitBadInput);
+    for (const auto& [name, spec] : config.op_libraries) {
+      guard.set_activity("the loading of op library variant '" + name + "' (" + spec.library + ")");
+      load_op_library_variant(spec);
+    }
+  }
   const Plan whole = make_plan(config);
   const Plan plan = request.shard ? shard_plan(whole, config.measure, request.shard->spec, request.config_path) : whole;
   if (request.gpus && request.device) {
@@ -273,7 +286,8 @@ SweepOutcome run_sweep(const SweepRequest& request) {
     const storage::RunReader reader(request.db_path);
     outcome.run_id = run_to_resume(reader, *request.resume, request.config_path, config_sha256, device,
                                    request.shard ? std::optional<ShardSpec>(request.shard->spec) : std::nullopt,
-                                   request.gpus.has_value());
+                                   request.gpus.has_value(),
+                                   request.sweep_id_given ? std::optional<std::string>(request.sweep_id) : std::nullopt);
     // Claimed first (refused, exit 2, while another live process runs it), then
     // read: the last holder may have stored more cases before it stopped.
     store.claim_run(outcome.run_id);
@@ -291,12 +305,24 @@ SweepOutcome run_sweep(const SweepRequest& request) {
 
   const std::int64_t run_id = outcome.run_id;
   install_interrupt_handlers();
+  // An exit() from code the sweep calls (an op library's op) must not end the
+  // process with status 0 as if the sweep had finished: the guard marks the
+  // run failed and ends with exit 1 and an error line instead.
+  const std::string run_named = "run " + std::to_string(run_id) + " in " + request.db_path;
+  ExitGuard exit_guard("the sweep of " + run_named,
+                       "the cases finished before stay stored; continue with --resume " + std::to_string(run_id) +
+                           " once the cause is fixed (--isolate turns such a case into a 'crashed' one)",
+                       kExitRuntimeFailure, [&store, run_id, run_named] {
+                         return store.finish_run(run_id, RunStatus::failed) ? run_named + " is marked failed"
+                                                                            : run_named + " is held by another process";
+                       });
   std::vector<PlannedCase> planned;
   for (const Case& c : plan.cases) planned.push_back({c.plan_index, expected_case_ns(c, config.measure)});
   try {
     // Ended (the live line erased, the last state logged) before anything else prints, even on a throw.
     ProgressDisplay progress(Progress(planned, stored_before), progress_mode_here(), request.progress_interval_seconds);
-    run_all_cases(request, config, plan, done, gpus, device, traces, config_sha256, store, database, run_id, progress);
+    run_all_cases(request, config, plan, done, gpus, device, traces, config_sha256, store, database, run_id, progress,
+                  exit_guard);
   } catch (...) {
     // What was stored is published all the same: a failed job's partial results count.
     if (!request.publish_dir.empty()) {

@@ -24,6 +24,7 @@ struct SweepRequest {
   bool isolate = false;          // one worker process per case
   std::optional<ShardChoice> shard;   // run only this part of the plan
   std::string sweep_id;               // shared by the shards of one launch
+  bool sweep_id_given = false;        // by --sweep-id (not the environment): with --resume it must be the run's
   std::optional<std::string> gpus;    // --gpus: "all" or "0,1,...": one worker process per GPU
   std::string publish_dir;            // --publish: copy the database and traces there when the run ends
   bool new_database = false;          // db_path must not exist yet (nightly's own name): refused if it does
