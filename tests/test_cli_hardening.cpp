@@ -8,8 +8,12 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
@@ -163,6 +167,39 @@ TEST_F(CliHardening, CasesMeasuredOnASharedGpuMakeCompareAndNightlyInconclusive)
                                         " --device cpu");
   EXPECT_EQ(nightly.exit_code, 4) << nightly.output;
   EXPECT_TRUE(contains(nightly.output, "nightly: INCONCLUSIVE")) << nightly.output;
+}
+
+// Item 4: a night measured beside another process is no baseline (every case
+// compared with it would go unjudged): the next night skips it, says so, and
+// compares with the newest night measured alone.
+TEST_F(CliHardening, ANightlyPassesOverASharedNightToTheNewestOneMeasuredAlone) {
+  const std::string night = scratch_.write("night.yaml", config("  - naive\n"));
+  const std::string history = path("history");
+  for (int i = 0; i < 2; ++i) {
+    const Outcome outcome = run_attnsweep("--log-level off nightly " + night + " --history " + history + " --db " +
+                                          path("n" + std::to_string(i) + ".db") + " --device cpu");
+    ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  }
+  std::vector<std::string> nights;
+  for (const auto& entry : std::filesystem::directory_iterator(history)) {
+    if (entry.path().extension() == ".db") nights.push_back(entry.path().string());
+  }
+  std::sort(nights.begin(), nights.end());
+  ASSERT_EQ(nights.size(), 2u);
+  {
+    SQLite::Database newest(nights[1], SQLite::OPEN_READWRITE);
+    newest.exec("UPDATE cases SET other_processes = 1");
+  }
+  const Outcome third = run_attnsweep("--log-level off nightly " + night + " --history " + history + " --db " +
+                                      path("n2.db") + " --device cpu");
+  EXPECT_EQ(third.exit_code, 0) << third.output;
+  const std::string newest = std::filesystem::path(nights[1]).filename().string();
+  const std::string older = std::filesystem::path(nights[0]).filename().string();
+  EXPECT_TRUE(contains(third.output, "skipped " + newest +
+                                         ": 1 of its cases were measured while another process computed on the GPU"))
+      << third.output;
+  EXPECT_TRUE(contains(third.output, older)) << third.output;  // the baseline
 }
 
 }  // namespace

@@ -205,8 +205,17 @@ std::optional<std::string> previous_night(const std::string& history_dir, const 
       // An older schema (the night before an upgrade) is read through a migrated copy.
       const compare::ReadableDatabase database(copy);
       const auto run = database.reader().latest_run();
-      if (run && run->status == RunStatus::done && run->device.kind() == device_kind) return copy;
-      if (run && run->status == RunStatus::done) {
+      // A night measured beside another process on its GPU cannot be a baseline:
+      // every case compared with it would go unjudged (issue 21, item 4).
+      int shared_cases = 0;
+      if (run && run->status == RunStatus::done && run->device.kind() == device_kind) {
+        for (const auto& c : database.reader().cases(run->run_id)) shared_cases += c.other_processes.value_or(0) > 0;
+        if (shared_cases == 0) return copy;
+      }
+      if (shared_cases > 0) {
+        skipped += "skipped " + night + ": " + std::to_string(shared_cases) +
+                   " of its cases were measured while another process computed on the GPU\n";
+      } else if (run && run->status == RunStatus::done) {
         skipped += "skipped " + night + ": it ran on " + run->device.to_string() + ", tonight on " +
                    (device_kind == DeviceKind::cuda ? "cuda" : "cpu") + "\n";
       } else {
