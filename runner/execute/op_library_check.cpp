@@ -101,10 +101,15 @@ CheckRun run_check_process(const std::vector<LibraryFile>& files, double limit_s
     }
   }
   ::close(output[0]);
+  // Anywhere in a line: a library's own output without a newline may come first.
   std::istringstream lines(run.output);
   for (std::string line; std::getline(lines, line);) {
-    if (line.rfind(kLoading, 0) == 0) run.loading = std::atoi(line.c_str() + kLoading.size());
-    if (line == kLoaded) run.loaded = true;
+    if (const auto at = line.find(kLoading); at != std::string::npos) {
+      run.loading = std::atoi(line.c_str() + at + kLoading.size());
+    }
+    if (line.size() >= kLoaded.size() && line.compare(line.size() - kLoaded.size(), kLoaded.size(), kLoaded) == 0) {
+      run.loaded = true;
+    }
   }
   return run;
 }
@@ -114,7 +119,8 @@ std::string last_output_line(const std::string& output) {
   std::istringstream lines(output);
   std::string last;
   for (std::string line; std::getline(lines, line);) {
-    if (!line.empty() && line.rfind(kWorkerAnswer, 0) != 0) last = line;
+    line = line.substr(0, line.find(kWorkerAnswer));
+    if (!line.empty()) last = line;
   }
   if (last.size() > 200) last = last.substr(0, 200) + "...";
   return last.empty() ? "" : " (its last output: " + last + ")";
