@@ -291,9 +291,7 @@ SELECT
   c.counts_consistent, c.error_message, c.trace_path, c.gpu_uuid, c.shard_index,
   c.numerics, c.numerics_bound, c.other_processes,
   -- this case's rel_error over the smallest of the run's variants at the same shape, dtype and mask
-  c.rel_error / (SELECT min(o.rel_error) FROM cases o WHERE o.run_id = c.run_id AND o.batch = c.batch
-     AND o.heads = c.heads AND o.kv_heads = c.kv_heads AND o.seq_len_q = c.seq_len_q
-     AND o.seq_len_kv = c.seq_len_kv AND o.head_dim = c.head_dim AND o.dtype = c.dtype
-     AND o.causal = c.causal AND o.device = c.device AND o.rel_error > 0) AS rel_error_vs_best
+  c.rel_error / min(CASE WHEN c.rel_error > 0 THEN c.rel_error END) OVER (PARTITION BY c.run_id, c.batch, c.heads,
+     c.kv_heads, c.seq_len_q, c.seq_len_kv, c.head_dim, c.dtype, c.causal, c.device) AS rel_error_vs_best
 FROM cases c JOIN runs r USING (run_id)
 LEFT JOIN run_devices d ON d.run_id = c.run_id AND d.device = c.device AND d.shard_index IS c.shard_index;

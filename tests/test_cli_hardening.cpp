@@ -91,6 +91,18 @@ TEST_F(CliHardening, AnOpThatWritesIntoItsInputsFailsAndTheNextVariantsStayRight
             1.6e-2);
 }
 
+// Item 13, through an op's own layout: an op of `layout: bshd` works on copies
+// laid out for it, so the shared inputs stay whole; the copies are checked
+// against them when the case ends, and the op that wrote into them is the error.
+TEST_F(CliHardening, AnOpThatWritesIntoItsLaidOutCopiesFailsToo) {
+  const Outcome outcome = run(config(op_variant("mutates", "mutates", "    layout: bshd\n") + "  - naive\n"));
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_EQ(stored(path("results.db"), "mutates"),
+            "error||mutates wrote into its inputs (its laid-out query, value changed): its results are not those of "
+            "the case's inputs");
+  EXPECT_EQ(stored(path("results.db"), "naive"), "ok|ok|");
+}
+
 // Item 13: wrong shapes and dtypes were compared after a silent conversion and
 // stored `ok`; an undefined tensor and `throw 42` (item 14) ended the process.
 TEST_F(CliHardening, WrongOutputsAndNonStandardExceptionsAreErrorsOfTheirOwnCase) {

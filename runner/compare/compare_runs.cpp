@@ -404,12 +404,15 @@ void add_time_finding(const TimeComparison& time, std::vector<Finding>& findings
 
 // Why the time of a case cannot be judged (CaseComparison::unjudged), or "".
 std::string why_unjudged(const CaseRow& baseline, const CaseRow& candidate, const TimeComparison& time) {
+  // Only cases with a time on both sides can lack a judgement of it.
+  if (baseline.status != CaseStatus::ok || candidate.status != CaseStatus::ok) return "";
   const int before = baseline.other_processes.value_or(0), after = candidate.other_processes.value_or(0);
   if (before > 0 || after > 0) {
     return "shared GPU: " + std::to_string(after) + " vs " + std::to_string(before) +
            " other compute process(es) (candidate vs baseline)";
   }
   if (candidate.numerics == to_string(NumericsVerdict::nonfinite)) return "the candidate's output is not finite";
+  if (baseline.numerics == to_string(NumericsVerdict::nonfinite)) return "the baseline's output is not finite";
   if (time.verdict == TimeVerdict::slower && time.marked()) return "SLOWER while " + time.cap_mark;
   return "";
 }

@@ -128,11 +128,14 @@ std::string labels(const std::vector<CaseKey>& keys) {
   return text;
 }
 
-// One line per case whose time could not be judged, with why.
-std::string unjudged_list(const Comparison& comparison, const std::string& bullet) {
+// One line per case whose time could not be judged, with why; the label holds
+// stored text (the variant's name), escaped for where it goes.
+std::string unjudged_list(const Comparison& comparison, const std::string& bullet, bool markdown) {
   std::string text;
   for (const CaseComparison& c : comparison.cases) {
-    if (!c.unjudged.empty()) text += bullet + c.key.label() + ": " + c.unjudged + "\n";
+    if (c.unjudged.empty()) continue;
+    const std::string line = c.key.label() + ": " + c.unjudged;
+    text += bullet + (markdown ? report::markdown_inline(line) : report::terminal_safe(line)) + "\n";
   }
   return text;
 }
@@ -162,7 +165,7 @@ std::string render_text(const Comparison& comparison) {
   if (comparison.unjudged_cases() > 0) {
     out << "\nNot judged (" << comparison.unjudged_cases() << "): no verdict on their time, so "
         << (comparison.inconclusive() ? "the comparison is INCONCLUSIVE" : "they do not count") << "\n"
-        << unjudged_list(comparison, "  ");
+        << unjudged_list(comparison, "  ", false);
   }
   if (!comparison.only_in_baseline.empty()) {
     out << "\nOnly in the baseline (" << comparison.only_in_baseline.size() << "):\n" << labels(comparison.only_in_baseline);
@@ -210,7 +213,7 @@ std::string render_markdown(const Comparison& comparison) {
   if (comparison.unjudged_cases() > 0) {
     out << "**Not judged** (" << comparison.unjudged_cases() << " cases; "
         << (comparison.inconclusive() ? "the comparison is **inconclusive**" : "not counted") << ")\n\n"
-        << unjudged_list(comparison, "- ") << "\n";
+        << unjudged_list(comparison, "- ", true) << "\n";
   }
   for (const auto& [title, keys] : {std::make_pair("Only in the baseline", &comparison.only_in_baseline),
                                     std::make_pair("Only in the candidate", &comparison.only_in_candidate)}) {

@@ -1,5 +1,6 @@
 #include "runner/device/gpu_sharing.hpp"
 
+#include <c10/cuda/CUDAGuard.h>
 #include <cuda_runtime_api.h>
 #include <unistd.h>
 
@@ -13,12 +14,18 @@ GpuSharing read_gpu_sharing(const Device& device) {
   const int index = device.cuda_index();
   // The primary context (the one LibTorch uses) exists from here on, so this
   // process is among the GPU's processes: other_processes_than_self counts on it.
-  int current = 0;
-  if (cudaGetDevice(&current) != cudaSuccess || cudaSetDevice(index) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {
-    (void)cudaGetLastError();
+  // LibTorch's guard switches back only to a device that already has a context
+  // (MaybeSetDevice): a plain cudaSetDevice back to device 0 would create one
+  // there, and every worker of a --gpus run would show up on GPU 0.
+  try {
+    const c10::cuda::CUDAGuard on_the_gpu(static_cast<c10::DeviceIndex>(index));
+    if (cudaFree(nullptr) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return sharing;
+    }
+  } catch (const std::exception&) {
     return sharing;
   }
-  (void)cudaSetDevice(current);
   const nvml::Device gpu = nvml::Device::of_cuda_device(index);
   if (const auto pids = gpu.compute_process_ids()) {
     sharing.other_processes = other_processes_than_self(*pids, static_cast<unsigned>(getpid()));

@@ -61,9 +61,11 @@ struct Library {
     }
     enforced_power_limit = symbol<int (*)(void*, unsigned*)>(handle, "nvmlDeviceGetEnforcedPowerLimit");
     temperature = symbol<int (*)(void*, int, unsigned*)>(handle, "nvmlDeviceGetTemperature");
-    compute_processes = symbol<int (*)(void*, unsigned*, ProcessInfo*)>(handle, "nvmlDeviceGetComputeRunningProcesses_v3");
+    // _v2 first: its entries are these 24 bytes on every driver; some R530-era
+    // drivers filled _v3 with 32-byte entries (nvitop checks for them).
+    compute_processes = symbol<int (*)(void*, unsigned*, ProcessInfo*)>(handle, "nvmlDeviceGetComputeRunningProcesses_v2");
     if (!compute_processes) {
-      compute_processes = symbol<int (*)(void*, unsigned*, ProcessInfo*)>(handle, "nvmlDeviceGetComputeRunningProcesses_v2");
+      compute_processes = symbol<int (*)(void*, unsigned*, ProcessInfo*)>(handle, "nvmlDeviceGetComputeRunningProcesses_v3");
     }
     utilization = symbol<int (*)(void*, Utilization*)>(handle, "nvmlDeviceGetUtilizationRates");
     ready = init && system_driver_version && handle_by_pci_bus_id && clock_info && max_clock_info && init() == 0;

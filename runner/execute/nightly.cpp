@@ -209,7 +209,9 @@ std::optional<std::string> previous_night(const std::string& history_dir, const 
       // every case compared with it would go unjudged (issue 21, item 4).
       int shared_cases = 0;
       if (run && run->status == RunStatus::done && run->device.kind() == device_kind) {
-        for (const auto& c : database.reader().cases(run->run_id)) shared_cases += c.other_processes.value_or(0) > 0;
+        for (const auto& c : database.reader().cases(run->run_id)) {
+          shared_cases += c.status == CaseStatus::ok && c.other_processes.value_or(0) > 0;
+        }
         if (shared_cases == 0) return copy;
       }
       if (shared_cases > 0) {
@@ -346,8 +348,21 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
                "): nothing was compared.**\n";
     outcome.regression = true;
   } else if (!baseline_path) {
+    const bool skipped_any = !skipped.empty();
     summary += "\nNo previous finished night on " + night.device.to_string() + " in " +
-               report::markdown_code(request.history_dir) + ": tonight's run is the first baseline; nothing was compared.\n";
+               report::markdown_code(request.history_dir) +
+               (skipped_any ? " that can be a baseline (see the skipped nights above)" : std::string()) +
+               ": tonight's run is the first baseline; nothing was compared.\n";
+    // A first night measured beside another process is no baseline either, and not a pass.
+    int shared = 0;
+    for (const auto& c : storage::RunReader(outcome.db_path).cases(night.run_id)) {
+      shared += c.status == CaseStatus::ok && c.other_processes.value_or(0) > 0;
+    }
+    if (shared > 0) {
+      summary += "\n**" + std::to_string(shared) + " of tonight's cases were measured while another process computed "
+                 "on the GPU: INCONCLUSIVE.**\n";
+      outcome.inconclusive = true;
+    }
   } else {
     const compare::ReadableDatabase baseline_database(*baseline_path);
     const storage::RunReader& baseline = baseline_database.reader();

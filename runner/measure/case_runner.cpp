@@ -137,8 +137,10 @@ struct CaseRunner::Impl {
     if (!inputs_cache) return "";
     try {
       return inputs_guard.changed(*inputs_cache);
-    } catch (const std::exception&) {
-      return "unknown: they could not be read back";
+    } catch (const c10::Error& error) {
+      return "unknown: they could not be read back: " + first_line_of(error.what_without_backtrace());
+    } catch (const std::exception& error) {
+      return "unknown: they could not be read back: " + first_line_of(error.what());
     }
   }
 
@@ -288,13 +290,17 @@ CaseResult CaseRunner::measure_case(const Case& c, const std::string& trace_path
   } catch (const std::exception& error) {
     failure.emplace(CaseStatus::error, error.what());
   } catch (const Interrupted&) {
-    variant->end_case();
+    (void)variant->end_case();
     throw;  // a stop request, not a failure: the sweep handles it
   } catch (...) {
     // Op libraries are other people's code: `throw 42` must cost a case, not the sweep.
     failure.emplace(CaseStatus::error, c.variant + " threw a C++ exception that is not a std::exception");
   }
-  variant->end_case();
+  const std::string own_copies_changed = variant->end_case();
+  if (!own_copies_changed.empty() && (!failure || failure->first == CaseStatus::unsupported)) {
+    failure.emplace(CaseStatus::error, c.variant + " wrote into its inputs (its laid-out " + own_copies_changed +
+                                           " changed): its results are not those of the case's inputs");
+  }
   // The inputs are shared with the next variants of this shape and dtype: one
   // that wrote into them is an error, and the next case draws them anew.
   // (A case that failed otherwise drops its inputs below anyway.)

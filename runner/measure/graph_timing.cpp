@@ -21,9 +21,9 @@ namespace {
 // tensor's destructor, where the error cannot be caught and ends the process
 // (terminate, exit 134: issue 21, item 3). So capture is not even tried.
 std::optional<std::string> capture_impossible() {
-  const auto uncached = c10::utils::get_env("PYTORCH_NO_CUDA_MEMORY_CACHING");
-  if (uncached && *uncached != "0") {
-    return "not captured: PYTORCH_NO_CUDA_MEMORY_CACHING=" + *uncached +
+  // As the allocator itself reads it (CUDACachingAllocator: check_env == true, i.e. "1").
+  if (c10::utils::check_env("PYTORCH_NO_CUDA_MEMORY_CACHING") == true) {
+    return std::string("not captured: PYTORCH_NO_CUDA_MEMORY_CACHING=1") +
            " makes every allocation a cudaMalloc/cudaFree, which CUDA does not permit while a stream "
            "captures a graph; unset it to time graph replays";
   }
@@ -49,17 +49,21 @@ void time_graph(Timer& timer, const std::function<void()>& forward, const Sampli
     result.graph_error = *why;
     return;
   }
-  const c10::cuda::CUDAStream capture_on = c10::cuda::getStreamFromPool();
+  std::optional<c10::cuda::CUDAStream> capture_on;
   // No exception may leave a case: whatever the capture or the replays throw
   // becomes the case's graph_error, and the eager numbers stand.
+  const auto end_capture = [&] {
+    if (capture_on) end_open_capture(capture_on->stream());
+  };
   const auto failed = [&](const std::string& why) {
-    end_open_capture(capture_on.stream());
+    end_capture();
     result.graph_error = why;
   };
   try {
+    capture_on = c10::cuda::getStreamFromPool();
     at::cuda::CUDAGraph graph;
     {
-      c10::cuda::CUDAStreamGuard capture_stream(capture_on);
+      c10::cuda::CUDAStreamGuard capture_stream(*capture_on);
       forward();  // warm up on the capture stream (workspaces, handles)
       c10::cuda::getCurrentCUDAStream().synchronize();
       graph.capture_begin();
@@ -72,7 +76,7 @@ void time_graph(Timer& timer, const std::function<void()>& forward, const Sampli
   } catch (const c10::Error& error) {
     failed(error.what_without_backtrace());
   } catch (const Interrupted&) {
-    end_open_capture(capture_on.stream());
+    end_capture();
     throw;
   } catch (const std::exception& error) {
     failed(error.what());

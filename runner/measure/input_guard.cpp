@@ -11,7 +11,7 @@ std::array<std::int64_t, 2> InputGuard::fingerprint(const at::Tensor& tensor) {
   // on the tensor's own device, outside every timed forward, in chunks so that
   // the int64 copies stay small next to the inputs. Integer sums wrap modulo
   // 2^64 in any order, so the result is the same however the device reduces.
-  constexpr std::int64_t kChunk = std::int64_t{1} << 24;
+  constexpr std::int64_t kChunk = std::int64_t{1} << 22;  // 32 MiB of int64 per temporary
   const at::ScalarType bits = tensor.element_size() == 2 ? at::kShort : at::kInt;
   const at::Tensor flat = tensor.contiguous().view(bits).reshape({-1});
   at::Tensor plain = at::zeros({}, flat.options().dtype(at::kLong));

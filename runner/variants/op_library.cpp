@@ -209,10 +209,26 @@ class OpLibraryVariant final : public Variant {
     }
   }
 
-  // The laid-out copies belong to the case that made them.
-  void end_case() const override {
+  // The laid-out copies belong to the case that made them. The op worked on
+  // them, not on the shared inputs: compared with a fresh layout of those, they
+  // say whether it wrote into its inputs (the case runner checks the shared ones).
+  std::string end_case() const override {
     std::lock_guard<std::mutex> lock(mutex_);
+    std::string changed;
+    if (prepared_.query.defined() && spec_.layout == OpLayout::bshd) {
+      const at::Tensor* copies[] = {&prepared_.query, &prepared_.key, &prepared_.value};
+      const at::Tensor* sources[] = {&prepared_.source_query, &prepared_.source_key, &prepared_.source_value};
+      const char* names[] = {"query", "key", "value"};
+      try {
+        for (int i = 0; i < 3; ++i) {
+          if (!at::equal(sources[i]->transpose(1, 2), *copies[i])) changed += (changed.empty() ? "" : ", ") + std::string(names[i]);
+        }
+      } catch (const std::exception& error) {
+        changed = std::string("unknown: the copies could not be read back (") + first_of(error.what()) + ")";
+      }
+    }
     prepared_ = {};
+    return changed;
   }
 
   at::Tensor forward(const AttentionInputs& inputs) const override {
@@ -252,6 +268,7 @@ class OpLibraryVariant final : public Variant {
   struct Prepared {
     std::uint64_t draw_id = 0;  // the inputs the tensors were laid out from (AttentionInputs::draw_id)
     at::Tensor query, key, value;
+    at::Tensor source_query, source_key, source_value;  // those inputs (shared, not copies)
   };
 
   // A refusal on one line. c10::Error's first line is the message; a stable-ABI
@@ -292,7 +309,8 @@ class OpLibraryVariant final : public Variant {
         return spec_.layout == OpLayout::bshd ? t.transpose(1, 2).contiguous() : t.contiguous();
       };
       prepared_ = {};  // free the previous case's copies before making these
-      prepared_ = {inputs.draw_id, laid_out(inputs.query), laid_out(inputs.key), laid_out(inputs.value)};
+      prepared_ = {inputs.draw_id, laid_out(inputs.query), laid_out(inputs.key), laid_out(inputs.value),
+                   inputs.query, inputs.key, inputs.value};
     }
     return prepared_;
   }

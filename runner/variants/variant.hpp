@@ -37,8 +37,10 @@ class Variant {
   virtual Support check(const AttentionInputs& inputs) const = 0;
   // One forward pass. Called under no-grad; must not synchronize.
   virtual at::Tensor forward(const AttentionInputs& inputs) const = 0;
-  // After the case's last forward, whatever its outcome: drop what was kept for it.
-  virtual void end_case() const {}
+  // After the case's last forward, whatever its outcome: drop what was kept for
+  // it. Returns what the variant found wrong with what it kept (an op that wrote
+  // into its own laid-out copy of the inputs), or "" when nothing was.
+  virtual std::string end_case() const { return ""; }
   // For SDPA variants, the backend that runs ("flash_attention", ...).
   virtual std::string sdpa_backend(const AttentionInputs& inputs) const { return ""; }
 };

@@ -112,9 +112,15 @@ TEST(GpuHardening, ANightlyBesideAnotherGpuProcessIsInconclusive) {
   ASSERT_EQ(waitpid(other, nullptr, WNOHANG), 0) << "the other GPU process ended early";
   const Outcome shared = run_attnsweep("nightly " + night + " --history " + history + " --device cuda --db " +
                                        scratch.path("shared.db"));
+  // A first night (an empty history) beside it is no pass either.
+  const Outcome first = run_attnsweep("--log-level off nightly " + night + " --history " + scratch.path("history2") +
+                                      " --device cuda --db " + scratch.path("first.db"));
   kill(-other, SIGKILL);
   kill(other, SIGKILL);
   waitpid(other, nullptr, 0);
+  EXPECT_EQ(first.exit_code, 4) << first.output;
+  EXPECT_TRUE(contains(first.output, "of tonight's cases were measured while another process computed on the GPU: "
+                                     "INCONCLUSIVE")) << first.output;
   EXPECT_EQ(shared.exit_code, 4) << shared.output;
   EXPECT_TRUE(contains(shared.output, "nightly: INCONCLUSIVE")) << shared.output;
   EXPECT_TRUE(contains(shared.output, "other process(es) compute on cuda")) << shared.output;  // the warning at once
