@@ -1,6 +1,7 @@
 #include "storage/run_reader.hpp"
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -246,6 +247,18 @@ std::vector<TimingSample> RunReader::samples(std::int64_t case_id) const {
       select_sql(fields::samples_table(), "WHERE case_id = ? ORDER BY mode <> 'eager', mode, sample_index");
   SQLite::Statement query(impl_->database, sql);
   return read_all(query, fields::samples_table(), case_id);
+}
+
+std::map<std::string, std::string> env_vars_of(const std::string& json_text) {
+  std::map<std::string, std::string> variables;
+  if (json_text.empty()) return variables;
+  const nlohmann::json parsed = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_object()) {
+    variables[""] = json_text;
+    return variables;
+  }
+  for (const auto& [name, value] : parsed.items()) variables[name] = value.is_string() ? value.get<std::string>() : value.dump();
+  return variables;
 }
 
 }  // namespace attnsweep::storage

@@ -4,6 +4,7 @@
 // identities. The store writes, the reader reads: the file is opened read-only
 // and never changed, so a reader can look at a sweep that is still running.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -115,5 +116,9 @@ class RunReader {
   std::unique_ptr<Impl> impl_;
   std::string path_;
 };
+
+// RunRow::env_vars (a JSON object of name -> value) as a map; a text that is not
+// a JSON object is one value under the name "". Compare and merge read it alike.
+std::map<std::string, std::string> env_vars_of(const std::string& json_text);
 
 }  // namespace attnsweep::storage

@@ -1,7 +1,5 @@
 #include "storage/shard_environment.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <map>
 #include <set>
 
@@ -9,19 +7,6 @@ namespace attnsweep::storage {
 namespace {
 
 std::string shown(const std::string& value) { return value.empty() ? "empty" : "'" + value + "'"; }
-
-// runs.env_vars: a JSON object of name -> value; a text that is not one counts as one value under "".
-std::map<std::string, std::string> variables_of(const std::string& text) {
-  std::map<std::string, std::string> variables;
-  if (text.empty()) return variables;
-  const nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_object()) {
-    variables[""] = text;
-    return variables;
-  }
-  for (const auto& [name, value] : parsed.items()) variables[name] = value.is_string() ? value.get<std::string>() : value.dump();
-  return variables;
-}
 
 }  // namespace
 
@@ -36,7 +21,7 @@ std::vector<std::string> shard_environment_differences(const RunRow& run, const 
       differences.push_back(std::string(name) + " " + shown(run.*member) + ", not " + shown(reference.*member));
     }
   }
-  const auto variables = variables_of(run.env_vars), reference_variables = variables_of(reference.env_vars);
+  const auto variables = env_vars_of(run.env_vars), reference_variables = env_vars_of(reference.env_vars);
   std::set<std::string> names;
   for (const auto& entry : variables) names.insert(entry.first);
   for (const auto& entry : reference_variables) names.insert(entry.first);

@@ -6,6 +6,8 @@
 // read-only mount, and files that are not what they seem get one clear line.
 #include <gtest/gtest.h>
 
+#include "tests/support/spawn_attnsweep.hpp"
+
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -57,28 +59,9 @@ int count_of(const std::string& db, const std::string& sql) {
 
 // Starts attnsweep with `arguments` in `folder`, stdout and stderr into `log`; returns its pid.
 pid_t spawn(const std::vector<std::string>& arguments, const std::string& folder, const std::string& log) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (chdir(folder.c_str()) != 0) _exit(126);
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    std::vector<std::string> all = {ATTNSWEEP_BINARY};
-    all.insert(all.end(), arguments.begin(), arguments.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(ATTNSWEEP_BINARY, argv.data());
-    _exit(127);
-  }
-  return pid;
+  return attnsweep::testing::spawn_attnsweep(arguments, log, {folder});
 }
-
-int wait_exit(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+using attnsweep::testing::wait_exit;
 
 class DatabaseFiles : public ::testing::Test {
  protected:

@@ -103,6 +103,8 @@ TEST(Config, MeasureSettingsAreRead) {
   case_order: shuffled
   regime: burst
   burst_cooldown_max_ms: 250
+  burst_cooldown_case_max_s: 7.5
+  burst_cooldown_run_max_s: 90
 device: cuda:1
 seed: 42
 )", "s.yaml");
@@ -124,6 +126,8 @@ seed: 42
   EXPECT_EQ(config.measure.case_order, CaseOrder::shuffled);
   EXPECT_EQ(config.measure.regime, MeasureRegime::burst);
   EXPECT_DOUBLE_EQ(config.measure.burst_cooldown_max_ms, 250);
+  EXPECT_DOUBLE_EQ(config.measure.burst_cooldown_case_max_s, 7.5);
+  EXPECT_DOUBLE_EQ(config.measure.burst_cooldown_run_max_s, 90);
   EXPECT_EQ(config.device, Device::cuda(1));
   EXPECT_EQ(config.seed, 42u);
 }
@@ -217,6 +221,15 @@ TEST(ConfigRejects, BadBooleansNumbersAndDevice) {
                   {"measure.regime", "unknown regime 'bursty'; allowed: sustained, burst"});
   expect_rejected(std::string(kMinimal) + "measure: {burst_cooldown_max_ms: 0}\n",
                   {"measure.burst_cooldown_max_ms", "must be greater than 0, got 0"});
+  // The cool-down allowances (issue 21): positive numbers of seconds only.
+  expect_rejected(std::string(kMinimal) + "measure: {burst_cooldown_case_max_s: 0}\n",
+                  {"measure.burst_cooldown_case_max_s", "must be greater than 0, got 0"});
+  expect_rejected(std::string(kMinimal) + "measure: {burst_cooldown_case_max_s: -5}\n",
+                  {"measure.burst_cooldown_case_max_s", "must be greater than 0, got -5"});
+  expect_rejected(std::string(kMinimal) + "measure: {burst_cooldown_run_max_s: \"'; rm -rf /\"}\n",
+                  {"measure.burst_cooldown_run_max_s"});
+  expect_rejected(std::string(kMinimal) + "measure: {burst_cooldown_run_max_s: [300]}\n",
+                  {"measure.burst_cooldown_run_max_s"});
   expect_rejected(std::string(kMinimal) + "measure: [1]\n", {"measure", "expected a mapping"});
   expect_rejected(std::string(kMinimal) + "device: tpu\n", {"sweep.yaml:9:9", "device", "allowed: auto, cpu, cuda, cuda:N"});
   expect_rejected(std::string(kMinimal) + "seed: -1\n", {"seed", "got -1"});

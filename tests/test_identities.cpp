@@ -68,6 +68,16 @@ TEST(Identities, EachEnumRoundTripsThroughItsOneSpelling) {
   EXPECT_FALSE(parse_sample_mode(""));
 }
 
+// Messages made one line for tables and stored refusals (an op's exception, PyTorch's errors).
+TEST(Text, FirstLineAndOneLine) {
+  EXPECT_EQ(text::first_line("No available kernel.\nException raised from ..."), "No available kernel.");
+  EXPECT_EQ(text::first_line("one line"), "one line");
+  EXPECT_EQ(text::one_line("mha_fwd, flash_api.cpp:784, \n  FlashAttention only supports fp16\r\n"),
+            "mha_fwd, flash_api.cpp:784, FlashAttention only supports fp16");
+  EXPECT_EQ(text::one_line("a\n\n\tb"), "a b");
+  EXPECT_EQ(text::one_line(""), "");
+}
+
 TEST(ShellQuote, LeavesSafeWordsAndQuotesTheRest) {
   EXPECT_EQ(text::shell_quote("results.db"), "results.db");
   EXPECT_EQ(text::shell_quote("/tmp/a-b_c/r.db"), "/tmp/a-b_c/r.db");

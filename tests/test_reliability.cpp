@@ -4,6 +4,8 @@
 // and hangs, several writers share one database, and queries cannot write.
 #include <gtest/gtest.h>
 
+#include "tests/support/spawn_attnsweep.hpp"
+
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <signal.h>
 #include <fcntl.h>
@@ -36,28 +38,9 @@ std::string read_file(const fs::path& path) {
 
 // Starts attnsweep with `arguments`, stdout and stderr into `log`; returns its pid.
 pid_t spawn(const std::vector<std::string>& arguments, const std::string& log, bool test_variants = false) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    if (test_variants) setenv("ATTNSWEEP_TEST_VARIANTS", "1", 1);
-    std::vector<std::string> all = {ATTNSWEEP_BINARY};
-    all.insert(all.end(), arguments.begin(), arguments.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(ATTNSWEEP_BINARY, argv.data());
-    _exit(127);
-  }
-  return pid;
+  return attnsweep::testing::spawn_attnsweep(arguments, log, {"", test_variants});
 }
-
-int wait_exit(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+using attnsweep::testing::wait_exit;
 
 int run_to_end(const std::vector<std::string>& arguments, const std::string& log, bool test_variants = false) {
   return wait_exit(spawn(arguments, log, test_variants));

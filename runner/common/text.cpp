@@ -1,5 +1,7 @@
 #include "runner/common/text.hpp"
 
+#include <cctype>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -63,6 +65,22 @@ std::string fixed(double value, int digits) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
   return buffer;
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find_first_of("\r\n")); }
+
+std::string one_line(const std::string& text) {
+  std::string line;
+  for (std::size_t i = 0; i < text.size();) {
+    if (text[i] != '\n' && text[i] != '\r') {
+      line += text[i++];
+      continue;
+    }
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.pop_back();
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    if (!line.empty() && i < text.size()) line += ' ';
+  }
+  return line;
 }
 
 }  // namespace attnsweep::text

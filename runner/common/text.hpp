@@ -20,4 +20,11 @@ std::string shell_quote(const std::string& word);
 // Fixed-point formatting with `digits` decimals.
 std::string fixed(double value, int digits);
 
+// The text up to its first line break (a c10::Error's message; its backtrace follows).
+std::string first_line(const std::string& text);
+
+// A message on one line: each line break, with the blanks around it, becomes one
+// space (PyTorch's messages and an op's exceptions span several lines; a table row cannot).
+std::string one_line(const std::string& text);
+
 }  // namespace attnsweep::text

@@ -1,7 +1,5 @@
 #include "runner/compare/compare_runs.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -135,19 +133,6 @@ std::map<std::string, std::string> protocol_settings(const std::string& path, st
   return settings;
 }
 
-// env_vars, a JSON object of name -> value; a text that is not one is one value under "".
-std::map<std::string, std::string> environment_variables(const std::string& text) {
-  std::map<std::string, std::string> variables;
-  if (text.empty()) return variables;
-  const nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_object()) {
-    variables[""] = text;
-    return variables;
-  }
-  for (const auto& [name, value] : parsed.items()) variables[name] = value.is_string() ? value.get<std::string>() : value.dump();
-  return variables;
-}
-
 std::vector<EnvironmentDifference> environment_differences(const ComparedRun& baseline, const ComparedRun& candidate) {
   std::vector<EnvironmentDifference> differences;
   const auto add = [&](const std::string& fact, const std::string& a, const std::string& b, bool breaks_timing) {
@@ -173,8 +158,8 @@ std::vector<EnvironmentDifference> environment_differences(const ComparedRun& ba
     differences.push_back({"env_vars", shown(baseline.run.env_vars), shown(candidate.run.env_vars), false});
     return differences;
   }
-  const auto base_variables = environment_variables(baseline.run.env_vars);
-  const auto cand_variables = environment_variables(candidate.run.env_vars);
+  const auto base_variables = storage::env_vars_of(baseline.run.env_vars);
+  const auto cand_variables = storage::env_vars_of(candidate.run.env_vars);
   std::set<std::string> names;
   for (const auto& entry : base_variables) names.insert(entry.first);
   for (const auto& entry : cand_variables) names.insert(entry.first);
@@ -288,27 +273,10 @@ TimeComparison compare_times(const storage::RunReader& baseline_reader, const Ca
   return time;
 }
 
-// An error message on one line: PyTorch's span several, and a line break would
-// split a row of the text report (markdown's writer does the same for its cells).
-std::string one_line(const std::string& message) {
-  std::string line;
-  for (std::size_t i = 0; i < message.size();) {
-    if (message[i] != '\n' && message[i] != '\r') {
-      line += message[i++];
-      continue;
-    }
-    // A line break and the blanks around it become one space.
-    while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.pop_back();
-    while (i < message.size() && std::isspace(static_cast<unsigned char>(message[i]))) ++i;
-    if (!line.empty() && i < message.size()) line += ' ';
-  }
-  return line;
-}
-
 void check_status(const CaseRow& baseline, const CaseRow& candidate, std::vector<Finding>& findings) {
   if (baseline.status == candidate.status) return;
   Finding finding{Check::status, Severity::info, "status", to_string(baseline.status), to_string(candidate.status), ""};
-  const std::string why = candidate.error_message.empty() ? "" : ": " + one_line(candidate.error_message);
+  const std::string why = candidate.error_message.empty() ? "" : ": " + text::one_line(candidate.error_message);
   if (baseline.status == CaseStatus::ok) {
     finding.severity = Severity::regression;
     finding.detail = std::string("ran in the baseline, ") + to_string(candidate.status) + " now" + why;

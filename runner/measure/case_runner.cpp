@@ -15,6 +15,7 @@
 
 #include "runner/common/elapsed.hpp"
 #include "runner/common/interrupt.hpp"
+#include "runner/common/text.hpp"
 #include "runner/device/device.hpp"
 #include "runner/device/environment.hpp"
 #include "runner/device/gpu_sharing.hpp"
@@ -43,11 +44,6 @@ struct WrongOutput : std::runtime_error {
 
 bool contains(const std::string& text, const char* fragment) { return text.find(fragment) != std::string::npos; }
 
-std::string first_line_of(std::string text) {
-  const auto newline = text.find('\n');
-  if (newline != std::string::npos) text.resize(newline);
-  return text;
-}
 
 // A test-only knob: ATTNSWEEP_TEST_SLOWDOWN=<variant>[:<times>][,...] makes each
 // warm-up, timed and profiled forward of those variants run <times> times
@@ -138,9 +134,9 @@ struct CaseRunner::Impl {
     try {
       return inputs_guard.changed(*inputs_cache);
     } catch (const c10::Error& error) {
-      return "unknown: they could not be read back: " + first_line_of(error.what_without_backtrace());
+      return "unknown: they could not be read back: " + text::first_line(error.what_without_backtrace());
     } catch (const std::exception& error) {
-      return "unknown: they could not be read back: " + first_line_of(error.what());
+      return "unknown: they could not be read back: " + text::first_line(error.what());
     }
   }
 
@@ -229,9 +225,9 @@ struct CaseRunner::Impl {
       c10::cuda::CUDACachingAllocator::emptyCache();
       return std::nullopt;
     } catch (const c10::Error& error) {
-      return first_line_of(error.what_without_backtrace());
+      return text::first_line(error.what_without_backtrace());
     } catch (const std::exception& error) {
-      return first_line_of(error.what());
+      return text::first_line(error.what());
     }
   }
 };

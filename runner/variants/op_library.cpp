@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "runner/common/errors.hpp"
+#include "runner/common/text.hpp"
 #include "runner/variants/build_variant.hpp"
 #include "runner/variants/variant.hpp"
 
@@ -201,11 +202,11 @@ class OpLibraryVariant final : public Variant {
       (void)forward(inputs);
       return {};
     } catch (const c10::Error& error) {
-      return {false, first_line(first_of(error.what_without_backtrace()))};
+      return {false, refusal_text(text::first_line(error.what_without_backtrace()))};
     } catch (const NonStandardException&) {
       throw;
     } catch (const std::exception& error) {
-      return {false, first_line(error.what())};
+      return {false, refusal_text(error.what())};
     }
   }
 
@@ -224,7 +225,7 @@ class OpLibraryVariant final : public Variant {
           if (!at::equal(sources[i]->transpose(1, 2), *copies[i])) changed += (changed.empty() ? "" : ", ") + std::string(names[i]);
         }
       } catch (const std::exception& error) {
-        changed = std::string("unknown: the copies could not be read back (") + first_of(error.what()) + ")";
+        changed = std::string("unknown: the copies could not be read back (") + text::first_line(error.what()) + ")";
       }
     }
     prepared_ = {};
@@ -271,25 +272,12 @@ class OpLibraryVariant final : public Variant {
     at::Tensor source_query, source_key, source_value;  // those inputs (shared, not copies)
   };
 
-  // A refusal on one line. c10::Error's first line is the message; a stable-ABI
-  // exception (FA3's) starts with "function, file:line" and says why on the next
-  // line, so every line is kept, joined, up to a length a table can show.
-  static std::string first_of(std::string text) {  // c10::Error: the message is its first line
-    const auto newline = text.find('\n');
-    if (newline != std::string::npos) text.resize(newline);
-    return text;
-  }
-  static std::string first_line(const std::string& text) {
+  // A refusal on one line, up to a length a table can show. c10::Error's first
+  // line is the message; a stable-ABI exception (FA3's) starts with
+  // "function, file:line" and says why on the next line, so all its lines are kept.
+  static std::string refusal_text(const std::string& message) {
     constexpr std::size_t kLongest = 400;
-    std::string line;
-    for (char c : text) {
-      if (c == '\n' || c == '\r') {
-        if (!line.empty() && line.back() != ' ') line += ' ';
-      } else {
-        line += c;
-      }
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
+    std::string line = text::one_line(message);
     if (line.size() > kLongest) line = line.substr(0, kLongest) + "...";
     return line;
   }
