@@ -14,7 +14,9 @@ export TORCH_VERSION
 
 FUZZ_SECONDS  ?= 60
 
-.PHONY: setup build test run fuzz clean
+IMAGE         ?= attnsweep:$(shell sed -n '/^project/s/.*VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+
+.PHONY: setup build test run fuzz clean image image-test
 
 setup:
 	@scripts/setup.sh $(SETUP_FLAGS)
@@ -43,6 +45,17 @@ fuzz: setup
 	mkdir -p build-fuzz/corpus
 	build-fuzz/fuzz_config build-fuzz/corpus tests/fuzz/corpus -max_total_time=$(FUZZ_SECONDS) \
 	  -timeout=10 -rss_limit_mb=4096 -artifact_prefix=build-fuzz/ -print_final_stats=1
+
+# The container image (container/Dockerfile) with podman or docker, whichever works
+# (podman installed when neither does); the base made from Debian's mirror when the
+# registry cannot be reached. Prints the image's name and size. docs/hf-jobs.md.
+image:
+	@scripts/image.sh $(IMAGE)
+
+# The image, then the quickstart and `attnsweep env` inside it, and the from-source
+# job script in its build stage (scripts/image_test.sh).
+image-test: image
+	@scripts/image_test.sh $(IMAGE)
 
 clean:
 	rm -rf $(BUILD_DIR) build-fuzz

@@ -8,7 +8,9 @@
 # $DEVDEPS (default /opt/devdeps), never into /.
 #
 #   container/build.sh [--test]      BUILD_DIR (default build), PYTHON (python3),
-#                                    BUILD_TARGET (one target, e.g. attnsweep; default all)
+#                                    BUILD_TARGET (targets, e.g. "attnsweep"; default all),
+#                                    ATTNSWEEP_CMAKE_ARGS (more -D options, split on spaces)
+# Compiles through ccache when it is on PATH (container/Dockerfile keeps its cache).
 set -euo pipefail
 
 SOURCE="$(cd "$(dirname "$0")/.." && pwd)"
@@ -35,8 +37,15 @@ if [ ! -f /usr/include/sqlite3.h ] || [ ! -d /usr/lib/x86_64-linux-gnu/cmake/SQL
     extra+=(-DATTNSWEEP_CHART_JS="$DEVDEPS/usr/share/javascript/chart.js/chart.min.js")
 fi
 
-cmake -S "$SOURCE" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$prefix" "${extra[@]}"
-cmake --build "$BUILD" -j "$(nproc)" ${BUILD_TARGET:+--target "$BUILD_TARGET"}
+if command -v ccache >/dev/null; then
+  extra+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
+read -r -a more <<< "${ATTNSWEEP_CMAKE_ARGS:-}"
+targets=()
+[ -n "${BUILD_TARGET:-}" ] && read -r -a targets <<< "--target $BUILD_TARGET"
+
+cmake -S "$SOURCE" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$prefix" "${extra[@]}" "${more[@]}"
+cmake --build "$BUILD" -j "$(nproc)" "${targets[@]}"
 if [ "${1:-}" = "--test" ]; then
   # GPU tests share one device: run the test programs one at a time.
   (cd "$BUILD" && ctest --output-on-failure -j 1 ${CTEST_REGEX:+-R "$CTEST_REGEX"})

@@ -73,7 +73,9 @@ else
   BUILD="$SOURCE/build"
   phase "build: container/build.sh ($(nproc) cores)"
   # The archive has no .git: the commit comes from the launch (runs.git_sha), when given.
-  BUILD_DIR="$BUILD" ATTNSWEEP_GIT_SHA="${ATTNSWEEP_GIT_SHA:-unknown}" bash "$SOURCE/container/build.sh" >&2 \
+  # attnsweep alone: the job runs no test.
+  BUILD_DIR="$BUILD" BUILD_TARGET=attnsweep ATTNSWEEP_GIT_SHA="${ATTNSWEEP_GIT_SHA:-unknown}" \
+    bash "$SOURCE/container/build.sh" >&2 \
     || die "building attnsweep failed (container/build.sh; its output is above)"
   phase_done "build"
 fi

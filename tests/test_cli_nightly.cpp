@@ -345,4 +345,15 @@ TEST_F(CliNightly, EnvPrintsValidJsonWhateverTheEnvironmentHolds) {
   EXPECT_TRUE(json["env_vars"].contains("CUBLAS_TEST_BYTES")) << outcome.output;
 }
 
+TEST_F(CliNightly, EnvNamesTheCudaRuntimeEvenOnTheCpu) {
+  // What an image's CUDA is, asked where there is no GPU (make image-test compares it with the label).
+  const Outcome outcome = attnsweep::testing::run_attnsweep("env --device cpu");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  const nlohmann::json json = nlohmann::json::parse(outcome.output);
+  EXPECT_TRUE(json["cuda_version"].is_null()) << outcome.output;  // the run's CUDA: none on the CPU
+  ASSERT_TRUE(json["cuda_runtime_version"].is_string()) << outcome.output;
+  // The pinned torch wheel (2.11.0) is built for CUDA 13.0.
+  EXPECT_EQ(json["cuda_runtime_version"].get<std::string>(), "13.0") << outcome.output;
+}
+
 }  // namespace

@@ -86,6 +86,10 @@ EnvironmentInfo collect_environment(const Device& device) {
   info.env_vars = result_changing_environment();
   const auto& hooks = at::detail::getCUDAHooks();
   if (hooks.hasCuDNN()) info.cudnn_version = std::to_string(hooks.versionCuDNN());
+  int loaded_runtime = 0;
+  if (cudaRuntimeGetVersion(&loaded_runtime) == cudaSuccess && loaded_runtime > 0) {
+    info.cuda_runtime_version = dotted_version(loaded_runtime, 1000, 10);
+  }
   if (!device.is_cuda()) {
     info.device_name = cpu_model();
     return info;

@@ -14,6 +14,9 @@ struct EnvironmentInfo {
   std::string device_name;     // NVIDIA H200, or the CPU model
   std::string torch_version;
   std::string cuda_version;    // CUDA runtime in use; empty on a CPU run
+  // The CUDA runtime LibTorch loaded (cudaRuntimeGetVersion), known without a GPU:
+  // what an image's CUDA is. Shown by `attnsweep env`, not stored.
+  std::string cuda_runtime_version;
   std::string cudnn_version;
   std::string driver_version;  // NVIDIA driver (NVML); empty when unknown
   std::string hostname;

@@ -23,6 +23,7 @@ std::string environment_fingerprint_json(const Device& device) {
   out["hostname"] = e.hostname;
   out["torch_version"] = e.torch_version;
   out["cuda_version"] = text_or_null(e.cuda_version);
+  out["cuda_runtime_version"] = text_or_null(e.cuda_runtime_version);
   out["cudnn_version"] = text_or_null(e.cudnn_version);
   out["driver_version"] = text_or_null(e.driver_version);
   out["container_image"] = text_or_null(e.container_image);
