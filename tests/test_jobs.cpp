@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "runner/jobs/flavors.hpp"
 #include "runner/jobs/hf_cli.hpp"
@@ -75,6 +76,7 @@ TEST(Process, ATimeLimitStopsTheProgramAndWhatItStarted) {
   ASSERT_FALSE(sleeper.empty());
   const auto stopped = std::chrono::steady_clock::now() + std::chrono::seconds(3);
   while (state_of(sleeper) != 0 && state_of(sleeper) != 'Z' && std::chrono::steady_clock::now() < stopped) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   const char state = state_of(sleeper);
   EXPECT_TRUE(state == 0 || state == 'Z') << "the sleep it started runs on: " << state;
