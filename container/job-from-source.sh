@@ -20,7 +20,12 @@
 #   ATTNSWEEP_JOB_SKIP_INSTALL=1   no apt-get (the packages are there already)
 #   ATTNSWEEP_JOB_BUILD_DIR=DIR    no build: run DIR/attnsweep (an existing build)
 #   ATTNSWEEP_JOB_COMMAND=nightly  run `attnsweep nightly "$@"` instead (a scheduled night)
+#   ATTNSWEEP_IMAGE         what the run records as its image (runs.container_image); the launch
+#                           passes the stock image's name; unset: "unknown (job-from-source.sh)"
 set -euo pipefail
+
+# Never an empty image in the run's record: the launch names the stock image; run by hand, say so.
+export ATTNSWEEP_IMAGE="${ATTNSWEEP_IMAGE:-unknown (job-from-source.sh)}"
 
 ARCHIVE="${ATTNSWEEP_SRC_ARCHIVE:-/results/attnsweep-src.tar.gz}"
 SOURCE="${ATTNSWEEP_SRC_DIR:-/opt/attnsweep}"

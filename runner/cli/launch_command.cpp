@@ -1,7 +1,10 @@
 // `attnsweep launch hf CONFIG --flavor F --shards N --results hf://buckets/...`:
 // one Hugging Face Job per shard (runner/jobs/launch.hpp). --dry-run prints the
 // exact hf commands, shell-quoted, and each shard's estimate as comments;
-// --wait follows the jobs and reports each one's final stage.
+// --wait follows the jobs and reports each one's final stage. A dry run makes no
+// network call (the built-in flavor list); every hf call has a time limit
+// (runner/jobs/hf_cli.hpp, ATTNSWEEP_HF_TIMEOUT_SECONDS).
+#include <cstdint>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -160,7 +163,10 @@ int launch_command(const LaunchOptions& options) {
       throw BadInputError("launch: unknown backend '" + options.backend + "'; known: hf (Hugging Face Jobs)");
     }
     const auto hf = jobs::HfCli::find_if_present();
-    const jobs::LaunchPlan plan = jobs::plan_launch(request_of(options), jobs::available_flavors(hf ? &*hf : nullptr));
+    // A dry run makes no network call: the built-in flavors, not hf jobs hardware.
+    const jobs::LaunchPlan plan = jobs::plan_launch(request_of(options), [&] {
+      return options.dry_run ? jobs::built_in_flavors() : jobs::available_flavors(hf ? &*hf : nullptr);
+    });
     if (!options.schedule.empty() && options.wait) {
       throw BadInputError("--wait and --schedule exclude each other: a schedule starts its jobs later; follow a "
                           "night with hf jobs ps --label " + std::string(jobs::kNightlyLabel) + "=NAME");
@@ -185,8 +191,18 @@ int launch_command(const LaunchOptions& options) {
       std::cout << "when they end: " << collect_hint(plan) << std::endl;
       return static_cast<int>(kExitOk);
     }
-    std::cout << "waiting for the jobs to end (hf jobs wait)" << std::endl;
-    return report_outcomes(plan, jobs::wait_for_jobs(*hf, started, plan.settings.job_namespace));
+    // hf jobs wait gets the jobs' timeout and a margin (their start, a wait for a GPU).
+    const double wait_limit = static_cast<double>(plan.timeout_seconds) + jobs::kHfWaitMarginSeconds;
+    const auto nanoseconds = [](double seconds) { return static_cast<std::int64_t>(seconds * 1e9); };
+    const auto override_seconds = jobs::hf_timeout_override();
+    std::cout << "waiting for the jobs to end (hf jobs wait, stopped after "
+              << (override_seconds ? jobs::describe_duration(nanoseconds(*override_seconds)) + ": " +
+                                         jobs::kHfTimeoutVariable
+                                   : jobs::describe_duration(nanoseconds(wait_limit)) + ": --timeout " +
+                                         plan.settings.timeout + " + " +
+                                         jobs::describe_duration(nanoseconds(jobs::kHfWaitMarginSeconds)))
+              << ")" << std::endl;
+    return report_outcomes(plan, jobs::wait_for_jobs(*hf, started, plan.settings.job_namespace, wait_limit));
   });
 }
 

@@ -11,6 +11,7 @@
 #include "runner/common/log.hpp"
 #include "runner/report/format.hpp"
 #include "runner/common/text.hpp"
+#include "runner/jobs/hf_cli.hpp"
 #include "git_sha.hpp"
 #include "version.hpp"
 
@@ -260,14 +261,19 @@ int main(int argc, char** argv) {
   launch_command->add_option("backend", launch.backend, "where the jobs run: hf (Hugging Face Jobs)")->required();
   launch_command->add_option("config", launch.config_path, "sweep config (YAML); uploaded next to the results")
       ->required();
-  launch_command->add_option("--flavor", launch.flavor, "hardware of each job, e.g. h200 (hf jobs hardware)")
+  launch_command->add_option("--flavor", launch.flavor,
+                             "hardware of each job, e.g. h200, checked against hf jobs hardware (with --dry-run "
+                             "against attnsweep's built-in list). A flavor of several GPUs (h200x2, a100x4, "
+                             "l40sx8, ...) runs each shard on all of them (run --gpus all); l4x1 and l40sx1 are one GPU")
       ->required();
   launch_command->add_option("--shards", launch.shards, "N: one job per shard (required, except with --schedule: 1)");
   launch_command->add_option("--results", launch.results, "hf://buckets/ORG/NAME[/PREFIX]: the folder the jobs "
                                                           "mount (PREFIX defaults to the sweep id)")
       ->required();
-  launch_command->add_option("--image", launch.image, "container image with attnsweep on its PATH (default "
-                                                      "attnsweep/attnsweep:0.1.0, from container/Dockerfile)");
+  launch_command->add_option("--image", launch.image,
+                             "container image with attnsweep on its PATH, required unless --from-source: no public "
+                             "attnsweep image exists; build one with make image (container/Dockerfile) and push it "
+                             "where HF Jobs pulls from (docker.io/ORG/attnsweep:TAG, or a Space)");
   launch_command->add_option("--timeout", launch.timeout, "each job's limit: seconds, or a number with s, m, h "
                                                           "or d (default 30m, HF Jobs' own)");
   launch_command->add_option("--namespace", launch.job_namespace, "run the jobs under this organization");
@@ -275,7 +281,9 @@ int main(int argc, char** argv) {
                                                             "<config name>-<UTC time>-<4 hex>)");
   launch_command->add_flag("--token", launch.token, "give each job your token as the secret HF_TOKEN "
                                                     "(-s HF_TOKEN; the value is never seen by attnsweep)");
-  launch_command->add_flag("--dry-run", launch.dry_run, "print the hf commands and each shard's estimate; run nothing");
+  launch_command->add_flag("--dry-run", launch.dry_run,
+                           "print the hf commands and each shard's estimate; run nothing and make no network call "
+                           "(the flavor is checked against attnsweep's built-in list, not hf jobs hardware)");
   launch_command->add_flag("--wait", launch.wait, "follow the jobs to their end (hf jobs wait) and report each "
                                                   "one's stage; exit 0 only when all completed");
   launch_command->add_flag("--from-source", launch.from_source,
@@ -285,10 +293,20 @@ int main(int argc, char** argv) {
   launch_command->add_option("--source", launch.source_dir, "with --from-source: a folder of the git checkout to "
                                                             "archive (default: the current folder)");
   launch_command->add_option("--schedule", launch.schedule,
-                             "@hourly, @daily, @weekly, @monthly, @yearly or a quoted 5-field cron string: instead "
-                             "of starting jobs, create a schedule (hf jobs scheduled run) whose job runs attnsweep "
+                             "@hourly, @daily, @weekly, @monthly, @yearly (or @annually) or a quoted 5-field cron "
+                             "string: instead of starting jobs, create a schedule (hf jobs scheduled run) whose job runs attnsweep "
                              "nightly on the config, compares with the previous night in --results, writes the "
                              "night's database and summary there, prints the summary and fails on a regression");
+  const auto seconds = [](double value) { return std::to_string(static_cast<long long>(value)) + " s"; };
+  launch_command->footer(
+      "Every hf call has a time limit; one that runs out is stopped (its process group: SIGTERM, then SIGKILL 3 s later)\n"
+      "and reported as 'hf timed out after N s'. An upload or submission that ran out stops the launch and is not\n"
+      "tried again (a job may have started: check hf jobs ps); for hf jobs hardware the built-in flavor list is used,\n"
+      "for hf jobs wait each job's stage at that time is reported.\n"
+      "Limits: hf jobs hardware " + seconds(jobs::kHfListSeconds) + ", hf buckets cp " + seconds(jobs::kHfUploadSeconds) +
+      ", hf jobs run and scheduled run " + seconds(jobs::kHfSubmitSeconds) + ", hf jobs inspect " +
+      seconds(jobs::kHfInspectSeconds) + ",\nhf jobs wait the jobs' --timeout + " + seconds(jobs::kHfWaitMarginSeconds) +
+      "; " + jobs::kHfTimeoutVariable + "=N sets N seconds for every call. docs/hf-jobs.md");
 
   cli::CollectOptions collect;
   auto* collect_command = app.add_subcommand(

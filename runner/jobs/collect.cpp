@@ -96,7 +96,7 @@ CollectResult collect_shards(const HfCli& hf, const CollectRequest& request) {
   }
   // Absolute: hf would read a folder named "-x" as an option.
   const std::string sync_directory = fs::absolute(result.directory).string();
-  const ProcessResult synced = hf.run(sync_command(result.source, sync_directory, request.keep_dir.empty()));
+  const ProcessResult synced = hf.run(sync_command(result.source, sync_directory, request.keep_dir.empty()), kHfSyncSeconds);
   if (!synced.succeeded()) {
     throw std::runtime_error("hf buckets sync " + result.source.uri() + " failed: " + failure_reason(synced));
   }

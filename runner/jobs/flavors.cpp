@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
@@ -30,11 +31,20 @@ std::vector<std::string> flavors_from_hardware_json(const std::string& output) {
   return names;
 }
 
-void check_flavor(const std::string& flavor, const std::vector<std::string>& flavors) {
+void check_flavor(const std::string& flavor, const std::vector<std::string>& flavors, const std::string& where_from) {
   if (std::find(flavors.begin(), flavors.end(), flavor) != flavors.end()) return;
   const std::string near = text::nearest(flavor, flavors);
   throw BadInputError("--flavor: unknown flavor '" + flavor + "'" + (near.empty() ? "" : " (did you mean " + near + "?)") +
-                      "; known: " + text::join(flavors, ", "));
+                      "; known: " + text::join(flavors, ", ") + (where_from.empty() ? "" : " (" + where_from + ")"));
+}
+
+int flavor_gpu_count(const std::string& flavor) {
+  if (flavor.rfind("cpu-", 0) == 0) return 0;
+  // "x" and the count at the end: "rtx-pro-6000" has none (its x is not followed by digits to the end).
+  static const std::regex count_suffix("x([1-9][0-9]{0,2})$");
+  std::smatch match;
+  if (std::regex_search(flavor, match, count_suffix)) return std::stoi(match[1].str());
+  return 1;
 }
 
 }  // namespace attnsweep::jobs

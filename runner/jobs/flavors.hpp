@@ -15,7 +15,14 @@ const std::vector<std::string>& known_flavors();
 std::vector<std::string> flavors_from_hardware_json(const std::string& output);
 
 // Throws BadInputError "--flavor: unknown flavor 'h100' (did you mean h200?);
-// known: ..." when `flavor` is not in `flavors`.
-void check_flavor(const std::string& flavor, const std::vector<std::string>& flavors);
+// known: ..." when `flavor` is not in `flavors`; `where_from` (when given)
+// follows the list in parentheses, saying whose list it is.
+void check_flavor(const std::string& flavor, const std::vector<std::string>& flavors,
+                  const std::string& where_from = "");
+
+// The GPUs of a flavor, by its name: 0 for cpu-*, N for a name ending in xN
+// (h200x2, a10g-largex4, rtx-pro-6000x8; l4x1 and l40sx1 are one GPU), else 1
+// (t4-small, a10g-large, a100-large, h200, rtx-pro-6000).
+int flavor_gpu_count(const std::string& flavor);
 
 }  // namespace attnsweep::jobs

@@ -20,30 +20,56 @@ inline constexpr const char* kHfMissing =
 // at times): ATTNSWEEP_HF_RETRY_SECONDS, default 5.
 double retry_pause_seconds();
 
+// How long each kind of hf call may run before it is stopped (run_process: SIGTERM
+// to its process group, SIGKILL 3 s later) and reported as "hf timed out after
+// N s". ATTNSWEEP_HF_TIMEOUT_SECONDS, when set, is the limit of every call.
+inline constexpr double kHfListSeconds = 20;     // hf jobs hardware
+inline constexpr double kHfSubmitSeconds = 120;  // hf jobs run -d, hf jobs scheduled run
+inline constexpr double kHfInspectSeconds = 60;  // hf jobs inspect
+inline constexpr double kHfUploadSeconds = 600;  // hf buckets cp (the config, the source archive)
+inline constexpr double kHfSyncSeconds = 3600;   // hf buckets sync (collect; with --keep every trace too)
+// hf jobs wait follows jobs to their end: the jobs' own --timeout plus this
+// (their start, and time spent waiting for a GPU in SCHEDULING).
+inline constexpr double kHfWaitMarginSeconds = 3600;
+inline constexpr const char* kHfTimeoutVariable = "ATTNSWEEP_HF_TIMEOUT_SECONDS";
+// The most ATTNSWEEP_HF_TIMEOUT_SECONDS may be: a week.
+inline constexpr double kHfMaxTimeoutSeconds = 7 * 24 * 3600;
+
+// ATTNSWEEP_HF_TIMEOUT_SECONDS: none when unset or empty; throws BadInputError
+// for anything but seconds above 0 and at most kHfMaxTimeoutSeconds.
+std::optional<double> hf_timeout_override();
+
 class HfCli {
  public:
-  // hf on PATH; throws std::runtime_error(kHfMissing) when there is none.
+  // hf on PATH; throws std::runtime_error(kHfMissing) when there is none. Both
+  // read ATTNSWEEP_HF_TIMEOUT_SECONDS first (hf_timeout_override: BadInputError).
   static HfCli find();
   static std::optional<HfCli> find_if_present();
 
-  // Runs `command` (whose first word, "hf", names this executable).
-  ProcessResult run(const std::vector<std::string>& command) const;
+  // Runs `command` (whose first word, "hf", names this executable), stopped after
+  // `time_limit_seconds` (one of the kHf*Seconds), or ATTNSWEEP_HF_TIMEOUT_SECONDS when set.
+  ProcessResult run(const std::vector<std::string>& command, double time_limit_seconds) const;
   // Runs it, and once more after retry_pause_seconds() when it fails; `on_retry`
-  // (when set) hears why the first attempt failed.
-  ProcessResult run_with_retry(const std::vector<std::string>& command,
+  // (when set) hears why the first attempt failed. A call that ran out of time
+  // is not tried again: it used its time, and a submission may have reached
+  // the service.
+  ProcessResult run_with_retry(const std::vector<std::string>& command, double time_limit_seconds,
                                const std::function<void(const std::string& reason, double pause_seconds)>& on_retry = {}) const;
 
  private:
-  explicit HfCli(std::string path) : path_(std::move(path)) {}
+  HfCli(std::string path, std::optional<double> timeout_override)
+      : path_(std::move(path)), timeout_override_(timeout_override) {}
   std::string path_;
+  std::optional<double> timeout_override_;
 };
 
 // `text` with the values of HF_TOKEN and HUGGING_FACE_HUB_TOKEN (when set)
 // replaced by "***".
 std::string scrub_secrets(const std::string& text);
 
-// Why hf failed, in one line: the last line it wrote to stderr (else stdout),
-// scrubbed, or its exit code.
-std::string failure_reason(const ProcessResult& result);
+// Why hf failed, in one line: "hf timed out after 20 s (...)" when it ran out of
+// time, else the last line it wrote to stderr (else stdout), scrubbed, or its
+// exit code. `program` names it ("git" for git's).
+std::string failure_reason(const ProcessResult& result, const std::string& program = "hf");
 
 }  // namespace attnsweep::jobs

@@ -5,6 +5,7 @@
 
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
+#include "runner/jobs/flavors.hpp"
 
 namespace attnsweep::jobs {
 
@@ -51,29 +52,33 @@ std::vector<std::string> shard_run_command(const JobSettings& settings, const Sh
                                       "--traces", work + "/traces",
                                       "--publish", kMountPath};
   // A flavor of several GPUs: the shard uses them all.
-  if (flavor_has_several_gpus(settings.flavor)) command.insert(command.end(), {"--gpus", "all"});
+  if (flavor_gpu_count(settings.flavor) > 1) command.insert(command.end(), {"--gpus", "all"});
   return command;
 }
 
-bool flavor_has_several_gpus(const std::string& flavor) {
-  static const std::regex several_gpus(".*x[0-9]+$");
-  return std::regex_match(flavor, several_gpus);
+namespace {
+
+// --from-source: what the job's run records as its commit (runs.git_sha, the archive has no .git)
+// and as its image (runs.container_image: the stock image, since no image of ours is involved).
+void add_from_source_environment(const JobSettings& settings, std::vector<std::string>& command) {
+  if (!settings.git_sha.empty()) command.insert(command.end(), {"-e", "ATTNSWEEP_GIT_SHA=" + settings.git_sha});
+  command.insert(command.end(), {"-e", std::string("ATTNSWEEP_IMAGE=") + kFromSourceImage});
 }
 
+}  // namespace
+
 std::vector<std::string> run_job_command(const JobSettings& settings, const ShardSpec& shard) {
-  // Every hf option goes before the image: hf reads what follows it as the job's command.
+  // Every hf option goes before "--": hf reads options after the image too, and "--" ends them.
   std::vector<std::string> command = {"hf", "jobs", "run", "--flavor", settings.flavor, "--timeout", settings.timeout};
   if (!settings.job_namespace.empty()) command.insert(command.end(), {"--namespace", settings.job_namespace});
   command.insert(command.end(), {"-e", "ATTNSWEEP_SWEEP_ID=" + settings.sweep_id});
-  if (settings.from_source && !settings.git_sha.empty()) {
-    command.insert(command.end(), {"-e", "ATTNSWEEP_GIT_SHA=" + settings.git_sha});
-  }
+  if (settings.from_source) add_from_source_environment(settings, command);
   // The bare name: hf sends the local token's value, which never passes through us.
   if (settings.pass_token) command.insert(command.end(), {"-s", "HF_TOKEN"});
   command.insert(command.end(), {"-v", settings.results.uri() + ":" + kMountPath,
                                  "-l", std::string(kSweepLabel) + "=" + settings.sweep_id,
                                  "-l", std::string(kShardLabel) + "=" + std::to_string(shard.index),
-                                 "-d", settings.image});
+                                 "-d", "--", settings.image});
   const auto job = shard_run_command(settings, shard);
   if (settings.from_source) {
     // bash -c TEXT NAME ARGS...: NAME becomes $0, ARGS "$@" (the run's arguments, "attnsweep run" dropped).
@@ -86,12 +91,12 @@ std::vector<std::string> run_job_command(const JobSettings& settings, const Shar
 }
 
 void check_schedule(const std::string& schedule) {
-  static const std::regex named("@(hourly|daily|weekly|monthly|yearly)");
+  static const std::regex named("@(hourly|daily|weekly|monthly|yearly|annually)");
   // Each field starts with a digit, a letter or '*': "-1 ..." would reach hf as an option.
   static const std::regex cron(R"([0-9A-Za-z*][0-9A-Za-z*,/-]*( [0-9A-Za-z*][0-9A-Za-z*,/-]*){4})");
   if (std::regex_match(schedule, named) || std::regex_match(schedule, cron)) return;
   throw BadInputError("--schedule: '" + schedule + "' is not a schedule; allowed: @hourly, @daily, @weekly, "
-                      "@monthly, @yearly, or five cron fields in quotes, e.g. '0 3 * * *' (03:00 every day; "
+                      "@monthly, @yearly, @annually, or five cron fields in quotes, e.g. '0 3 * * *' (03:00 every day; "
                       "the service's time zone)");
 }
 
@@ -101,17 +106,17 @@ std::vector<std::string> nightly_job_command() {
 }
 
 std::vector<std::string> scheduled_run_command(const JobSettings& settings) {
-  // The options of hf jobs run, before the image; no -d (a schedule does not stream).
+  // The options of hf jobs run, before "--" and the image; no -d (a schedule does not stream).
   std::vector<std::string> command = {"hf", "jobs", "scheduled", "run", settings.schedule,
                                       "--flavor", settings.flavor, "--timeout", settings.timeout};
   if (!settings.job_namespace.empty()) command.insert(command.end(), {"--namespace", settings.job_namespace});
   if (settings.from_source) {
     command.insert(command.end(), {"-e", "ATTNSWEEP_JOB_COMMAND=nightly"});
-    if (!settings.git_sha.empty()) command.insert(command.end(), {"-e", "ATTNSWEEP_GIT_SHA=" + settings.git_sha});
+    add_from_source_environment(settings, command);
   }
   if (settings.pass_token) command.insert(command.end(), {"-s", "HF_TOKEN"});
   command.insert(command.end(), {"-v", settings.results.uri() + ":" + kMountPath,
-                                 "-l", std::string(kNightlyLabel) + "=" + settings.sweep_id, settings.image});
+                                 "-l", std::string(kNightlyLabel) + "=" + settings.sweep_id, "--", settings.image});
   const auto job = nightly_job_command();
   if (settings.from_source) {
     command.insert(command.end(), {"bash", "-c", from_source_bootstrap(), "job-from-source"});

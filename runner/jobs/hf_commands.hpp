@@ -6,13 +6,18 @@
 //   hf buckets cp CONFIG hf://buckets/ORG/NAME/PREFIX/config.yaml
 //   hf jobs run --flavor F --timeout T [--namespace NS] -e ATTNSWEEP_SWEEP_ID=ID
 //       [-s HF_TOKEN] -v hf://buckets/ORG/NAME/PREFIX:/results
-//       -l attnsweep-sweep=ID -l attnsweep-shard=K -d IMAGE
+//       -l attnsweep-sweep=ID -l attnsweep-shard=K -d -- IMAGE
 //       attnsweep run /results/config.yaml --shard K/N --sweep-id ID
 //       --db /tmp/attnsweep/shard-K-of-N.db --traces /tmp/attnsweep/traces --publish /results
+//       [--gpus all]   (a flavor of several GPUs)
+//   Every hf option comes before "--": hf reads options after the image too
+//   (`IMAGE attnsweep run c.yaml --timeout 5` would give hf a timeout), and
+//   "--" ends its options, so all that follows is the image and the job's command.
 //   with --from-source (the stock image builds attnsweep in the job):
 //   git -C SOURCE archive --format=tar.gz HEAD > TMP   (TMP a new private file)
 //   hf buckets cp TMP hf://buckets/ORG/NAME/PREFIX/attnsweep-src.tar.gz
-//   hf jobs run ... -e ATTNSWEEP_GIT_SHA=SHA ... -d pytorch/pytorch:2.11.0-cuda13.0-cudnn9-devel
+//   hf jobs run ... -e ATTNSWEEP_GIT_SHA=SHA -e ATTNSWEEP_IMAGE=pytorch/pytorch:2.11.0-cuda13.0-cudnn9-devel
+//       ... -d -- pytorch/pytorch:2.11.0-cuda13.0-cudnn9-devel
 //       bash -c BOOTSTRAP job-from-source /results/config.yaml --shard K/N ... --publish /results
 //   hf jobs wait --format json [--namespace NS] ID...
 //   hf jobs inspect --format json [--namespace NS] ID...
@@ -27,10 +32,6 @@
 
 namespace attnsweep::jobs {
 
-// The image the jobs run unless --image names another: built from
-// container/Dockerfile, with attnsweep on its PATH. Docker Hub, since HF Jobs
-// pulls images from Docker Hub or a Space.
-inline constexpr const char* kDefaultImage = "attnsweep/attnsweep:0.1.0";
 // Where a job sees its bucket folder (config.yaml in, shards and traces out).
 inline constexpr const char* kMountPath = "/results";
 // Where a job keeps its database while it runs: the job's own disk, since SQLite
@@ -61,15 +62,16 @@ struct JobSettings {
   std::string sweep_id;
   std::string flavor;
   std::string timeout;        // as given, in hf's spelling ("2h")
-  std::string image = kDefaultImage;
+  std::string image;          // --image (built from container/Dockerfile, attnsweep on its PATH), or kFromSourceImage
   std::string job_namespace;  // --namespace, or "" for the token's user
   bool pass_token = false;    // -s HF_TOKEN: hf sends the local token as a secret
   bool from_source = false;   // image is kFromSourceImage; the job builds attnsweep (bash -c from_source_bootstrap())
+                              // and gets ATTNSWEEP_IMAGE=kFromSourceImage (runs.container_image)
   std::string git_sha;        // with from_source: the archived commit, as ATTNSWEEP_GIT_SHA (runs.git_sha)
   std::string schedule;       // --schedule: @daily ... or a cron string; the job runs `attnsweep nightly`
 };
 
-// --schedule: @hourly, @daily, @weekly, @monthly, @yearly, or five cron fields
+// --schedule: @hourly, @daily, @weekly, @monthly, @yearly (or @annually), or five cron fields
 // (minute hour day-of-month month day-of-week) of digits, '*', ',', '-', '/'
 // and names (MON, JAN). Throws BadInputError naming what is allowed.
 void check_schedule(const std::string& schedule);
@@ -90,11 +92,10 @@ std::vector<std::string> upload_source_command(const std::string& archive_path, 
 // arguments (the run arguments, as separate words: nothing of theirs is quoted).
 // The script unpacks the whole archive, installs, builds and runs.
 std::string from_source_bootstrap();
-// What the job runs (HF Jobs runs it directly: no shell, the image's entrypoint unused).
+// What the job runs (HF Jobs runs it directly: no shell, the image's entrypoint
+// unused); with `--gpus all` on a flavor of several GPUs (flavor_gpu_count).
 std::vector<std::string> shard_run_command(const JobSettings& settings, const ShardSpec& shard);
 std::vector<std::string> run_job_command(const JobSettings& settings, const ShardSpec& shard);
-// A flavor of several GPUs: h200x2, a100x8, l40sx4, ...
-bool flavor_has_several_gpus(const std::string& flavor);
 // --schedule: what a scheduled job runs, `attnsweep nightly /results/config.yaml
 // --history /results --db ... --summary ...`, and the `hf jobs scheduled run`
 // that creates the schedule.

@@ -26,6 +26,19 @@ namespace attnsweep::jobs {
 namespace {
 
 constexpr std::size_t kMaxSweepIdLength = 64;
+// git's limits: a question about the checkout; its archive (a large checkout on a slow disk).
+constexpr double kGitQuerySeconds = 60;
+constexpr double kGitArchiveSeconds = 600;
+
+// Runs git, telling a timeout apart from "not a checkout".
+ProcessResult run_git(const std::string& git, const std::vector<std::string>& arguments) {
+  ProcessResult result = run_process(git, arguments, -1, kGitQuerySeconds);
+  if (result.timed_out) {
+    throw std::runtime_error("--from-source: git " + arguments[2] + " in '" + arguments[1] + "': " +
+                             failure_reason(result, "git"));
+  }
+  return result;
+}
 
 bool is_id_character(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
@@ -72,24 +85,24 @@ SourceCheckout inspect_checkout(const std::string& source_dir) {
   const auto git = find_on_path("git");
   if (!git) throw BadInputError("--from-source: git not found on PATH (the source archive is made with git archive)");
   const std::string directory = source_dir.empty() ? std::filesystem::current_path().string() : source_dir;
-  const ProcessResult top = run_process(*git, {"-C", directory, "rev-parse", "--show-toplevel"});
+  const ProcessResult top = run_git(*git, {"-C", directory, "rev-parse", "--show-toplevel"});
   if (!top.succeeded() || trimmed(top.output).empty()) {
     throw BadInputError("--source: '" + directory + "' is not a git checkout; --from-source archives the HEAD of "
                         "attnsweep's checkout (run in it, or give --source DIR)");
   }
   SourceCheckout checkout;
   checkout.top = trimmed(top.output);
-  const ProcessResult head = run_process(*git, {"-C", checkout.top, "rev-parse", "--short=12", "--verify", "HEAD"});
+  const ProcessResult head = run_git(*git, {"-C", checkout.top, "rev-parse", "--short=12", "--verify", "HEAD"});
   if (!head.succeeded() || trimmed(head.output).empty()) {
     throw BadInputError("--source: '" + checkout.top + "' has no commit to archive");
   }
   checkout.sha = trimmed(head.output);
   const std::string script = std::string("HEAD:") + kFromSourceScript;
-  if (!run_process(*git, {"-C", checkout.top, "cat-file", "-e", script}).succeeded()) {
+  if (!run_git(*git, {"-C", checkout.top, "cat-file", "-e", script}).succeeded()) {
     throw BadInputError("--source: HEAD of '" + checkout.top + "' has no " + kFromSourceScript +
                         ": not attnsweep's checkout, or a commit from before --from-source");
   }
-  const ProcessResult status = run_process(*git, {"-C", checkout.top, "status", "--porcelain", "--untracked-files=no"});
+  const ProcessResult status = run_git(*git, {"-C", checkout.top, "status", "--porcelain", "--untracked-files=no"});
   checkout.changed = status.succeeded() && !trimmed(status.output).empty();
   return checkout;
 }
@@ -129,8 +142,9 @@ void check_image(const std::string& image) {
   const bool blank = image.find_first_of(" \t\r\n") != std::string::npos;
   const bool control = std::any_of(image.begin(), image.end(), [](char c) { return std::iscntrl(static_cast<unsigned char>(c)); });
   if (!image.empty() && (blank || control || image.front() == '-')) {
-    throw BadInputError("--image: '" + image + "' is not an image name; allowed: a Docker Hub image or a Space URL (e.g. " +
-                        kDefaultImage + "), without spaces and not starting with '-' (hf would read that as an option)");
+    throw BadInputError("--image: '" + image + "' is not an image name; allowed: a Docker Hub image or a Space URL (e.g. "
+                        "docker.io/ORG/attnsweep:TAG), without spaces and not starting with '-' (hf would read that as an "
+                        "option)");
   }
 }
 
@@ -160,6 +174,9 @@ std::string over_timeout(const ShardEstimate& worst, const LaunchRequest& reques
   return message + "; more shards cannot fit it (a single case takes longer): use " + longer;
 }
 
+// " failed: " after a call that ran out of time (not tried again), else " failed twice: ".
+std::string failed(const ProcessResult& result) { return result.timed_out ? " failed: " : " failed twice: "; }
+
 }  // namespace
 
 void check_sweep_id(const std::string& sweep_id) {
@@ -173,18 +190,23 @@ void check_sweep_id(const std::string& sweep_id) {
   }
 }
 
-std::vector<std::string> available_flavors(const HfCli* hf) {
-  if (hf) {
-    const ProcessResult result = hf->run(hardware_command());
-    if (result.succeeded()) {
-      auto names = flavors_from_hardware_json(result.output);
-      if (!names.empty()) return names;
-    }
+FlavorList available_flavors(const HfCli* hf) {
+  if (!hf) return {known_flavors(), "attnsweep's built-in list: hf is not on PATH"};
+  const ProcessResult result = hf->run(hardware_command(), kHfListSeconds);
+  if (result.succeeded()) {
+    auto names = flavors_from_hardware_json(result.output);
+    if (!names.empty()) return {names, "as hf jobs hardware lists them"};
   }
-  return known_flavors();
+  const std::string why = result.succeeded() ? "printed no flavor list" : "did not answer (" + failure_reason(result) + ")";
+  return {known_flavors(), "attnsweep's built-in list: hf jobs hardware " + why};
 }
 
-LaunchPlan plan_launch(const LaunchRequest& request, const std::vector<std::string>& flavors) {
+FlavorList built_in_flavors() {
+  return {known_flavors(), "attnsweep's built-in list: a dry run asks hf nothing; a launch checks hf jobs hardware"};
+}
+
+LaunchPlan plan_launch(const LaunchRequest& request, const std::function<FlavorList()>& flavors) {
+  if (!request.from_source && request.image.empty()) throw BadInputError(kImageRequired);
   const BucketFolder bucket = parse_bucket_folder(request.results, "--results");
   if (!request.sweep_id.empty()) check_sweep_id(request.sweep_id);
   const std::string timeout = request.timeout.empty() ? kDefaultJobTimeout : request.timeout;
@@ -200,7 +222,6 @@ LaunchPlan plan_launch(const LaunchRequest& request, const std::vector<std::stri
     throw BadInputError("--shards: " + std::to_string(request.shards) + " is out of range; 1 to " +
                         std::to_string(kMaxShards));
   }
-  check_flavor(request.flavor, flavors);
   check_image(request.image);
   check_namespace(request.job_namespace);
   if (request.from_source && !request.image.empty()) {
@@ -233,6 +254,9 @@ LaunchPlan plan_launch(const LaunchRequest& request, const std::vector<std::stri
   if (worst->expected_ns > timeout_seconds * 1'000'000'000) {
     throw BadInputError(over_timeout(*worst, request, timeout, timeout_seconds, plan, config.measure));
   }
+  // Once the input checked so far is good: a launch asks hf for the list (a network call).
+  const FlavorList known = flavors();
+  check_flavor(request.flavor, known.names, known.source);
 
   JobSettings& settings = launch.settings;
   // A schedule keeps its name night after night: the config's, without a time.
@@ -243,7 +267,7 @@ LaunchPlan plan_launch(const LaunchRequest& request, const std::vector<std::stri
   settings.results = bucket.prefix.empty() ? bucket.with_prefix(settings.sweep_id) : bucket;
   settings.flavor = request.flavor;
   settings.timeout = timeout;
-  settings.image = request.from_source ? kFromSourceImage : request.image.empty() ? kDefaultImage : request.image;
+  settings.image = request.from_source ? kFromSourceImage : request.image;
   settings.job_namespace = request.job_namespace;
   settings.pass_token = request.pass_token;
   launch.upload = upload_config_command(request.config_path, settings.results);
@@ -265,9 +289,9 @@ LaunchPlan plan_launch(const LaunchRequest& request, const std::vector<std::stri
   }
   if (!settings.schedule.empty()) {
     launch.jobs.push_back(scheduled_run_command(settings));
-    if (flavor_has_several_gpus(settings.flavor)) {
-      launch.warnings.push_back("--flavor " + settings.flavor + ": attnsweep nightly measures on one GPU; the " +
-                                "others of the flavor stay idle (and are billed)");
+    if (const int gpus = flavor_gpu_count(settings.flavor); gpus > 1) {
+      launch.warnings.push_back("--flavor " + settings.flavor + ": attnsweep nightly measures on one of its " +
+                                std::to_string(gpus) + " GPUs; the others stay idle (and are billed)");
     }
     return launch;
   }
@@ -286,26 +310,27 @@ std::vector<StartedJob> start_jobs(const HfCli& hf, const LaunchPlan& plan, cons
     const auto git = find_on_path("git");
     if (!git) throw LaunchStopped("git not found on PATH (the source archive is made with git archive); no job was started", {});
     archive = std::make_unique<PrivateFile>(plan.archive_path);
-    const ProcessResult made = run_process(*git, {plan.archive.begin() + 1, plan.archive.end()}, archive->fd());
+    const ProcessResult made =
+        run_process(*git, {plan.archive.begin() + 1, plan.archive.end()}, archive->fd(), kGitArchiveSeconds);
     if (!made.succeeded()) {
       throw LaunchStopped("making the source archive failed (" + command_line(plan.archive) + " > " +
-                              archive->path() + "): " + failure_reason(made) + "; no job was started",
+                              archive->path() + "): " + failure_reason(made, "git") + "; no job was started",
                           {});
     }
   }
-  const ProcessResult upload = hf.run_with_retry(plan.upload, retrying("uploading the config"));
+  const ProcessResult upload = hf.run_with_retry(plan.upload, kHfUploadSeconds, retrying("uploading the config"));
   if (!upload.succeeded()) {
-    throw LaunchStopped("uploading the config to " + plan.settings.results.file(kConfigFileName) +
-                            " failed twice: " + failure_reason(upload) + "; no job was started",
+    throw LaunchStopped("uploading the config to " + plan.settings.results.file(kConfigFileName) + failed(upload) +
+                            failure_reason(upload) + "; no job was started",
                         {});
   }
   if (events.config_uploaded) events.config_uploaded();
   if (!plan.upload_source.empty()) {
     const ProcessResult uploaded = hf.run_with_retry(upload_source_command(archive->path(), plan.settings.results),
-                                                     retrying("uploading the source archive"));
+                                                     kHfUploadSeconds, retrying("uploading the source archive"));
     if (!uploaded.succeeded()) {
       throw LaunchStopped("uploading the source archive to " + plan.settings.results.file(kSourceArchiveName) +
-                              " failed twice: " + failure_reason(uploaded) + "; no job was started",
+                              failed(uploaded) + failure_reason(uploaded) + "; no job was started",
                           {});
     }
     if (events.source_uploaded) events.source_uploaded();
@@ -315,14 +340,21 @@ std::vector<StartedJob> start_jobs(const HfCli& hf, const LaunchPlan& plan, cons
   for (std::size_t i = 0; i < plan.jobs.size(); ++i) {
     const ShardSpec shard = plan.estimates[i].shard;
     const std::string what = plan.settings.schedule.empty() ? "shard " + shard.label() : "the schedule";
-    const ProcessResult result = hf.run_with_retry(plan.jobs[i], retrying(what));
+    const ProcessResult result = hf.run_with_retry(plan.jobs[i], kHfSubmitSeconds, retrying(what));
     const auto job_id = !result.succeeded()               ? std::nullopt
                         : plan.settings.schedule.empty() ? job_id_in(result.output)
                                                          : schedule_id_in(result.output);
     if (!job_id) {
-      const std::string why = result.succeeded() ? "hf printed no job id: " + failure_reason(result)
-                                                 : command_line({plan.jobs[i].begin(), plan.jobs[i].begin() + 3}) +
-                                                       " failed twice: " + failure_reason(result);
+      const std::string submit = plan.settings.schedule.empty() ? "hf jobs run" : "hf jobs scheduled run";
+      std::string why = result.succeeded() ? "hf printed no job id: " + failure_reason(result)
+                                           : submit + failed(result) + failure_reason(result);
+      if (result.timed_out) {
+        // The service may have taken it before hf was stopped.
+        why += plan.settings.schedule.empty()
+                   ? " (the job may have started all the same: hf jobs ps -a --label " + std::string(kSweepLabel) +
+                         "=" + plan.settings.sweep_id + ")"
+                   : " (the schedule may exist all the same: hf jobs scheduled ls)";
+      }
       std::vector<std::string> running, not_started;
       for (const auto& job : started) running.push_back(job.shard.label() + " (job " + job.job_id + ")");
       for (std::size_t j = i; j < plan.jobs.size(); ++j) not_started.push_back(plan.estimates[j].shard.label());
@@ -339,18 +371,18 @@ std::vector<StartedJob> start_jobs(const HfCli& hf, const LaunchPlan& plan, cons
 }
 
 std::vector<JobOutcome> wait_for_jobs(const HfCli& hf, const std::vector<StartedJob>& started,
-                                      const std::string& job_namespace) {
+                                      const std::string& job_namespace, double time_limit_seconds) {
   std::vector<std::string> ids;
   for (const auto& job : started) ids.push_back(job.job_id);
   // wait exits non-zero when a job did not complete; its table names every stage all the same.
-  const ProcessResult waited = hf.run(wait_command(ids, job_namespace));
+  const ProcessResult waited = hf.run(wait_command(ids, job_namespace), time_limit_seconds);
   auto stages = job_stages_in(waited.output, ids);
   std::vector<std::string> unknown;
   for (const auto& id : ids) {
     if (!stages.count(id)) unknown.push_back(id);
   }
   if (!unknown.empty()) {
-    const ProcessResult inspected = hf.run(inspect_command(unknown, job_namespace));
+    const ProcessResult inspected = hf.run(inspect_command(unknown, job_namespace), kHfInspectSeconds);
     for (const auto& [id, stage] : job_stages_in(inspected.output, unknown)) stages[id] = stage;
   }
   std::vector<JobOutcome> outcomes;

@@ -21,7 +21,7 @@ struct LaunchRequest {
   std::string flavor;
   int shards = 0;
   std::string results;        // hf://buckets/ORG/NAME[/PREFIX]; PREFIX defaults to the sweep id
-  std::string image;          // "" for kDefaultImage
+  std::string image;          // required unless from_source (kImageRequired)
   std::string timeout;        // "" for kDefaultJobTimeout
   std::string job_namespace;  // "" for the token's user
   std::string sweep_id;       // "" for <config name>-<UTC yyyymmddThhmmss>-<4 hex>
@@ -52,18 +52,36 @@ struct LaunchPlan {
   std::vector<std::string> warnings;
 };
 
+// No image of attnsweep is published: a launch names one, or builds in the job.
+inline constexpr const char* kImageRequired =
+    "--image IMAGE is required (no public attnsweep image exists): build one with `make image`, push it to a "
+    "registry HF Jobs pulls from (Docker Hub: docker.io/ORG/attnsweep:TAG, or a Space), and pass --image; or use "
+    "--from-source to build attnsweep in the job";
+
+// The flavors a launch accepts, and whose list it is (said when a flavor is refused).
+struct FlavorList {
+  std::vector<std::string> names;
+  std::string source;
+};
+
 // Checks everything and builds the command lines; runs nothing. Throws
-// BadInputError (one line) for a bad --results URL, --sweep-id, --timeout or
-// --shards, a flavor not in `flavors`, a config that does not load, and a
+// BadInputError (one line) for no --image without from_source (kImageRequired,
+// checked first), a bad --results URL, --sweep-id, --timeout or
+// --shards, a flavor not in `flavors()`, a config that does not load, and a
 // shard expected to outrun the timeout (with the estimate and the --shards or
 // --timeout that would fit). With from_source: --image given too, --source not
 // a git checkout (or its HEAD without container/job-from-source.sh), git not on
 // PATH; it runs git to check (read-only), nothing else. A --source without
 // --from-source is refused.
-LaunchPlan plan_launch(const LaunchRequest& request, const std::vector<std::string>& flavors);
+// `flavors` is asked only once the checks that need no list have passed (a
+// launch asks hf: bad input is refused before any network call).
+LaunchPlan plan_launch(const LaunchRequest& request, const std::function<FlavorList()>& flavors);
 
-// The flavors hf knows (`hf jobs hardware`) when it answers, else known_flavors().
-std::vector<std::string> available_flavors(const HfCli* hf);
+// The flavors hf knows (`hf jobs hardware`, given kHfListSeconds) when it
+// answers, else known_flavors().
+FlavorList available_flavors(const HfCli* hf);
+// known_flavors(), for a dry run: it makes no network call, so asks hf nothing.
+FlavorList built_in_flavors();
 
 // A sweep id is a job label's value and a bucket folder's name: letters,
 // digits, '_' and '-', 1 to 64 characters, starting with a letter or digit.
@@ -106,9 +124,11 @@ struct JobOutcome {
   JobStage stage;  // stage "" when hf could not tell
 };
 
-// `hf jobs wait` on every job, then each one's final stage (from what wait
-// printed, else `hf jobs inspect`).
+// `hf jobs wait` on every job (stopped after `time_limit_seconds`: the jobs'
+// timeout plus kHfWaitMarginSeconds), then each one's final stage (from what
+// wait printed, else `hf jobs inspect`; a job still running when wait was
+// stopped keeps its stage then, RUNNING or SCHEDULING).
 std::vector<JobOutcome> wait_for_jobs(const HfCli& hf, const std::vector<StartedJob>& started,
-                                      const std::string& job_namespace);
+                                      const std::string& job_namespace, double time_limit_seconds);
 
 }  // namespace attnsweep::jobs
