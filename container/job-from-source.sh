@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Runs one shard of a sweep inside an HF Job on the stock PyTorch image
-# (pytorch/pytorch:2.11.0-cuda13.0-cudnn9-devel), with no image of our own:
-# installs the packages container/Dockerfile installs, unpacks attnsweep's
-# source archive from the mounted bucket, builds it with container/build.sh (no
-# tests: the job stays short) and execs `attnsweep run "$@"`.
+# Runs one shard of a sweep inside an HF Job on the plain Debian 12 image
+# (debian:bookworm-slim), with no image of our own: unpacks attnsweep's source
+# archive from the mounted bucket, installs what container/Dockerfile's build
+# stage installs with the same script (container/build_deps.sh: the Debian
+# packages, the pinned torch wheel and PyPI's nvcc), builds attnsweep with
+# container/build.sh (no tests: the job stays short) and execs `attnsweep run "$@"`.
+# (The stock PyTorch image is Ubuntu 22.04, which has no libsqlitecpp-dev.)
 # `attnsweep launch hf ... --from-source` uploads the archive and starts the
 # jobs (docs/hf-jobs.md, "Without an image of our own"); each job's command is
 #
@@ -17,7 +19,8 @@
 #
 #   ATTNSWEEP_SRC_ARCHIVE   the archive (default /results/attnsweep-src.tar.gz)
 #   ATTNSWEEP_SRC_DIR       where it is unpacked and built (default /opt/attnsweep)
-#   ATTNSWEEP_JOB_SKIP_INSTALL=1   no apt-get (the packages are there already)
+#   ATTNSWEEP_JOB_SKIP_INSTALL=1   no install (packages, torch and nvcc are there already)
+#   ATTNSWEEP_JOB_VENV      the virtualenv of torch and nvcc (default /opt/torch)
 #   ATTNSWEEP_JOB_BUILD_DIR=DIR    no build: run DIR/attnsweep (an existing build)
 #   ATTNSWEEP_JOB_COMMAND=nightly  run `attnsweep nightly "$@"` instead (a scheduled night)
 #   ATTNSWEEP_IMAGE         what the run records as its image (runs.container_image); the launch
@@ -29,10 +32,7 @@ export ATTNSWEEP_IMAGE="${ATTNSWEEP_IMAGE:-unknown (job-from-source.sh)}"
 
 ARCHIVE="${ATTNSWEEP_SRC_ARCHIVE:-/results/attnsweep-src.tar.gz}"
 SOURCE="${ATTNSWEEP_SRC_DIR:-/opt/attnsweep}"
-# The packages of container/Dockerfile (tests/test_cli_launch.cpp checks the two lists agree);
-# libgtest-dev too, since CMake requires GTest even though the job runs no test.
-PACKAGES=(cmake ninja-build g++ git libsqlitecpp-dev libsqlite3-dev libyaml-cpp-dev libspdlog-dev libcli11-dev libjs-chart.js
-          libgtest-dev nlohmann-json3-dev)
+VENV="${ATTNSWEEP_JOB_VENV:-/opt/torch}"
 
 started=$SECONDS
 phase_start=$SECONDS
@@ -53,23 +53,26 @@ if [ "$#" -eq 0 ]; then
   die "no run arguments; usage: job-from-source.sh CONFIG [attnsweep run options...]"
 fi
 
-if [ "${ATTNSWEEP_JOB_SKIP_INSTALL:-}" = "1" ]; then
-  echo "[job-from-source] apt: skipped (ATTNSWEEP_JOB_SKIP_INSTALL=1)" >&2
-else
-  phase "apt: installing ${PACKAGES[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q >&2 || die "apt-get update failed (no network in the job, or a mirror down?)"
-  apt-get install -y -q --no-install-recommends "${PACKAGES[@]}" >&2 \
-    || die "apt-get install failed: ${PACKAGES[*]}"
-  phase_done "apt"
-fi
-
 phase "unpack: $ARCHIVE into $SOURCE"
 [ -f "$ARCHIVE" ] || die "no source archive at $ARCHIVE (attnsweep launch hf --from-source uploads it into the bucket folder the job mounts)"
 mkdir -p "$SOURCE"
 tar -xzf "$ARCHIVE" -C "$SOURCE" || die "cannot unpack $ARCHIVE into $SOURCE"
 [ -f "$SOURCE/container/build.sh" ] || die "$ARCHIVE holds no container/build.sh: not an archive of attnsweep's checkout"
 phase_done "unpack"
+
+if [ "${ATTNSWEEP_JOB_SKIP_INSTALL:-}" = "1" ]; then
+  echo "[job-from-source] install: skipped (ATTNSWEEP_JOB_SKIP_INSTALL=1)" >&2
+else
+  phase "install: container/build_deps.sh (Debian packages, torch wheel and nvcc into $VENV)"
+  VENV="$VENV" bash "$SOURCE/container/build_deps.sh" >&2 \
+    || die "installing failed (container/build_deps.sh; its output is above: no network in the job, or a mirror down?)"
+  phase_done "install"
+fi
+# python3 with torch and nvcc on PATH, as build_deps.sh left them.
+if [ -f "$VENV/attnsweep-build.env" ]; then
+  # shellcheck disable=SC1091
+  source "$VENV/attnsweep-build.env"
+fi
 
 if [ -n "${ATTNSWEEP_JOB_BUILD_DIR:-}" ]; then
   BUILD="$ATTNSWEEP_JOB_BUILD_DIR"

@@ -23,8 +23,6 @@ cd "$SOURCE"
 
 VERSION="$(sed -n 's/^project(attnsweep VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)"
 IMAGE="${1:-attnsweep:$VERSION}"
-BUILD_IMAGE="${IMAGE%%:*}-build:${IMAGE##*:}"
-[ "$BUILD_IMAGE" != "$IMAGE" ] || BUILD_IMAGE="$IMAGE-build"
 BASE="${ATTNSWEEP_BASE_IMAGE:-docker.io/library/debian:bookworm-slim}"
 started=$SECONDS
 
@@ -82,10 +80,10 @@ else
 fi
 build_started=$SECONDS
 echo "image: $ENGINE ${args[0]} (GIT_SHA $sha)" >&2
-# The build stage too, under its own name: make image-test runs the from-source job script in it.
-engine "${args[@]}" --target build -t "$BUILD_IMAGE" "$context" >&2 || die "building the build stage failed (above)"
 engine "${args[@]}" -t "$IMAGE" "$context" >&2 || die "building the image failed (above)"
 size="$(engine image inspect --format '{{ .Size }}' "$IMAGE")"
 echo "image: built $IMAGE ($(numfmt --to=iec --suffix=B "$size"), $size bytes) in $((SECONDS - build_started)) s" \
-     "(the base included: $((SECONDS - started)) s); build stage: $BUILD_IMAGE"
+     "(the base included: $((SECONDS - started)) s)"
+# Earlier builds of the image, now untagged (the build stage's layers stay: the next build's cache).
+engine image prune -f --filter "label=org.opencontainers.image.title=attnsweep" >/dev/null 2>&1 || true
 echo "$IMAGE"

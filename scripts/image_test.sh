@@ -7,9 +7,10 @@
 #      database it wrote to a mounted folder, and the example op library too;
 #   4. container/job-from-source.sh, as an HF job started with --from-source runs
 #      it (bash -c BOOTSTRAP job-from-source ARGS..., the archive and config in a
-#      folder mounted at /results), in the build stage, which stands in for the
-#      stock PyTorch image that cannot be pulled here: it installs, unpacks,
-#      builds attnsweep and publishes its shard database into /results.
+#      folder mounted at /results), in the base image (debian:bookworm-slim, the
+#      image such a job runs): it unpacks, installs (container/build_deps.sh),
+#      builds attnsweep and publishes its shard database into /results. apt's and
+#      pip's downloads and ccache are kept on this machine between runs.
 #
 #   scripts/image_test.sh [IMAGE]     IMAGE default attnsweep:<version>
 # Exit 0 when every check passes; 1 at the first that fails (it says which).
@@ -20,8 +21,6 @@ cd "$SOURCE"
 
 VERSION="$(sed -n 's/^project(attnsweep VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)"
 IMAGE="${1:-attnsweep:$VERSION}"
-BUILD_IMAGE="${IMAGE%%:*}-build:${IMAGE##*:}"
-[ "$BUILD_IMAGE" != "$IMAGE" ] || BUILD_IMAGE="$IMAGE-build"
 command -v sqlite3 >/dev/null || die "sqlite3 not found (make setup installs it)"
 engine image inspect "$IMAGE" >/dev/null 2>&1 || die "no image $IMAGE: build it with make image"
 work="$(mktemp -d "${TMPDIR:-/tmp}/attnsweep-image-test-XXXXXX")"
@@ -99,20 +98,25 @@ run_in -v "$work/out:/out" "$IMAGE" attnsweep run /out/example_op.yaml --device 
   > "$work/example_op.log" 2>&1 || { tail -20 "$work/example_op.log"; die "the example op library's sweep failed in the image"; }
 check "example op cases ok" "$(sqlite3 "$work/out/example_op.db" "SELECT count(*) FROM cases WHERE variant = 'example' AND status = 'ok'")" "1"
 
-step "4. container/job-from-source.sh in $BUILD_IMAGE, as a --from-source HF job runs it"
-engine image inspect "$BUILD_IMAGE" >/dev/null 2>&1 || die "no build stage image $BUILD_IMAGE: make image builds it"
+BASE="${ATTNSWEEP_BASE_IMAGE:-docker.io/library/debian:bookworm-slim}"
+step "4. container/job-from-source.sh in $BASE, as a --from-source HF job runs it"
+engine image inspect "$BASE" >/dev/null 2>&1 || die "no base image $BASE: make image makes or pulls it"
 mkdir -p "$work/results" && chmod 777 "$work/results"
 git archive --format=tar.gz HEAD > "$work/results/attnsweep-src.tar.gz"
 cp configs/quickstart.yaml "$work/results/config.yaml"
 sha="$(git rev-parse --short=12 HEAD)"
 # The job's command, as runner/jobs/hf_commands.cpp makes it (tests/test_cli_launch.cpp checks that text).
 bootstrap='mkdir -p /tmp/attnsweep-job && tar -xzf /results/attnsweep-src.tar.gz -C /tmp/attnsweep-job container/job-from-source.sh && exec bash /tmp/attnsweep-job/container/job-from-source.sh "$@"'
-# ccache, kept on this machine between runs (the job itself has none to keep).
-cache="${ATTNSWEEP_IMAGE_TEST_CCACHE:-$HOME/.cache/attnsweep/image-test-ccache}"
-mkdir -p "$cache"
+caches="${ATTNSWEEP_IMAGE_TEST_CACHE:-$HOME/.cache/attnsweep/image-test}"
+mkdir -p "$caches/apt" "$caches/pip" "$caches/ccache"
+mounts=(-v "$work/results:/results" -v "$caches/apt:/var/cache/apt/archives" -v "$caches/pip:/root/.cache/pip"
+        -v "$caches/ccache:/root/.cache/ccache")
+# A TLS proxy's CA for pip, where this machine has one (an HF job needs none).
+ca="${ATTNSWEEP_CA_BUNDLE:-${PIP_CERT:-${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}}}"
+[ -f "$ca" ] && mounts+=(-v "$ca:/run/attnsweep-ca.crt:ro" -e PIP_CERT=/run/attnsweep-ca.crt)
 job_started=$SECONDS
-engine run --rm --network host -v "$work/results:/results" -v "$cache:/root/.cache/ccache" \
-  -e ATTNSWEEP_SWEEP_ID=image-test -e ATTNSWEEP_GIT_SHA="$sha" "$BUILD_IMAGE" \
+engine run --rm --network host "${mounts[@]}" \
+  -e ATTNSWEEP_SWEEP_ID=image-test -e ATTNSWEEP_GIT_SHA="$sha" -e ATTNSWEEP_IMAGE="$BASE" "$BASE" \
   bash -c "$bootstrap" job-from-source /results/config.yaml --shard 0/1 --sweep-id image-test \
   --db /tmp/attnsweep/shard-0-of-1.db --traces /tmp/attnsweep/traces --publish /results \
   > "$work/job.log" 2>&1 || { tail -30 "$work/job.log"; die "the from-source job failed"; }

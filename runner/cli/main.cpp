@@ -287,8 +287,9 @@ int main(int argc, char** argv) {
   launch_command->add_flag("--wait", launch.wait, "follow the jobs to their end (hf jobs wait) and report each "
                                                   "one's stage; exit 0 only when all completed");
   launch_command->add_flag("--from-source", launch.from_source,
-                           "no image of our own: each job runs the stock pytorch/pytorch:2.11.0-cuda13.0-cudnn9-devel, "
-                           "installs the packages and builds attnsweep from an archive of the checkout's HEAD "
+                           "no image of our own: each job runs plain debian:bookworm-slim, installs what the image's "
+                           "build stage does (Debian packages, the torch wheel, nvcc from PyPI) and builds attnsweep "
+                           "from an archive of the checkout's HEAD "
                            "(git archive, uploaded into the bucket folder); about 10 more minutes per job");
   launch_command->add_option("--source", launch.source_dir, "with --from-source: a folder of the git checkout to "
                                                             "archive (default: the current folder)");

@@ -16,8 +16,8 @@
 //   with --from-source (the stock image builds attnsweep in the job):
 //   git -C SOURCE archive --format=tar.gz HEAD > TMP   (TMP a new private file)
 //   hf buckets cp TMP hf://buckets/ORG/NAME/PREFIX/attnsweep-src.tar.gz
-//   hf jobs run ... -e ATTNSWEEP_GIT_SHA=SHA -e ATTNSWEEP_IMAGE=pytorch/pytorch:2.11.0-cuda13.0-cudnn9-devel
-//       ... -d -- pytorch/pytorch:2.11.0-cuda13.0-cudnn9-devel
+//   hf jobs run ... -e ATTNSWEEP_GIT_SHA=SHA -e ATTNSWEEP_IMAGE=debian:bookworm-slim
+//       ... -d -- debian:bookworm-slim
 //       bash -c BOOTSTRAP job-from-source /results/config.yaml --shard K/N ... --publish /results
 //   hf jobs wait --format json [--namespace NS] ID...
 //   hf jobs inspect --format json [--namespace NS] ID...
@@ -48,10 +48,12 @@ inline constexpr const char* kNightlyLabel = "attnsweep-nightly";
 // in /tmp, which every image has (run does not create a database's folder).
 inline constexpr const char* kNightlyDatabase = "/tmp/attnsweep-nightly.db";
 inline constexpr const char* kNightlySummary = "/tmp/attnsweep-nightly.md";
-// --from-source: the stock image of the pin (torch 2.11.0+cu130), the one
-// container/Dockerfile starts from; the job installs the packages and builds
-// attnsweep from the source archive in the bucket (container/job-from-source.sh).
-inline constexpr const char* kFromSourceImage = "pytorch/pytorch:2.11.0-cuda13.0-cudnn9-devel";
+// --from-source: plain Debian 12, the base container/Dockerfile starts from; the
+// job installs what the image's build stage installs (container/build_deps.sh:
+// Debian packages, the torch wheel, PyPI's nvcc) and builds attnsweep from the
+// source archive in the bucket (container/job-from-source.sh). Not the PyTorch
+// image: it is Ubuntu 22.04, which has no libsqlitecpp-dev.
+inline constexpr const char* kFromSourceImage = "debian:bookworm-slim";
 // The source archive's name in the bucket folder (so /results/attnsweep-src.tar.gz in a job).
 inline constexpr const char* kSourceArchiveName = "attnsweep-src.tar.gz";
 // The script, inside the archive, that a --from-source job runs.
