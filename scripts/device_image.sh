@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# One call on the GPU machine, which has no container runtime: the image's own
+# attnsweep, example op library and Debian libraries, copied out of the image
+# (scripts/extract_image.sh into .devimage/), run the study sweep on the GPU,
+# beside the project's usual build (container/build.sh against the machine's
+# torch) and PyTorch's own Python profiler and CUDA events, all in this call.
+#   1. the image's LibTorch and CUDA libraries (sha256 of each, listed by the image)
+#      against the machine's torch wheel at the same paths;
+#   2. the image's binary loading them through its own RUNPATH (the image's paths,
+#      linked to the machine's wheel), its Debian libraries from .devimage/lib;
+#   3. configs/blog.yaml with both binaries and kernel counts and medians compared;
+#      the example op library of the image on the GPU.
+#   device: run(command="bash scripts/device_image.sh", carry=[".devimage", ".devdeps"])
+set -uo pipefail
+OUT="${OUT:-$PWD/device-out}"
+mkdir -p "$OUT"
+exec > >(tee "$OUT/log") 2>&1
+export PYTHONUNBUFFERED=1
+cd "$(dirname "$0")/.."
+IMAGE_DIR="$PWD/.devimage"
+[ -x "$IMAGE_DIR/attnsweep" ] || { echo "no .devimage/attnsweep: run scripts/extract_image.sh first"; exit 2; }
+backup() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()" "$1" "$2"; }
+
+echo "== machine"
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv | tee "$OUT/machine.txt"
+python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())' |
+  tee -a "$OUT/machine.txt"
+echo "image: $(cat "$IMAGE_DIR/image.txt")"
+
+echo "== 1. the image's torch libraries against this machine's wheel"
+site="$(python3 -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))')"
+same=0; different=0; missing=0
+while read -r sum path; do
+  if [ ! -f "$site/$path" ]; then missing=$((missing + 1)); echo "  missing here: $path"
+  elif [ "$(sha256sum "$site/$path" | cut -c1-64)" = "$sum" ]; then same=$((same + 1))
+  else different=$((different + 1)); echo "  different: $path"; fi
+done < <(tail -n +2 "$IMAGE_DIR/versions/torch-libraries.txt")
+echo "libraries: $same identical, $different different, $missing missing (of $((same + different + missing)), from $site)"
+
+echo "== 2. the image's binary, through its own RUNPATH"
+# The sonames, in case the carry dropped the links.
+for file in "$IMAGE_DIR"/lib/*.so.*.*; do
+  soname="$(readelf -d "$file" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')"
+  [ -e "$IMAGE_DIR/lib/$soname" ] || ln -s "$(basename "$file")" "$IMAGE_DIR/lib/$soname"
+done
+image_site=/opt/torch/lib/python3.11/site-packages   # where the image keeps the wheel's libraries
+if [ ! -e "$image_site" ]; then mkdir -p "$(dirname "$image_site")" && ln -s "$site" "$image_site"; fi
+export LD_LIBRARY_PATH="$IMAGE_DIR/lib"              # the image's Debian libraries (yaml-cpp 0.7, spdlog 1.10, fmt 9, sqlite3)
+LD_LIBRARY_PATH="$IMAGE_DIR/lib" ldd "$IMAGE_DIR/attnsweep" | grep -E "torch|c10|cudart|yaml|spdlog|fmt|sqlite|not found"
+"$IMAGE_DIR/attnsweep" --version
+"$IMAGE_DIR/attnsweep" env --device cuda | grep -E '"(git_sha|device_name|cuda_version|cuda_runtime_version|cudnn_version|torch_version|driver_version)"'
+
+echo "== 3a. the usual build (container/build.sh, attnsweep only)"
+start=$(date +%s)
+unset LD_LIBRARY_PATH
+BUILD_TARGET=attnsweep container/build.sh > "$OUT/build.log" 2>&1
+echo "build exit $? in $(( $(date +%s) - start )) s"
+build/attnsweep --version
+
+echo "== 3b. the study sweep: image binary, usual build, image binary again"
+rm -rf /tmp/image*.db* /tmp/usual.db*
+for who in image usual image2; do
+  case "$who" in
+    image|image2) binary=("env" "LD_LIBRARY_PATH=$IMAGE_DIR/lib" "$IMAGE_DIR/attnsweep") ;;
+    usual) binary=(build/attnsweep) ;;
+  esac
+  start=$(date +%s)
+  "${binary[@]}" run configs/blog.yaml --db "/tmp/$who.db" > "$OUT/blog_$who.txt" 2>&1
+  echo "$who: exit $? in $(( $(date +%s) - start )) s"
+  backup "/tmp/$who.db" "$OUT/blog_$who.db"
+done
+python3 - /tmp/image.db /tmp/usual.db /tmp/image2.db <<'PY'
+import sqlite3, sys
+def cases(path):
+    db = sqlite3.connect(path)
+    return {r[0]: r[1:] for r in db.execute(
+        "SELECT variant, status, kernels_per_forward, memcpy_per_forward, memset_per_forward, gpu_time_us_median, "
+        "graph_time_us_median, sdpa_backend FROM cases ORDER BY plan_index")}
+image, usual, image2 = (cases(p) for p in sys.argv[1:4])
+print("| variant | status image/usual | kernels image | kernels usual | memcpy+memset image/usual | median us image | median us usual | image again | graph us image/usual | backend image/usual |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+equal = True
+for v in usual:
+    i, u, i2 = image[v], usual[v], image2[v]
+    equal &= i[0] == u[0] and i[1:4] == u[1:4] and i[6] == u[6]
+    f = lambda x: "" if x is None else f"{x:.1f}"
+    print(f"| {v} | {i[0]}/{u[0]} | {i[1]} | {u[1]} | {i[2]}+{i[3]} / {u[2]}+{u[3]} | {f(i[4])} | {f(u[4])} | {f(i2[4])} | {f(i[5])}/{f(u[5])} | {i[6]}/{u[6]} |")
+print("counts, statuses and backends equal:", "yes" if equal else "NO")
+PY
+
+echo "== 3c. PyTorch's own profiler and CUDA events (Python), the same GPU"
+python3 tests/gpu/torch_reference.py --dtype bf16 > "$OUT/python_blog.jsonl" 2> "$OUT/python_blog.err"
+echo "python exit $?"
+python3 scripts/blog_report.py /tmp/image.db "$OUT/python_blog.jsonl" "$OUT/machine.txt" > "$OUT/h200-image-blog.md"
+cat "$OUT/h200-image-blog.md"
+
+echo "== 3d. the image's example op library on the GPU"
+cat > /tmp/example_op.yaml <<EOF
+name: image-example-op-gpu
+seed: 0
+variants:
+  - sdpa_math
+  - name: example
+    kind: op_library
+    library: $IMAGE_DIR/libattnsweep_example_attention_op.so
+    op: attnsweep_example::attention
+    causal: is_causal
+    scale: scale
+dtypes: [fp32, bf16]
+causal: [true, false]
+shapes:
+  - {batch: 2, heads: 4, seq_len: 256, head_dim: 64}
+EOF
+LD_LIBRARY_PATH="$IMAGE_DIR/lib" "$IMAGE_DIR/attnsweep" run /tmp/example_op.yaml --db /tmp/example.db > "$OUT/example_op.txt" 2>&1
+echo "example op: exit $?"
+grep -E "^(variant|example|sdpa_math) " "$OUT/example_op.txt"
