@@ -27,7 +27,8 @@ mkdir -p "$(dirname "$list")"
 echo "torch $found_torch (CUDA $found_cuda), cuDNN $found_cudnn; shared libraries from $site:" > "$list"
 cd "$site"
 for library in torch/lib/*.so* nvidia/*/lib/*.so*; do
-  case "$library" in */libtorch_python.so) continue ;; esac
+  # libtorch_python.so needs Python; libnvvm (the nvvm wheel) is nvcc's, for building only.
+  case "$library" in */libtorch_python.so | */libnvvm.so*) continue ;; esac
   [ -f "$library" ] && [ ! -L "$library" ] || continue
   mkdir -p "$stage$site/$(dirname "$library")"
   cp -p "$library" "$stage$site/$library"
