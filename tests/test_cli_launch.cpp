@@ -58,7 +58,7 @@ Argv job_argv(int k, int n, const Argv& options, const std::string& image = kIma
   const std::string shard = std::to_string(k) + "-of-" + std::to_string(n);
   Argv argv = {"jobs", "run"};
   argv.insert(argv.end(), options.begin(), options.end());
-  const Argv rest = {"-v", "hf://buckets/acme/bench/s1:/results", "-l", "attnsweep-sweep=s1", "-l",
+  const Argv rest = {"-e", "ATTNSWEEP_IMAGE=" + image, "-v", "hf://buckets/acme/bench/s1:/results", "-l", "attnsweep-sweep=s1", "-l",
                      "attnsweep-shard=" + std::to_string(k), "-d", "--", image, "attnsweep", "run", "/results/config.yaml",
                      "--shard", std::to_string(k) + "/" + std::to_string(n), "--sweep-id", "s1", "--db",
                      "/tmp/attnsweep/shard-" + shard + ".db", "--traces", "/tmp/attnsweep/traces", "--publish",
@@ -132,7 +132,8 @@ TEST_F(HfLaunch, DryRunPrintsTheExactCommandsAndEachShardsEstimateAndStartsNothi
   expected += "hf buckets cp '" + config + "' hf://buckets/acme/bench/nightly/run-7/config.yaml\n";
   for (int k = 0; k < 3; ++k) {
     const std::string shard = std::to_string(k);
-    expected += "hf jobs run --flavor h200 --timeout 1h -e ATTNSWEEP_SWEEP_ID=s1 -v hf://buckets/acme/bench/nightly/run-7:/results "
+    expected += "hf jobs run --flavor h200 --timeout 1h -e ATTNSWEEP_SWEEP_ID=s1 -e ATTNSWEEP_IMAGE=" + kImage +
+                " -v hf://buckets/acme/bench/nightly/run-7:/results "
                 "-l attnsweep-sweep=s1 -l attnsweep-shard=" + shard + " -d -- " + kImage + " attnsweep run "
                 "/results/config.yaml --shard " + shard + "/3 --sweep-id s1 --db /tmp/attnsweep/shard-" + shard +
                 "-of-3.db --traces /tmp/attnsweep/traces --publish /results\n";
@@ -217,7 +218,7 @@ TEST_F(HfLaunch, TheTokenGoesOnlyAsTheSecretsNameAndNeverLeaks) {
   const Outcome dry = launch(config + " --flavor h200 --shards 2 --results hf://buckets/acme/bench --sweep-id s1 "
                              "--token --dry-run --image " + kImage, env);
   ASSERT_EQ(dry.exit_code, 0) << dry.output;
-  EXPECT_NE(dry.output.find(" -s HF_TOKEN -v "), std::string::npos) << dry.output;
+  EXPECT_NE(dry.output.find(" -s HF_TOKEN -e ATTNSWEEP_IMAGE="), std::string::npos) << dry.output;
   // A refusal and a failed submission repeat nothing of the token either.
   const Outcome failed = launch(config + " --flavor h200 --shards 2 --results hf://buckets/acme/bench --sweep-id s1 "
                                 "--token --image " + kImage, env + "FAKE_HF_FAIL_SUBMISSIONS=9 ");
@@ -902,7 +903,7 @@ measure: {warmup: 2, profiled_forwards: 1, min_samples: 40, max_samples: 40, cud
 Argv scheduled_argv(const std::string& schedule, const Argv& options) {
   Argv argv = {"jobs", "scheduled", "run", schedule};
   argv.insert(argv.end(), options.begin(), options.end());
-  const Argv rest = {"-v", "hf://buckets/acme/bench/nightly:/results", "-l", "attnsweep-nightly=nightly",
+  const Argv rest = {"-e", std::string("ATTNSWEEP_IMAGE=") + kImage, "-v", "hf://buckets/acme/bench/nightly:/results", "-l", "attnsweep-nightly=nightly",
                      "--", kImage, "attnsweep", "nightly", "/results/config.yaml", "--history",
                      "/results", "--db", "/tmp/attnsweep-nightly.db", "--summary", "/tmp/attnsweep-nightly.md"};
   argv.insert(argv.end(), rest.begin(), rest.end());
@@ -922,7 +923,7 @@ TEST_F(HfLaunch, ADryRunScheduleIsTheExactCommandsAndStartsNothing) {
             "(nightly-<stamp>.db and .md) in hf://buckets/acme/bench/nightly\n"
             "# each night: 2 cases, expected 3.0 min (0.4 s on one H200 by the cost model + 3.0 min job start)\n"
             "hf buckets cp " + config + " hf://buckets/acme/bench/nightly/config.yaml\n"
-            "hf jobs scheduled run @daily --flavor h200 --timeout 30m -v hf://buckets/acme/bench/nightly:/results "
+            "hf jobs scheduled run @daily --flavor h200 --timeout 30m -e ATTNSWEEP_IMAGE=" + kImage + " -v hf://buckets/acme/bench/nightly:/results "
             "-l attnsweep-nightly=nightly -- " + kImage + " attnsweep nightly /results/config.yaml --history "
             "/results --db /tmp/attnsweep-nightly.db --summary /tmp/attnsweep-nightly.md\n");
   EXPECT_EQ(launch(arguments).output, outcome.output);  // stable

@@ -58,11 +58,15 @@ std::vector<std::string> shard_run_command(const JobSettings& settings, const Sh
 
 namespace {
 
-// --from-source: what the job's run records as its commit (runs.git_sha, the archive has no .git)
-// and as its image (runs.container_image: the stock image, since no image of ours is involved).
+// --from-source: what the job's run records as its commit (runs.git_sha, the archive has no .git).
 void add_from_source_environment(const JobSettings& settings, std::vector<std::string>& command) {
   if (!settings.git_sha.empty()) command.insert(command.end(), {"-e", "ATTNSWEEP_GIT_SHA=" + settings.git_sha});
-  command.insert(command.end(), {"-e", std::string("ATTNSWEEP_IMAGE=") + kFromSourceImage});
+}
+
+// What every job's run records as its image (runs.container_image): the reference the job was
+// started with, whatever name the image was built under (with --from-source, the stock image).
+void add_image_environment(const JobSettings& settings, std::vector<std::string>& command) {
+  command.insert(command.end(), {"-e", "ATTNSWEEP_IMAGE=" + settings.image});
 }
 
 }  // namespace
@@ -75,6 +79,7 @@ std::vector<std::string> run_job_command(const JobSettings& settings, const Shar
   if (settings.from_source) add_from_source_environment(settings, command);
   // The bare name: hf sends the local token's value, which never passes through us.
   if (settings.pass_token) command.insert(command.end(), {"-s", "HF_TOKEN"});
+  add_image_environment(settings, command);
   command.insert(command.end(), {"-v", settings.results.uri() + ":" + kMountPath,
                                  "-l", std::string(kSweepLabel) + "=" + settings.sweep_id,
                                  "-l", std::string(kShardLabel) + "=" + std::to_string(shard.index),
@@ -115,6 +120,7 @@ std::vector<std::string> scheduled_run_command(const JobSettings& settings) {
     add_from_source_environment(settings, command);
   }
   if (settings.pass_token) command.insert(command.end(), {"-s", "HF_TOKEN"});
+  add_image_environment(settings, command);
   command.insert(command.end(), {"-v", settings.results.uri() + ":" + kMountPath,
                                  "-l", std::string(kNightlyLabel) + "=" + settings.sweep_id, "--", settings.image});
   const auto job = nightly_job_command();

@@ -5,7 +5,7 @@
 //
 //   hf buckets cp CONFIG hf://buckets/ORG/NAME/PREFIX/config.yaml
 //   hf jobs run --flavor F --timeout T [--namespace NS] -e ATTNSWEEP_SWEEP_ID=ID
-//       [-s HF_TOKEN] -v hf://buckets/ORG/NAME/PREFIX:/results
+//       [-s HF_TOKEN] -e ATTNSWEEP_IMAGE=IMAGE -v hf://buckets/ORG/NAME/PREFIX:/results
 //       -l attnsweep-sweep=ID -l attnsweep-shard=K -d -- IMAGE
 //       attnsweep run /results/config.yaml --shard K/N --sweep-id ID
 //       --db /tmp/attnsweep/shard-K-of-N.db --traces /tmp/attnsweep/traces --publish /results
