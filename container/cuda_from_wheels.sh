@@ -10,6 +10,7 @@
 # Debian's is 12.x, NVIDIA's apt repository is not reachable everywhere). The
 # runtime stage copies only the versioned libraries, never what this adds.
 set -euo pipefail
+shopt -s nullglob
 site="${1:?usage: cuda_from_wheels.sh SITE_PACKAGES}"
 root="$site/nvidia/cu13"
 [ -x "$root/bin/nvcc" ] || { echo "cuda_from_wheels.sh: no $root/bin/nvcc (pip install nvidia-cuda-nvcc)" >&2; exit 2; }
@@ -26,8 +27,6 @@ done
 # LibTorch opens it lazily, so nothing of attnsweep's records a dependency on it).
 mkdir -p "$root/lib/stubs"
 if [ ! -e "$root/lib/stubs/libcuda.so" ]; then
-  echo 'void cuGetProcAddress(void) {}' > /tmp/cuda_stub.c
-  cc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$root/lib/stubs/libcuda.so" /tmp/cuda_stub.c
-  rm -f /tmp/cuda_stub.c
+  echo 'void cuGetProcAddress(void) {}' | cc -shared -fPIC -Wl,-soname,libcuda.so.1 -x c -o "$root/lib/stubs/libcuda.so" -
 fi
 echo "$root"

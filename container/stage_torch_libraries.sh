@@ -9,6 +9,7 @@
 #
 #   container/stage_torch_libraries.sh VENV STAGE TORCH_VERSION [CUDA_VERSION [CUDNN_VERSION]]
 set -euo pipefail
+[ "$#" -ge 3 ] || { echo "usage: stage_torch_libraries.sh VENV STAGE TORCH_VERSION [CUDA_VERSION [CUDNN_VERSION]]" >&2; exit 2; }
 venv="$1" stage="$2" torch_version="$3" cuda_version="${4:-13.0}" cudnn_version="${5:-9.19}"
 
 read -r found_torch found_cuda site < <("$venv/bin/python" - <<'PY'

@@ -4,8 +4,9 @@
 #   - else docker when its daemon answers (`docker info`; a docker client alone
 #     is not enough);
 #   - else podman, installed with apt when absent (with buildah, runc, mmdebstrap).
-# With podman and runc installed, CONTAINERS_CONF points at container/podman.conf
-# (runc, cgroupfs, no default ulimits: what works on our CI machines).
+# With podman and runc on a machine of cgroups v1 or hybrid (like our CI's),
+# CONTAINERS_CONF points at container/podman.conf (runc, cgroupfs, no default
+# ulimits) unless already set.
 
 SOURCE="${SOURCE:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 
@@ -14,14 +15,17 @@ die() {
   exit 1
 }
 
-install_podman() {
-  command -v apt-get >/dev/null || die "no container engine (docker with a running daemon, or podman) and no apt-get to install podman"
-  local sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  echo "${0##*/}: installing podman (apt-get install podman buildah runc mmdebstrap)" >&2
-  $sudo apt-get update -q >&2
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q podman buildah runc mmdebstrap >&2 ||
-    die "apt-get install podman failed"
+# install_packages PACKAGE...: apt-get install, with sudo when not root.
+install_packages() {
+  command -v apt-get >/dev/null || die "$* missing and no apt-get to install them"
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || die "$* missing; install them as root (apt-get install $*)"
+    sudo=(sudo)
+  fi
+  echo "${0##*/}: installing $* (apt-get)" >&2
+  "${sudo[@]}" apt-get update -q >&2
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >&2 || die "apt-get install $* failed"
 }
 
 pick_engine() {
@@ -31,14 +35,16 @@ pick_engine() {
       if command -v docker >/dev/null && timeout 20 docker info >/dev/null 2>&1; then
         ENGINE=docker
       else
-        command -v podman >/dev/null || install_podman
+        command -v podman >/dev/null || install_packages podman buildah runc mmdebstrap
         ENGINE=podman
       fi
       ;;
     *) die "ATTNSWEEP_CONTAINER_ENGINE must be docker or podman, not '$ATTNSWEEP_CONTAINER_ENGINE'" ;;
   esac
   command -v "$ENGINE" >/dev/null || die "$ENGINE not found on PATH"
-  if [ "$ENGINE" = podman ] && [ -z "${CONTAINERS_CONF:-}" ] && command -v runc >/dev/null; then
+  # Only where cgroups are v1 or hybrid (crun fails there): elsewhere the machine's own settings hold.
+  if [ "$ENGINE" = podman ] && [ -z "${CONTAINERS_CONF:-}" ] && command -v runc >/dev/null &&
+     [ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" != cgroup2fs ]; then
     export CONTAINERS_CONF="$SOURCE/container/podman.conf"
   fi
 }
