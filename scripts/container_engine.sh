@@ -1,5 +1,6 @@
-# Sourced by scripts/image.sh and scripts/image_test.sh: picks the container
-# engine and defines `engine` (a function running it) and ENGINE (its name).
+# Sourced by scripts/image.sh, image_test.sh and extract_image.sh: picks the
+# container engine and defines `engine` (a function running it), ENGINE (its
+# name), VERSION (attnsweep's, from CMakeLists.txt) and DEFAULT_IMAGE.
 #   - ATTNSWEEP_CONTAINER_ENGINE=docker|podman, when set;
 #   - else docker when its daemon answers (`docker info`; a docker client alone
 #     is not enough);
@@ -9,6 +10,8 @@
 # ulimits) unless already set.
 
 SOURCE="${SOURCE:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+VERSION="$(sed -n 's/^project(attnsweep VERSION \([0-9.]*\).*/\1/p' "$SOURCE/CMakeLists.txt")"
+DEFAULT_IMAGE="attnsweep:$VERSION"
 
 die() {
   echo "${0##*/}: error: $*" >&2

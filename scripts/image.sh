@@ -22,9 +22,7 @@ set -euo pipefail
 SOURCE="$(cd "$(dirname "$0")/.." && pwd)"
 source "$SOURCE/scripts/container_engine.sh"
 cd "$SOURCE"
-
-VERSION="$(sed -n 's/^project(attnsweep VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)"
-IMAGE="${1:-attnsweep:$VERSION}"
+IMAGE="${1:-$DEFAULT_IMAGE}"
 BASE="${ATTNSWEEP_BASE_IMAGE:-docker.io/library/debian:bookworm-slim}"
 started=$SECONDS
 

@@ -19,9 +19,7 @@ set -euo pipefail
 SOURCE="$(cd "$(dirname "$0")/.." && pwd)"
 source "$SOURCE/scripts/container_engine.sh"
 cd "$SOURCE"
-
-VERSION="$(sed -n 's/^project(attnsweep VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)"
-IMAGE="${1:-attnsweep:$VERSION}"
+IMAGE="${1:-$DEFAULT_IMAGE}"
 command -v sqlite3 >/dev/null || die "sqlite3 not found (make setup installs it)"
 engine image inspect "$IMAGE" >/dev/null 2>&1 || die "no image $IMAGE: build it with make image"
 work="$(mktemp -d "${TMPDIR:-/tmp}/attnsweep-image-test-XXXXXX")"
