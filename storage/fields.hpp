@@ -42,6 +42,7 @@ inline Value to_value(RunStatus status) { return to_value(to_string(status)); }
 inline Value to_value(Dtype dtype) { return to_value(to_string(dtype)); }
 inline Value to_value(SampleMode mode) { return to_value(to_string(mode)); }
 inline Value to_value(CaseOrder order) { return to_value(to_string(order)); }
+inline Value to_value(Pass pass) { return to_value(to_string(pass)); }
 template <typename T>
 Value to_value(const std::optional<T>& value) {
   return value ? to_value(*value) : Value{};
@@ -122,6 +123,9 @@ inline void from_column(const SQLite::Column& column, const Where& where, Sample
 }
 inline void from_column(const SQLite::Column& column, const Where& where, CaseOrder& out) {
   parse_column(column, where, out, parse_case_order);
+}
+inline void from_column(const SQLite::Column& column, const Where& where, Pass& out) {
+  parse_column(column, where, out, parse_pass);
 }
 template <typename T>
 void from_column(const SQLite::Column& column, const Where& where, std::optional<T>& out) {

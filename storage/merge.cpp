@@ -216,7 +216,7 @@ void check_consistent(const ShardSource& source, const Sweep& sweep) {
                           ") is not one of the shard's");
     }
     const Case& planned = sweep.plan.cases[static_cast<std::size_t>(c.plan_index)];
-    if (c.variant != planned.variant || !(c.shape == planned.shape) || c.dtype != planned.dtype || c.causal != planned.causal) {
+    if (!c.same_measurement(planned)) {
       refuse_inconsistent(source, "its case at plan_index " + std::to_string(c.plan_index) + " is " + c.label() +
                           ", but the config plans " + planned.label() + " there");
     }

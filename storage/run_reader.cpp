@@ -92,6 +92,7 @@ const Table<CaseRow>& case_rows() {
                                member<C>("head_dim", [](auto& c) -> auto& { return c.identity.shape.head_dim; }),
                                member<C>("dtype", [](auto& c) -> auto& { return c.identity.dtype; }),
                                member<C>("causal", [](auto& c) -> auto& { return c.identity.causal; }),
+                               member<C>("pass", [](auto& c) -> auto& { return c.identity.pass; }),
                                member<C>("device", &C::device),
                                member<C>("status", &C::status),
                                member<C>("error_message", &C::error_message),
@@ -133,7 +134,11 @@ const Table<CaseRow>& case_rows() {
                                member<C>("thermal_cap_share", &C::thermal_cap_share),
                                member<C>("numerics", &C::numerics),
                                member<C>("numerics_bound", &C::numerics_bound),
-                               member<C>("other_processes", &C::other_processes)}};
+                               member<C>("other_processes", &C::other_processes),
+                               member<C>("grad_rel_error_q", &C::grad_rel_error_q),
+                               member<C>("grad_rel_error_k", &C::grad_rel_error_k),
+                               member<C>("grad_rel_error_v", &C::grad_rel_error_v),
+                               member<C>("sdpa_backend_backward", &C::sdpa_backend_backward)}};
   return table;
 }
 

@@ -55,7 +55,7 @@ struct RunRow {
 // nullable numbers are optional.
 struct CaseRow {
   std::int64_t case_id = 0, run_id = 0;
-  Case identity;  // plan_index, variant, shape, dtype, causal
+  Case identity;  // plan_index, variant, shape, dtype, causal, pass
   Device device;
   CaseStatus status = CaseStatus::ok;
   std::string error_message, warnings, sdpa_backend, timer, stop_reason, graph_error, finished_at;
@@ -78,6 +78,9 @@ struct CaseRow {
   std::string numerics;
   std::optional<double> numerics_bound;
   std::optional<int> other_processes;
+  // Schema 10: backward passes' gradient errors and backend (NULL/"" for forward cases).
+  std::optional<double> grad_rel_error_q, grad_rel_error_k, grad_rel_error_v;
+  std::string sdpa_backend_backward;
 
   // The case's median time per forward: the GPU's on CUDA, else the CPU's.
   std::optional<double> median_us() const { return gpu_time_us_median ? gpu_time_us_median : cpu_time_us_median; }

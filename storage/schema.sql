@@ -1,4 +1,4 @@
--- attnsweep results database, schema version 9 (PRAGMA user_version = 9), marked as attnsweep's by
+-- attnsweep results database, schema version 10 (PRAGMA user_version = 10), marked as attnsweep's by
 -- PRAGMA application_id = 1635021934 (0x6174746E, 'attn'); the store sets both when it creates or migrates a file.
 -- This file is the public contract: docs/schema.md documents every column.
 -- Units are in the names: _us microseconds, _bytes bytes, _ns nanoseconds.
@@ -21,7 +21,10 @@
 -- said by the new runs.trace_path_base ('working_directory' for runs made before, stored as given);
 -- 9 hardening round three: cases gains numerics and numerics_bound (the numerics verdict),
 -- other_processes (other compute processes on the GPU during the case) and cooldown_budget_exhausted;
--- runs and run_devices gain other_processes_start and gpu_utilization_start_pct.
+-- runs and run_devices gain other_processes_start and gpu_utilization_start_pct;
+-- 10 the pass axis (issue 23): cases gains pass ('forward' for every older case), grad_rel_error_q,
+-- grad_rel_error_k, grad_rel_error_v and sdpa_backend_backward (NULL until the backward is measured);
+-- the results view gains pass and the three gradient errors.
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id             INTEGER PRIMARY KEY,
@@ -112,6 +115,8 @@ CREATE TABLE IF NOT EXISTS cases (
   head_dim           INTEGER NOT NULL,
   dtype              TEXT NOT NULL CHECK (dtype IN ('bf16', 'fp16', 'fp32')),
   causal             INTEGER NOT NULL CHECK (causal IN (0, 1)),
+  pass               TEXT NOT NULL DEFAULT 'forward' CHECK (pass IN ('forward', 'backward', 'forward_backward')),
+                                               -- what the case times; every case before version 10 is a forward
   device             TEXT NOT NULL,
   status             TEXT NOT NULL CHECK (status IN ('ok', 'unsupported', 'oom', 'error', 'crashed', 'timeout')),
   error_message      TEXT,                     -- PyTorch's reason when status is not ok
@@ -178,6 +183,10 @@ CREATE TABLE IF NOT EXISTS cases (
   numerics_bound     REAL,                     -- the dtype's rel_error bound the verdict used (docs/measurement.md)
   other_processes    INTEGER,                  -- other compute processes on the GPU during the case (NVML); >0: times
                                                --   are not the GPU's alone and compare/nightly do not judge them
+  grad_rel_error_q   REAL,                     -- backward passes: ||dq - dq_ref||_F / ||dq_ref||_F, ref by float64
+  grad_rel_error_k   REAL,                     --   autograd on the same inputs and upstream gradient; likewise dk
+  grad_rel_error_v   REAL,                     --   and dv. NULL for forward cases and until the backward is measured
+  sdpa_backend_backward TEXT,                  -- sdpa_* backward passes: the backend that ran the backward
   UNIQUE (run_id, plan_index)
 );
 
@@ -278,7 +287,7 @@ CREATE VIEW IF NOT EXISTS results AS
 SELECT
   r.run_id, r.name AS run_name, r.started_at, r.device_name, r.torch_version,
   c.case_id, c.plan_index, c.variant, c.batch, c.heads, c.kv_heads, c.seq_len_q, c.seq_len_kv, c.head_dim,
-  c.dtype, c.causal, c.device, c.status, c.sdpa_backend,
+  c.dtype, c.causal, c.pass, c.device, c.status, c.sdpa_backend,
   c.kernels_per_forward, c.memcpy_per_forward, c.memset_per_forward, c.cpu_ops_per_forward,
   COALESCE(c.gpu_time_us_median, c.cpu_time_us_median) AS time_us_median,
   c.median_ci_rel,                                          -- the median is known to +- this share (95%)
@@ -290,8 +299,9 @@ SELECT
   c.sm_clock_mhz_mean, c.throttled_samples, c.power_cap_share, c.thermal_cap_share, c.launch_latency_hidden, c.rel_error, c.peak_mem_bytes, c.samples,
   c.counts_consistent, c.error_message, c.trace_path, c.gpu_uuid, c.shard_index,
   c.numerics, c.numerics_bound, c.other_processes,
-  -- this case's rel_error over the smallest of the run's variants at the same shape, dtype and mask
+  -- this case's rel_error over the smallest of the run's variants at the same shape, dtype, mask and pass
   c.rel_error / min(CASE WHEN c.rel_error > 0 THEN c.rel_error END) OVER (PARTITION BY c.run_id, c.batch, c.heads,
-     c.kv_heads, c.seq_len_q, c.seq_len_kv, c.head_dim, c.dtype, c.causal, c.device) AS rel_error_vs_best
+     c.kv_heads, c.seq_len_q, c.seq_len_kv, c.head_dim, c.dtype, c.causal, c.pass, c.device) AS rel_error_vs_best,
+  c.grad_rel_error_q, c.grad_rel_error_k, c.grad_rel_error_v
 FROM cases c JOIN runs r USING (run_id)
 LEFT JOIN run_devices d ON d.run_id = c.run_id AND d.device = c.device AND d.shard_index IS c.shard_index;

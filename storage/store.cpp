@@ -222,6 +222,7 @@ const Table<NewCase>& cases_table() {
         {"head_dim", [](const C& c) { return to_value(c.identity.shape.head_dim); }},
         {"dtype", [](const C& c) { return to_value(c.identity.dtype); }},
         {"causal", [](const C& c) { return to_value(c.identity.causal); }},
+        {"pass", [](const C& c) { return to_value(c.identity.pass); }},
         {"device", [](const C& c) { return to_value(c.result.device); }},
         {"status", [](const C& c) { return to_value(c.result.status); }},
         {"error_message", [](const C& c) { return null_if_empty(c.result.error_message); }},
@@ -292,6 +293,10 @@ const Table<NewCase>& cases_table() {
          }},
         {"numerics_bound", [](const C& c) { return to_value(c.result.numerics_bound); }},
         {"other_processes", [](const C& c) { return to_value(c.result.other_processes); }},
+        {"grad_rel_error_q", [](const C& c) { return to_value(c.result.grad_rel_error_q); }},
+        {"grad_rel_error_k", [](const C& c) { return to_value(c.result.grad_rel_error_k); }},
+        {"grad_rel_error_v", [](const C& c) { return to_value(c.result.grad_rel_error_v); }},
+        {"sdpa_backend_backward", [](const C& c) { return null_if_empty(c.result.sdpa_backend_backward); }},
     });
     return Table<C>{"cases", {"run_id"}, std::move(fields)};
   }();

@@ -131,6 +131,29 @@ TEST_F(Cli, PlanListsCasesWithTheirCountAndRunsNothing) {
   EXPECT_NE(bad_device.output.find("unknown device 'tpu'; allowed: auto, cpu, cuda, cuda:N"), std::string::npos);
 }
 
+// Issue 23, before the backward is timed: `plan` lists every pass, `run` refuses
+// a pass other than forward (exit 2, one line, nothing created) rather than store
+// a forward's numbers under a backward's name.
+TEST_F(Cli, PassesOtherThanForwardArePlannedButNotRunYet) {
+  const Outcome forward = run("plan " + write("forward.yaml", kTinyConfig) + " --device cpu");
+  EXPECT_EQ(forward.exit_code, 0) << forward.output;
+  EXPECT_EQ(forward.output.find("pass"), std::string::npos) << "no pass column for a forward-only plan:\n" << forward.output;
+
+  const std::string config = write("passes.yaml", std::string(kTinyConfig) + "passes: [forward, backward]\n");
+  const Outcome plan = run("plan " + config + " --device cpu");
+  EXPECT_EQ(plan.exit_code, 0) << plan.output;
+  EXPECT_NE(plan.output.find("16 cases"), std::string::npos) << plan.output;
+  EXPECT_NE(plan.output.find(" pass "), std::string::npos) << plan.output;
+  EXPECT_NE(plan.output.find(" backward "), std::string::npos) << plan.output;
+
+  const Outcome refused = run("run " + config + " --device cpu --db " + path("r.db"));
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_EQ(refused.output, "error: " + config +
+                                ":6:9: passes: backward and forward_backward are not measured yet (issue 23); "
+                                "`attnsweep plan` lists their cases, `attnsweep run` takes passes: [forward] only for now\n");
+  EXPECT_FALSE(fs::exists(path("r.db")));
+}
+
 TEST_F(Cli, VariantsListsEveryVariantAndWhereItRuns) {
   const Outcome outcome = run("variants --device cpu");
   EXPECT_EQ(outcome.exit_code, 0);

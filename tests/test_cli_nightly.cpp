@@ -230,6 +230,26 @@ TEST_F(CliNightly, ANightThatMatchesNoCaseOfTheBaselineFails) {
   EXPECT_TRUE(contains(read(path("n.md")), "nothing was compared"));
 }
 
+// Issue 23: a baseline of the same cases timed as another pass has no case in
+// common with tonight's forwards; and a night asking for a backward is refused
+// until the backward is measured.
+TEST_F(CliNightly, ABaselineOfAnotherPassIsNotComparedAndABackwardNightIsRefused) {
+  const std::string baseline = path("backward.db");
+  run_into(config_, baseline);
+  { SQLite::Database(baseline, SQLite::OPEN_READWRITE).exec("UPDATE cases SET pass = 'backward'"); }
+  const Outcome outcome = nightly("--baseline " + baseline + " --db " + path("n.db") + " --threshold 99");
+  EXPECT_EQ(outcome.exit_code, 1) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "nothing was compared")) << outcome.output;
+
+  const std::string backward = scratch_.write("backward.yaml", std::string(kNightlyConfig) + "passes: [backward]\n");
+  const Outcome refused = attnsweep::testing::run_attnsweep("nightly " + backward + " --baseline " + baseline +
+                                                            " --db " + path("b.db"));
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_TRUE(contains(refused.output, "passes: backward and forward_backward are not measured yet (issue 23)"))
+      << refused.output;
+  EXPECT_FALSE(fs::exists(path("b.db")));
+}
+
 TEST_F(CliNightly, UnreadableNightsInTheHistoryAreSkippedByTheirHistoryName) {
   const std::string history = path("history");
   fs::create_directories(history);

@@ -514,6 +514,34 @@ TEST_F(Compare, CasesOnOneSideAreListed) {
             std::string::npos);
 }
 
+// Issue 23: the pass is part of what a case measures. A backward is never
+// matched with the forward of the same variant and shape, and both are keyed apart.
+TEST_F(Compare, RunsThatDifferOnlyByThePassAreNotMatched) {
+  const std::string candidate = copy("backward.db");
+  plant(candidate, "UPDATE cases SET pass = 'backward'");
+  const Comparison comparison = compare(candidate);
+  EXPECT_TRUE(comparison.cases.empty());
+  EXPECT_FALSE(comparison.has_regression());
+  ASSERT_EQ(comparison.only_in_baseline.size(), synthetic_cases().size());
+  ASSERT_EQ(comparison.only_in_candidate.size(), synthetic_cases().size());
+  const int naive = index_of("naive_inplace", 1024);
+  EXPECT_EQ(comparison.only_in_baseline[static_cast<std::size_t>(naive)].label(),
+            "naive_inplace 8x16x1024x64 bf16 causal cuda");
+  EXPECT_EQ(comparison.only_in_candidate[static_cast<std::size_t>(naive)].label(),
+            "naive_inplace 8x16x1024x64 bf16 causal backward cuda");
+  EXPECT_EQ(comparison.only_in_candidate[0].pass, Pass::backward);
+  EXPECT_FALSE(comparison.only_in_candidate[0] == comparison.only_in_baseline[0]);
+
+  // One case's pass changed: that case alone is unmatched, the rest compare as before.
+  const std::string one = copy("one-backward.db");
+  plant(one, "UPDATE cases SET pass = 'forward_backward' WHERE case_id = " + case_id(naive));
+  const Comparison partly = compare(one);
+  EXPECT_EQ(partly.cases.size(), synthetic_cases().size() - 1);
+  ASSERT_EQ(partly.only_in_candidate.size(), 1u);
+  EXPECT_EQ(partly.only_in_candidate[0].label(), "naive_inplace 8x16x1024x64 bf16 causal forward_backward cuda");
+  EXPECT_NE(render(partly, Format::json).find("\"pass\": \"forward_backward\""), std::string::npos);
+}
+
 TEST_F(Compare, EnvironmentDifferencesComeFirstAndNeverFail) {
   const std::string candidate = copy("env.db");
   plant(candidate, "UPDATE runs SET git_sha = 'f00dfeedbeef', driver_version = '580.82.07', "

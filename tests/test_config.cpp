@@ -132,6 +132,26 @@ seed: 42
   EXPECT_EQ(config.seed, 42u);
 }
 
+TEST(Config, PassesDefaultToForwardAndKeepTheOrderWritten) {
+  EXPECT_EQ(parse_config(kMinimal, "sweep.yaml").passes, std::vector<Pass>{Pass::forward});
+  const Config config = parse_config(std::string(kMinimal) + "passes: [backward, forward, forward_backward]\n", "s.yaml");
+  EXPECT_EQ(config.passes, (std::vector<Pass>{Pass::backward, Pass::forward, Pass::forward_backward}));
+  EXPECT_EQ(config.passes_where.line, 9);
+  EXPECT_EQ(parse_config(std::string(kMinimal) + "passes: backward\n", "s.yaml").passes, std::vector<Pass>{Pass::backward});
+}
+
+TEST(ConfigRejects, UnknownOrRepeatedPasses) {
+  expect_rejected(std::string(kMinimal) + "passes: [forward, bwd]\n",
+                  {"sweep.yaml:9:19", "passes", "unknown value 'bwd'", "Allowed: forward, backward, forward_backward"});
+  expect_rejected(std::string(kMinimal) + "passes: [forward, backward, forward]\n",
+                  {"sweep.yaml:9:29", "passes", "'forward' is listed twice", "Allowed: forward, backward, forward_backward"});
+  expect_rejected(std::string(kMinimal) + "passes: []\n", {"passes", "the list is empty"});
+  expect_rejected(std::string(kMinimal) + "passes: {forward: 1}\n", {"passes", "got a mapping"});
+  expect_rejected(std::string(kMinimal) + "exclude:\n  - {pass: backwards}\n",
+                  {"exclude[0].pass", "unknown value 'backwards'", "did you mean 'backward'"});
+  expect_rejected(std::string(kMinimal) + "measure:\n  passes: [forward]\n", {"measure.passes", "belongs at the top level"});
+}
+
 TEST(ConfigRejects, UnknownTopLevelKeyWithSuggestion) {
   expect_rejected(std::string(kMinimal) + "variantz: [naive]\n",
                   {"sweep.yaml:9:1", "variantz", "unknown key", "did you mean 'variants'", "Allowed:"});

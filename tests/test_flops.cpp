@@ -31,5 +31,18 @@ TEST(Flops, MinimumBytesCountGroupedKeyValueHeadsOnce) {
   EXPECT_DOUBLE_EQ(forward_min_bytes(shape, Dtype::fp32), 2 * forward_min_bytes(shape, Dtype::fp16));
 }
 
+TEST(Flops, ABackwardIsTwoAndAHalfForwardsAndATrainingStepThreeAndAHalf) {
+  // FlashAttention's convention (issue 23): the backward's five products against the forward's two.
+  const Shape shape{8, 16, 16, 1024, 1024, 64};
+  for (const bool causal : {false, true}) {
+    const double forward = forward_flops(shape, causal);
+    EXPECT_DOUBLE_EQ(pass_flops(shape, causal, Pass::forward), forward);
+    EXPECT_DOUBLE_EQ(pass_flops(shape, causal, Pass::backward), 2.5 * forward);
+    EXPECT_DOUBLE_EQ(pass_flops(shape, causal, Pass::forward_backward), 3.5 * forward);
+  }
+  // The stored convention of forward-only runs is unchanged, so compare still matches them.
+  EXPECT_EQ(std::string(kFlopConvention).rfind("attended_pairs_v1:", 0), 0u);
+}
+
 }  // namespace
 }  // namespace attnsweep

@@ -58,6 +58,9 @@ TEST(Identities, EachEnumRoundTripsThroughItsOneSpelling) {
   for (const auto& name : measure_regime_names()) EXPECT_EQ(to_string(*parse_measure_regime(name)), name);
   EXPECT_EQ(measure_regime_names(), (std::vector<std::string>{"sustained", "burst"}));
   EXPECT_FALSE(parse_measure_regime("Burst").has_value());
+  for (const auto& name : pass_names()) EXPECT_EQ(to_string(*parse_pass(name)), name);
+  EXPECT_EQ(pass_names(), (std::vector<std::string>{"forward", "backward", "forward_backward"}));
+  EXPECT_FALSE(parse_pass("fwd").has_value());
   EXPECT_EQ(to_string(*parse_sample_mode("graph")), std::string("graph"));
   EXPECT_EQ(case_status_names(),
             (std::vector<std::string>{"ok", "unsupported", "oom", "error", "crashed", "timeout"}));
@@ -129,6 +132,7 @@ TEST(Identities, TheSchemasCheckConstraintsAllowExactlyTheNamesOfEachEnum) {
   EXPECT_EQ(schema_check_lists("case_order"), std::vector<std::vector<std::string>>{sorted(case_order_names())});
   EXPECT_EQ(schema_check_lists("mode"), std::vector<std::vector<std::string>>{sorted(sample_mode_names())});
   EXPECT_EQ(schema_check_lists("measure_regime"), std::vector<std::vector<std::string>>{sorted(measure_regime_names())});
+  EXPECT_EQ(schema_check_lists("pass"), std::vector<std::vector<std::string>>{sorted(pass_names())});
 }
 
 }  // namespace

@@ -635,6 +635,20 @@ TEST_F(Merge, RefusesACaseThatIsNotThePlans) {
                              " is " + stored.label() + ", but the config plans " + planned.label() + " there");
 }
 
+// Issue 23: a shard's case of another pass than the plan's is not the plan's case.
+TEST_F(Merge, RefusesACaseOfAnotherPassThanThePlans) {
+  const auto inputs = write_all_shards(sweep_);
+  const Case& planned = sweep_.plan.cases[static_cast<std::size_t>(sweep_.parts[0][0])];
+  {
+    SQLite::Database db(inputs[0], SQLite::OPEN_READWRITE);
+    db.exec("UPDATE cases SET pass = 'backward' WHERE plan_index = " + std::to_string(planned.plan_index));
+  }
+  Case stored = planned;
+  stored.pass = Pass::backward;
+  expect_refused(inputs, "shard0.db: run 1 (shard 0/3): its case at plan_index " + std::to_string(planned.plan_index) +
+                             " is " + stored.label() + ", but the config plans " + planned.label() + " there");
+}
+
 TEST_F(Merge, RefusesTheOutputAsAnInput) {
   const auto inputs = write_all_shards(sweep_);
   fs::create_hard_link(inputs[2], path("link.db"));

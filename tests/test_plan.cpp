@@ -160,6 +160,72 @@ exclude: [{seq_len: 64}]
   EXPECT_EQ(plan.cases[0].shape.seq_len_q, 1);
 }
 
+const char* const kTwoVariants = R"(
+variants: [naive, sdpa_flash]
+dtypes: [bf16, fp32]
+causal: [true, false]
+shapes: {batch: [1, 2], heads: 4, seq_len: 64, head_dim: 32}
+)";
+
+TEST(Plan, AForwardOnlyPlanIsExactlyThePlanBeforeThePassAxis) {
+  const Plan before = plan_of(kTwoVariants);
+  const Plan forward = plan_of(std::string(kTwoVariants) + "passes: [forward]\n");
+  ASSERT_EQ(before.cases.size(), 2u * 2 * 2 * 2);
+  ASSERT_EQ(forward.cases.size(), before.cases.size());
+  for (std::size_t i = 0; i < before.cases.size(); ++i) {
+    EXPECT_EQ(before.cases[i].pass, Pass::forward);
+    EXPECT_EQ(forward.cases[i].plan_index, before.cases[i].plan_index);
+    EXPECT_TRUE(forward.cases[i].same_measurement(before.cases[i])) << forward.cases[i].label();
+  }
+  // A forward's label reads as it always did; other passes are named at its end.
+  EXPECT_EQ(before.cases[0].label(), "naive 1x4x64x32 bf16 causal");
+}
+
+TEST(Plan, PassesVaryFastestSoAVariantsPassesAreAdjacent) {
+  const Plan forward = plan_of(kTwoVariants);
+  const Plan plan = plan_of(std::string(kTwoVariants) + "passes: [forward, backward, forward_backward]\n");
+  ASSERT_EQ(plan.cases.size(), 3 * forward.cases.size());
+  std::set<std::string> labels;
+  for (std::size_t i = 0; i < plan.cases.size(); ++i) {
+    const Case& c = plan.cases[i];
+    EXPECT_EQ(c.plan_index, static_cast<int>(i));
+    EXPECT_EQ(c.pass, (std::vector<Pass>{Pass::forward, Pass::backward, Pass::forward_backward})[i % 3]);
+    // The passes of one case of the forward-only plan, in the order written.
+    const Case& base = forward.cases[i / 3];
+    EXPECT_EQ(c.variant, base.variant);
+    EXPECT_EQ(c.shape, base.shape);
+    EXPECT_EQ(c.dtype, base.dtype);
+    EXPECT_EQ(c.causal, base.causal);
+    EXPECT_EQ(c.same_measurement(base), c.pass == Pass::forward);
+    labels.insert(c.label());
+  }
+  EXPECT_EQ(labels.size(), plan.cases.size());
+  EXPECT_EQ(plan.cases[1].label(), "naive 1x4x64x32 bf16 causal backward");
+  EXPECT_EQ(plan.cases[5].label(), "sdpa_flash 1x4x64x32 bf16 causal forward_backward");
+}
+
+TEST(Plan, ExcludeRulesMatchThePassAndDuplicatesCountEveryPass) {
+  const Plan plan = plan_of(std::string(kTwoVariants) + R"(passes: [forward, backward]
+exclude:
+  - {variant: sdpa_flash, pass: backward}
+  - {dtype: fp32, pass: [backward, forward_backward]}
+)");
+  // 16 forwards; backwards of naive bf16 only: 2 batches x 2 masks.
+  ASSERT_EQ(plan.cases.size(), 16u + 4);
+  EXPECT_EQ(plan.excluded, 12);
+  for (const Case& c : plan.cases) {
+    if (c.pass == Pass::backward) EXPECT_TRUE(c.variant == "naive" && c.dtype == Dtype::bf16) << c.label();
+  }
+  const Plan twice = plan_of(R"(
+variants: [naive]
+dtypes: [bf16]
+passes: [forward, backward]
+shapes: [{batch: 1, heads: 4, seq_len: 64, head_dim: 32}, {batch: 1, heads: 4, seq_len: 64, head_dim: 32}]
+)");
+  EXPECT_EQ(twice.cases.size(), 2u);
+  EXPECT_EQ(twice.duplicates, 2);
+}
+
 TEST(Plan, ShippedQuickstartCoversGqaAndDecoding) {
   const Plan plan = make_plan(load_config(ATTNSWEEP_SOURCE_DIR "/configs/quickstart.yaml"));
   EXPECT_EQ(plan.cases.size(), 42u);

@@ -256,6 +256,40 @@ TEST_F(RunReaderTest, CasesComeBackInPlanOrderWithTheirIdentity) {
   EXPECT_TRUE(reader.cases(run_id + 1).empty());
 }
 
+TEST_F(RunReaderTest, ThePassAndTheBackwardColumnsComeBackAsStored) {
+  Store store(path_);
+  const std::int64_t run_id = store.begin_run(run_record("passes"));
+  auto [forward, forward_result] = cpu_case();
+  store.add_case(run_id, forward, forward_result);
+  Case backward = forward;
+  backward.plan_index = 1;
+  backward.pass = Pass::backward;
+  CaseResult backward_result = forward_result;
+  backward_result.grad_rel_error_q = 1.5e-3;
+  backward_result.grad_rel_error_k = 2.5e-3;
+  backward_result.grad_rel_error_v = 3e-4;
+  backward_result.sdpa_backend_backward = "flash_attention";
+  store.add_case(run_id, backward, backward_result);
+  store.finish_run(run_id, RunStatus::done);
+
+  const auto cases = RunReader(path_).cases(run_id);
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(cases[0].identity.pass, Pass::forward);
+  EXPECT_FALSE(cases[0].grad_rel_error_q.has_value());
+  EXPECT_EQ(cases[0].sdpa_backend_backward, "");
+  EXPECT_EQ(cases[1].identity.pass, Pass::backward);
+  EXPECT_TRUE(cases[1].identity.same_measurement(backward));
+  EXPECT_FALSE(cases[1].identity.same_measurement(cases[0].identity));
+  EXPECT_EQ(cases[1].grad_rel_error_q, 1.5e-3);
+  EXPECT_EQ(cases[1].grad_rel_error_k, 2.5e-3);
+  EXPECT_EQ(cases[1].grad_rel_error_v, 3e-4);
+  EXPECT_EQ(cases[1].sdpa_backend_backward, "flash_attention");
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(pass || ':' || ifnull(grad_rel_error_k, 'null'), ',') FROM "
+                          "(SELECT * FROM results ORDER BY plan_index)").getString(),
+            "forward:null,backward:0.0025");
+}
+
 TEST_F(RunReaderTest, GpuCaseComesBackFieldByField) {
   const auto run_id = write_run();
   const RunReader reader(path_);

@@ -404,6 +404,51 @@ TEST_F(StoreTest, MigratesASavedVersionEightDatabase) {
             db.execAndGet("SELECT count(*) FROM cases WHERE numerics IS NULL").getInt());
 }
 
+// tests/data/schema_v9.db: schema_v8.db migrated in place by the Store of main's build (commit
+// 31ad087, schema 9), then its naive case given a numerics verdict and its run other_processes_start
+// 0 with sqlite3, so version 9's own columns have values to keep. Version 10 adds the pass axis:
+// every older case is a forward, with no gradient errors; the results view shows both.
+TEST_F(StoreTest, MigratesASavedVersionNineDatabase) {
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(9, path_));
+  expect_migrated(path_, "saved-v7");
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE pass = 'forward' AND grad_rel_error_q IS NULL AND "
+                          "grad_rel_error_k IS NULL AND grad_rel_error_v IS NULL AND sdpa_backend_backward IS NULL")
+                .getInt(),
+            3);  // the two saved cases and the one expect_migrated added
+  EXPECT_EQ(db.execAndGet("SELECT numerics || '|' || numerics_bound || '|' || other_processes FROM cases "
+                          "WHERE variant = 'naive' AND status = 'ok'").getString(),
+            "ok|0.0001|0");
+  EXPECT_EQ(db.execAndGet("SELECT other_processes_start FROM runs").getInt(), 0);
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(pass || ':' || ifnull(grad_rel_error_v, 'null'), ',') FROM results")
+                .getString(),
+            "forward:null,forward:null,forward:null");
+}
+
+TEST_F(StoreTest, ThePassIsStoredAndTheSchemaRefusesAnUnknownOne) {
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record());
+  Case c{0, "naive", Shape{1, 1, 1, 8, 8, 8}, Dtype::fp32, true};
+  c.pass = Pass::forward_backward;
+  CaseResult r;
+  r.device = Device::cpu();
+  r.status = CaseStatus::unsupported;
+  store.add_case(run_id, c, r);
+  SQLite::Database db(path_, SQLite::OPEN_READWRITE);
+  EXPECT_EQ(db.execAndGet("SELECT pass FROM cases").getString(), "forward_backward");
+  // A row written without a pass (as by a tool of an older version) is a forward.
+  db.exec("INSERT INTO cases (run_id, plan_index, variant, batch, heads, kv_heads, seq_len_q, seq_len_kv, head_dim, "
+          "dtype, causal, device, status, flops, min_bytes, finished_at) "
+          "VALUES (" + std::to_string(run_id) + ", 1, 'naive', 1, 1, 1, 8, 8, 8, 'fp32', 1, 'cpu', 'ok', 0, 0, 'now')");
+  EXPECT_EQ(db.execAndGet("SELECT pass FROM cases WHERE plan_index = 1").getString(), "forward");
+  try {
+    db.exec("UPDATE cases SET pass = 'fwd' WHERE plan_index = 1");
+    ADD_FAILURE() << "the schema accepted pass 'fwd'";
+  } catch (const SQLite::Exception& error) {
+    EXPECT_NE(std::string(error.what()).find("CHECK constraint"), std::string::npos) << error.what();
+  }
+}
+
 TEST_F(StoreTest, TracePathsAreStoredRelativeToTheDatabaseAndAResumedOldRunKeepsItsOwn) {
   const fs::path folder = fs::path(path_).parent_path();
   Store store(path_);

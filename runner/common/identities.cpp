@@ -32,6 +32,10 @@ const std::vector<std::string>& names_of(MeasureRegime) {
   static const std::vector<std::string> names = {"sustained", "burst"};
   return names;
 }
+const std::vector<std::string>& names_of(Pass) {
+  static const std::vector<std::string> names = {"forward", "backward", "forward_backward"};
+  return names;
+}
 
 template <typename Enum>
 const char* name(Enum value) {
@@ -80,6 +84,7 @@ const char* to_string(Dtype dtype) { return name(dtype); }
 const char* to_string(SampleMode mode) { return name(mode); }
 const char* to_string(CaseOrder order) { return name(order); }
 const char* to_string(MeasureRegime regime) { return name(regime); }
+const char* to_string(Pass pass) { return name(pass); }
 
 std::optional<CaseStatus> parse_case_status(const std::string& text) { return parse<CaseStatus>(text); }
 std::optional<RunStatus> parse_run_status(const std::string& text) { return parse<RunStatus>(text); }
@@ -87,6 +92,7 @@ std::optional<Dtype> parse_dtype(const std::string& text) { return parse<Dtype>(
 std::optional<SampleMode> parse_sample_mode(const std::string& text) { return parse<SampleMode>(text); }
 std::optional<CaseOrder> parse_case_order(const std::string& text) { return parse<CaseOrder>(text); }
 std::optional<MeasureRegime> parse_measure_regime(const std::string& text) { return parse<MeasureRegime>(text); }
+std::optional<Pass> parse_pass(const std::string& text) { return parse<Pass>(text); }
 
 const std::vector<std::string>& case_status_names() { return names_of(CaseStatus{}); }
 const std::vector<std::string>& run_status_names() { return names_of(RunStatus{}); }
@@ -94,6 +100,7 @@ const std::vector<std::string>& dtype_names() { return names_of(Dtype{}); }
 const std::vector<std::string>& case_order_names() { return names_of(CaseOrder{}); }
 const std::vector<std::string>& measure_regime_names() { return names_of(MeasureRegime{}); }
 const std::vector<std::string>& sample_mode_names() { return names_of(SampleMode{}); }
+const std::vector<std::string>& pass_names() { return names_of(Pass{}); }
 
 int dtype_bytes(Dtype dtype) { return dtype == Dtype::fp32 ? 4 : 2; }
 
@@ -104,5 +111,6 @@ std::ostream& operator<<(std::ostream& out, Dtype dtype) { return out << to_stri
 std::ostream& operator<<(std::ostream& out, SampleMode mode) { return out << to_string(mode); }
 std::ostream& operator<<(std::ostream& out, CaseOrder order) { return out << to_string(order); }
 std::ostream& operator<<(std::ostream& out, MeasureRegime regime) { return out << to_string(regime); }
+std::ostream& operator<<(std::ostream& out, Pass pass) { return out << to_string(pass); }
 
 }  // namespace attnsweep

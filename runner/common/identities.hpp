@@ -61,6 +61,9 @@ enum class CaseOrder { plan, shuffled };
 // capped); burst: a cool-down before each sample until no power or thermal cap
 // is active and the SM clock is back at its maximum (docs/measurement.md).
 enum class MeasureRegime { sustained, burst };
+// What a case times (issue 23): the forward alone; the backward alone, after an
+// untimed forward that keeps its graph; or both, one training step of the layer.
+enum class Pass { forward, backward, forward_backward };
 
 const char* to_string(CaseStatus status);
 const char* to_string(RunStatus status);
@@ -68,6 +71,7 @@ const char* to_string(Dtype dtype);
 const char* to_string(SampleMode mode);
 const char* to_string(CaseOrder order);
 const char* to_string(MeasureRegime regime);
+const char* to_string(Pass pass);
 
 std::optional<CaseStatus> parse_case_status(const std::string& text);
 std::optional<RunStatus> parse_run_status(const std::string& text);
@@ -75,6 +79,7 @@ std::optional<Dtype> parse_dtype(const std::string& text);
 std::optional<SampleMode> parse_sample_mode(const std::string& text);
 std::optional<CaseOrder> parse_case_order(const std::string& text);
 std::optional<MeasureRegime> parse_measure_regime(const std::string& text);
+std::optional<Pass> parse_pass(const std::string& text);
 
 const std::vector<std::string>& case_status_names();
 const std::vector<std::string>& run_status_names();
@@ -82,6 +87,7 @@ const std::vector<std::string>& dtype_names();
 const std::vector<std::string>& case_order_names();
 const std::vector<std::string>& measure_regime_names();
 const std::vector<std::string>& sample_mode_names();
+const std::vector<std::string>& pass_names();
 
 // Bytes per element: 2 for bf16 and fp16, 4 for fp32.
 int dtype_bytes(Dtype dtype);
@@ -94,5 +100,6 @@ std::ostream& operator<<(std::ostream& out, Dtype dtype);
 std::ostream& operator<<(std::ostream& out, SampleMode mode);
 std::ostream& operator<<(std::ostream& out, CaseOrder order);
 std::ostream& operator<<(std::ostream& out, MeasureRegime regime);
+std::ostream& operator<<(std::ostream& out, Pass pass);
 
 }  // namespace attnsweep

@@ -19,16 +19,17 @@
 namespace attnsweep::compare {
 
 // What makes two cases of two runs the same measurement: the variant, shape,
-// dtype, mask and the kind of device (cpu or cuda; not its index).
+// dtype, mask, pass and the kind of device (cpu or cuda; not its index).
 struct CaseKey {
   std::string variant;
   Shape shape;
   Dtype dtype = Dtype::bf16;
   bool causal = true;
   DeviceKind device_kind = DeviceKind::cpu;
+  Pass pass = Pass::forward;
 
   static CaseKey of(const storage::CaseRow& row);
-  std::string label() const;  // "sdpa_flash 8x16x1024x64 bf16 causal cuda"
+  std::string label() const;  // "sdpa_flash 8x16x1024x64 bf16 causal cuda"; "... causal backward cuda"
   bool operator<(const CaseKey& other) const;
   bool operator==(const CaseKey& other) const;
 };

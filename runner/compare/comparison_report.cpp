@@ -247,6 +247,7 @@ Json key_json(const CaseKey& key) {
               {"head_dim", key.shape.head_dim},
               {"dtype", to_string(key.dtype)},
               {"causal", key.causal},
+              {"pass", to_string(key.pass)},
               {"device", key.device_kind == DeviceKind::cuda ? "cuda" : "cpu"}};
 }
 

@@ -46,6 +46,8 @@ struct Config {
   std::map<std::string, OpLibrarySpec> op_libraries;  // the variants of kind op_library, by name
   std::vector<Dtype> dtypes;
   std::vector<bool> causal;
+  std::vector<Pass> passes = {Pass::forward};  // what each case times (issue 23); in the order written
+  SourceLocation passes_where;                 // where `passes` was written; none when defaulted
   std::vector<ShapeBlock> shapes;
   std::vector<ExcludeRule> exclude;
   MeasureSettings measure;

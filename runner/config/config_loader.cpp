@@ -34,15 +34,15 @@ constexpr std::int64_t kMaxDimension = std::int64_t(1) << 24;
 // deeper is a runaway bracket, refused long before yaml-cpp's recursion limit.
 constexpr int kMaxNesting = 32;
 
-const std::vector<std::string> kTopLevelKeys = {"name",   "description", "device", "seed",   "variants",
-                                                "dtypes", "causal",      "shapes", "exclude", "measure"};
+const std::vector<std::string> kTopLevelKeys = {"name",   "description", "device", "seed",    "variants", "dtypes",
+                                                "causal", "passes",      "shapes", "exclude", "measure"};
 const std::vector<std::string> kShapeKeys = {"batch",     "heads",      "kv_heads", "seq_len",
                                              "seq_len_q", "seq_len_kv", "head_dim", "zip"};
 const std::vector<std::string> kOpLibraryKeys = {"name",  "kind",   "library", "op",    "layout",
                                                  "causal", "scale", "fixed",   "output"};
-const std::vector<std::string> kExcludeKeys = {"variant",  "dtype",   "causal",    "batch",
-                                               "heads",    "kv_heads", "seq_len",  "seq_len_q",
-                                               "seq_len_kv", "head_dim"};
+const std::vector<std::string> kExcludeKeys = {"variant",  "dtype",   "causal",    "pass",
+                                               "batch",    "heads",   "kv_heads",  "seq_len",
+                                               "seq_len_q", "seq_len_kv", "head_dim"};
 
 SourceLocation location(const YAML::Mark& mark) {
   if (mark.line < 0) return {};
@@ -220,6 +220,10 @@ class Loader {
     require(root, "dtypes", "a list of " + text::join(dtype_names(), ", "));
     for (const auto& dtype : names(root["dtypes"], "dtypes", dtype_names())) config.dtypes.push_back(*parse_dtype(dtype));
     config.causal = root["causal"] ? booleans(root["causal"], "causal") : std::vector<bool>{true};
+    if (root["passes"]) {
+      config.passes_where = location(root["passes"].Mark());
+      config.passes = passes(root["passes"]);
+    }
 
     require(root, "shapes", "a mapping of shape axes, or a list of such mappings");
     config.shapes_where = location(root["shapes"].Mark());
@@ -371,6 +375,21 @@ class Loader {
         fail(item, key, message + " Allowed: " + text::join(allowed, ", "));
       }
       if (std::find(out.begin(), out.end(), value) == out.end()) out.push_back(value);
+    }
+    return out;
+  }
+
+  // `passes`: pass names in the order written, each once (a pass listed twice is
+  // a mistake, not a second measurement of it).
+  std::vector<Pass> passes(const YAML::Node& node) const {
+    std::vector<Pass> out;
+    for (const auto& item : items(node, "passes")) {
+      const std::string value = names(item, "passes", pass_names()).front();
+      const Pass pass = *parse_pass(value);
+      if (std::find(out.begin(), out.end(), pass) != out.end()) {
+        fail(item, "passes", "'" + value + "' is listed twice; give each pass once. Allowed: " + text::join(pass_names(), ", "));
+      }
+      out.push_back(pass);
     }
     return out;
   }
@@ -589,6 +608,8 @@ class Loader {
           values = names(entry.second, field_key, dtype_names());
         } else if (field == "causal") {
           for (bool value : booleans(entry.second, field_key)) values.push_back(value ? "true" : "false");
+        } else if (field == "pass") {
+          values = names(entry.second, field_key, pass_names());
         } else {
           for (auto value : sizes(entry.second, field_key)) values.push_back(std::to_string(value));
         }

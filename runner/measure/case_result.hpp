@@ -49,6 +49,10 @@ struct CaseResult {
   std::optional<double> rel_error;
   std::optional<NumericsVerdict> numerics;  // empty when the accuracy check did not run
   std::optional<double> numerics_bound;     // the dtype's bound the verdict used
+  // Backward passes (issue 23; not measured yet, so empty): dq, dk and dv against
+  // float64 autograd, and for sdpa_* the backend that ran the backward.
+  std::optional<double> grad_rel_error_q, grad_rel_error_k, grad_rel_error_v;
+  std::string sdpa_backend_backward;
   std::optional<std::int64_t> peak_mem_bytes;
   double flops = 0;
   double min_bytes = 0;

@@ -23,6 +23,19 @@ double forward_flops(const Shape& shape, bool causal) {
          static_cast<double>(shape.head_dim) * attended_pairs(shape, causal);
 }
 
+double flops_per_forward_multiple(Pass pass) {
+  switch (pass) {
+    case Pass::forward: return 1.0;
+    case Pass::backward: return 2.5;
+    case Pass::forward_backward: return 3.5;
+  }
+  return 1.0;
+}
+
+double pass_flops(const Shape& shape, bool causal, Pass pass) {
+  return flops_per_forward_multiple(pass) * forward_flops(shape, causal);
+}
+
 double forward_min_bytes(const Shape& shape, Dtype dtype) {
   const double b = static_cast<double>(shape.batch), d = static_cast<double>(shape.head_dim);
   const double q_and_out = 2 * b * static_cast<double>(shape.heads) * static_cast<double>(shape.seq_len_q) * d;

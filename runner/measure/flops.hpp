@@ -15,6 +15,12 @@ extern const char* const kFlopConvention;
 double attended_pairs(const Shape& shape, bool causal);
 // Forward FLOPs: two matrix products of 2*D FLOPs per attended pair and head.
 double forward_flops(const Shape& shape, bool causal);
+// FLOPs of one timed pass, FlashAttention's convention: a backward is 2.5 forwards (five
+// matrix products of the forward's size against the forward's two), a training step of the
+// layer (forward_backward) 3.5. Not yet part of kFlopConvention's text: forward-only runs must
+// keep theirs so that compare goes on matching them with earlier runs (issue 23, open).
+double flops_per_forward_multiple(Pass pass);
+double pass_flops(const Shape& shape, bool causal, Pass pass);
 // Fewest bytes a forward must move: read q, k, v once and write the output once.
 double forward_min_bytes(const Shape& shape, Dtype dtype);
 

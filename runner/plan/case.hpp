@@ -1,6 +1,6 @@
 #pragma once
-// One measurement to make: a variant on a shape, dtype and mask. Plain data,
-// so a case can be handed to a worker process or stored as is.
+// One measurement to make: a variant on a shape, dtype and mask, and the pass
+// it times. Plain data, so a case can be handed to a worker process or stored as is.
 #include <cstdint>
 #include <string>
 
@@ -32,8 +32,17 @@ struct Case {
   Dtype dtype = Dtype::bf16;
   bool causal = true;
   SourceLocation where;  // the `shapes` entry it came from, for messages about the case (not stored)
+  Pass pass = Pass::forward;
 
-  std::string label() const;  // "sdpa_flash 8x16x1024x64 bf16 causal"
+  // "sdpa_flash 8x16x1024x64 bf16 causal"; a pass other than forward is named
+  // at the end ("... causal backward"), so forward labels read as they always did.
+  std::string label() const;
+  // The same measurement: variant, shape, dtype, mask and pass (not plan_index
+  // or where). What merge, resume and compare match cases by.
+  bool same_measurement(const Case& other) const {
+    return variant == other.variant && shape == other.shape && dtype == other.dtype && causal == other.causal &&
+           pass == other.pass;
+  }
 };
 
 }  // namespace attnsweep

@@ -21,7 +21,8 @@ std::string Shape::label() const {
 }
 
 std::string Case::label() const {
-  return variant + " " + shape.label() + " " + to_string(dtype) + (causal ? " causal" : " full");
+  std::string text = variant + " " + shape.label() + " " + to_string(dtype) + (causal ? " causal" : " full");
+  return pass == Pass::forward ? text : text + " " + to_string(pass);
 }
 
 namespace {
@@ -79,6 +80,7 @@ std::string field_value(const Case& c, const std::string& field) {
   if (field == "seq_len_q") return std::to_string(c.shape.seq_len_q);
   if (field == "seq_len_kv") return std::to_string(c.shape.seq_len_kv);
   if (field == "head_dim") return std::to_string(c.shape.head_dim);
+  if (field == "pass") return to_string(c.pass);
   return "";
 }
 
@@ -120,7 +122,9 @@ Plan make_plan(const Config& config) {
   std::size_t listed = 0;
   for (const auto& block : config.shapes) listed = std::min(listed + listed_shapes(block), kMaxCases + 1);
   const std::size_t total = capped_product(
-      capped_product(capped_product(listed, config.dtypes.size()), config.causal.size()), config.variants.size());
+      capped_product(capped_product(capped_product(listed, config.dtypes.size()), config.causal.size()),
+                     config.variants.size()),
+      config.passes.size());
   if (total > kMaxCases) {
     throw ConfigError(config.source_path, config.shapes_where, "shapes",
                       "the sweep would have more than " + std::to_string(kMaxCases) + " cases; at most " +
@@ -143,24 +147,29 @@ Plan make_plan(const Config& config) {
       if (seen.insert({shape.batch, shape.heads, shape.kv_heads, shape.seq_len_q, shape.seq_len_kv, shape.head_dim}).second) {
         shapes.emplace_back(shape, block.where);
       } else {
-        plan.duplicates += static_cast<int>(config.dtypes.size() * config.causal.size() * config.variants.size());
+        plan.duplicates += static_cast<int>(config.dtypes.size() * config.causal.size() * config.variants.size() *
+                                            config.passes.size());
       }
     }
   }
-  // Variants vary fastest, so the cases of one shape share inputs and run together.
+  // Variants vary fastest but for the pass, so the cases of one shape share inputs
+  // and run together, and a variant's passes are adjacent. With passes [forward]
+  // (the default) the plan is exactly what it was before the pass axis.
   for (const auto& [shape, where] : shapes) {
     for (const auto& dtype : config.dtypes) {
       for (bool causal : config.causal) {
         for (const auto& variant : config.variants) {
-          Case c{0, variant, shape, dtype, causal, where};
-          const bool excluded = std::any_of(config.exclude.begin(), config.exclude.end(),
-                                            [&](const ExcludeRule& rule) { return matches(rule, c); });
-          if (excluded) {
-            ++plan.excluded;
-            continue;
+          for (const Pass pass : config.passes) {
+            Case c{0, variant, shape, dtype, causal, where, pass};
+            const bool excluded = std::any_of(config.exclude.begin(), config.exclude.end(),
+                                              [&](const ExcludeRule& rule) { return matches(rule, c); });
+            if (excluded) {
+              ++plan.excluded;
+              continue;
+            }
+            c.plan_index = static_cast<int>(plan.cases.size());
+            plan.cases.push_back(c);
           }
-          c.plan_index = static_cast<int>(plan.cases.size());
-          plan.cases.push_back(c);
         }
       }
     }

@@ -1,10 +1,16 @@
 #include "runner/report/plan_table.hpp"
 
+#include <algorithm>
+
 #include "runner/variants/variant_names.hpp"
 
 namespace attnsweep::report {
 
+// The pass column shows only when a case times something other than the
+// forward, so a forward-only plan (every config before issue 23) reads as before.
 Table plan_table(const Plan& plan, const Device& device) {
+  const bool show_pass =
+      std::any_of(plan.cases.begin(), plan.cases.end(), [](const Case& c) { return c.pass != Pass::forward; });
   Table table;
   table.columns = {{"#", "", Align::right},
                    {"variant"},
@@ -15,16 +21,20 @@ Table plan_table(const Plan& plan, const Device& device) {
                    {"seq_len_kv", "", Align::right},
                    {"head_dim", "", Align::right},
                    {"dtype"},
-                   {"causal"},
-                   {"note", "", Align::left, ""}};
+                   {"causal"}};
+  if (show_pass) table.columns.push_back({"pass"});
+  table.columns.push_back({"note", "", Align::left, ""});
   for (const Case& c : plan.cases) {
     const VariantInfo* info = find_variant_info(c.variant);
     const bool runs = info && variant_runs_on(*info, device);
-    table.add_row({Cell::integer(c.plan_index), Cell::text(c.variant), Cell::integer(c.shape.batch),
-                   Cell::integer(c.shape.heads), Cell::integer(c.shape.kv_heads), Cell::integer(c.shape.seq_len_q),
-                   Cell::integer(c.shape.seq_len_kv), Cell::integer(c.shape.head_dim), Cell::text(to_string(c.dtype)),
-                   Cell::text(c.causal ? "yes" : "no"),
-                   runs ? Cell::null() : Cell::text("unsupported on " + device.to_string())});
+    std::vector<Cell> row = {Cell::integer(c.plan_index),      Cell::text(c.variant),
+                             Cell::integer(c.shape.batch),     Cell::integer(c.shape.heads),
+                             Cell::integer(c.shape.kv_heads),  Cell::integer(c.shape.seq_len_q),
+                             Cell::integer(c.shape.seq_len_kv), Cell::integer(c.shape.head_dim),
+                             Cell::text(to_string(c.dtype)),   Cell::text(c.causal ? "yes" : "no")};
+    if (show_pass) row.push_back(Cell::text(to_string(c.pass)));
+    row.push_back(runs ? Cell::null() : Cell::text("unsupported on " + device.to_string()));
+    table.add_row(row);
   }
   return table;
 }
