@@ -302,6 +302,8 @@ SELECT
   -- this case's rel_error over the smallest of the run's variants at the same shape, dtype, mask and pass
   c.rel_error / min(CASE WHEN c.rel_error > 0 THEN c.rel_error END) OVER (PARTITION BY c.run_id, c.batch, c.heads,
      c.kv_heads, c.seq_len_q, c.seq_len_kv, c.head_dim, c.dtype, c.causal, c.pass, c.device) AS rel_error_vs_best,
-  c.grad_rel_error_q, c.grad_rel_error_k, c.grad_rel_error_v
+  c.grad_rel_error_q, c.grad_rel_error_k, c.grad_rel_error_v,
+  max(c.grad_rel_error_q, c.grad_rel_error_k, c.grad_rel_error_v) AS grad_rel_error_max,  -- the worst gradient
+  c.sdpa_backend_backward
 FROM cases c JOIN runs r USING (run_id)
 LEFT JOIN run_devices d ON d.run_id = c.run_id AND d.device = c.device AND d.shard_index IS c.shard_index;

@@ -131,10 +131,10 @@ TEST_F(Cli, PlanListsCasesWithTheirCountAndRunsNothing) {
   EXPECT_NE(bad_device.output.find("unknown device 'tpu'; allowed: auto, cpu, cuda, cuda:N"), std::string::npos);
 }
 
-// Issue 23, before the backward is timed: `plan` lists every pass, `run` refuses
-// a pass other than forward (exit 2, one line, nothing created) rather than store
-// a forward's numbers under a backward's name.
-TEST_F(Cli, PassesOtherThanForwardArePlannedButNotRunYet) {
+// Issue 23: `passes:` adds a pass axis. A forward-only plan shows no pass column;
+// with backward passes the plan and the run's summary show the pass, and the
+// run stores each pass as its own case.
+TEST_F(Cli, PassesOtherThanForwardArePlannedRunAndStoredAsCasesOfTheirOwn) {
   const Outcome forward = run("plan " + write("forward.yaml", kTinyConfig) + " --device cpu");
   EXPECT_EQ(forward.exit_code, 0) << forward.output;
   EXPECT_EQ(forward.output.find("pass"), std::string::npos) << "no pass column for a forward-only plan:\n" << forward.output;
@@ -146,12 +146,18 @@ TEST_F(Cli, PassesOtherThanForwardArePlannedButNotRunYet) {
   EXPECT_NE(plan.output.find(" pass "), std::string::npos) << plan.output;
   EXPECT_NE(plan.output.find(" backward "), std::string::npos) << plan.output;
 
-  const Outcome refused = run("run " + config + " --device cpu --db " + path("r.db"));
-  EXPECT_EQ(refused.exit_code, 2);
-  EXPECT_EQ(refused.output, "error: " + config +
-                                ":6:9: passes: backward and forward_backward are not measured yet (issue 23); "
-                                "`attnsweep plan` lists their cases, `attnsweep run` takes passes: [forward] only for now\n");
-  EXPECT_FALSE(fs::exists(path("r.db")));
+  const Outcome ran = run("run " + config + " --device cpu --db " + path("r.db"));
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  EXPECT_NE(ran.output.find(" pass "), std::string::npos) << ran.output;
+  EXPECT_NE(ran.output.find(" grad_err "), std::string::npos) << ran.output;
+  SQLite::Database db(path("r.db"));
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE pass = 'backward'").getInt(), 8);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE pass = 'forward'").getInt(), 8);
+  // Every case that ran has its gradients checked in the backward pass, and none in the forward.
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE pass = 'backward' AND status = 'ok' AND "
+                          "grad_rel_error_max IS NULL").getInt(), 0);
+  EXPECT_GT(db.execAndGet("SELECT count(*) FROM results WHERE pass = 'backward' AND status = 'ok'").getInt(), 0);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE pass = 'forward' AND grad_rel_error_q IS NOT NULL").getInt(), 0);
 }
 
 TEST_F(Cli, VariantsListsEveryVariantAndWhereItRuns) {

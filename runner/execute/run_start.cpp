@@ -1,5 +1,6 @@
 #include "runner/execute/run_start.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "runner/common/errors.hpp"
@@ -68,7 +69,8 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
     record.ceiling_bf16_tflops = ceilings.bf16_tflops;
     record.ceiling_copy_gbps = ceilings.copy_gbps;
   }
-  record.flop_convention = kFlopConvention;
+  record.flop_convention = flop_convention(std::any_of(config.passes.begin(), config.passes.end(),
+                                                      [](Pass pass) { return pass != Pass::forward; }));
   record.measure = config.measure;
   record.planned_cases = run.planned_cases;
   record.sweep_cases = run.sweep_cases;

@@ -30,7 +30,6 @@
 #include "runner/execute/trace_paths.hpp"
 #include "runner/execute/worker.hpp"
 #include "runner/execute/worker_executor.hpp"
-#include "runner/measure/measured_passes.hpp"
 #include "runner/plan/cost.hpp"
 #include "runner/plan/plan.hpp"
 #include "runner/plan/shard.hpp"
@@ -225,7 +224,6 @@ std::vector<Device> devices_for_gpus(const std::string& gpus, const Device& requ
 SweepOutcome run_sweep(const SweepRequest& request) {
   // Everything the user gave is checked before the database is touched.
   const Config config = load_config(request.config_path);
-  refuse_unmeasured_passes(config);  // never a forward's numbers under a backward's name
   // Op libraries are loaded and their mappings checked now: a missing file or
   // op, or a wrong mapping, is bad input (exit 2) before anything is stored.
   // A check process loads them first: one that crashes, hangs or exits while

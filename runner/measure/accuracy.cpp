@@ -1,11 +1,11 @@
 #include "runner/measure/accuracy.hpp"
 
 #include <ATen/ATen.h>
-#include <cuda_runtime_api.h>
 
 #include <cmath>
 #include <optional>
 
+#include "runner/measure/device_copy.hpp"
 #include "runner/variants/naive_attention.hpp"
 
 namespace attnsweep {
@@ -14,28 +14,10 @@ namespace {
 // References larger than this are recomputed for every variant instead of kept.
 constexpr std::int64_t kReferenceCacheBytes = std::int64_t{1} << 30;
 
-// A copy of a CUDA tensor in memory of its own (cudaMalloc), outside PyTorch's
-// caching allocator, so that a reference kept across cases is not counted in
-// their peak_mem_bytes. Empty when the device has no room (then not kept).
-std::optional<at::Tensor> copy_outside_allocator(const at::Tensor& tensor) {
-  void* data = nullptr;
-  if (cudaMalloc(&data, tensor.nbytes()) != cudaSuccess) {
-    (void)cudaGetLastError();  // out of memory is not sticky; clear it
-    return std::nullopt;
-  }
-  at::Tensor copy = at::from_blob(data, tensor.sizes(), [](void* pointer) { cudaFree(pointer); }, tensor.options());
-  copy.copy_(tensor);
-  return copy;
-}
-
 }  // namespace
 
 void AccuracyCheck::keep(const at::Tensor& reference) {
-  if (!cuda_) {
-    reference_.push_back(reference);
-  } else if (auto copy = copy_outside_allocator(reference)) {
-    reference_.push_back(std::move(*copy));
-  }
+  if (auto copy = copy_outside_caching_allocator(reference, cuda_)) reference_.push_back(std::move(*copy));
 }
 
 double AccuracyCheck::relative_error(const at::Tensor& output, const AttentionInputs& inputs) {

@@ -23,11 +23,13 @@
 #include "runner/measure/accuracy.hpp"
 #include "runner/measure/consistent_profile.hpp"
 #include "runner/measure/failed_result.hpp"
+#include "runner/measure/gradient_check.hpp"
 #include "runner/measure/graph_timing.hpp"
 #include "runner/measure/input_guard.hpp"
 #include "runner/measure/inputs.hpp"
 #include "runner/measure/output_check.hpp"
 #include "runner/measure/sampling.hpp"
+#include "runner/measure/timed_pass.hpp"
 #include "runner/measure/timer.hpp"
 #include "runner/variants/registry.hpp"
 #include "runner/variants/variant_names.hpp"
@@ -83,8 +85,10 @@ class PhaseClock {
 
 }  // namespace
 
-// The order of one case: inputs and support check, accuracy, warm-up, eager
-// timing, graph timing, profiling, peak memory. Each step is its own file.
+// The order of one case: inputs and support check, accuracy (and for a
+// backward pass the gradients), warm-up, eager timing, graph timing, profiling,
+// peak memory. Each step is its own file; what a sample of each pass runs is
+// timed_pass.hpp.
 struct CaseRunner::Impl {
   Device device;
   std::string gpu_uuid;  // read at the first case
@@ -92,6 +96,7 @@ struct CaseRunner::Impl {
   std::uint64_t seed;
   std::unique_ptr<Timer> timer;
   AccuracyCheck accuracy;
+  GradientCheck gradients;
   ConsistentProfiler profiler;
   // The inputs of the last case: the plan runs all variants of a shape and dtype
   // back to back, and on the CPU device drawing large inputs anew for each would
@@ -99,6 +104,10 @@ struct CaseRunner::Impl {
   std::string inputs_key;
   std::optional<AttentionInputs> inputs_cache;
   InputGuard inputs_guard;  // what the shared inputs held when drawn
+  // For the backward passes of those inputs: the same tensors as leaves that
+  // require grad, and the seeded upstream gradient; made at the first such case.
+  std::optional<AttentionInputs> leaves;
+  at::Tensor grad_output;
   double run_cooldown_left_s;  // burst: what is left of this process's cool-down allowance
 
   Impl(const Device& device_in, MeasureSettings settings_in, std::uint64_t seed_in)
@@ -107,6 +116,7 @@ struct CaseRunner::Impl {
         seed(seed_in),
         timer(make_timer(device_in, settings_in.l2_flush, settings_in.hide_launch_latency)),
         accuracy(device_in),
+        gradients(device_in),
         profiler(device_in),
         run_cooldown_left_s(settings_in.burst_cooldown_run_max_s) {}
 
@@ -123,6 +133,9 @@ struct CaseRunner::Impl {
 
   void drop_inputs() {
     accuracy.forget();
+    gradients.forget();
+    leaves.reset();
+    grad_output = at::Tensor();
     inputs_cache.reset();
     inputs_key.clear();
   }
@@ -153,49 +166,107 @@ struct CaseRunner::Impl {
     return stats.allocated_bytes[static_cast<std::size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak;
   }
 
+  // The case's forward output, checked before anything is timed: it must be
+  // what the inputs call for, then its error against float64 gives the verdict.
+  void check_output(const Case& c, const at::Tensor& output, const AttentionInputs& inputs, CaseResult& result) {
+    const at::NoGradGuard no_grad;  // a backward's output carries a graph; its check must not extend it
+    const std::string mismatch = output_mismatch(output, inputs);
+    if (!mismatch.empty()) throw WrongOutput(c.variant + ": " + mismatch);
+    if (!settings.accuracy_check) return;
+    const double error = accuracy.relative_error(output, inputs);
+    std::optional<double> finite_error;
+    if (std::isfinite(error)) {
+      finite_error = error;
+    } else {
+      result.warnings.push_back("output is not finite (NaN or Inf); rel_error left empty");
+    }
+    result.rel_error = finite_error;
+    result.numerics = judge_numerics(finite_error, c.dtype);
+    result.numerics_bound = numerics_bound(c.dtype);
+  }
+
+  // dq, dk and dv of the pass's first backward against float64 autograd. The
+  // verdict is the worst of the forward's and the three gradients' errors.
+  void check_gradients(const Case& c, const TimedPass& pass, const AttentionInputs& leaves, CaseResult& result) {
+    const auto& grads = pass.grads();
+    const at::Tensor* inputs[] = {&leaves.query, &leaves.key, &leaves.value};
+    const char* names[] = {"dq", "dk", "dv"};
+    for (std::size_t i = 0; i < 3; ++i) {
+      if (!grads[i].defined() || grads[i].sizes() != inputs[i]->sizes() ||
+          grads[i].scalar_type() != inputs[i]->scalar_type() || grads[i].device() != inputs[i]->device()) {
+        throw WrongOutput(c.variant + ": the backward's " + names[i] + " is not shaped like its input");
+      }
+    }
+    if (!settings.accuracy_check) return;
+    const at::NoGradGuard no_grad;
+    const GradientErrors errors = gradients.relative_errors(grads, leaves, grad_output);
+    std::optional<double> worst = result.rel_error;  // empty when the output was not finite
+    bool finite = result.rel_error.has_value();
+    const auto keep = [&](double error, std::optional<double>& stored, const char* name) {
+      if (!std::isfinite(error)) {
+        finite = false;
+        result.warnings.push_back(std::string(name) + " is not finite (NaN or Inf); grad_rel_error_" + name[1] +
+                                  " left empty");
+        return;
+      }
+      stored = error;
+      if (worst) worst = std::max(*worst, error);
+    };
+    keep(errors.query, result.grad_rel_error_q, "dq");
+    keep(errors.key, result.grad_rel_error_k, "dk");
+    keep(errors.value, result.grad_rel_error_v, "dv");
+    result.numerics = judge_numerics(finite ? worst : std::nullopt, c.dtype);
+  }
+
   void measure(const Case& c, const Variant& variant, const std::string& trace_path, CaseResult& result) {
     PhaseClock clock;
-    const AttentionInputs& inputs = inputs_for(c);
-    const Support support = variant.check(inputs);
-    clock.end(result.phases.setup);
-    if (!support.supported) {
-      result.status = CaseStatus::unsupported;
-      result.error_message = support.reason;
-      return;
-    }
-    result.sdpa_backend = variant.sdpa_backend(inputs);
-
-    // One forward, checked before anything is timed: the output must be what
-    // the inputs call for, then its error against float64 gives the verdict.
-    // (Scoped: the output is freed before the peak-memory count starts.)
-    {
-      const at::Tensor first_output = variant.forward(inputs);
-      const std::string mismatch = output_mismatch(first_output, inputs);
-      if (!mismatch.empty()) throw WrongOutput(c.variant + ": " + mismatch);
-      if (settings.accuracy_check) {
-        const double error = accuracy.relative_error(first_output, inputs);
-        std::optional<double> finite_error;
-        if (std::isfinite(error)) {
-          finite_error = error;
-        } else {
-          result.warnings.push_back("output is not finite (NaN or Inf); rel_error left empty");
-        }
-        result.rel_error = finite_error;
-        result.numerics = judge_numerics(finite_error, c.dtype);
-        result.numerics_bound = numerics_bound(c.dtype);
+    const AttentionInputs& shared_inputs = inputs_for(c);
+    const bool differentiating = c.pass != Pass::forward;
+    if (differentiating) {
+      if (const std::string refusal = variant.backward_refusal(shared_inputs); !refusal.empty()) {
+        result.status = CaseStatus::unsupported;
+        result.error_message = refusal;
+        return;
       }
+      if (!leaves) leaves = as_leaves(shared_inputs);
+      if (!grad_output.defined()) grad_output = make_grad_output(c, device, seed);
+    }
+    const AttentionInputs& inputs = differentiating ? *leaves : shared_inputs;
+    {
+      // Backends are chosen with grad in mind (PyTorch's checks look at
+      // requires_grad), so a backward pass asks with grad mode on; an op
+      // library's laid-out copies are then made on the path back to the leaves.
+      const at::AutoGradMode grad_mode(differentiating);
+      const Support support = variant.check(inputs);
+      clock.end(result.phases.setup);
+      if (!support.supported) {
+        result.status = CaseStatus::unsupported;
+        result.error_message = support.reason;
+        return;
+      }
+      result.sdpa_backend = variant.sdpa_backend(inputs);
+    }
+
+    TimedPass pass(c.pass, variant, inputs, grad_output, forwards_per_call_for_tests(c.variant));
+    if (!differentiating) {
+      // Scoped: the output is freed before the peak-memory count starts.
+      const at::Tensor first_output = variant.forward(inputs);
+      check_output(c, first_output, inputs, result);
+    } else {
+      if (pass.before) pass.before();
+      pass.call();
+      check_output(c, pass.output(), inputs, result);
+      result.sdpa_backend_backward = variant.sdpa_backend_backward(pass.output());
+      check_gradients(c, pass, inputs, result);
+      pass.release();  // freed before the peak-memory count starts
     }
     reset_memory_statistics();
     clock.end(result.phases.accuracy);
 
-    at::Tensor output;
-    const int forwards_per_call = forwards_per_call_for_tests(c.variant);
-    const std::function<void()> forward = [&] {
-      for (int i = 0; i < forwards_per_call; ++i) output = variant.forward(inputs);
-    };
     for (int i = 0; i < settings.warmup; ++i) {
       if (interrupt_requested()) throw Interrupted{};
-      forward();
+      if (pass.before) pass.before();
+      pass.call();
     }
     synchronize_device(device);
     clock.end(result.phases.warmup);
@@ -203,12 +274,13 @@ struct CaseRunner::Impl {
     CooldownBudget cooldown{settings.burst_cooldown_case_max_s, &run_cooldown_left_s};
     SamplingSettings sampling = SamplingSettings::from(settings);
     sampling.cooldown_budget = &cooldown;
-    time_eager(*timer, forward, sampling, device.is_cuda(), settings.hide_launch_latency, result);
+    time_eager(*timer, pass.call, sampling, device.is_cuda(), settings.hide_launch_latency, result, pass.before);
     clock.end(result.phases.timing);
-    if (device.is_cuda() && settings.cuda_graph) time_graph(*timer, forward, sampling, result);
+    if (device.is_cuda() && settings.cuda_graph) time_graph(*timer, pass.captured, sampling, result, pass.before_capture);
     clock.end(result.phases.graph);
     result.cooldown_budget_exhausted = cooldown.exhausted;
-    profiler.profile(forward, settings.profiled_forwards, settings.max_profile_attempts, trace_path, result);
+    profiler.profile(pass.call, settings.profiled_forwards, settings.max_profile_attempts, trace_path, result,
+                     pass.before);
     clock.end(result.phases.profile);
     result.peak_mem_bytes = peak_memory_bytes();
   }

@@ -2,15 +2,15 @@
 
 namespace attnsweep {
 
-void ConsistentProfiler::profile(const std::function<void()>& forward, int forwards, int max_attempts,
-                                 const std::string& trace_path, CaseResult& result) {
+void ConsistentProfiler::profile(const std::function<void()>& call, int forwards, int max_attempts,
+                                 const std::string& trace_path, CaseResult& result, const std::function<void()>& before) {
   if (!warm_) {
-    profiler_.warm_up(forward);
+    profiler_.warm_up(call, before);
     warm_ = true;
   }
   ProfileSummary summary;
   for (int attempt = 1; attempt <= max_attempts; ++attempt) {
-    const auto events = profiler_.profile(forward, forwards, trace_path);
+    const auto events = profiler_.profile(call, forwards, trace_path, before);
     summary = attribute_events(events, forwards, cuda_);
     summary.attempts = attempt;
     if (summary.counts_consistent) break;

@@ -17,9 +17,10 @@ class ConsistentProfiler {
 
   // Sets result.profile (and result.trace_path when a trace was written); adds
   // a warning when no attempt gave equal counts in every forward. The first call
-  // of a process also pays CUPTI's start-up in a throwaway session.
-  void profile(const std::function<void()>& forward, int forwards, int max_attempts, const std::string& trace_path,
-               CaseResult& result);
+  // of a process also pays CUPTI's start-up in a throwaway session. `before`,
+  // when set, runs ahead of each profiled pass, outside its label (a backward's forward).
+  void profile(const std::function<void()>& call, int forwards, int max_attempts, const std::string& trace_path,
+               CaseResult& result, const std::function<void()>& before = {});
 
  private:
   KinetoProfiler profiler_;

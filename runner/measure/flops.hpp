@@ -17,11 +17,19 @@ double attended_pairs(const Shape& shape, bool causal);
 double forward_flops(const Shape& shape, bool causal);
 // FLOPs of one timed pass, FlashAttention's convention: a backward is 2.5 forwards (five
 // matrix products of the forward's size against the forward's two), a training step of the
-// layer (forward_backward) 3.5. Not yet part of kFlopConvention's text: forward-only runs must
-// keep theirs so that compare goes on matching them with earlier runs (issue 23, open).
+// layer (forward_backward) 3.5.
 double flops_per_forward_multiple(Pass pass);
 double pass_flops(const Shape& shape, bool causal, Pass pass);
 // Fewest bytes a forward must move: read q, k, v once and write the output once.
 double forward_min_bytes(const Shape& shape, Dtype dtype);
+// Fewest bytes of one timed pass: the forward's; a backward reads q, k, v, the
+// output and its gradient and writes dq, dk, dv; a training step reads q, k, v
+// and the output's gradient and writes the output, dq, dk, dv: the same count.
+double pass_min_bytes(const Shape& shape, Dtype dtype, Pass pass);
+// The convention a run stores (runs.flop_convention): kFlopConvention, plus the
+// passes' multiples when the run has a pass other than forward. Forward-only
+// runs keep the text they always had, so compare finds no difference with
+// earlier runs; a run with backward passes says how its numbers were made.
+std::string flop_convention(bool has_backward_passes);
 
 }  // namespace attnsweep

@@ -43,8 +43,8 @@ void end_open_capture(cudaStream_t stream) {
 
 }  // namespace
 
-void time_graph(Timer& timer, const std::function<void()>& forward, const SamplingSettings& settings,
-                CaseResult& result) {
+void time_graph(Timer& timer, const std::function<void()>& captured, const SamplingSettings& settings,
+                CaseResult& result, const std::function<void()>& before_capture) {
   if (const auto why = capture_impossible()) {
     result.graph_error = *why;
     return;
@@ -64,10 +64,13 @@ void time_graph(Timer& timer, const std::function<void()>& forward, const Sampli
     at::cuda::CUDAGraph graph;
     {
       c10::cuda::CUDAStreamGuard capture_stream(*capture_on);
-      forward();  // warm up on the capture stream (workspaces, handles)
+      // On the capture stream, so that the autograd graph it builds runs its
+      // backward there too (autograd runs a node on its forward's stream).
+      if (before_capture) before_capture();
+      captured();  // warm up on the capture stream (workspaces, handles)
       c10::cuda::getCurrentCUDAStream().synchronize();
       graph.capture_begin();
-      forward();
+      captured();
       graph.capture_end();
     }
     const std::vector<double> kept =
@@ -81,7 +84,7 @@ void time_graph(Timer& timer, const std::function<void()>& forward, const Sampli
   } catch (const std::exception& error) {
     failed(error.what());
   } catch (...) {
-    failed("the forward threw a C++ exception that is not a std::exception while it was captured");
+    failed("the captured work threw a C++ exception that is not a std::exception");
   }
 }
 

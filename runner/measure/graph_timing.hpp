@@ -11,9 +11,11 @@
 
 namespace attnsweep {
 
-// Sets result.graph_time_us, or result.graph_error when the forward cannot be
+// Sets result.graph_time_us, or result.graph_error when the work cannot be
 // captured (a synchronizing op, for example). Replay samples go to result.samples.
-void time_graph(Timer& timer, const std::function<void()>& forward, const SamplingSettings& settings,
-                CaseResult& result);
+// `before_capture`, when set, runs once on the capture stream ahead of the
+// capture, uncaptured (a backward's forward, whose graph the captured backward keeps).
+void time_graph(Timer& timer, const std::function<void()>& captured, const SamplingSettings& settings,
+                CaseResult& result, const std::function<void()>& before_capture = {});
 
 }  // namespace attnsweep

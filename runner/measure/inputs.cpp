@@ -10,6 +10,21 @@
 #include "runner/device/torch_device.hpp"
 
 namespace attnsweep {
+namespace {
+
+std::uint64_t next_draw_id() {
+  static std::atomic<std::uint64_t> draws{0};
+  return ++draws;
+}
+
+at::Generator seeded_generator(const at::Device& where, std::uint64_t seed) {
+  at::Generator generator = where.is_cuda() ? at::cuda::detail::createCUDAGenerator(where.index())
+                                            : at::make_generator<at::CPUGeneratorImpl>(seed);
+  generator.set_current_seed(seed);
+  return generator;
+}
+
+}  // namespace
 
 at::ScalarType scalar_type_of(Dtype dtype) {
   switch (dtype) {
@@ -25,17 +40,14 @@ AttentionInputs make_inputs(const Case& c, const Device& device, std::uint64_t s
   const at::Device where = torch_device(device);
   // Drawn where they are used: on a GPU the CPU draw of a large shape cost up
   // to a second per case (a quarter of a sweep), the GPU's takes microseconds.
-  at::Generator generator = where.is_cuda() ? at::cuda::detail::createCUDAGenerator(where.index())
-                                            : at::make_generator<at::CPUGeneratorImpl>(seed);
-  generator.set_current_seed(seed);
+  at::Generator generator = seeded_generator(where, seed);
   const auto float32 = at::TensorOptions().device(where).dtype(at::kFloat);
   const at::ScalarType target = scalar_type_of(c.dtype);
   auto draw = [&](std::int64_t heads, std::int64_t seq) {
     return at::randn({s.batch, heads, seq, s.head_dim}, generator, float32).to(target);
   };
-  static std::atomic<std::uint64_t> draws{0};
   AttentionInputs inputs;
-  inputs.draw_id = ++draws;
+  inputs.draw_id = next_draw_id();
   inputs.query = draw(s.heads, s.seq_len_q);
   inputs.key = draw(s.kv_heads, s.seq_len_kv);
   inputs.value = draw(s.kv_heads, s.seq_len_kv);
@@ -47,6 +59,24 @@ AttentionInputs make_inputs(const Case& c, const Device& device, std::uint64_t s
     inputs.causal_mask = at::ones({s.seq_len_q, s.seq_len_kv}, at::TensorOptions().device(where).dtype(at::kBool)).triu(1);
   }
   return inputs;
+}
+
+at::Tensor make_grad_output(const Case& c, const Device& device, std::uint64_t seed) {
+  const Shape& s = c.shape;
+  const at::Device where = torch_device(device);
+  at::Generator generator = seeded_generator(where, seed + 1);
+  return at::randn({s.batch, s.heads, s.seq_len_q, s.head_dim}, generator,
+                   at::TensorOptions().device(where).dtype(at::kFloat))
+      .to(scalar_type_of(c.dtype));
+}
+
+AttentionInputs as_leaves(const AttentionInputs& inputs) {
+  AttentionInputs leaves = inputs;
+  leaves.query = inputs.query.detach().requires_grad_(true);
+  leaves.key = inputs.key.detach().requires_grad_(true);
+  leaves.value = inputs.value.detach().requires_grad_(true);
+  leaves.draw_id = next_draw_id();
+  return leaves;
 }
 
 }  // namespace attnsweep

@@ -41,13 +41,15 @@ double cool_down_within_budget(Timer& timer, const SamplingSettings& settings, C
 }  // namespace
 
 std::vector<double> sample_until_stop(Timer& timer, const std::function<void()>& call, SampleMode mode,
-                                      const SamplingSettings& settings, CaseResult& result) {
+                                      const SamplingSettings& settings, CaseResult& result,
+                                      const std::function<void()>& before) {
   StoppingRule rule(settings.stopping);
   const auto max_clock = timer.max_sm_clock_mhz();
   std::vector<double> kept;
   const auto start = Clock::now();
   do {
     if (interrupt_requested()) throw Interrupted{};
+    if (before) before();  // the timer drains the stream before its interval starts
     if (settings.regime == MeasureRegime::burst) result.cooldown_seconds += cool_down_within_budget(timer, settings, result);
     TimingSample sample = timer.time(call);
     sample.mode = mode;
@@ -72,10 +74,10 @@ std::vector<double> sample_until_stop(Timer& timer, const std::function<void()>&
   return kept;
 }
 
-void time_eager(Timer& timer, const std::function<void()>& forward, const SamplingSettings& settings, bool cuda,
-                bool hide_launch_latency, CaseResult& result) {
+void time_eager(Timer& timer, const std::function<void()>& call, const SamplingSettings& settings, bool cuda,
+                bool hide_launch_latency, CaseResult& result, const std::function<void()>& before) {
   if (cuda) result.launch_latency_hidden = hide_launch_latency;
-  const std::vector<double> kept = sample_until_stop(timer, forward, SampleMode::eager, settings, result);
+  const std::vector<double> kept = sample_until_stop(timer, call, SampleMode::eager, settings, result, before);
   result.timer = timer.name();
   std::vector<double> dispatch_times, clocks;
   int with_reasons = 0, power_capped = 0, thermal_capped = 0;

@@ -35,12 +35,15 @@ struct SamplingSettings {
 
 // Appends every sample to result.samples and returns the kept times (us). In
 // eager mode it also sets result.stop_reason. Throws Interrupted on a stop request.
+// `before`, when set, runs ahead of each sample, outside its interval (and
+// before the burst regime's cool-down): a backward's forward.
 std::vector<double> sample_until_stop(Timer& timer, const std::function<void()>& call, SampleMode mode,
-                                      const SamplingSettings& settings, CaseResult& result);
+                                      const SamplingSettings& settings, CaseResult& result,
+                                      const std::function<void()>& before = {});
 
 // Eager timing of a case: samples, then the statistics, clocks, dispatch time,
 // TFLOP/s and bandwidth derived from them.
-void time_eager(Timer& timer, const std::function<void()>& forward, const SamplingSettings& settings, bool cuda,
-                bool hide_launch_latency, CaseResult& result);
+void time_eager(Timer& timer, const std::function<void()>& call, const SamplingSettings& settings, bool cuda,
+                bool hide_launch_latency, CaseResult& result, const std::function<void()>& before = {});
 
 }  // namespace attnsweep

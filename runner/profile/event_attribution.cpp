@@ -152,7 +152,11 @@ ProfileSummary attribute_events(const std::vector<ProfiledEvent>& events, int fo
   std::map<std::pair<std::string, std::string>, HostAccumulator> ops;
   int cpu_op_calls = 0;
   for (int i = 0; i < forwards; ++i) {
-    add_self_times(host_events[i], ops);
+    // Self times nest within one thread: a backward's ops on autograd's device
+    // thread overlap the calling thread's wait and are not its children.
+    std::map<std::uint64_t, std::vector<const ProfiledEvent*>> by_thread;
+    for (const auto* e : host_events[i]) by_thread[e->thread].push_back(e);
+    for (auto& [thread, thread_events] : by_thread) add_self_times(std::move(thread_events), ops);
     for (const auto* e : host_events[i]) cpu_op_calls += e->activity == Activity::cpu_op ? 1 : 0;
   }
 

@@ -31,6 +31,7 @@ struct ProfiledEvent {
   std::uint64_t end_ns = 0;
   std::uint64_t correlation_id = 0;
   std::int64_t stream = -1;
+  std::uint64_t thread = 0;   // host events: the thread that ran them (a backward's ops run on autograd's)
   std::string metadata_json;  // Kineto's brace-less JSON fragment (kernels: grid, block, registers, ...)
 };
 

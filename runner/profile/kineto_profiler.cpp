@@ -138,10 +138,12 @@ void KinetoProfiler::complete_cupti_teardown() {
   synchronize_device(device_);
 }
 
-void KinetoProfiler::warm_up(const std::function<void()>& forward) { profile(forward, 1, ""); }
+void KinetoProfiler::warm_up(const std::function<void()>& forward, const std::function<void()>& before) {
+  profile(forward, 1, "", before);
+}
 
 std::vector<ProfiledEvent> KinetoProfiler::profile(const std::function<void()>& forward, int forwards,
-                                                   const std::string& trace_path) {
+                                                   const std::string& trace_path, const std::function<void()>& before) {
   std::set<ActivityType> activities = {ActivityType::CPU};
   if (cuda_) activities.insert(ActivityType::CUDA);
   const ProfilerConfig config = make_config();
@@ -149,6 +151,10 @@ std::vector<ProfiledEvent> KinetoProfiler::profile(const std::function<void()>& 
   synchronize_device(device_);
   profiler::enableProfiler(config, activities);
   for (int i = 0; i < forwards; ++i) {
+    if (before) {
+      before();
+      synchronize_device(device_);
+    }
     const std::string label = forward_label(i);
     RECORD_USER_SCOPE(label);
     forward();
@@ -172,6 +178,7 @@ std::vector<ProfiledEvent> KinetoProfiler::profile(const std::function<void()>& 
     out.start_ns = event.startNs();
     out.end_ns = event.endNs();
     out.correlation_id = event.correlationId();
+    out.thread = event.startThreadId();
     out.stream = event.deviceResourceId();
     if (out.activity == Activity::kernel) out.metadata_json = event.metadataJson();
     events.push_back(std::move(out));

@@ -24,14 +24,18 @@ class KinetoProfiler {
   static std::string cupti_kept_by_user();
 
   // One throwaway session, so CUPTI's start-up cost lands in no measured case.
-  void warm_up(const std::function<void()>& forward);
+  void warm_up(const std::function<void()>& forward, const std::function<void()>& before = {});
 
   // Runs `forward` `forwards` times, each under the record_function label
   // forward_label(i), with the device synchronized before and after. Writes a
   // Chrome trace to trace_path when it is not empty; last_trace_error() then
-  // says whether it was written completely.
+  // says whether it was written completely. `before`, when set, runs ahead of
+  // each labelled call, outside the label and followed by a synchronize, so
+  // none of its work is charged to the call (a backward's forward). A
+  // backward's kernels are launched by autograd's device thread while the
+  // calling thread waits inside the label: attribution is by time, any thread.
   std::vector<ProfiledEvent> profile(const std::function<void()>& forward, int forwards,
-                                     const std::string& trace_path);
+                                     const std::string& trace_path, const std::function<void()>& before = {});
   // Why the last profile's trace is missing or incomplete; empty when it was written (or not asked for).
   const std::string& last_trace_error() const { return last_trace_error_; }
 

@@ -1,32 +1,58 @@
 #include "runner/report/summary_table.hpp"
 
+#include <algorithm>
+
 #include "runner/report/case_cells.hpp"
 
 namespace attnsweep::report {
+namespace {
 
+// The worst of dq, dk and dv's errors; empty for a forward case.
+std::optional<double> worst_gradient_error(const storage::CaseRow& row) {
+  std::optional<double> worst;
+  for (const auto& error : {row.grad_rel_error_q, row.grad_rel_error_k, row.grad_rel_error_v}) {
+    if (error) worst = std::max(worst.value_or(*error), *error);
+  }
+  return worst;
+}
+
+}  // namespace
+
+// A run with backward passes gains a pass column after the mask and the worst
+// gradient error after rel_err; a forward-only run's table is what it always was.
 Table summary_table(const std::vector<storage::CaseRow>& cases) {
+  const bool passes = std::any_of(cases.begin(), cases.end(),
+                                  [](const storage::CaseRow& row) { return row.identity.pass != Pass::forward; });
   Table table;
-  table.columns = {{"variant"},
-                   {"shape"},
-                   {"dtype"},
-                   {"causal"},
-                   {"status"},
-                   {"kernels", "", Align::right},
-                   {"memcpy", "", Align::right},
-                   {"memset", "", Align::right},
-                   {"median_us", "us", Align::right},
-                   {"TFLOP/s", "TFLOP/s", Align::right},
-                   {"rel_err", "", Align::right},
-                   {"numerics"}};
+  table.columns = {{"variant"}, {"shape"}, {"dtype"}, {"causal"}};
+  if (passes) table.columns.push_back({"pass"});
+  for (auto column : std::initializer_list<Column>{{"status"},
+                                                   {"kernels", "", Align::right},
+                                                   {"memcpy", "", Align::right},
+                                                   {"memset", "", Align::right},
+                                                   {"median_us", "us", Align::right},
+                                                   {"TFLOP/s", "TFLOP/s", Align::right},
+                                                   {"rel_err", "", Align::right}}) {
+    table.columns.push_back(column);
+  }
+  if (passes) table.columns.push_back({"grad_err", "", Align::right});
+  table.columns.push_back({"numerics"});
   for (const auto& row : cases) {
     const Case& c = row.identity;
     const bool ok = row.status == CaseStatus::ok;
-    table.add_row({Cell::text(c.variant), Cell::text(c.shape.label()), Cell::text(to_string(c.dtype)),
-                   Cell::text(c.causal ? "yes" : "no"), Cell::text(to_string(row.status)),
-                   count_cell(row, row.kernels_per_forward), count_cell(row, row.memcpy_per_forward),
-                   count_cell(row, row.memset_per_forward), ok ? real_or_null(row.median_us(), 1) : Cell::null(),
-                   ok ? real_or_null(row.tflops, 2) : Cell::null(), ok ? scientific_cell(row.rel_error) : Cell::null(),
-                   row.numerics.empty() ? Cell::null() : Cell::text(row.numerics)});
+    std::vector<Cell> cells = {Cell::text(c.variant), Cell::text(c.shape.label()), Cell::text(to_string(c.dtype)),
+                               Cell::text(c.causal ? "yes" : "no")};
+    if (passes) cells.push_back(Cell::text(to_string(c.pass)));
+    for (auto cell : {Cell::text(to_string(row.status)), count_cell(row, row.kernels_per_forward),
+                      count_cell(row, row.memcpy_per_forward), count_cell(row, row.memset_per_forward),
+                      ok ? real_or_null(row.median_us(), 1) : Cell::null(),
+                      ok ? real_or_null(row.tflops, 2) : Cell::null(),
+                      ok ? scientific_cell(row.rel_error) : Cell::null()}) {
+      cells.push_back(cell);
+    }
+    if (passes) cells.push_back(ok ? scientific_cell(worst_gradient_error(row)) : Cell::null());
+    cells.push_back(row.numerics.empty() ? Cell::null() : Cell::text(row.numerics));
+    table.add_row(std::move(cells));
   }
   return table;
 }

@@ -232,6 +232,20 @@ class OpLibraryVariant final : public Variant {
     return changed;
   }
 
+  // Differentiable when the op has a kernel autograd runs: its own Autograd kernel
+  // (for every device or this one), or a CompositeImplicitAutograd one, whose
+  // ATen ops autograd differentiates. Anything else meets PyTorch's fallback,
+  // which has no derivative.
+  std::string backward_refusal(const AttentionInputs& inputs) const override {
+    using c10::DispatchKey;
+    const DispatchKey device_autograd = inputs.query.is_cuda() ? DispatchKey::AutogradCUDA : DispatchKey::AutogradCPU;
+    for (const DispatchKey key : {DispatchKey::Autograd, device_autograd, DispatchKey::CompositeImplicitAutograd}) {
+      if (op_.hasKernelForDispatchKey(key)) return "";
+    }
+    return "op " + spec_.op + " has no autograd kernel (no Autograd, " + std::string(c10::toString(device_autograd)) +
+           " or CompositeImplicitAutograd registration), so it has no backward: a forward-only op";
+  }
+
   at::Tensor forward(const AttentionInputs& inputs) const override {
     const Prepared& prepared = prepare(inputs);
     torch::jit::Stack stack;

@@ -5,7 +5,11 @@
 #include <ATen/ops/_fused_sdp_choice.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
 #include <c10/util/Exception.h>
+#include <torch/csrc/autograd/function.h>
 
+#include <deque>
+#include <set>
+#include <utility>
 #include <vector>
 
 namespace attnsweep {
@@ -108,6 +112,37 @@ BackendChoice choose_sdpa_backend(const AttentionInputs& inputs) {
   }
   choice.reason = collector.joined();
   return choice;
+}
+
+std::string sdpa_backward_backend_of(const at::Tensor& output) {
+  const auto root = output.grad_fn();
+  if (!root) return "";
+  // The node names of PyTorch's derivatives.yaml for the fused SDPA ops (CPU
+  // flash included: ScaledDotProductFlashAttentionForCpuBackward0).
+  static const std::pair<const char*, const char*> kFused[] = {
+      {"ScaledDotProductFlashAttention", "flash_attention"},
+      {"ScaledDotProductEfficientAttention", "efficient_attention"},
+      {"ScaledDotProductCudnnAttention", "cudnn_attention"},
+      {"ScaledDotProductFusedAttentionOverrideable", "overrideable"},
+  };
+  // Breadth first, a few levels deep: the fused node sits under at most a
+  // transpose or view or two; the math graph's first nodes are matmuls.
+  constexpr int kDepth = 4;
+  std::deque<std::pair<torch::autograd::Node*, int>> queue{{root.get(), 0}};
+  std::set<torch::autograd::Node*> seen{root.get()};
+  while (!queue.empty()) {
+    const auto [node, depth] = queue.front();
+    queue.pop_front();
+    const std::string name = node->name();
+    for (const auto& [fragment, backend] : kFused) {
+      if (name.find(fragment) != std::string::npos) return backend;
+    }
+    if (depth == kDepth) continue;
+    for (const auto& edge : node->next_edges()) {
+      if (edge.function && seen.insert(edge.function.get()).second) queue.emplace_back(edge.function.get(), depth + 1);
+    }
+  }
+  return sdpa_backend_name(at::SDPBackend::math);
 }
 
 Support SdpaVariant::check(const AttentionInputs& inputs) const {

@@ -32,6 +32,12 @@ struct BackendChoice {
 };
 BackendChoice choose_sdpa_backend(const AttentionInputs& inputs);
 
+// The backend whose backward an SDPA output's autograd graph runs: the fused
+// backends leave their own node (ScaledDotProductFlashAttentionBackward0, ...)
+// within a few view nodes of the output; the math backend leaves the nodes of
+// its decomposition. Empty when the output has no graph.
+std::string sdpa_backward_backend_of(const at::Tensor& output);
+
 // An SDPA variant pinned to one backend (or, with nullopt, PyTorch's choice).
 class SdpaVariant : public Variant {
  public:
@@ -40,6 +46,7 @@ class SdpaVariant : public Variant {
   Support check(const AttentionInputs& inputs) const override;
   at::Tensor forward(const AttentionInputs& inputs) const override;
   std::string sdpa_backend(const AttentionInputs& inputs) const override;
+  std::string sdpa_backend_backward(const at::Tensor& output) const override { return sdpa_backward_backend_of(output); }
 
  private:
   std::string name_;

@@ -43,6 +43,12 @@ class Variant {
   virtual std::string end_case() const { return ""; }
   // For SDPA variants, the backend that runs ("flash_attention", ...).
   virtual std::string sdpa_backend(const AttentionInputs& inputs) const { return ""; }
+  // Why this variant has no backward on the inputs' device ("" when it has one:
+  // every built-in variant is differentiable through PyTorch's autograd).
+  virtual std::string backward_refusal(const AttentionInputs& inputs) const { return ""; }
+  // For SDPA variants, the backend whose backward the output's autograd graph
+  // will run ("flash_attention", ..., or "math" for the decomposed graph).
+  virtual std::string sdpa_backend_backward(const at::Tensor& output) const { return ""; }
 };
 
 }  // namespace attnsweep

@@ -1,9 +1,11 @@
 // Attention ops that misbehave in the ways a real op library can (hardening round
 // three, issue 21): each is a reason attnsweep must not trust an op's output, its
 // refusal or its inputs. Built as libattnsweep_misbehaving_ops.so and loaded by
-// the tests as an op_library variant. Registered as CompositeExplicitAutograd, so
+// the tests as an op_library variant. Registered as CompositeExplicitAutograd (two
+// of them, differentiable, otherwise: see below), so
 // the same ops run on the CPU and on a GPU.
 #include <ATen/ATen.h>
+#include <torch/autograd.h>
 #include <torch/library.h>
 
 #include <cmath>
@@ -15,8 +17,12 @@ namespace {
 // Attention in float32, in the layout the op was given; `bshd` ops get (batch, seq, heads, head_dim).
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool is_causal, bool bshd) {
   const at::Tensor query = (bshd ? q.transpose(1, 2) : q).to(at::kFloat);
-  const at::Tensor key = (bshd ? k.transpose(1, 2) : k).to(at::kFloat);
-  const at::Tensor value = (bshd ? v.transpose(1, 2) : v).to(at::kFloat);
+  at::Tensor key = (bshd ? k.transpose(1, 2) : k).to(at::kFloat);
+  at::Tensor value = (bshd ? v.transpose(1, 2) : v).to(at::kFloat);
+  if (key.size(1) != query.size(1)) {  // grouped-query attention: each key/value head serves a group
+    key = key.repeat_interleave(query.size(1) / key.size(1), 1);
+    value = value.repeat_interleave(query.size(1) / value.size(1), 1);
+  }
   at::Tensor scores = at::matmul(query, key.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(-1)));
   if (is_causal) {
     const at::Tensor keep = at::ones({query.size(-2), key.size(-2)}, scores.options().dtype(at::kBool)).tril();
@@ -58,6 +64,41 @@ at::Tensor mutates(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v
 }
 at::Tensor throws_int(const at::Tensor&, const at::Tensor&, const at::Tensor&, bool) { throw 42; }
 
+// Differentiable without a backward of its own: registered CompositeImplicitAutograd,
+// so autograd differentiates its ATen ops. In the bshd layout, so attnsweep's
+// laid-out copies sit on the path back to q, k and v.
+at::Tensor good_bshd_differentiable(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool is_causal) {
+  return attention(q, k, v, is_causal, true);
+}
+
+// A right forward with a wrong backward: dq comes out 1.5 times too large, dk and
+// dv are right. The backward's numerics must say so (issue 23).
+class WrongBackward : public torch::autograd::Function<WrongBackward> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k,
+                            const at::Tensor& v, bool is_causal) {
+    ctx->save_for_backward({q, k, v});
+    ctx->saved_data["is_causal"] = is_causal;
+    return attention(q, k, v, is_causal, false);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs) {
+    const auto saved = ctx->get_saved_variables();
+    const at::AutoGradMode grad_on(true);
+    const at::Tensor q = saved[0].detach().requires_grad_(true), k = saved[1].detach().requires_grad_(true),
+                     v = saved[2].detach().requires_grad_(true);
+    const at::Tensor out = attention(q, k, v, ctx->saved_data["is_causal"].toBool(), false);
+    const auto grads = torch::autograd::grad({out}, {q, k, v}, {grad_outputs[0]});
+    return {grads[0] * 1.5, grads[1], grads[2], at::Tensor()};
+  }
+};
+at::Tensor wrong_backward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool is_causal) {
+  return attention(q, k, v, is_causal, false);
+}
+at::Tensor wrong_backward_autograd(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool is_causal) {
+  return WrongBackward::apply(q, k, v, is_causal);
+}
+
 }  // namespace
 
 TORCH_LIBRARY(attnsweep_misbehaving, m) {
@@ -70,6 +111,8 @@ TORCH_LIBRARY(attnsweep_misbehaving, m) {
   m.def("undefined(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
   m.def("mutates(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
   m.def("throws_int(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
+  m.def("good_bshd_differentiable(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
+  m.def("wrong_backward(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(attnsweep_misbehaving, CompositeExplicitAutograd, m) {
@@ -82,4 +125,11 @@ TORCH_LIBRARY_IMPL(attnsweep_misbehaving, CompositeExplicitAutograd, m) {
   m.impl("undefined", undefined);
   m.impl("mutates", mutates);
   m.impl("throws_int", throws_int);
+  m.impl("wrong_backward", wrong_backward);
 }
+
+TORCH_LIBRARY_IMPL(attnsweep_misbehaving, CompositeImplicitAutograd, m) {
+  m.impl("good_bshd_differentiable", good_bshd_differentiable);
+}
+
+TORCH_LIBRARY_IMPL(attnsweep_misbehaving, Autograd, m) { m.impl("wrong_backward", wrong_backward_autograd); }

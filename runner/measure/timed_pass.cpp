@@ -1,0 +1,62 @@
+#include "runner/measure/timed_pass.hpp"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/grad_mode.h>
+
+namespace attnsweep {
+
+TimedPass::TimedPass(Pass pass, const Variant& variant, const AttentionInputs& inputs, at::Tensor grad_output,
+                     int repeats)
+    : variant_(variant), inputs_(inputs), grad_output_(std::move(grad_output)), repeats_(repeats) {
+  switch (pass) {
+    case Pass::forward:
+      call = [this] {
+        for (int i = 0; i < repeats_; ++i) output_ = variant_.forward(inputs_);
+      };
+      captured = call;
+      break;
+    case Pass::backward:
+      before = [this] { forward_with_grad(); };
+      // Under the test knob the backward runs `repeats` times on one graph: all
+      // but the last keep it.
+      call = [this] {
+        for (int i = 0; i < repeats_; ++i) backward(/*keep_graph=*/i + 1 < repeats_);
+      };
+      before_capture = before;
+      captured = [this] {
+        for (int i = 0; i < repeats_; ++i) backward(/*keep_graph=*/true);
+      };
+      break;
+    case Pass::forward_backward:
+      call = [this] {
+        for (int i = 0; i < repeats_; ++i) {
+          forward_with_grad();
+          backward(/*keep_graph=*/false);
+        }
+      };
+      captured = call;
+      break;
+  }
+}
+
+// The last sample's output and gradients are freed before the next are made,
+// so peak_mem_bytes is one training step's: the saved tensors and one set of gradients.
+void TimedPass::forward_with_grad() {
+  const at::AutoGradMode grad_on(true);
+  output_ = at::Tensor();
+  grads_ = {};
+  output_ = variant_.forward(inputs_);
+}
+
+void TimedPass::backward(bool keep_graph) {
+  const at::AutoGradMode grad_on(true);
+  grads_ = {};
+  // grad rather than backward: nothing accumulates into the leaves' .grad, so
+  // every sample does the same work and the leaves stay the shared inputs.
+  const auto grads = torch::autograd::grad({output_}, {inputs_.query, inputs_.key, inputs_.value}, {grad_output_},
+                                           /*retain_graph=*/keep_graph);
+  grads_ = {grads[0], grads[1], grads[2]};
+}
+
+}  // namespace attnsweep

@@ -1,0 +1,56 @@
+#pragma once
+// What one timed sample of a case's pass runs (docs/measurement.md, "Passes"):
+//   forward           the variant's forward, under no-grad as always;
+//   backward          untimed before the sample, a forward with grad on leaf
+//                     inputs that keeps its graph; timed, the backward alone:
+//                     torch::autograd::grad of the output with the seeded
+//                     upstream gradient (the graph is freed, as in training);
+//   forward_backward  both timed: one training step of the layer.
+// The same calls serve the eager samples, the CUDA-graph capture and the
+// profiler, so all three measure the same work.
+#include <array>
+#include <functional>
+
+#include "runner/plan/case.hpp"
+#include "runner/variants/variant.hpp"
+
+namespace attnsweep {
+
+class TimedPass {
+ public:
+  // `inputs` are leaves that require grad for the backward passes (as_leaves);
+  // `repeats` > 1 only under the test knob ATTNSWEEP_TEST_SLOWDOWN.
+  TimedPass(Pass pass, const Variant& variant, const AttentionInputs& inputs, at::Tensor grad_output, int repeats);
+  TimedPass(const TimedPass&) = delete;
+  TimedPass& operator=(const TimedPass&) = delete;
+
+  // Untimed work before each sample: the backward's forward; empty otherwise.
+  std::function<void()> before;
+  // The timed work of one sample.
+  std::function<void()> call;
+  // For a CUDA graph: what runs on the capture stream before the capture (the
+  // backward's forward; empty otherwise) and what is captured. A captured
+  // backward keeps its autograd graph, since every replay runs it again.
+  std::function<void()> before_capture;
+  std::function<void()> captured;
+
+  const at::Tensor& output() const { return output_; }                // of the last forward
+  const std::array<at::Tensor, 3>& grads() const { return grads_; }  // dq, dk, dv of the last backward
+  void release() {
+    output_ = at::Tensor();
+    grads_ = {};
+  }
+
+ private:
+  void forward_with_grad();
+  void backward(bool keep_graph);
+
+  const Variant& variant_;
+  const AttentionInputs& inputs_;
+  at::Tensor grad_output_;
+  int repeats_;
+  at::Tensor output_;
+  std::array<at::Tensor, 3> grads_;
+};
+
+}  // namespace attnsweep

@@ -1,0 +1,168 @@
+// Backward passes on the CPU, end to end through the binary (issue 23): every
+// CPU variant's backward and training step timed and its gradients checked
+// against float64 autograd; op libraries differentiable through an Autograd or
+// a CompositeImplicitAutograd kernel, forward-only ops unsupported with the
+// reason, and a wrong backward caught by the gradient check rather than stored
+// as right. tests/support/misbehaving_ops.cpp holds the test ops.
+#include <gtest/gtest.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <string>
+
+#include "tests/support/run_attnsweep.hpp"
+#include "tests/support/scratch_directory.hpp"
+
+namespace {
+
+using attnsweep::testing::Outcome;
+using attnsweep::testing::run_attnsweep;
+
+std::string op_variant(const std::string& name, const std::string& library, const std::string& op,
+                       const std::string& extra = "") {
+  return "  - name: " + name + "\n    kind: op_library\n    library: '" + library + "'\n    op: " + op +
+         "\n    causal: is_causal\n" + extra;
+}
+
+const std::string kMisbehaving = ATTNSWEEP_MISBEHAVING_OPS_LIBRARY;
+
+std::string config(const std::string& variants, const std::string& passes = "[forward, backward, forward_backward]") {
+  return "name: backward\ndevice: cpu\nvariants:\n" + variants +
+         "dtypes: [fp32]\ncausal: [true]\npasses: " + passes +
+         "\nshapes:\n  - {batch: 2, heads: 4, kv_heads: 2, seq_len: 48, head_dim: 16}\n"
+         "measure: {warmup: 1, profiled_forwards: 2, min_samples: 4, max_samples: 4}\n";
+}
+
+class CliBackward : public ::testing::Test {
+ protected:
+  Outcome run(const std::string& text, const std::string& db_name = "results.db") {
+    const std::string file = scratch_.write("sweep.yaml", text);
+    return run_attnsweep("--log-level off run " + file + " --db " + path(db_name), "OMP_NUM_THREADS=1 ");
+  }
+  std::string path(const std::string& name) const { return scratch_.path(name); }
+  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-cli-backward"};
+};
+
+struct Stored {
+  std::string status, numerics, error, backend, backend_backward;
+  double rel_error = -1, grad_q = -1, grad_k = -1, grad_v = -1, tflops_times_us = -1;
+  int cpu_ops = -1;
+};
+
+Stored stored(const std::string& db, const std::string& variant, const std::string& pass) {
+  SQLite::Database database(db, SQLite::OPEN_READONLY);
+  SQLite::Statement query(database,
+                          "SELECT status, coalesce(numerics, ''), coalesce(error_message, ''), coalesce(sdpa_backend, ''), "
+                          "coalesce(sdpa_backend_backward, ''), coalesce(rel_error, -1), coalesce(grad_rel_error_q, -1), "
+                          "coalesce(grad_rel_error_k, -1), coalesce(grad_rel_error_v, -1), "
+                          "coalesce(tflops * time_us_median, -1), coalesce(cpu_ops_per_forward, -1) "
+                          "FROM results WHERE variant = ? AND pass = ?");
+  query.bind(1, variant);
+  query.bind(2, pass);
+  Stored out;
+  if (!query.executeStep()) {
+    out.status = "absent";
+    return out;
+  }
+  out.status = query.getColumn(0).getString();
+  out.numerics = query.getColumn(1).getString();
+  out.error = query.getColumn(2).getString();
+  out.backend = query.getColumn(3).getString();
+  out.backend_backward = query.getColumn(4).getString();
+  out.rel_error = query.getColumn(5).getDouble();
+  out.grad_q = query.getColumn(6).getDouble();
+  out.grad_k = query.getColumn(7).getDouble();
+  out.grad_v = query.getColumn(8).getDouble();
+  out.tflops_times_us = query.getColumn(9).getDouble();
+  out.cpu_ops = query.getColumn(10).getInt();
+  return out;
+}
+
+// Every CPU variant, a GQA shape (dk and dv sum over the query heads that share
+// a key/value head), the example op library (its own Autograd kernel) and a
+// CompositeImplicitAutograd op in the bshd layout (autograd through attnsweep's
+// laid-out copies): each backward right to float32 rounding, FLOPs by the pass.
+TEST_F(CliBackward, EveryCpuVariantsBackwardIsTimedAndItsGradientsChecked) {
+  const std::string variants =
+      "  - naive\n  - naive_inplace\n  - sdpa_math\n  - sdpa_flash\n" +
+      op_variant("example", ATTNSWEEP_EXAMPLE_OP_LIBRARY, "attnsweep_example::attention", "    scale: scale\n") +
+      op_variant("implicit_bshd", kMisbehaving, "attnsweep_misbehaving::good_bshd_differentiable",
+                 "    layout: bshd\n");
+  const Outcome outcome = run(config(variants));
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  const std::string db = path("results.db");
+  for (const std::string variant : {"naive", "naive_inplace", "sdpa_math", "sdpa_flash", "example", "implicit_bshd"}) {
+    const Stored forward = stored(db, variant, "forward");
+    ASSERT_EQ(forward.status, "ok") << variant << ": " << forward.error;
+    EXPECT_EQ(forward.grad_q, -1) << variant << ": a forward has no gradients";
+    for (const std::string pass : {"backward", "forward_backward"}) {
+      const Stored s = stored(db, variant, pass);
+      ASSERT_EQ(s.status, "ok") << variant << " " << pass << ": " << s.error;
+      EXPECT_EQ(s.numerics, "ok") << variant << " " << pass;
+      for (const double error : {s.grad_q, s.grad_k, s.grad_v}) {
+        EXPECT_GT(error, 0) << variant << " " << pass << ": float32 gradients are not bit-equal to float64";
+        EXPECT_LT(error, 1e-5) << variant << " " << pass;
+      }
+      EXPECT_EQ(s.rel_error, forward.rel_error) << variant << " " << pass << ": the same forward output";
+      EXPECT_GT(s.cpu_ops, forward.cpu_ops) << variant << " " << pass << ": the backward's operators are counted";
+      // TFLOP/s x median = FLOPs / 1e6: a backward 2.5 forwards, a training step 3.5.
+      const double multiple = pass == "backward" ? 2.5 : 3.5;
+      EXPECT_NEAR(s.tflops_times_us / forward.tflops_times_us, multiple, 1e-9) << variant << " " << pass;
+    }
+  }
+  EXPECT_EQ(stored(db, "sdpa_math", "backward").backend_backward, "math");
+  EXPECT_EQ(stored(db, "sdpa_flash", "backward").backend_backward, "flash_attention");
+  EXPECT_EQ(stored(db, "sdpa_flash", "forward_backward").backend_backward, "flash_attention");
+  EXPECT_EQ(stored(db, "naive", "backward").backend_backward, "");
+  SQLite::Database database(db, SQLite::OPEN_READONLY);
+  EXPECT_NE(database.execAndGet("SELECT flop_convention FROM runs").getString().find("backward flops = 2.5 * forward"),
+            std::string::npos);
+}
+
+// An op without an autograd kernel (registered CompositeExplicitAutograd, like
+// a forward-only wheel) has no backward: unsupported with the reason, and its
+// forward still runs.
+TEST_F(CliBackward, AForwardOnlyOpLibrarysBackwardIsUnsupportedWithTheReason) {
+  const Outcome outcome =
+      run(config(op_variant("fwd_only", kMisbehaving, "attnsweep_misbehaving::wrong_dtype") + "  - naive\n"));
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  const std::string db = path("results.db");
+  for (const std::string pass : {"backward", "forward_backward"}) {
+    const Stored s = stored(db, "fwd_only", pass);
+    EXPECT_EQ(s.status, "unsupported") << pass;
+    EXPECT_EQ(s.error, "op attnsweep_misbehaving::wrong_dtype has no autograd kernel (no Autograd, AutogradCPU or "
+                       "CompositeImplicitAutograd registration), so it has no backward: a forward-only op")
+        << pass;
+  }
+  EXPECT_EQ(stored(db, "naive", "backward").status, "ok");
+}
+
+// A right forward with a wrong backward (dq 1.5x too large): the case is timed,
+// but its numerics say beyond_bound, with dq's error 0.5 and dk's and dv's tiny.
+TEST_F(CliBackward, AWrongGradientIsCaughtNotStoredAsRight) {
+  const Outcome outcome = run(config(op_variant("wrong", kMisbehaving, "attnsweep_misbehaving::wrong_backward")));
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  const std::string db = path("results.db");
+  EXPECT_EQ(stored(db, "wrong", "forward").numerics, "ok");
+  for (const std::string pass : {"backward", "forward_backward"}) {
+    const Stored s = stored(db, "wrong", pass);
+    ASSERT_EQ(s.status, "ok") << pass << ": " << s.error;
+    EXPECT_EQ(s.numerics, "beyond_bound") << pass;
+    EXPECT_NEAR(s.grad_q, 0.5, 1e-4) << pass;
+    EXPECT_LT(s.grad_k, 1e-5) << pass;
+    EXPECT_LT(s.grad_v, 1e-5) << pass;
+  }
+}
+
+// A forward-only config stores the FLOP convention it always did, word for word,
+// so compare finds no difference with runs made before passes existed.
+TEST_F(CliBackward, AForwardOnlyRunKeepsItsFlopConvention) {
+  ASSERT_EQ(run(config("  - naive\n", "[forward]")).exit_code, 0);
+  SQLite::Database database(path("results.db"), SQLite::OPEN_READONLY);
+  EXPECT_EQ(database.execAndGet("SELECT flop_convention FROM runs").getString(),
+            "attended_pairs_v1: flops = 4 * batch * heads * head_dim * pairs; pairs = seq_len_q * seq_len_kv, "
+            "or for causal (top-left aligned, PyTorch is_causal) sum_i min(i + 1, seq_len_kv); "
+            "min_bytes = dtype_bytes * (2 * B*H*Sq*D + 2 * B*KVH*Skv*D)");
+}
+
+}  // namespace
