@@ -286,9 +286,32 @@ def count_pass_activity(events, passes, label=PASS_LABEL):
     return counts, unattributed, missing
 
 
+SDPA_OPS = (("cudnn_attention", "cudnn_attention"), ("flash_attention", "flash_attention"),
+            ("efficient_attention", "efficient_attention"), ("attention_math", "math"))
+
+
+def sdpa_backend_in(events, label=PASS_LABEL + "0"):
+    """The SDPA backend whose aten op ran first inside the label's interval
+    (aten::_scaled_dot_product_cudnn_attention -> cudnn_attention, ...), or None."""
+    spans = [(float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0))) for e in events
+             if e.get("ph") == "X" and e.get("cat") == "user_annotation" and e.get("name") == label]
+    if not spans:
+        return None
+    start, end = spans[0]
+    ops = sorted((float(e["ts"]), e["name"]) for e in events
+                 if e.get("ph") == "X" and e.get("cat") == "cpu_op" and start <= float(e["ts"]) <= end
+                 and str(e.get("name", "")).startswith("aten::_scaled_dot_product_"))
+    for _, name in ops:
+        for marker, backend in SDPA_OPS:
+            if marker in name:
+                return backend
+    return None
+
+
 def profile_passes(prepare, timed, passes, device):
     """One profiling session of `passes` passes; prepare() (untimed, unlabelled,
-    then a synchronize) before each, timed(state) inside its label."""
+    then a synchronize) before each, timed(state) inside its label. Returns
+    count_pass_activity's three values and sdpa_backend_in's."""
     activities = [torch.profiler.ProfilerActivity.CPU]
     if device == "cuda":
         activities.append(torch.profiler.ProfilerActivity.CUDA)
@@ -306,14 +329,14 @@ def profile_passes(prepare, timed, passes, device):
         prof.export_chrome_trace(path)
         with open(path) as f:
             events = json.load(f)["traceEvents"]
-    return count_pass_activity(events, passes)
+    return count_pass_activity(events, passes) + (sdpa_backend_in(events),)
 
 
 def consistent_counts(prepare, timed, passes, device, attempts):
     """Profiles until every pass shows the same counts (Kineto can drop records
     at a session's start), at most `attempts` sessions. Returns a row update."""
     for attempt in range(1, attempts + 1):
-        counts, unattributed, missing = profile_passes(prepare, timed, passes, device)
+        counts, unattributed, missing, backend = profile_passes(prepare, timed, passes, device)
         each = [[c["kernel"], c["gpu_memcpy"], c["gpu_memset"]] for c in counts]
         consistent = not missing and all(e == each[0] for e in each)
         if consistent:
@@ -321,7 +344,7 @@ def consistent_counts(prepare, timed, passes, device, attempts):
     return {"kernels": each[0][0], "memcpy": each[0][1], "memset": each[0][2],
             "device_us": statistics.median(c["device_us"] for c in counts),
             "counts_consistent": consistent, "counts_each": each, "profile_attempts": attempt,
-            "unattributed": unattributed}
+            "unattributed": unattributed, "profiled_sdpa_backend": backend}
 
 
 def synchronize(device):
@@ -512,7 +535,11 @@ def measure_pass(variant, pass_name, q, k, v, dout, mask, scale, causal, refs, r
             times = time_pass(prepare, timed, a.samples, a.max_seconds, a.min_samples, hold, device)
             row.update(median_us=statistics.median(times), samples=len(times),
                        min_us=min(times), host_dispatch_us=dispatch_us, hold_cycles=hold)
-        row.update(consistent_counts(prepare, timed, a.forwards, device, a.profile_attempts))
+        counts = consistent_counts(prepare, timed, a.forwards, device, a.profile_attempts)
+        backend = counts.pop("profiled_sdpa_backend")
+        if pass_name == "forward" and variant.startswith("sdpa_") and backend:
+            row["sdpa_backend"] = backend  # the forward's, from the aten op in the profile
+        row.update(counts)
     return row
 
 
