@@ -10,14 +10,14 @@ source_dir="$(cd "${1:-$(dirname "$0")/../..}" && pwd)"
 python=""
 for candidate in "${ATTNSWEEP_PYTHON:-}" python3 "${ATTNSWEEP_VENV:+$ATTNSWEEP_VENV/bin/python}" \
                  "$HOME"/.cache/attnsweep/venv-*/bin/python; do
-  [ -n "$candidate" ] && command -v "$candidate" >/dev/null 2>&1 || continue
+  if [ -z "$candidate" ] || ! command -v "$candidate" >/dev/null 2>&1; then continue; fi
   if "$candidate" -c 'import torch' >/dev/null 2>&1; then python="$candidate"; break; fi
 done
 if [ -z "$python" ]; then
   echo "run_python_tests.sh: no python with torch found; the tests that need it are skipped"
   python=python3
 fi
-cd "$source_dir"
+cd "$source_dir" || exit 2
 # CPU only; TEARDOWN_CUPTI=1 can keep a CPU-only profiling process from exiting (docs/measurement.md).
 exec env -u TEARDOWN_CUPTI CUDA_VISIBLE_DEVICES= PYTHONDONTWRITEBYTECODE=1 \
   "$python" -m unittest discover -s tests/python -p 'test_*.py' -v

@@ -304,7 +304,7 @@ class TrainingReport(unittest.TestCase):
         self.write_python(*self.python_lines())
         code, out, err = self.run_report(self.db, self.jsonl, self.machine)
         self.assertEqual(code, 0, out + err)
-        summary = "5 cases, counts equal 3/3, medians >=200us within 3% 2/2 (1 without a Python line)"
+        summary = "5 cases, counts equal 3/3, medians >=200us within 3% 2/2 (1 without a Python line, 0 of them of a built-in variant)"
         self.assertIn(summary, out)
         self.assertIn("NVIDIA H200, 580.159.04", out)
         for section in ("## forward\n", "## backward\n", "## forward_backward\n"):
@@ -327,6 +327,12 @@ class TrainingReport(unittest.TestCase):
         self.assertIn("| **no** |", out)
         self.assertIn("- backward 2x32/8x4096x128 bf16 sdpa_cudnn: (3, 0, 1) vs (4, 0, 1)", out)
 
+    def test_a_built_in_case_without_a_python_line_fails(self):
+        self.write_python(*self.python_lines()[1:])  # the Python run stopped before sdpa_cudnn's forward
+        code, out, _ = self.run_report(self.db, self.jsonl)
+        self.assertEqual(code, 1)
+        self.assertIn("(2 without a Python line, 1 of them of a built-in variant)", out)
+
     def test_python_args(self):
         code, out, _ = self.run_report("--python-args", self.db)
         self.assertEqual(code, 0)
@@ -344,3 +350,63 @@ class TrainingReport(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+STUB_ATTNSWEEP = '''#!{python}
+# A stand-in for build/attnsweep in the dry run: `run CONFIG --db PATH` stores four CPU cases.
+import sys
+sys.path.insert(0, {tests!r})
+import test_training_tools as t
+assert sys.argv[1] == "run" and sys.argv[3] == "--db", sys.argv
+shape = dict(batch=1, heads=4, kv_heads=2, seq_len_q=16, seq_len_kv=16, head_dim=8, dtype="bf16",
+             kernels_per_forward=0, memcpy_per_forward=0, memset_per_forward=0, gpu_time_us_median=250.0)
+t.make_db(sys.argv[4], [dict(shape, variant=v, **{{"pass": p}}) for v in ("naive", "sdpa_math")
+                        for p in ("forward", "backward")])
+print("stub sweep: 4 cases", file=sys.stderr)
+'''
+
+
+@needs_torch
+class DeviceScriptDryRun(unittest.TestCase):
+    """scripts/device_training.sh end to end with stand-ins for nvidia-smi, the build and attnsweep,
+    and the Python reference on the CPU: the steps, the files brought back, the exit status."""
+
+    def test_dry_run(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tree, bin_dir, out = (os.path.join(tmp, d) for d in ("tree", "bin", "out"))
+            for folder in ("scripts", "tests/gpu", "storage", "container", "configs", "build"):
+                os.makedirs(os.path.join(tree, folder))
+            os.makedirs(bin_dir)
+            for path in ("scripts/device_training.sh", "scripts/training_report.py", "tests/gpu/torch_reference.py",
+                         "storage/schema.sql"):
+                with open(os.path.join(ROOT, path)) as src, open(os.path.join(tree, path), "w") as dst:
+                    dst.write(src.read())
+            stub = STUB_ATTNSWEEP.format(python=sys.executable, tests=os.path.dirname(os.path.abspath(__file__)))
+            scripts = {
+                os.path.join(tree, "container/build.sh"):
+                    f"#!/bin/sh\necho stub build \"$@\"\ncp {os.path.join(tmp, 'attnsweep')} build/attnsweep\n",
+                os.path.join(tmp, "attnsweep"): stub,
+                os.path.join(bin_dir, "nvidia-smi"): "#!/bin/sh\necho 'name, driver_version'\necho 'Stub GPU, 0.0'\n",
+                os.path.join(bin_dir, "python3"): f"#!/bin/sh\nexec {sys.executable} \"$@\"\n",
+            }
+            for path, text in scripts.items():
+                with open(path, "w") as f:
+                    f.write(text)
+                os.chmod(path, 0o755)
+            env = dict(os.environ, OUT=out, PATH=bin_dir + os.pathsep + os.environ["PATH"], PY_DEVICE="cpu",
+                       PY_SAMPLES="3", PY_TIMEOUT="200", DEVICE_TESTS="none", CUDA_VISIBLE_DEVICES="")
+            env.pop("TEARDOWN_CUPTI", None)
+            result = subprocess.run(["bash", os.path.join(tree, "scripts/device_training.sh")], env=env,
+                                    capture_output=True, text=True, timeout=280)
+            log = result.stdout + result.stderr
+            self.assertEqual(result.returncode, 0, log)
+            self.assertEqual(sorted(os.listdir(out)), ["h200-training.md", "logs.tgz", "machine.txt",
+                                                       "python_training.jsonl", "training.db.gz"])
+            self.assertIn("--causal 1 --shapes 1x4/2x16x8 --dtypes bf16 --passes forward,backward "
+                          "--variants naive,sdpa_math", log)
+            with open(os.path.join(out, "h200-training.md")) as f:
+                report = f.read()
+            self.assertIn("4 cases, counts equal 4/4", report)
+            self.assertIn("Stub GPU, 0.0", report)
+            with open(os.path.join(out, "python_training.jsonl")) as f:
+                self.assertEqual(len(f.read().splitlines()), 4)
