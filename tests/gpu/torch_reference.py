@@ -249,9 +249,11 @@ def count_pass_activity(events, passes, label=PASS_LABEL):
     cuda_driver event with the same args.correlation) starts inside the host
     interval of the user_annotation `label + str(i)`, on any thread: autograd's
     device thread launches a backward's kernels, not the thread that called
-    torch.autograd.grad. Returns (per-pass dicts, unattributed activities, labels
-    missing): each dict has kernel, gpu_memcpy, gpu_memset and device_us (summed
-    durations)."""
+    torch.autograd.grad. Returns (per-pass dicts, activities outside every pass,
+    labels missing): each dict has kernel, gpu_memcpy, gpu_memset and device_us
+    (summed durations). Outside every pass are, e.g., a backward sample's untimed
+    forward (its counts once per pass, as seen on the H200) and an activity whose
+    launch is not in the trace."""
     intervals = {}
     for e in events:
         if e.get("ph") == "X" and e.get("cat") == "user_annotation" and str(e.get("name", "")).startswith(label):
@@ -344,7 +346,7 @@ def consistent_counts(prepare, timed, passes, device, attempts):
     return {"kernels": each[0][0], "memcpy": each[0][1], "memset": each[0][2],
             "device_us": statistics.median(c["device_us"] for c in counts),
             "counts_consistent": consistent, "counts_each": each, "profile_attempts": attempt,
-            "unattributed": unattributed, "profiled_sdpa_backend": backend}
+            "outside_passes": unattributed, "profiled_sdpa_backend": backend}
 
 
 def synchronize(device):
