@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""Markdown report of a training sweep (issue 23): attnsweep's forward, backward
+and forward_backward cases from its database next to the independent Python
+measurement of the same cases (tests/gpu/torch_reference.py --pass ...).
+
+   usage: training_report.py RESULTS.db PYTHON.jsonl [MACHINE.txt]  > report.md
+          training_report.py --python-args RESULTS.db
+
+Per case: kernels, memcpy and memset per pass (equal or not), the medians and
+their ratio (judged only where either median is 200 us or more: within 3%),
+the gradient errors (forward: rel_error) side by side, and the SDPA backend of
+the backward. Exit 1 when a count differs or a case of a built-in variant has
+no Python line (the proof is incomplete), 2 when an input cannot be read.
+
+--python-args prints, for each mask of the latest run, the torch_reference.py
+arguments that measure the same shapes, dtypes, passes and built-in variants
+(one line each, e.g. "--causal 1 --shapes 8x16x1024x64,2x32/8x4096x128 ...").
+"""
+import json
+import sqlite3
+import sys
+
+BUILT_IN = ("naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto")
+PASSES = ("forward", "backward", "forward_backward")
+JUDGED_US = 200.0     # medians under this are shown, not judged: launch gaps dominate them
+TOLERANCE = 0.03      # |attnsweep / python - 1| allowed for judged medians
+
+
+def fmt(value, spec):
+    return "" if value is None else format(value, spec)
+
+
+def shape_text(batch, heads, kv_heads, seq_q, seq_kv, head_dim):
+    h = str(heads) if kv_heads in (None, heads) else f"{heads}/{kv_heads}"
+    s = str(seq_q) if seq_q == seq_kv else f"{seq_q}:{seq_kv}"
+    return f"{batch}x{h}x{s}x{head_dim}"
+
+
+def case_key(variant, batch, heads, kv_heads, seq_q, seq_kv, head_dim, dtype, causal, pass_name):
+    kv = heads if kv_heads is None else kv_heads
+    return (variant, int(batch), int(heads), int(kv), int(seq_q), int(seq_kv), int(head_dim), dtype, bool(causal),
+            pass_name or "forward")
+
+
+def read_python(path):
+    """torch_reference.py's JSON lines by case; lines without a pass are forwards."""
+    rows = {}
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                print(f"{path}:{number}: not JSON, skipped", file=sys.stderr)
+                continue
+            if "variant" not in row or "batch" not in row:
+                continue
+            seq = row.get("seq_len")
+            key = case_key(row["variant"], row["batch"], row["heads"], row.get("kv_heads"), row.get("seq_len_q", seq),
+                           row.get("seq_len_kv", seq), row["head_dim"], row["dtype"], row.get("causal", True),
+                           row.get("pass"))
+            rows[key] = row
+    return rows
+
+
+def open_db(path):
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    db.row_factory = sqlite3.Row
+    db.execute("SELECT 1 FROM results LIMIT 1")  # fails early on a file that is not attnsweep's
+    return db
+
+
+def latest_run(db):
+    run = db.execute("SELECT * FROM runs ORDER BY run_id DESC LIMIT 1").fetchone()
+    if run is None:
+        raise sqlite3.DatabaseError("no run in the database")
+    return run
+
+
+def db_cases(db, run_id):
+    """The run's cases from the results view, with cases.sdpa_backend_backward where the schema has it."""
+    columns = {r["name"] for r in db.execute("PRAGMA table_info(cases)")}
+    backward = "c.sdpa_backend_backward" if "sdpa_backend_backward" in columns else "NULL"
+    return db.execute(f"SELECT r.*, {backward} AS sdpa_backend_backward FROM results r "
+                      "JOIN cases c USING (case_id) WHERE r.run_id = ? ORDER BY r.plan_index", (run_id,)).fetchall()
+
+
+def python_args(db_path):
+    db = open_db(db_path)
+    cases = db_cases(db, latest_run(db)["run_id"])
+    by_mask = {}
+    for c in cases:
+        if c["variant"] not in BUILT_IN or c["seq_len_q"] != c["seq_len_kv"]:
+            continue
+        group = by_mask.setdefault(int(bool(c["causal"])), {"shapes": [], "dtypes": [], "passes": [], "variants": []})
+        shape = shape_text(c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"], c["head_dim"])
+        for name, value in (("shapes", shape), ("dtypes", c["dtype"]), ("passes", c["pass"] or "forward"),
+                            ("variants", c["variant"])):
+            if value not in group[name]:
+                group[name].append(value)
+    for causal, group in sorted(by_mask.items(), reverse=True):
+        print(f"--causal {causal} " + " ".join(f"--{name} {','.join(values)}" for name, values in group.items()))
+    return 0
+
+
+def counts_of(row, prefix=""):
+    return tuple(row.get(f"{prefix}{name}") if isinstance(row, dict) else row[f"{name}_per_forward"]
+                 for name in ("kernels", "memcpy", "memset"))
+
+
+def errors_text(values):
+    shown = [fmt(v, ".2e") for v in values]
+    return " / ".join(s or "-" for s in shown) if any(shown) else ""
+
+
+def worst(values):
+    known = [v for v in values if v is not None]
+    return max(known) if known else None
+
+
+def report(db_path, python_path, machine_path):
+    python = read_python(python_path)
+    db = open_db(db_path)
+    run = latest_run(db)
+    cases = db_cases(db, run["run_id"])
+    machine = open(machine_path).read().strip() if machine_path else ""
+
+    print(f"# attnsweep's training passes against PyTorch in Python: {run['device_name']}\n")
+    print(f"Run {run['run_id']} '{run['name']}', {run['started_at']}; torch {run['torch_version']}, "
+          f"CUDA {run['cuda_version']}, cuDNN {run['cudnn_version']}, driver {run['driver_version']}, "
+          f"attnsweep {run['attnsweep_version']} ({run['git_sha']}), timing protocol {run['timing_protocol']}.\n")
+    if machine:
+        print("```\n" + machine + "\n```\n")
+    print("Python: tests/gpu/torch_reference.py --pass ..., the same call on the same GPU, the same inputs "
+          "(seeded), the same upstream gradient (float32 randn from a generator seeded seed + 1, cast). "
+          "backward: an untimed forward on leaves that require grad, a synchronize, then a memset of 2x the L2, "
+          "torch.cuda._sleep holding the stream while Python enqueues, CUDA events around "
+          "torch.autograd.grad(out, (q, k, v), dout); forward_backward: the forward inside the events too. "
+          "Counts: kernels, memcpy and memset whose launch call lies inside a pass's record_function interval "
+          "(matched by correlation id, on any thread: autograd's device thread launches the backward), "
+          "equal over every profiled pass. Gradient errors: ||g - g64|| / ||g64|| against float64 autograd "
+          "of the naive attention on the same inputs and dout (dq / dk / dv); forward: rel_error of the output. "
+          f"Medians are judged only where either is {JUDGED_US:.0f} us or more: within {100 * TOLERANCE:.0f}%.\n")
+
+    total = counted = equal = judged = within = status_differs = missing = 0
+    differing, missing_built_in = [], []
+    per_dtype = {}
+    for pass_name in PASSES:
+        rows = [c for c in cases if (c["pass"] or "forward") == pass_name]
+        if not rows:
+            continue
+        print(f"\n## {pass_name}\n")
+        error_head = "rel error" if pass_name == "forward" else "grad rel error dq / dk / dv"
+        print(f"| shape | dtype | causal | variant | status | py status | backend | py backend | kernels | py kernels "
+              f"| memcpy | py memcpy | memset | py memset | counts equal | median us | py median us | ratio "
+              f"| within 3% | {error_head} | py {error_head} |")
+        print("|" + "---|" * 21)
+        for c in rows:
+            total += 1
+            key = case_key(c["variant"], c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"],
+                           c["head_dim"], c["dtype"], c["causal"], pass_name)
+            p = python.get(key)
+            if p is None:
+                missing += 1
+                if c["variant"] in BUILT_IN:
+                    missing_built_in.append(key)
+                p = {}
+            shape = shape_text(c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"], c["head_dim"])
+            py_status = p.get("status", "no line")
+            if p and (c["status"] == "ok") != (py_status == "ok"):
+                status_differs += 1
+            status = c["status"] if c["status"] == "ok" else f"{c['status']}: {(c['error_message'] or '')[:60]}"
+            if py_status not in ("ok", "no line"):
+                py_status = f"{py_status}: {(p.get('error') or p.get('reason') or '')[:60]}"
+            if pass_name == "forward":
+                backend, py_backend = c["sdpa_backend"], p.get("sdpa_backend")
+            else:
+                backend, py_backend = c["sdpa_backend_backward"], p.get("sdpa_backend_backward")
+            ours, theirs = counts_of(c), counts_of(p)
+            same = ""
+            if c["status"] == "ok" and p.get("status") == "ok" and None not in ours and None not in theirs:
+                counted += 1
+                if tuple(int(x) for x in ours) == tuple(int(x) for x in theirs):
+                    equal += 1
+                    same = "yes"
+                else:
+                    same = "**no**"
+                    differing.append(f"{pass_name} {shape} {c['dtype']} {c['variant']}: {ours} vs {theirs}")
+                if c["counts_consistent"] == 0 or p.get("counts_consistent") is False:
+                    same += " (inconsistent)"
+            median, py_median = c["gpu_time_us_median"], p.get("median_us")
+            ratio = judged_text = ""
+            if median and py_median:
+                ratio = f"{median / py_median:.3f}"
+                if max(median, py_median) >= JUDGED_US:
+                    judged += 1
+                    ok = abs(median / py_median - 1) <= TOLERANCE
+                    within += ok
+                    judged_text = "yes" if ok else "**no**"
+                else:
+                    judged_text = "-"
+            if pass_name == "forward":
+                err, py_err = [c["rel_error"]], [p.get("rel_error")]
+            else:
+                err = [c[f"grad_rel_error_{g}"] for g in "qkv"]
+                py_err = [p.get(f"grad_rel_error_{g}") for g in "qkv"]
+            slot = per_dtype.setdefault((pass_name, c["dtype"]), [None, None])
+            for i, values in enumerate((err, py_err)):
+                w = worst(values)
+                if w is not None and (slot[i] is None or w > slot[i]):
+                    slot[i] = w
+            print(f"| {shape} | {c['dtype']} | {int(bool(c['causal']))} | {c['variant']} | {status} | {py_status} "
+                  f"| {backend or ''} | {py_backend or ''} | {fmt(ours[0], 'g')} | {fmt(theirs[0], 'g')} "
+                  f"| {fmt(ours[1], 'g')} | {fmt(theirs[1], 'g')} | {fmt(ours[2], 'g')} | {fmt(theirs[2], 'g')} "
+                  f"| {same} | {fmt(median, '.1f')} | {fmt(py_median, '.1f')} | {ratio} | {judged_text} "
+                  f"| {errors_text(err)} | {errors_text(py_err)} |")
+
+    if per_dtype:
+        print("\n## Worst error per pass and dtype\n")
+        print("Forward: rel_error of the output; backward passes: the worst of dq, dk, dv.\n")
+        print("| pass | dtype | attnsweep | python |")
+        print("|---|---|---|---|")
+        for (pass_name, dtype), (ours, theirs) in per_dtype.items():
+            print(f"| {pass_name} | {dtype} | {fmt(ours, '.2e')} | {fmt(theirs, '.2e')} |")
+
+    summary = (f"{total} cases, counts equal {equal}/{counted}, medians >={JUDGED_US:.0f}us within "
+               f"{100 * TOLERANCE:.0f}% {within}/{judged}")
+    extra = []
+    if status_differs:
+        extra.append(f"{status_differs} with a different status")
+    if missing:
+        extra.append(f"{missing} without a Python line, {len(missing_built_in)} of them of a built-in variant")
+    print("\n## Summary\n")
+    print(summary + (" (" + ", ".join(extra) + ")" if extra else ""))
+    if differing:
+        print("\nCounts that differ (attnsweep kernels, memcpy, memset vs Python's):\n")
+        for line in differing:
+            print(f"- {line}")
+    print(summary, file=sys.stderr)
+    return 1 if differing or missing_built_in else 0
+
+
+def main(argv):
+    try:
+        if len(argv) == 2 and argv[0] == "--python-args":
+            return python_args(argv[1])
+        if len(argv) not in (2, 3) or argv[0].startswith("-"):
+            print("usage: training_report.py RESULTS.db PYTHON.jsonl [MACHINE.txt] | --python-args RESULTS.db",
+                  file=sys.stderr)
+            return 2
+        return report(argv[0], argv[1], argv[2] if len(argv) > 2 else None)
+    except (OSError, sqlite3.Error) as error:
+        print(f"training_report.py: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,412 @@
+"""CPU tests of the Python side of issue 23: tests/gpu/torch_reference.py's
+argument and shape parsing, its per-pass counting of a Chrome trace (a made-up
+GPU trace and a real CPU one), its float64 gradients, a smoke run of every pass
+on the CPU, and scripts/training_report.py on a small database made from
+storage/schema.sql.   run: tests/python/run_python_tests.sh (ctest: Python.TrainingTools)"""
+import contextlib
+import io
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "gpu"))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+import training_report  # noqa: E402
+
+try:
+    import torch
+    import torch_reference as ref
+except ImportError:  # the report's tests need no torch
+    torch = ref = None
+
+needs_torch = unittest.skipIf(torch is None, "torch is not importable by this python")
+
+
+@needs_torch
+class Parsing(unittest.TestCase):
+    def test_shapes(self):
+        self.assertEqual(ref.parse_shape("8x16x1024x64"), ref.Shape(8, 16, 16, 1024, 64))
+        self.assertEqual(ref.parse_shape("2x32/8x4096x128"), ref.Shape(2, 32, 8, 4096, 128))
+        self.assertEqual(ref.parse_shapes("8x16x1024x64,2x32/8x4096x128,"),
+                         [ref.Shape(8, 16, 16, 1024, 64), ref.Shape(2, 32, 8, 4096, 128)])
+        self.assertEqual(ref.shape_text(ref.parse_shape("2x32/8x4096x128")), "2x32/8x4096x128")
+        self.assertEqual(ref.shape_text(ref.parse_shape("2x32/32x4096x128")), "2x32x4096x128")
+        for bad, why in (("8x16x1024", "expected"), ("2x32/5x64x8", "must divide"), ("ax1x1x1", "integers"),
+                         ("1x0x1x1", "at least 1"), ("1x4/2/1x8x8", "H or H/KV")):
+            with self.assertRaises(ValueError) as raised:
+                ref.parse_shape(bad)
+            self.assertIn(why, str(raised.exception))
+
+    def test_lists(self):
+        self.assertEqual(ref.parse_list("backward,forward", ref.PASSES, "pass"), ["backward", "forward"])
+        for bad in ("sideways", "forward,forward", ""):
+            with self.assertRaises(ValueError):
+                ref.parse_list(bad, ref.PASSES, "pass")
+
+    def refused(self, *argv):
+        stderr = io.StringIO()
+        with self.assertRaises(SystemExit) as raised, contextlib.redirect_stderr(stderr):
+            ref.main(list(argv))
+        self.assertEqual(raised.exception.code, 2)
+        return stderr.getvalue()
+
+    def test_arguments(self):
+        a = ref.build_parser().parse_args(["--pass", "backward", "--shapes", "2x32/8x4096x128", "--max-seconds", "1"])
+        self.assertEqual((a.passes, a.max_seconds, a.device), ("backward", 1.0, "cuda"))
+        self.assertEqual(ref.build_parser().parse_args(["--passes", "forward,backward"]).passes, "forward,backward")
+        self.assertIsNone(ref.build_parser().parse_args([]).passes)  # forward-only lines of before
+        self.assertIn("unknown pass sideways", self.refused("--pass", "sideways"))
+        self.assertIn("must divide", self.refused("--pass", "forward", "--shapes", "2x32/5x64x8"))
+        self.assertIn("unknown variant", self.refused("--pass", "forward", "--variants", "naive,fa9"))
+        self.assertIn("unknown dtype", self.refused("--dtypes", "fp8"))
+        self.assertIn("needs --pass", self.refused("--device", "cpu"))
+        self.assertIn("--max-seconds", self.refused("--pass", "forward", "--max-seconds", "-1"))
+        self.assertIn("--samples", self.refused("--pass", "forward", "--samples", "0"))
+        self.assertIn("v2 only", self.refused("--pass", "forward", "--protocol", "v1"))
+
+
+def event(cat, name, ts, dur, tid=1, **args):
+    return {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur, "args": args}
+
+
+@needs_torch
+class Counting(unittest.TestCase):
+    def test_made_up_gpu_trace(self):
+        # pass 0: a kernel launched from the calling thread, one from autograd's device thread (tid 9),
+        # a memset; pass 1: the same; outside both: the untimed forward's kernel. A kernel without a
+        # launch event is unattributed too.
+        events = [event("user_annotation", "attnsweep_pass#0", 100.0, 50.0),
+                  event("user_annotation", "attnsweep_pass#1", 300.0, 50.0),
+                  event("user_annotation", "other label", 0.0, 1000.0),
+                  event("gpu_user_annotation", "attnsweep_pass#0", 100.0, 900.0, tid=7)]
+        correlation = 0
+        for start in (100.0, 300.0):
+            for offset, cat, tid in ((5, "kernel", 1), (20, "kernel", 9), (30, "gpu_memset", 9)):
+                correlation += 1
+                launch = "cudaMemsetAsync" if cat == "gpu_memset" else "cuLaunchKernelEx"
+                events.append(event("cuda_runtime" if tid == 1 else "cuda_driver", launch, start + offset, 2.0, tid=tid,
+                                    correlation=correlation))
+                events.append(event(cat, "k", start + offset + 500, 10.0, tid=7, correlation=correlation))
+        events.append(event("cuda_runtime", "cudaLaunchKernel", 200.0, 2.0, correlation=99))
+        events.append(event("kernel", "forward", 600.0, 10.0, tid=7, correlation=99))
+        events.append(event("kernel", "orphan", 700.0, 10.0, tid=7, correlation=1234))
+        events.append({"ph": "s", "cat": "ac2g", "id": 1, "ts": 105.0})
+        counts, unattributed, missing = ref.count_pass_activity(events, 2)
+        self.assertEqual(missing, [])
+        self.assertEqual(unattributed, 2)
+        for c in counts:
+            self.assertEqual((c["kernel"], c["gpu_memcpy"], c["gpu_memset"], c["device_us"]), (2, 0, 1, 30.0))
+        counts, _, missing = ref.count_pass_activity(events, 3)
+        self.assertEqual(missing, [2])
+        self.assertEqual(counts[2]["kernel"], 0)
+
+    def test_real_cpu_trace_of_each_pass(self):
+        q, k, v = ref.make_inputs(ref.parse_shape("1x4/2x16x8"), "fp32", 0, "cpu")
+        dout = ref.make_dout(q.shape, "fp32", 0, "cpu")
+        mask = ref.causal_mask(q, k)
+        for variant in ("naive", "sdpa_math"):
+            attend = lambda a, b, c: ref.attention(variant, a, b, c, 8 ** -0.5, True, mask)  # noqa: E731
+            for pass_name in ref.PASSES:
+                pin = ref.sdpa_kernel(ref.BACKENDS[variant]) if variant in ref.BACKENDS else contextlib.nullcontext()
+                prepare, timed = ref.pass_steps(pass_name, attend, q, k, v, dout)
+                with torch.set_grad_enabled(pass_name != "forward"), pin:
+                    row = ref.consistent_counts(prepare, timed, 3, "cpu", 2)
+                self.assertEqual((row["kernels"], row["memcpy"], row["memset"]), (0, 0, 0), pass_name)
+                self.assertTrue(row["counts_consistent"], pass_name)
+                self.assertEqual(row["counts_each"], [[0, 0, 0]] * 3)
+                self.assertEqual(row["profile_attempts"], 1)
+                expected = "math" if variant == "sdpa_math" and pass_name != "backward" else None
+                self.assertEqual(row["profiled_sdpa_backend"], expected, (variant, pass_name))
+
+    def test_sdpa_backend_of_the_first_pass(self):
+        events = [event("user_annotation", "attnsweep_pass#0", 100.0, 50.0),
+                  event("cpu_op", "aten::_scaled_dot_product_cudnn_attention", 90.0, 5.0),
+                  event("cpu_op", "aten::scaled_dot_product_attention", 101.0, 20.0),
+                  event("cpu_op", "aten::_scaled_dot_product_flash_attention", 102.0, 10.0, tid=9),
+                  event("cpu_op", "aten::_scaled_dot_product_cudnn_attention", 110.0, 5.0)]
+        self.assertEqual(ref.sdpa_backend_in(events), "flash_attention")
+        self.assertIsNone(ref.sdpa_backend_in(events[:3]))
+        self.assertIsNone(ref.sdpa_backend_in(events[1:]))
+
+
+@needs_torch
+class Numerics(unittest.TestCase):
+    def test_inputs_and_dout_are_drawn_as_attnsweep_draws_them(self):
+        q, k, v = ref.make_inputs(ref.parse_shape("2x4/2x8x4"), "bf16", 7, "cpu")
+        self.assertEqual((tuple(q.shape), tuple(k.shape), tuple(v.shape)), ((2, 4, 8, 4), (2, 2, 8, 4), (2, 2, 8, 4)))
+        g = torch.Generator("cpu").manual_seed(7)
+        self.assertTrue(torch.equal(q, torch.randn(2, 4, 8, 4, generator=g).to(torch.bfloat16)))
+        self.assertTrue(torch.equal(k, torch.randn(2, 2, 8, 4, generator=g).to(torch.bfloat16)))
+        dout = ref.make_dout(q.shape, "bf16", 7, "cpu")
+        expected = torch.randn(2, 4, 8, 4, generator=torch.Generator("cpu").manual_seed(8)).to(torch.bfloat16)
+        self.assertTrue(torch.equal(dout, expected))
+        # the old four-number shape still works (bench/fa3_reference.py)
+        self.assertTrue(torch.equal(ref.make_inputs((2, 4, 8, 4), "bf16", 7, "cpu")[0], q))
+
+    def test_chunked_float64_gradients_equal_one_piece_autograd(self):
+        for text in ("2x4x12x8", "2x6/2x12x8", "1x4/1x10x8"):
+            shape = ref.parse_shape(text)
+            q, k, v = ref.make_inputs(shape, "fp32", 3, "cpu")
+            dout = ref.make_dout(q.shape, "fp32", 3, "cpu")
+            for causal in (True, False):
+                leaves = [t.double().requires_grad_() for t in (q, k, v)]
+                out = ref.attention("naive", *leaves, 8 ** -0.5, causal, ref.causal_mask(q, k))
+                expected = torch.autograd.grad(out, leaves, dout.double())
+                # chunk_elements 1: one key/value head per piece
+                got_out, got = ref.reference_grads(q, k, v, dout, 8 ** -0.5, causal, chunk_elements=1)
+                self.assertLess(ref.rel_error(got_out, out.detach()), 1e-14, text)
+                for g, e in zip(got, expected):
+                    self.assertLess(ref.rel_error(g, e), 1e-14, text)
+                # and the forward reference of before agrees
+                self.assertLess(ref.rel_error(ref.reference(q, k, v, 8 ** -0.5, causal), got_out), 1e-14)
+
+    def test_backend_names(self):
+        self.assertEqual(ref.backend_of("ScaledDotProductCudnnAttentionBackward0"), "cudnn_attention")
+        self.assertEqual(ref.backend_of("ScaledDotProductFlashAttentionBackward0"), "flash_attention")
+        self.assertEqual(ref.backend_of("ScaledDotProductEfficientAttentionBackward0"), "efficient_attention")
+        self.assertEqual(ref.backend_of("UnsafeViewBackward0"), "math")
+
+    def test_hold(self):
+        self.assertEqual(ref.hold_cycles(10.0), 2_000_000)
+        self.assertEqual(ref.hold_cycles(1000.0), 6_000_000)
+        self.assertEqual(ref.hold_cycles(1e9), 100_000_000)
+
+
+@needs_torch
+class SmokeRunOnTheCpu(unittest.TestCase):
+    def test_every_pass(self):
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+        env.pop("TEARDOWN_CUPTI", None)
+        result = subprocess.run(
+            [sys.executable, os.path.join(ROOT, "tests", "gpu", "torch_reference.py"), "--device", "cpu",
+             "--pass", "forward,backward,forward_backward", "--shapes", "1x4/2x16x8", "--dtypes", "bf16",
+             "--variants", "naive,sdpa_flash,sdpa_cudnn", "--warmup", "1", "--samples", "3", "--forwards", "2",
+             "--max-seconds", "1e-9", "--min-samples", "2"],
+            capture_output=True, text=True, env=env, timeout=300)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        rows = [json.loads(line) for line in result.stdout.splitlines()]
+        self.assertEqual([(r["variant"], r["pass"]) for r in rows],
+                         [(v, p) for v in ("naive", "sdpa_flash", "sdpa_cudnn") for p in ref.PASSES])
+        for r in rows:
+            self.assertEqual((r["shape"], r["heads"], r["kv_heads"], r["dtype"]), ("1x4/2x16x8", 4, 2, "bf16"))
+            if r["variant"] == "sdpa_cudnn":  # no cuDNN on the CPU: a line that says so
+                self.assertEqual(r["status"], "unsupported")
+                self.assertTrue(r["error"])
+                continue
+            self.assertEqual(r["status"], "ok", r)
+            self.assertEqual((r["kernels"], r["memcpy"], r["memset"], r["counts_consistent"]), (0, 0, 0, True))
+            self.assertEqual(r["samples"], 2)  # --max-seconds stopped it at --min-samples
+            self.assertGreater(r["median_us"], 0)
+            if r["pass"] == "forward":
+                self.assertLess(r["rel_error"], 1.6e-2)
+                self.assertEqual(r.get("sdpa_backend"), "flash_attention" if r["variant"] == "sdpa_flash" else None)
+                self.assertNotIn("grad_rel_error_q", r)
+            else:
+                for g in "qkv":
+                    self.assertLess(r[f"grad_rel_error_{g}"], 1.6e-2)
+                    self.assertGreater(r[f"grad_rel_error_{g}"], 0)
+                self.assertNotIn("rel_error", r)
+                if r["variant"] == "sdpa_flash":
+                    self.assertEqual(r["sdpa_backend_backward"], "flash_attention")
+                else:
+                    self.assertNotIn("sdpa_backend_backward", r)
+
+
+CASE_COLUMNS = ("run_id", "plan_index", "variant", "batch", "heads", "kv_heads", "seq_len_q", "seq_len_kv", "head_dim",
+                "dtype", "causal", "pass", "device", "status", "error_message", "sdpa_backend", "sdpa_backend_backward",
+                "kernels_per_forward", "memcpy_per_forward", "memset_per_forward", "counts_consistent",
+                "gpu_time_us_median", "rel_error", "grad_rel_error_q", "grad_rel_error_k", "grad_rel_error_v",
+                "flops", "min_bytes", "finished_at")
+
+
+def make_db(path, cases):
+    db = sqlite3.connect(path)
+    with open(os.path.join(ROOT, "storage", "schema.sql")) as f:
+        db.executescript(f.read())
+    db.execute("""INSERT INTO runs (run_id, name, config_yaml, config_sha256, status, started_at, device, device_name,
+                  attnsweep_version, seed, timing_protocol, flop_convention, warmup, profiled_forwards, min_samples,
+                  max_samples, target_rel_stdev, max_case_seconds, planned_cases)
+                  VALUES (1, 'training', '', '', 'done', '2026-12-01T00:00:00Z', 'cuda:0', 'NVIDIA H200', '0.1', 0,
+                  'v2', 'attended_pairs_v1', 5, 5, 10, 100, 0.02, 10, ?)""", (len(cases),))
+    for i, c in enumerate(cases):
+        row = dict(run_id=1, plan_index=i, batch=2, heads=32, kv_heads=8, seq_len_q=4096, seq_len_kv=4096, head_dim=128,
+                   dtype="bf16", causal=1, device="cuda:0", status="ok", counts_consistent=1, flops=1.0, min_bytes=1.0,
+                   finished_at="2026-12-01T00:00:01Z")
+        row.update(c)
+        db.execute(f"INSERT INTO cases ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
+    db.commit()
+    db.close()
+
+
+def python_line(**fields):
+    row = dict(shape="2x32/8x4096x128", batch=2, heads=32, kv_heads=8, seq_len=4096, head_dim=128, dtype="bf16",
+               causal=True, status="ok", counts_consistent=True)
+    row.update(fields)
+    return json.dumps(row)
+
+
+class TrainingReport(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.db = os.path.join(self.tmp.name, "training.db")
+        self.jsonl = os.path.join(self.tmp.name, "python.jsonl")
+        self.machine = os.path.join(self.tmp.name, "machine.txt")
+        with open(self.machine, "w") as f:
+            f.write("NVIDIA H200, 580.159.04\n")
+        make_db(self.db, [
+            dict(variant="sdpa_cudnn", **{"pass": "forward"}, sdpa_backend="cudnn_attention", kernels_per_forward=1,
+                 memcpy_per_forward=0, memset_per_forward=0, gpu_time_us_median=300.0, rel_error=2.5e-3),
+            dict(variant="sdpa_cudnn", **{"pass": "backward"}, sdpa_backend="cudnn_attention",
+                 sdpa_backend_backward="cudnn_attention", kernels_per_forward=3, memcpy_per_forward=0,
+                 memset_per_forward=1, gpu_time_us_median=760.0, grad_rel_error_q=2.5e-3, grad_rel_error_k=2.4e-3,
+                 grad_rel_error_v=2.3e-3),
+            dict(variant="naive", **{"pass": "forward_backward"}, kernels_per_forward=14, memcpy_per_forward=0,
+                 memset_per_forward=4, gpu_time_us_median=150.0, grad_rel_error_q=4.6e-3, grad_rel_error_k=4e-3,
+                 grad_rel_error_v=3e-3, batch=8, heads=16, kv_heads=16, seq_len_q=1024, seq_len_kv=1024, head_dim=64,
+                 dtype="fp16"),
+            dict(variant="sdpa_efficient", **{"pass": "backward"}, status="unsupported",
+                 error_message="No available kernel"),
+            dict(variant="my_op", **{"pass": "backward"}, status="unsupported", error_message="forward-only"),
+        ])
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write_python(self, *lines):
+        with open(self.jsonl, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+    def run_report(self, *args):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = training_report.main(list(args))
+        return code, out.getvalue(), err.getvalue()
+
+    def python_lines(self, cudnn_backward_kernels=3, cudnn_backward_median=770.0):
+        return (python_line(variant="sdpa_cudnn", **{"pass": "forward"}, kernels=1, memcpy=0, memset=0,
+                            median_us=297.0, rel_error=2.5e-3),
+                python_line(variant="sdpa_cudnn", **{"pass": "backward"}, kernels=cudnn_backward_kernels, memcpy=0,
+                            memset=1, median_us=cudnn_backward_median, grad_rel_error_q=2.5e-3,
+                            grad_rel_error_k=2.4e-3, grad_rel_error_v=2.3e-3, sdpa_backend_backward="cudnn_attention"),
+                python_line(variant="naive", **{"pass": "forward_backward"}, shape="8x16x1024x64", batch=8, heads=16,
+                            kv_heads=16, seq_len=1024, head_dim=64, dtype="fp16", kernels=14, memcpy=0, memset=4,
+                            median_us=100.0, grad_rel_error_q=4.6e-3, grad_rel_error_k=4e-3, grad_rel_error_v=3e-3),
+                python_line(variant="sdpa_efficient", **{"pass": "backward"}, status="unsupported",
+                            error="No available kernel"))
+
+    def test_equal_counts(self):
+        self.write_python(*self.python_lines())
+        code, out, err = self.run_report(self.db, self.jsonl, self.machine)
+        self.assertEqual(code, 0, out + err)
+        summary = "5 cases, counts equal 3/3, medians >=200us within 3% 2/2 (1 without a Python line, 0 of them of a built-in variant)"
+        self.assertIn(summary, out)
+        self.assertIn("NVIDIA H200, 580.159.04", out)
+        for section in ("## forward\n", "## backward\n", "## forward_backward\n"):
+            self.assertIn(section, out)
+        cudnn_backward = next(line for line in out.splitlines() if line.startswith("| 2x32/8x4096x128 | bf16 | 1 | sdpa_cudnn")
+                              and "2.50e-03 / 2.40e-03 / 2.30e-03" in line)
+        self.assertIn("| cudnn_attention | cudnn_attention | 3 | 3 |", cudnn_backward)
+        self.assertIn("| 0.987 | yes |", cudnn_backward)
+        # 150 us against 100 us: shown, not judged
+        naive = next(line for line in out.splitlines() if "| naive |" in line)
+        self.assertIn("| 8x16x1024x64 | fp16 |", naive)
+        self.assertIn("| 1.500 | - |", naive)
+        self.assertIn("| backward | bf16 | 2.50e-03 | 2.50e-03 |", out)
+
+    def test_a_count_that_differs_fails(self):
+        self.write_python(*self.python_lines(cudnn_backward_kernels=4, cudnn_backward_median=700.0))
+        code, out, _ = self.run_report(self.db, self.jsonl)
+        self.assertEqual(code, 1)
+        self.assertIn("counts equal 2/3, medians >=200us within 3% 1/2", out)
+        self.assertIn("| **no** |", out)
+        self.assertIn("- backward 2x32/8x4096x128 bf16 sdpa_cudnn: (3, 0, 1) vs (4, 0, 1)", out)
+
+    def test_a_built_in_case_without_a_python_line_fails(self):
+        self.write_python(*self.python_lines()[1:])  # the Python run stopped before sdpa_cudnn's forward
+        code, out, _ = self.run_report(self.db, self.jsonl)
+        self.assertEqual(code, 1)
+        self.assertIn("(2 without a Python line, 1 of them of a built-in variant)", out)
+
+    def test_python_args(self):
+        code, out, _ = self.run_report("--python-args", self.db)
+        self.assertEqual(code, 0)
+        self.assertEqual(out.strip(), "--causal 1 --shapes 2x32/8x4096x128,8x16x1024x64 --dtypes bf16,fp16 "
+                                      "--passes forward,backward,forward_backward "
+                                      "--variants sdpa_cudnn,naive,sdpa_efficient")
+
+    def test_unreadable_inputs(self):
+        self.assertEqual(self.run_report(self.db)[0], 2)
+        self.assertEqual(self.run_report(os.path.join(self.tmp.name, "absent.db"), self.jsonl)[0], 2)
+        with open(self.jsonl, "w") as f:
+            f.write("not sqlite\n")
+        self.assertEqual(self.run_report(self.jsonl, self.jsonl)[0], 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
+
+
+STUB_ATTNSWEEP = '''#!{python}
+# A stand-in for build/attnsweep in the dry run: `run CONFIG --db PATH` stores four CPU cases.
+import sys
+sys.path.insert(0, {tests!r})
+import test_training_tools as t
+assert sys.argv[1] == "run" and sys.argv[3] == "--db", sys.argv
+shape = dict(batch=1, heads=4, kv_heads=2, seq_len_q=16, seq_len_kv=16, head_dim=8, dtype="bf16",
+             kernels_per_forward=0, memcpy_per_forward=0, memset_per_forward=0, gpu_time_us_median=250.0)
+t.make_db(sys.argv[4], [dict(shape, variant=v, **{{"pass": p}}) for v in ("naive", "sdpa_math")
+                        for p in ("forward", "backward")])
+print("stub sweep: 4 cases", file=sys.stderr)
+'''
+
+
+@needs_torch
+class DeviceScriptDryRun(unittest.TestCase):
+    """scripts/device_training.sh end to end with stand-ins for nvidia-smi, the build and attnsweep,
+    and the Python reference on the CPU: the steps, the files brought back, the exit status."""
+
+    def test_dry_run(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tree, bin_dir, out = (os.path.join(tmp, d) for d in ("tree", "bin", "out"))
+            for folder in ("scripts", "tests/gpu", "storage", "container", "configs", "build"):
+                os.makedirs(os.path.join(tree, folder))
+            os.makedirs(bin_dir)
+            for path in ("scripts/device_training.sh", "scripts/training_report.py", "tests/gpu/torch_reference.py",
+                         "storage/schema.sql"):
+                with open(os.path.join(ROOT, path)) as src, open(os.path.join(tree, path), "w") as dst:
+                    dst.write(src.read())
+            stub = STUB_ATTNSWEEP.format(python=sys.executable, tests=os.path.dirname(os.path.abspath(__file__)))
+            scripts = {
+                os.path.join(tree, "container/build.sh"):
+                    f"#!/bin/sh\necho stub build \"$@\"\ncp {os.path.join(tmp, 'attnsweep')} build/attnsweep\n",
+                os.path.join(tmp, "attnsweep"): stub,
+                os.path.join(bin_dir, "nvidia-smi"): "#!/bin/sh\necho 'name, driver_version'\necho 'Stub GPU, 0.0'\n",
+                os.path.join(bin_dir, "python3"): f"#!/bin/sh\nexec {sys.executable} \"$@\"\n",
+            }
+            for path, text in scripts.items():
+                with open(path, "w") as f:
+                    f.write(text)
+                os.chmod(path, 0o755)
+            env = dict(os.environ, OUT=out, PATH=bin_dir + os.pathsep + os.environ["PATH"], PY_DEVICE="cpu",
+                       PY_SAMPLES="3", PY_TIMEOUT="200", DEVICE_TESTS="none", CUDA_VISIBLE_DEVICES="")
+            env.pop("TEARDOWN_CUPTI", None)
+            result = subprocess.run(["bash", os.path.join(tree, "scripts/device_training.sh")], env=env,
+                                    capture_output=True, text=True, timeout=280)
+            log = result.stdout + result.stderr
+            self.assertEqual(result.returncode, 0, log)
+            self.assertEqual(sorted(os.listdir(out)), ["h200-training.md", "logs.tgz", "machine.txt",
+                                                       "python_training.jsonl", "training.db.gz"])
+            self.assertIn("--causal 1 --shapes 1x4/2x16x8 --dtypes bf16 --passes forward,backward "
+                          "--variants naive,sdpa_math", log)
+            with open(os.path.join(out, "h200-training.md")) as f:
+                report = f.read()
+            self.assertIn("4 cases, counts equal 4/4", report)
+            self.assertIn("Stub GPU, 0.0", report)
+            with open(os.path.join(out, "python_training.jsonl")) as f:
+                self.assertEqual(len(f.read().splitlines()), 4)
