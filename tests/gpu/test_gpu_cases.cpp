@@ -43,10 +43,11 @@ struct PythonCounts {
 };
 
 // Runs the independent Python measurement once for all study variants.
-std::map<std::string, PythonCounts> python_counts(const std::string& dtype) {
+std::map<std::string, PythonCounts> python_counts(const std::string& dtype, const std::string& pass = "forward") {
   const char* python = std::getenv("ATTNSWEEP_PYTHON");
   const std::string command = std::string(python ? python : "python3") + " " ATTNSWEEP_SOURCE_DIR
-                              "/tests/gpu/torch_reference.py --counts-only --dtype " + dtype;
+                              "/tests/gpu/torch_reference.py --counts-only --dtype " + dtype +
+                              (pass == "forward" ? "" : " --pass " + pass);
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
   std::map<std::string, PythonCounts> out;
   if (!pipe) return out;
@@ -129,6 +130,62 @@ TEST(GpuCases, KernelCountsMatchTorchProfilerInPython) {
                 profile.memset_each_forward.front(), python.kernels, python.memcpy, python.memset,
                 result.gpu_time_us->median, *result.rel_error, result.sdpa_backend.c_str());
   }
+}
+
+// Issue 23: each built-in variant's backward and training step at the study's
+// shape. Counts per pass equal torch.profiler's in Python (the backward's
+// kernels launched by autograd's device thread), gradients within the bf16
+// bound of float64 autograd, the pinned backend's own backward, a CUDA graph of
+// the pass replayed or the reason why not, and the memory naive saves for its backward.
+TEST(GpuPasses, BackwardCountsMatchTorchProfilerInPythonAndGradientsFloat64) {
+  SKIP_WITHOUT_CUDA();
+  const std::map<std::string, std::string> backends = {{"sdpa_math", "math"},
+                                                       {"sdpa_efficient", "efficient_attention"},
+                                                       {"sdpa_flash", "flash_attention"},
+                                                       {"sdpa_cudnn", "cudnn_attention"}};
+  CaseRunner runner(Device::cuda(0), quick_settings(), 0);
+  std::map<std::string, std::int64_t> backward_peak;
+  for (const Pass pass : {Pass::backward, Pass::forward_backward}) {
+    const auto expected = python_counts("bf16", to_string(pass));
+    ASSERT_EQ(expected.size(), 7u) << "tests/gpu/torch_reference.py gave no " << to_string(pass) << " counts";
+    for (const std::string variant :
+         {"naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto"}) {
+      SCOPED_TRACE(variant + " " + to_string(pass));
+      Case c = study_case(variant);
+      c.pass = pass;
+      const CaseResult r = runner.run(c);
+      ASSERT_EQ(r.status, CaseStatus::ok) << r.error_message;
+      ASSERT_TRUE(r.profile.has_value());
+      EXPECT_TRUE(r.profile->counts_consistent);
+      const PythonCounts& python = expected.at(variant);
+      ASSERT_EQ(python.status, "ok");
+      EXPECT_EQ(r.profile->kernels_each_forward.front(), python.kernels);
+      EXPECT_EQ(r.profile->memcpy_each_forward.front(), python.memcpy);
+      EXPECT_EQ(r.profile->memset_each_forward.front(), python.memset);
+      EXPECT_EQ(r.numerics, NumericsVerdict::ok);
+      for (const auto& error : {r.grad_rel_error_q, r.grad_rel_error_k, r.grad_rel_error_v}) {
+        ASSERT_TRUE(error.has_value());
+        EXPECT_GT(*error, 0);
+        EXPECT_LT(*error, 1.6e-2);
+      }
+      if (backends.count(variant)) EXPECT_EQ(r.sdpa_backend_backward, backends.at(variant));
+      if (variant == "sdpa_auto") EXPECT_EQ(r.sdpa_backend_backward, r.sdpa_backend);
+      EXPECT_TRUE(r.graph_time_us.has_value() || !r.graph_error.empty());
+      ASSERT_TRUE(r.peak_mem_bytes.has_value());
+      if (pass == Pass::backward) backward_peak[variant] = *r.peak_mem_bytes;
+      std::printf("%-15s %-16s kernels %d memcpy %d memset %d (python %d/%d/%d) median %.1f us graph %s "
+                  "grads %.2e %.2e %.2e backend %s/%s peak %.1f MiB\n",
+                  variant.c_str(), to_string(pass), r.profile->kernels_each_forward.front(),
+                  r.profile->memcpy_each_forward.front(), r.profile->memset_each_forward.front(), python.kernels,
+                  python.memcpy, python.memset, r.gpu_time_us->median,
+                  r.graph_time_us ? std::to_string(r.graph_time_us->median).c_str() : r.graph_error.c_str(),
+                  *r.grad_rel_error_q, *r.grad_rel_error_k, *r.grad_rel_error_v, r.sdpa_backend.c_str(),
+                  r.sdpa_backend_backward.c_str(), *r.peak_mem_bytes / 1048576.0);
+    }
+  }
+  // naive keeps the (8, 16, 1024, 1024) scores and probabilities for its
+  // backward; flash keeps only its output and log-sum-exp.
+  EXPECT_GT(backward_peak.at("naive"), 4 * backward_peak.at("sdpa_flash"));
 }
 
 TEST(GpuCases, FlashAndCudnnRefuseFp32WithPyTorchsReason) {

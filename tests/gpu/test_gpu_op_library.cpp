@@ -35,10 +35,12 @@ MeasureSettings quick() {
   return settings;
 }
 
-CaseResult run_example(const Device& device, const Shape& shape, Dtype dtype, bool causal) {
+CaseResult run_example(const Device& device, const Shape& shape, Dtype dtype, bool causal, Pass pass = Pass::forward) {
   register_op_library_specs({{"example", example_spec()}});
   CaseRunner runner(device, quick(), 0);
-  return runner.run(Case{0, "example", shape, dtype, causal});
+  Case c{0, "example", shape, dtype, causal};
+  c.pass = pass;
+  return runner.run(c);
 }
 
 TEST(OpLibraryVariant, TheExampleOpRunsThroughTheCaseRunnerOnTheCpu) {
@@ -68,6 +70,36 @@ TEST(GpuOpLibrary, TheExampleOpIsOneKernelAndMatchesFloat64OnTheGpu) {
       std::printf("example op %s %s: median %.1f us, rel error %.2e\n", to_string(dtype), causal ? "causal" : "full",
                   r.gpu_time_us->median, *r.rel_error);
     }
+  }
+}
+
+// Issue 23: the op library's backward through its Autograd kernel, on the GPU:
+// exactly the op's two backward kernels per backward, its forward kernel plus
+// those two per training step, gradients within the dtype's bound of float64
+// autograd, and a CUDA graph of the backward replayed.
+TEST(GpuOpLibrary, TheExampleOpsBackwardIsItsTwoKernelsAndMatchesFloat64Autograd) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device here";
+  for (const Dtype dtype : {Dtype::fp32, Dtype::bf16}) {
+    SCOPED_TRACE(to_string(dtype));
+    const Shape shape{2, 8, 4, 512, 512, 64};
+    const CaseResult backward = run_example(Device::cuda(0), shape, dtype, true, Pass::backward);
+    ASSERT_EQ(backward.status, CaseStatus::ok) << backward.error_message;
+    EXPECT_EQ(backward.profile->kernels_each_forward, (std::vector<int>{2, 2, 2}));
+    EXPECT_EQ(backward.profile->memcpy_each_forward, (std::vector<int>{0, 0, 0}));
+    const CaseResult step = run_example(Device::cuda(0), shape, dtype, true, Pass::forward_backward);
+    ASSERT_EQ(step.status, CaseStatus::ok) << step.error_message;
+    EXPECT_EQ(step.profile->kernels_each_forward, (std::vector<int>{3, 3, 3}));
+    for (const CaseResult* r : {&backward, &step}) {
+      EXPECT_EQ(r->numerics, NumericsVerdict::ok);
+      for (const auto& error : {r->grad_rel_error_q, r->grad_rel_error_k, r->grad_rel_error_v}) {
+        ASSERT_TRUE(error.has_value());
+        EXPECT_LT(*error, dtype == Dtype::fp32 ? 1e-5 : 2e-2);
+      }
+      EXPECT_TRUE(r->graph_time_us.has_value()) << r->graph_error;
+    }
+    std::printf("example op backward %s: %.1f us (graph %.1f), dq/dk/dv errors %.2e %.2e %.2e\n", to_string(dtype),
+                backward.gpu_time_us->median, backward.graph_time_us ? backward.graph_time_us->median : -1.0,
+                *backward.grad_rel_error_q, *backward.grad_rel_error_k, *backward.grad_rel_error_v);
   }
 }
 
