@@ -131,6 +131,18 @@ TEST_F(Cli, PlanListsCasesWithTheirCountAndRunsNothing) {
   EXPECT_NE(bad_device.output.find("unknown device 'tpu'; allowed: auto, cpu, cuda, cuda:N"), std::string::npos);
 }
 
+// configs/training.yaml plans with its pass column (issue 23).
+TEST_F(Cli, PlanOfTheTrainingConfigShowsEachCasesPass) {
+  const Outcome outcome = run(std::string("plan ") + ATTNSWEEP_SOURCE_DIR "/configs/training.yaml --device cuda");
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_NE(outcome.output.find("150 cases, 18 excluded"), std::string::npos) << outcome.output;
+  EXPECT_NE(outcome.output.find(" pass "), std::string::npos) << outcome.output;
+  for (const char* row : {"sdpa_flash          1     32        32       8192        8192       128  fp16   yes     backward",
+                          "sdpa_cudnn          2     32         8       4096        4096       128  bf16   yes     forward_backward"}) {
+    EXPECT_NE(outcome.output.find(row), std::string::npos) << row << "\n" << outcome.output;
+  }
+}
+
 // Issue 23: `passes:` adds a pass axis. A forward-only plan shows no pass column;
 // with backward passes the plan and the run's summary show the pass, and the
 // run stores each pass as its own case.

@@ -23,6 +23,8 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/common/sha256.hpp"
+#include "runner/measure/statistics.hpp"
+#include "storage/store.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
 
@@ -92,24 +94,44 @@ json probe_in_chromium(const std::string& browser, const std::string& report, co
   const std::string catch_errors =
       "<script>window.__probeErrors=[];window.addEventListener('error',function(e){window.__probeErrors.push("
       "String(e.message));});</script>";
+  // For a run of several passes, what each pass button shows after a click (by_pass).
   const std::string probe = R"(<script>(function(){
-var r = window.attnsweepReport || {charts: []}, kinds = {}, points = {};
-r.charts.forEach(function (c) {
-  kinds[c.kind] = (kinds[c.kind] || 0) + 1;
-  c.chart.data.datasets.forEach(function (d, i) {
-    if (d.roof || d.reference) return;
-    points[c.kind] = (points[c.kind] || 0) + c.chart.getDatasetMeta(i).data.length;
+var r = window.attnsweepReport || {charts: []};
+var texts = function (selector) { return Array.prototype.map.call(document.querySelectorAll(selector), function (e) { return e.textContent; }); };
+function snapshot() {
+  var kinds = {}, points = {};
+  r.charts.forEach(function (c) {
+    kinds[c.kind] = (kinds[c.kind] || 0) + 1;
+    c.chart.data.datasets.forEach(function (d, i) {
+      if (d.roof || d.reference) return;
+      points[c.kind] = (points[c.kind] || 0) + c.chart.getDatasetMeta(i).data.length;
+    });
   });
+  return {canvases: document.querySelectorAll('canvas').length, charts: kinds, points: points,
+    drawn: r.charts.filter(function (c) { return c.chart.chartArea && c.chart.chartArea.right > c.chart.chartArea.left + 100; }).length,
+    titles: r.charts.map(function (c) { return c.chart.options.plugins.title.text; }),
+    rows: document.querySelectorAll('#results-table tbody tr.case-row').length,
+    headers: texts('#results-table thead th'),
+    cells: Array.prototype.map.call(document.querySelectorAll('#results-table tbody tr.case-row'), function (tr) {
+      return Array.prototype.map.call(tr.children, function (td) { return td.textContent; }); }),
+    failures: document.querySelectorAll('#failures tbody tr').length,
+    failures_text: document.getElementById('failures').textContent,
+    selected: texts('#pass-selector button.selected')};
+}
+var out = snapshot();
+out.errors = window.__probeErrors;
+out.rendered = document.body.getAttribute('data-rendered');
+out.pass_buttons = texts('#pass-selector button');
+out.injected = document.querySelectorAll('img, iframe, object, embed').length;
+out.scripts = document.scripts.length;
+out.trace_links = Array.prototype.map.call(document.querySelectorAll('a.trace'), function (a) { return a.href; });
+out.planted = window.__planted || null;
+out.by_pass = {};
+Array.prototype.forEach.call(document.querySelectorAll('#pass-selector button'), function (button) {
+  button.click();
+  out.by_pass[button.getAttribute('data-pass')] = snapshot();
 });
-var out = {errors: window.__probeErrors, canvases: document.querySelectorAll('canvas').length,
-  rendered: document.body.getAttribute('data-rendered'), charts: kinds, points: points,
-  drawn: r.charts.filter(function (c) { return c.chart.chartArea && c.chart.chartArea.right > c.chart.chartArea.left + 100; }).length,
-  rows: document.querySelectorAll('#results-table tbody tr.case-row').length,
-  failures: document.querySelectorAll('#failures tbody tr').length,
-  failures_text: document.getElementById('failures').textContent,
-  injected: document.querySelectorAll('img, iframe, object, embed').length, scripts: document.scripts.length,
-  trace_links: Array.prototype.map.call(document.querySelectorAll('a.trace'), function (a) { return a.href; }),
-  planted: window.__planted || null};
+out.errors_after_clicks = window.__probeErrors;
 var pre = document.createElement('pre'); pre.id = 'probe'; pre.textContent = JSON.stringify(out); document.body.appendChild(pre);
 })();</script>)";
   html.insert(html.find("<head>") + 6, catch_errors);
@@ -202,6 +224,15 @@ TEST_F(CliReport, TheHtmlIsOneFileWithEveryCaseItsReasonsAndItsTraces) {
   const json& environment = data["environment"];
   EXPECT_TRUE(std::any_of(environment.begin(), environment.end(), [](const json& fact) { return fact[0] == "torch"; }));
   EXPECT_NE(html.find("id=\"failures\""), std::string::npos);
+  // Forward only: the page speaks of forwards, as it always did.
+  EXPECT_EQ(data["passes"], json({"forward"}));
+  for (const json& c : data["cases"]) {
+    EXPECT_EQ(c["pass"], "forward");
+    EXPECT_TRUE(c["grad_rel_error"].is_null());
+  }
+  EXPECT_NE(html.find("<h2>Kernels per forward</h2>"), std::string::npos);
+  EXPECT_NE(html.find("the speed-up over naive attention on the same shape, dtype and mask."), std::string::npos);
+  EXPECT_EQ(html.find("per pass"), std::string::npos);
 }
 
 // The page as a browser draws it: no script error, a canvas per chart, and as
@@ -227,6 +258,15 @@ TEST_F(CliReport, ChromiumDrawsEveryChartWithAPointPerTimedCase) {
   EXPECT_EQ(probe_out["points"]["speedup-naive"], kOk / 2) << text;  // sdpa_math's; naive is the reference
   EXPECT_EQ(probe_out["rows"], kCases) << text;
   EXPECT_EQ(probe_out["failures"], kCases - kOk) << text;
+  // A forward-only run: no pass selector, no pass column, no gradient columns; words of a forward.
+  EXPECT_EQ(probe_out["pass_buttons"], json::array()) << text;
+  EXPECT_EQ(probe_out["by_pass"], json::object()) << text;
+  for (const char* column : {"pass", "grad error", "backward backend"}) {
+    EXPECT_EQ(std::count(probe_out["headers"].begin(), probe_out["headers"].end(), column), 0) << column << "\n" << text;
+  }
+  EXPECT_EQ(probe_out["headers"][3], "mask") << text;
+  EXPECT_EQ(probe_out["headers"][4], "CPU time (µs)") << text;
+  EXPECT_NE(probe_out["titles"].dump().find("CPU time per forward"), std::string::npos) << text;
 
   // A screenshot of the report itself, kept in the build folder to look at.
   const std::string screenshot = (fs::current_path() / "report-cpu-screenshot.png").string();
@@ -256,6 +296,11 @@ TEST_F(CliReport, MarkdownHasTheStudysTableTheFailuresAndTheEnvironment) {
   EXPECT_EQ(matches(md, "\\n\\| sdpa_cudnn \\| 1x2x\\d+x8 \\| (fp32|bf16) \\| causal \\| unsupported \\| [^|\\n]{10,} \\|(?=\\n)"),
             kCases - kOk);
   EXPECT_NE(md.find("| torch | 2."), std::string::npos) << md;
+  // Forward only: one results section, no pass column, no gradient columns.
+  EXPECT_EQ(md.find("## Results: "), std::string::npos) << md;
+  EXPECT_EQ(md.find("| pass |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("grad error"), std::string::npos) << md;
+  EXPECT_EQ(md.find("backward backend"), std::string::npos) << md;
   // -o writes the same text into a file.
   ASSERT_EQ(run("report " + db_ + " --format markdown -o " + path("r.md")).exit_code, 0);
   EXPECT_EQ(read_file(path("r.md")), md);
@@ -562,6 +607,238 @@ TEST_F(CliReport, AFullDiskIsExitOneWithTheSystemsReason) {
   struct stat after {};
   ASSERT_EQ(::stat("/dev/full", &after), 0);
   EXPECT_TRUE(S_ISCHR(after.st_mode));
+}
+
+// ---- a run of several passes (issue 23) -------------------------------------
+// Built with the store, as `run` will write it once backward passes are measured:
+// naive, sdpa_flash and sdpa_auto at the study's shape in all three passes, and
+// sdpa_cudnn's backward unsupported. Times after issue 23's H200 table.
+class CliReportPasses : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    using namespace attnsweep;
+    db_ = scratch_.path("passes.db");
+    storage::Store store(db_);
+    storage::RunRecord record;
+    record.name = "training";
+    record.config_path = "configs/training.yaml";
+    record.config_yaml = "variants: [naive, sdpa_flash, sdpa_auto, sdpa_cudnn]\n";
+    record.environment.device = Device::cuda(0);
+    record.environment.device_name = "NVIDIA H200";
+    record.environment.torch_version = "2.11.0";
+    record.timing_protocol = "cuda_event";
+    record.flop_convention = "test convention";
+    record.planned_cases = 10;
+    record.ceiling_bf16_tflops = 800;
+    record.ceiling_copy_gbps = 4000;
+    const std::int64_t run_id = store.begin_run(record);
+    struct Row {
+      const char* variant;
+      Pass pass;
+      double us;
+      int kernels;
+      std::optional<double> dq, dk, dv;
+      const char* backend_backward;
+    };
+    const Row rows[] = {
+        {"naive", Pass::forward, 800, 5, {}, {}, {}, ""},
+        {"naive", Pass::backward, 1426, 9, 4.6e-3, 1.2e-3, 8.0e-4, ""},
+        {"naive", Pass::forward_backward, 2200, 14, 4.1e-3, 1.1e-3, 7.0e-4, ""},
+        {"sdpa_flash", Pass::forward, 96, 1, {}, {}, {}, ""},
+        {"sdpa_flash", Pass::backward, 310, 5, 1.1e-3, 2.5e-3, 9.0e-4, ""},
+        {"sdpa_flash", Pass::forward_backward, 400, 6, 1.0e-3, 2.4e-3, 8.0e-4, ""},
+        {"sdpa_auto", Pass::forward, 70, 2, {}, {}, {}, ""},
+        {"sdpa_auto", Pass::backward, 198, 4, 2.0e-3, 2.5e-3, 3.1e-3, "cudnn_attention"},
+        {"sdpa_auto", Pass::forward_backward, 270, 6, 2.0e-3, 2.4e-3, 3.0e-3, "cudnn_attention"},
+    };
+    const Shape study{8, 16, 16, 1024, 1024, 64};
+    int plan_index = 0;
+    for (const Row& row : rows) {
+      Case c{plan_index++, row.variant, study, Dtype::bf16, true};
+      c.pass = row.pass;
+      CaseResult r;
+      r.device = Device::cuda(0);
+      r.timer = "cuda_event";
+      r.gpu_time_us = summarize({row.us, row.us, row.us});
+      r.rel_error = 1e-3;
+      r.flops = 1e9 * (row.pass == Pass::forward ? 1 : row.pass == Pass::backward ? 2.5 : 3.5);
+      r.min_bytes = 1e7;
+      r.tflops = r.flops / (row.us * 1e6);
+      r.sdpa_backend = std::string(row.variant) == "sdpa_auto" ? "cudnn_attention" : "";
+      r.grad_rel_error_q = row.dq;
+      r.grad_rel_error_k = row.dk;
+      r.grad_rel_error_v = row.dv;
+      r.sdpa_backend_backward = row.backend_backward;
+      ProfileSummary profile;
+      profile.profiled_forwards = 2;
+      profile.attempts = 1;
+      profile.kernels_each_forward = {row.kernels, row.kernels};
+      profile.memcpy_each_forward = {0, 0};
+      profile.memset_each_forward = {0, 0};
+      r.profile = profile;
+      for (int i = 0; i < 3; ++i) r.samples.push_back({row.us, std::nullopt, row.us / 4, SampleMode::eager});
+      ASSERT_TRUE(store.add_case(run_id, c, r).has_value());
+    }
+    Case cudnn{plan_index, "sdpa_cudnn", study, Dtype::bf16, true};
+    cudnn.pass = Pass::backward;
+    CaseResult refused;
+    refused.status = CaseStatus::unsupported;
+    refused.device = Device::cuda(0);
+    refused.error_message = "cuDNN refused the backward of this shape";
+    ASSERT_TRUE(store.add_case(run_id, cudnn, refused).has_value());
+    store.finish_run(run_id, RunStatus::done);
+  }
+
+  static attnsweep::testing::Outcome run(const std::string& arguments) { return attnsweep::testing::run_attnsweep(arguments); }
+
+  attnsweep::testing::ScratchDirectory scratch_{"report-passes"};
+  std::string db_;
+};
+
+TEST_F(CliReportPasses, TheHtmlCarriesEachCasesPassItsWorstGradientErrorAndSpeedUpsWithinThePass) {
+  const std::string report = scratch_.path("r.html");
+  ASSERT_EQ(run("report " + db_ + " -o " + report).exit_code, 0);
+  const std::string html = read_file(report);
+  const json data = embedded_data(html);
+  ASSERT_TRUE(data.is_object());
+  EXPECT_EQ(data["passes"], json({"forward", "backward", "forward_backward"}));
+  ASSERT_EQ(data["cases"].size(), 10u);
+  const auto find = [&](const std::string& variant, const std::string& pass) {
+    for (const json& c : data["cases"]) {
+      if (c["variant"] == variant && c["pass"] == pass) return c;
+    }
+    return json();
+  };
+  // The worst of dq, dk and dv, each also there; none for a forward.
+  EXPECT_DOUBLE_EQ(find("sdpa_flash", "backward")["grad_rel_error"].get<double>(), 2.5e-3);
+  EXPECT_EQ(find("sdpa_flash", "backward")["grad_rel_errors"], json({1.1e-3, 2.5e-3, 9.0e-4}));
+  EXPECT_DOUBLE_EQ(find("naive", "backward")["grad_rel_error"].get<double>(), 4.6e-3);
+  EXPECT_DOUBLE_EQ(find("sdpa_auto", "forward_backward")["grad_rel_error"].get<double>(), 3.0e-3);
+  EXPECT_TRUE(find("sdpa_flash", "forward")["grad_rel_error"].is_null());
+  EXPECT_EQ(find("sdpa_auto", "backward")["backend_backward"], "cudnn_attention");
+  EXPECT_EQ(find("sdpa_auto", "backward")["backend"], "cudnn_attention");
+  // Speed-ups over naive of the same pass only.
+  EXPECT_DOUBLE_EQ(find("sdpa_flash", "forward")["vs_naive"].get<double>(), 800.0 / 96);
+  EXPECT_DOUBLE_EQ(find("sdpa_flash", "backward")["vs_naive"].get<double>(), 1426.0 / 310);
+  EXPECT_DOUBLE_EQ(find("sdpa_auto", "forward_backward")["vs_naive"].get<double>(), 2200.0 / 270);
+  EXPECT_DOUBLE_EQ(find("naive", "backward")["vs_naive"].get<double>(), 1.0);
+  EXPECT_TRUE(find("sdpa_cudnn", "backward")["vs_naive"].is_null());
+  // The notes speak of passes.
+  EXPECT_NE(html.find("<h2>Kernels per pass</h2>"), std::string::npos);
+  EXPECT_NE(html.find("the speed-up over naive attention on the same shape, dtype, mask and pass."), std::string::npos);
+}
+
+// In Chromium: a selector of the three passes, the forward shown first; a click
+// on each shows only that pass's cases in every chart and table, named by pass.
+TEST_F(CliReportPasses, ChromiumShowsAPassSelectorThatFiltersEveryChartAndTable) {
+  const std::string browser = chromium();
+  if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
+  const std::string report = scratch_.path("r.html");
+  ASSERT_EQ(run("report " + db_ + " -o " + report).exit_code, 0);
+  const std::string flags = " --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir=" +
+                            scratch_.path("chromium") + " --virtual-time-budget=10000 ";
+  const json probe_out = probe_in_chromium(browser, report, flags);
+  ASSERT_TRUE(probe_out.is_object());
+  const std::string text = probe_out.dump();
+  EXPECT_EQ(probe_out["errors"], json::array()) << text;
+  EXPECT_EQ(probe_out["errors_after_clicks"], json::array()) << text;
+  EXPECT_EQ(probe_out["rendered"], "yes") << text;
+  EXPECT_EQ(probe_out["pass_buttons"], json({"forward", "backward", "forward_backward"})) << text;
+  EXPECT_EQ(probe_out["selected"], json({"forward"})) << text;
+  EXPECT_EQ(probe_out["rows"], 3) << text;  // the forwards only, at first
+  for (const std::string pass : {"forward", "backward", "forward_backward"}) {
+    const json& view = probe_out["by_pass"][pass];
+    ASSERT_TRUE(view.is_object()) << pass << "\n" << text;
+    EXPECT_EQ(view["selected"], json({pass})) << text;
+    const int timed = 3, rows = pass == "backward" ? 4 : 3;
+    EXPECT_EQ(view["rows"], rows) << pass << "\n" << text;
+    // Charts: time, speed-up, roofline, the share of the ceiling and the kernel counts, all of this pass.
+    EXPECT_EQ(view["charts"], json({{"time", 1}, {"speedup-naive", 1}, {"roofline", 1}, {"ceiling-share", 1}, {"kernels", 1}}))
+        << pass << "\n" << text;
+    EXPECT_EQ(view["drawn"], 5) << pass << "\n" << text;
+    EXPECT_EQ(view["points"]["time"], timed) << pass << "\n" << text;
+    EXPECT_EQ(view["points"]["roofline"], timed) << pass << "\n" << text;
+    EXPECT_EQ(view["points"]["speedup-naive"], timed - 1) << pass << "\n" << text;
+    const std::string noun = pass == "forward_backward" ? "forward+backward" : pass;
+    EXPECT_NE(view["titles"].dump().find("GPU time per " + noun), std::string::npos) << text;
+    EXPECT_NE(view["titles"].dump().find("launches per " + noun), std::string::npos) << text;
+    // Every row names its pass, in the pass column.
+    const json& headers = view["headers"];
+    const auto column = std::find(headers.begin(), headers.end(), "pass");
+    ASSERT_NE(column, headers.end()) << text;
+    const auto pass_at = static_cast<std::size_t>(column - headers.begin());
+    for (const json& cells : view["cells"]) EXPECT_EQ(cells[pass_at], pass) << cells.dump();
+    const bool has_grad = std::find(headers.begin(), headers.end(), "grad error") != headers.end();
+    EXPECT_EQ(has_grad, pass != "forward") << text;
+    EXPECT_EQ(view["failures"], pass == "backward" ? 1 : 0) << text;
+  }
+  // The backward's table: flash's worst gradient error (dk) and the backend sdpa_auto's backward ran on.
+  const json& backward = probe_out["by_pass"]["backward"];
+  const json& headers = backward["headers"];
+  const auto at = [&](const char* name) { return static_cast<std::size_t>(std::find(headers.begin(), headers.end(), name) - headers.begin()); };
+  ASSERT_LT(at("backward backend"), headers.size()) << headers.dump();
+  bool flash = false, automatic = false;
+  for (const json& cells : backward["cells"]) {
+    if (cells[0] == "sdpa_flash") {
+      flash = true;
+      EXPECT_EQ(cells[at("grad error")], "2.5e-3") << cells.dump();
+      EXPECT_EQ(cells[at("vs naive")], "4.60x") << cells.dump();
+    }
+    if (cells[0] == "sdpa_auto") {
+      automatic = true;
+      EXPECT_EQ(cells[at("grad error")], "3.1e-3") << cells.dump();
+      EXPECT_EQ(cells[at("backward backend")], "cudnn_attention") << cells.dump();
+    }
+  }
+  EXPECT_TRUE(flash && automatic) << backward.dump();
+  EXPECT_NE(backward["failures_text"].get<std::string>().find("cuDNN refused the backward of this shape"), std::string::npos);
+
+  // A screenshot of the backward view, kept in the build folder to look at.
+  const std::string screenshot = (fs::current_path() / "report-passes-screenshot.png").string();
+  fs::remove(screenshot);
+  shell(browser + flags + "--window-size=1400,2200 --screenshot=" + screenshot + " file://" + report);
+  EXPECT_GT(read_file(screenshot).size(), 50000u) << screenshot;
+}
+
+TEST_F(CliReportPasses, MarkdownHasOneSectionPerPassWithThePassAndTheWorstGradientError) {
+  const attnsweep::testing::Outcome outcome = run("report " + db_ + " --format markdown");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  const std::string& md = outcome.output;
+  EXPECT_NE(md.find("10 of 10 cases: 9 ok, 1 unsupported, 0 failed."), std::string::npos) << md;
+  EXPECT_EQ(md.find("\n## Results\n"), std::string::npos) << md;
+  const auto forward = md.find("\n## Results: forward\n"), backward = md.find("\n## Results: backward\n"),
+             both = md.find("\n## Results: forward_backward\n"), failures = md.find("\n## Unsupported and failed cases\n");
+  ASSERT_NE(forward, std::string::npos) << md;
+  ASSERT_NE(backward, std::string::npos) << md;
+  ASSERT_NE(both, std::string::npos) << md;
+  ASSERT_TRUE(forward < backward && backward < both && both < failures) << md;
+  const std::string forward_part = md.substr(forward, backward - forward), backward_part = md.substr(backward, both - backward),
+                    both_part = md.substr(both, failures - both);
+  // The forward's table: no gradient columns; each row names its pass; speed-ups within the pass.
+  EXPECT_NE(forward_part.find("| variant | shape | dtype | mask | pass | status | kernels | memcpy | memset | GPU time (us) | "
+                              "TFLOP/s | of ceiling | rel. error | vs naive |"), std::string::npos) << forward_part;
+  EXPECT_EQ(matches(forward_part, "\\n\\| [a-z_]+ \\| 8x16x1024x64 \\| bf16 \\| causal \\| forward \\| ok \\|"), 3) << forward_part;
+  EXPECT_NE(forward_part.find("| sdpa_flash | 8x16x1024x64 | bf16 | causal | forward | ok | 1 | 0 | 0 | 96.0 |"), std::string::npos)
+      << forward_part;
+  EXPECT_NE(forward_part.find("| 8.33x |"), std::string::npos) << forward_part;
+  EXPECT_NE(forward_part.find("launches per forward"), std::string::npos) << forward_part;
+  // The backward's: the worst of dq, dk, dv, and the backend of sdpa_auto's backward.
+  EXPECT_NE(backward_part.find("| rel. error | grad error | backward backend | vs naive |"), std::string::npos) << backward_part;
+  EXPECT_EQ(matches(backward_part, "\\n\\| [a-z_]+ \\| 8x16x1024x64 \\| bf16 \\| causal \\| backward \\| (ok|unsupported) \\|"), 4)
+      << backward_part;
+  EXPECT_NE(backward_part.find("| sdpa_flash | 8x16x1024x64 | bf16 | causal | backward | ok | 5 | 0 | 0 | 310.0 |"), std::string::npos)
+      << backward_part;
+  EXPECT_NE(backward_part.find("| 1.0e-03 | 2.5e-03 | - | 4.60x |"), std::string::npos) << backward_part;  // flash
+  EXPECT_NE(backward_part.find("| 1.0e-03 | 4.6e-03 | - | 1.00x |"), std::string::npos) << backward_part;  // naive
+  EXPECT_NE(backward_part.find("| 1.0e-03 | 3.1e-03 | cudnn_attention | 7.20x |"), std::string::npos) << backward_part;
+  EXPECT_NE(backward_part.find("grad error: the worst relative error of dq, dk and dv against float64 autograd"), std::string::npos);
+  EXPECT_NE(backward_part.find("each timed after an untimed forward"), std::string::npos) << backward_part;
+  EXPECT_EQ(matches(both_part, "\\n\\| [a-z_]+ \\| 8x16x1024x64 \\| bf16 \\| causal \\| forward_backward \\| ok \\|"), 3) << both_part;
+  EXPECT_NE(both_part.find("| 1.0e-03 | 3.0e-03 | cudnn_attention | 8.15x |"), std::string::npos) << both_part;
+  EXPECT_NE(both_part.find("launches per forward+backward"), std::string::npos) << both_part;
+  // The unsupported case, with its pass.
+  EXPECT_NE(md.find("| sdpa_cudnn | 8x16x1024x64 | bf16 | causal | backward | unsupported | cuDNN refused the backward of this shape |"),
+            std::string::npos) << md;
 }
 
 }  // namespace

@@ -1,10 +1,14 @@
 // Sweep expansion: cartesian product, zipped rows, exclusions, duplicates.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "runner/config/config.hpp"
 #include "runner/plan/plan.hpp"
+#include "runner/plan/shard.hpp"
 
 namespace attnsweep {
 namespace {
@@ -233,6 +237,50 @@ TEST(Plan, ShippedQuickstartCoversGqaAndDecoding) {
   bool decoding = false;
   for (const auto& c : plan.cases) decoding |= c.shape.seq_len_q == 1 && c.shape.kv_heads == 2 && !c.causal;
   EXPECT_TRUE(decoding);
+}
+
+// Every config shipped in configs/ loads and plans (a config the docs point at must not rot).
+TEST(Plan, EveryShippedConfigLoadsAndPlans) {
+  int configs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(ATTNSWEEP_SOURCE_DIR "/configs")) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++configs;
+    const Plan plan = make_plan(load_config(entry.path().string()));
+    EXPECT_FALSE(plan.cases.empty()) << entry.path();
+  }
+  EXPECT_GE(configs, 6);  // quickstart, bench, blog, nightly, scale_out, training
+}
+
+// configs/training.yaml (issue 23): the study's shape, two long-sequence shapes and
+// a GQA one, bf16 and fp16, every built-in variant, all three passes, causal; the
+// score-materialising variants left out at 8192 tokens; a few minutes on an H200.
+TEST(Plan, ShippedTrainingConfigHasEveryPassOfEveryVariant) {
+  const Config config = load_config(ATTNSWEEP_SOURCE_DIR "/configs/training.yaml");
+  EXPECT_EQ(config.passes, (std::vector<Pass>{Pass::forward, Pass::backward, Pass::forward_backward}));
+  EXPECT_EQ(config.dtypes, (std::vector<Dtype>{Dtype::bf16, Dtype::fp16}));
+  EXPECT_EQ(config.causal, std::vector<bool>{true});
+  EXPECT_EQ(config.variants.size(), 7u);
+  const Plan plan = make_plan(config);
+  EXPECT_EQ(plan.cases.size(), 150u);  // 4 shapes x 2 dtypes x 7 variants x 3 passes, less 3 x 2 x 3 at 8192
+  EXPECT_EQ(plan.excluded, 18);
+  std::map<std::tuple<std::string, std::string, Dtype>, std::set<Pass>> passes;
+  std::set<std::string> shapes;
+  for (const Case& c : plan.cases) {
+    passes[{c.variant, c.shape.label(), c.dtype}].insert(c.pass);
+    shapes.insert(c.shape.label());
+    EXPECT_TRUE(c.causal);
+    if (c.shape.seq_len_kv == 8192) {
+      EXPECT_TRUE(c.variant != "naive" && c.variant != "naive_inplace" && c.variant != "sdpa_math") << c.label();
+    }
+  }
+  for (const auto& [key, found] : passes) EXPECT_EQ(found.size(), 3u) << std::get<0>(key) << " " << std::get<1>(key);
+  EXPECT_EQ(passes.size(), 50u);
+  EXPECT_EQ(shapes, (std::set<std::string>{Shape{8, 16, 16, 1024, 1024, 64}.label(), Shape{2, 16, 16, 4096, 4096, 128}.label(),
+                                           Shape{1, 32, 32, 8192, 8192, 128}.label(), Shape{2, 32, 8, 4096, 4096, 128}.label()}));
+  // The cost model's time of the whole sweep on one H200: a few minutes.
+  const double minutes = static_cast<double>(expected_plan_ns(plan, config.measure)) / 60e9;
+  EXPECT_GT(minutes, 1);
+  EXPECT_LT(minutes, 5);
 }
 
 }  // namespace

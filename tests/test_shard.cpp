@@ -188,5 +188,57 @@ TEST(Cost, FollowsWorkDtypeAndVariant) {
   EXPECT_GT(expected_case_ns(Case{0, "sdpa_flash", small, Dtype::bf16, true}, measure), without_graph);
 }
 
+// Issue 23: each timed sample of a backward runs an untimed forward and the
+// backward (2.5 forwards), forward_backward times both: 3.5x the forward's GPU
+// time per pass, warm-up and profiled passes alike. A forward costs what it did.
+TEST(Cost, ABackwardPassCostsThreeAndAHalfForwards) {
+  const Shape study{8, 16, 16, 1024, 1024, 64};
+  Case forward{0, "sdpa_flash", study, Dtype::bf16, true};
+  Case backward = forward, both = forward;
+  backward.pass = Pass::backward;
+  both.pass = Pass::forward_backward;
+  EXPECT_EQ(pass_cost_tenths(Pass::forward), 10);
+  EXPECT_EQ(pass_cost_tenths(Pass::backward), 35);
+  EXPECT_EQ(pass_cost_tenths(Pass::forward_backward), 35);
+  EXPECT_EQ(expected_pass_ns(forward), expected_forward_ns(forward));
+  EXPECT_EQ(expected_forward_ns(backward), expected_forward_ns(forward));  // the forward itself is the same
+  EXPECT_EQ(expected_pass_ns(backward), expected_forward_ns(forward) * 35 / 10);
+  EXPECT_EQ(expected_pass_ns(both), expected_pass_ns(backward));
+  // The launch floor scales too: a tiny backward launches a forward's kernels and its own.
+  Case tiny = backward;
+  tiny.shape = Shape{1, 1, 1, 1, 1, 1};
+  EXPECT_EQ(expected_pass_ns(tiny), 70000);
+
+  // A whole case: the fixed overhead, then warm-up + profiled + 1 passes and the timed samples, each 3.5x.
+  MeasureSettings measure;
+  measure.warmup = 5;
+  measure.profiled_forwards = 5;
+  measure.min_samples = 100;
+  measure.min_gpu_seconds = 0;
+  measure.max_case_seconds = 1000;
+  measure.cuda_graph = false;
+  const std::int64_t overhead = 150000000, sample_overhead = 60000;
+  const auto case_ns = [&](const Case& c) {
+    const std::int64_t pass = expected_pass_ns(c);
+    return overhead + 100 * (pass + sample_overhead) + 11 * pass;
+  };
+  EXPECT_EQ(expected_case_ns(forward, measure), case_ns(forward));
+  EXPECT_EQ(expected_case_ns(backward, measure), case_ns(backward));
+  EXPECT_EQ(expected_case_ns(both, measure), case_ns(both));
+  EXPECT_GT(expected_case_ns(backward, measure), expected_case_ns(forward, measure));
+  // With the default settings too, and a plan of the three passes costs forward + 2 x backward.
+  const MeasureSettings defaults;
+  EXPECT_GT(expected_case_ns(backward, defaults), expected_case_ns(forward, defaults));
+  Plan plan;
+  for (const Pass pass : {Pass::forward, Pass::backward, Pass::forward_backward}) {
+    Case c = forward;
+    c.plan_index = static_cast<int>(plan.cases.size());
+    c.pass = pass;
+    plan.cases.push_back(c);
+  }
+  EXPECT_EQ(expected_plan_ns(plan, defaults), expected_reference_ns(study) + expected_case_ns(forward, defaults) +
+                                                  2 * expected_case_ns(backward, defaults));
+}
+
 }  // namespace
 }  // namespace attnsweep

@@ -46,16 +46,32 @@ std::int64_t expected_forward_ns(const Case& c) {
   return std::max(kLaunchFloorNs, clamp_cost(ns));
 }
 
-std::int64_t expected_case_ns(const Case& c, const MeasureSettings& measure) {
+int pass_cost_tenths(Pass pass) {
+  switch (pass) {
+    case Pass::forward: return 10;
+    case Pass::backward: return 35;          // an untimed forward (1) + the timed backward (2.5)
+    case Pass::forward_backward: return 35;  // the forward (1) + the backward (2.5), both timed
+  }
+  return 10;
+}
+
+std::int64_t expected_pass_ns(const Case& c) {
   const std::int64_t forward = expected_forward_ns(c);
-  const std::int64_t sample = std::min(kMaxCost / 1000000, forward + kSampleOverheadNs);
+  if (c.pass == Pass::forward) return forward;
+  return clamp_cost(static_cast<Wide>(forward) * static_cast<Wide>(pass_cost_tenths(c.pass)) / 10);
+}
+
+std::int64_t expected_case_ns(const Case& c, const MeasureSettings& measure) {
+  // Warm-up, profiled and timed: each runs the whole pass (a forward; or a forward and a backward).
+  const std::int64_t one_pass = expected_pass_ns(c);
+  const std::int64_t sample = std::min(kMaxCost / 1000000, one_pass + kSampleOverheadNs);
   // The stopping rule: at least min_samples and min_gpu_seconds, at most max_case_seconds.
   const std::int64_t wanted = std::max(clamp_cost(static_cast<Wide>(std::max(measure.min_samples, 1)) * sample),
                                       nanoseconds(measure.min_gpu_seconds));
   std::int64_t timing = std::min(wanted, std::max(nanoseconds(measure.max_case_seconds), sample));
   if (measure.cuda_graph) timing *= 2;
   const Wide forwards = static_cast<Wide>(std::max(0, measure.warmup)) + static_cast<Wide>(std::max(0, measure.profiled_forwards)) + 1;
-  return clamp_cost(static_cast<Wide>(kCaseOverheadNs) + static_cast<Wide>(timing) + forwards * static_cast<Wide>(forward));
+  return clamp_cost(static_cast<Wide>(kCaseOverheadNs) + static_cast<Wide>(timing) + forwards * static_cast<Wide>(one_pass));
 }
 
 std::int64_t expected_reference_ns(const Shape& shape) { return clamp_cost(work_of(shape) / kReferenceWorkPerNs); }

@@ -15,6 +15,16 @@
 // least GPU time, capped by measure.max_case_seconds; twice with CUDA graphs)
 // plus a fixed overhead (profiler sessions, setup). The float64 reference is
 // computed once per shape, dtype and mask, and is counted once per group.
+//
+// Passes (issue 23): every pass a backward case runs (warm-up, profiled, each
+// timed sample) is a forward and a backward: the backward alone is timed after
+// an untimed forward that keeps its graph, and forward_backward times both. A
+// backward costs about 2.5 forwards (FlashAttention's FLOP convention; the
+// H200 measurements of issue 23 give 2 to 3.3 for flash and cuDNN), so both
+// passes cost 1 + 2.5 = 3.5 times the forward's GPU time, launch floor
+// included. A forward case costs exactly what it did before the pass axis
+// existed, so forward-only splits (cost_lpt_v1) are unchanged; no shard of a
+// backward sweep was split before this factor, as `run` refused backward passes.
 #include <cstdint>
 
 #include "runner/config/measure_settings.hpp"
@@ -28,6 +38,12 @@ inline constexpr const char* kShardSplitVersion = "cost_lpt_v1";
 
 // Expected GPU time of one forward, in nanoseconds.
 std::int64_t expected_forward_ns(const Case& c);
+// The GPU time of one pass of `pass` in tenths of a forward's: 10 for forward,
+// 35 for backward (the untimed forward + the backward) and forward_backward.
+int pass_cost_tenths(Pass pass);
+// Expected GPU time of one pass of the case (its forward, or its forward and
+// backward), in nanoseconds: expected_forward_ns() x pass_cost_tenths() / 10.
+std::int64_t expected_pass_ns(const Case& c);
 // Expected wall time of one case without its float64 reference, in nanoseconds.
 std::int64_t expected_case_ns(const Case& c, const MeasureSettings& measure);
 // Expected wall time of the float64 reference of a shape (shared by the cases

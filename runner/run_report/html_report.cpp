@@ -60,6 +60,7 @@ json case_json(const ReportCase& c, int index) {
           {"d", s.head_dim},
           {"dtype", to_string(r.identity.dtype)},
           {"causal", r.identity.causal},
+          {"pass", to_string(r.identity.pass)},
           {"device", r.device.to_string()},
           {"status", to_string(r.status)},
           {"error", r.error_message},
@@ -75,6 +76,9 @@ json case_json(const ReportCase& c, int index) {
           {"gbps", optional_json(r.bandwidth_gbps)},
           {"ai", r.min_bytes > 0 ? json(r.flops / r.min_bytes) : json(nullptr)},
           {"rel_error", optional_json(r.rel_error)},
+          {"grad_rel_error", optional_json(worst_grad_rel_error(r))},
+          {"grad_rel_errors", {optional_json(r.grad_rel_error_q), optional_json(r.grad_rel_error_k), optional_json(r.grad_rel_error_v)}},
+          {"backend_backward", r.sdpa_backend_backward},
           {"numerics", r.numerics.empty() ? json(nullptr) : json(r.numerics)},
           {"other_processes", optional_json(r.other_processes)},
           {"samples", optional_json(r.samples)},
@@ -120,6 +124,8 @@ json report_json(const RunReport& report) {
   for (std::size_t i = 0; i < report.cases.size(); ++i) cases.push_back(case_json(report.cases[i], static_cast<int>(i)));
   json environment = json::array();
   for (const auto& [key, value] : report.environment) environment.push_back({key, value});
+  json passes = json::array();
+  for (const Pass pass : report.passes()) passes.push_back(to_string(pass));
   return {{"meta",
            {{"version", kVersion},
             {"generated_at", report.generated_at},
@@ -138,6 +144,7 @@ json report_json(const RunReport& report) {
           {"environment", environment},
           {"ceilings", {{"tflops", optional_json(report.ceiling_tflops)}, {"gbps", optional_json(report.ceiling_gbps)}}},
           {"compare", report.comparison ? comparison_json(*report.comparison) : json(nullptr)},
+          {"passes", passes},
           {"cases", cases}};
 }
 
@@ -177,6 +184,10 @@ std::string html_escape(const std::string& text) {
 
 void write_html_report(std::ostream& out, const RunReport& report) {
   const bool on_cpu = report.run.device.kind() == DeviceKind::cpu;
+  // Passes other than forward: the script adds a pass selector to the bar, and
+  // the notes speak of passes; a forward-only run reads word for word as it always did.
+  const bool several_passes = report.by_pass();
+  const std::string per = several_passes ? "pass" : "forward";
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       << "<meta name=\"generator\" content=\"attnsweep " << kVersion << "\">\n"
@@ -197,18 +208,25 @@ void write_html_report(std::ostream& out, const RunReport& report) {
       << "<section id=\"charts-speedup\"><h2>Speed-up</h2><div class=\"charts\" id=\"speedup-charts\"></div>"
          "</section>\n"
       << "<section id=\"charts-roofline\"><h2>Roofline</h2><p class=\"note\">Achieved TFLOP/s against arithmetic "
-         "intensity (FLOPs over the minimum bytes a forward must move, docs/schema.md flop_convention). The roof is "
-         "the bf16 matmul and copy ceilings measured at run start; fp32 and fp16 are drawn against the same roof."
-         "</p><div class=\"charts\" id=\"roofline-charts\"></div></section>\n"
-      << "<section id=\"charts-kernels\"><h2>Kernels per forward</h2><div class=\"charts\" id=\"kernel-charts\">"
+      << (several_passes ? "intensity (FLOPs of the pass, a backward counted as 2.5 forwards and a forward_backward as 3.5 "
+                           "as FlashAttention counts them, over the minimum bytes it must move, docs/schema.md "
+                           "flop_convention). "
+                         : "intensity (FLOPs over the minimum bytes a forward must move, docs/schema.md flop_convention). ")
+      << "The roof is the bf16 matmul and copy ceilings measured at run start; fp32 and fp16 are drawn against the same "
+         "roof.</p><div class=\"charts\" id=\"roofline-charts\"></div></section>\n"
+      << "<section id=\"charts-kernels\"><h2>Kernels per " << per << "</h2><div class=\"charts\" id=\"kernel-charts\">"
          "</div></section>\n"
       << "<section id=\"comparison\"><h2>Compared with the previous run</h2></section>\n"
-      << "<section id=\"results\"><h2>Results</h2><p class=\"note\">One row per case: launches per forward from "
-         "the profiler (a ? marks counts that differed between profiled forwards), the median "
-      << (on_cpu ? "wall time per forward on the CPU" : "GPU time per forward from CUDA events")
-      << ", the host time for the forward call to return (CPU dispatch), achieved TFLOP/s and its share of the "
-         "measured bf16 matmul ceiling, the relative error against a float64 reference, and the speed-up over naive "
-         "attention on the same shape, dtype and mask.</p></section>\n"
+      << "<section id=\"results\"><h2>Results</h2><p class=\"note\">One row per case: launches per " << per
+      << " from the profiler (a ? marks counts that differed between profiled " << (several_passes ? "passes" : "forwards")
+      << "), the median " << (on_cpu ? "wall time per " + per + " on the CPU" : "GPU time per " + per + " from CUDA events")
+      << ", the host time for the " << per << " call to return (CPU dispatch), achieved TFLOP/s and its share of the "
+         "measured bf16 matmul ceiling, the relative error against a float64 reference, "
+      << (several_passes ? "for backward passes the worst relative error of dq, dk and dv against float64 autograd "
+                           "(grad error) and the backend PyTorch chose for the backward, and the speed-up over naive "
+                           "attention on the same shape, dtype, mask and pass."
+                         : "and the speed-up over naive attention on the same shape, dtype and mask.")
+      << "</p></section>\n"
       << "<section id=\"failures\"><h2>Unsupported and failed cases</h2></section>\n"
       << "<section id=\"environment\"><h2>Environment</h2><p class=\"note\">What the run recorded about where it ran "
          "(docs/schema.md, runs). Ceilings were measured on this GPU when the run started.</p></section>\n</main>\n"

@@ -1,6 +1,9 @@
 #include "runner/run_report/markdown_report.hpp"
 
 #include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "runner/report/case_cells.hpp"
 #include "runner/report/escaping.hpp"
@@ -71,46 +74,55 @@ Table environment_table(const RunReport& r) {
   return table;
 }
 
-Table results_table(const RunReport& r) {
+// The cases of one pass, or all of them (`pass` empty); with `pass_column` a
+// column names each row's pass.
+Table results_table(const RunReport& r, std::optional<Pass> pass, bool pass_column) {
   const bool cpu = r.run.device.kind() == DeviceKind::cpu;
   Table table;
-  table.columns = {{"variant"},
-                   {"shape"},
-                   {"dtype"},
-                   {"mask"},
-                   {"status"},
-                   {"kernels", "", Align::right},
-                   {"memcpy", "", Align::right},
-                   {"memset", "", Align::right},
-                   {cpu ? "CPU time" : "GPU time", "us", Align::right},
-                   {"CPU dispatch", "us", Align::right},
-                   {"TFLOP/s", "", Align::right},
-                   {"of ceiling", "", Align::right},
-                   {"rel. error", "", Align::right},
-                   {"numerics"},
-                   {"vs naive", "", Align::right}};
+  table.columns = {{"variant"}, {"shape"}, {"dtype"}, {"mask"}};
+  if (pass_column) table.columns.push_back({"pass"});
+  const std::vector<report::Column> measured = {
+      {"status"},
+      {"kernels", "", Align::right},
+      {"memcpy", "", Align::right},
+      {"memset", "", Align::right},
+      {cpu ? "CPU time" : "GPU time", "us", Align::right},
+      {"CPU dispatch", "us", Align::right},
+      {"TFLOP/s", "", Align::right},
+      {"of ceiling", "", Align::right},
+      {"rel. error", "", Align::right},
+      {"grad error", "", Align::right},
+      {"numerics"},
+      {"backward backend"},
+      {"vs naive", "", Align::right}};
+  table.columns.insert(table.columns.end(), measured.begin(), measured.end());
   if (r.comparison) {
     table.columns.push_back({"vs previous", "", Align::right});
     table.columns.push_back({"verdict"});
   }
   for (const ReportCase& c : r.cases) {
     const storage::CaseRow& row = c.row;
+    if (pass && row.identity.pass != *pass) continue;
     const bool ok = row.status == CaseStatus::ok;
-    std::vector<Cell> cells = {Cell::text(row.identity.variant),
-                               Cell::text(row.identity.shape.label()),
+    std::vector<Cell> cells = {Cell::text(row.identity.variant), Cell::text(row.identity.shape.label()),
                                Cell::text(to_string(row.identity.dtype)),
-                               Cell::text(row.identity.causal ? "causal" : "full"),
-                               Cell::text(to_string(row.status)),
-                               count_cell(row, row.kernels_per_forward),
-                               count_cell(row, row.memcpy_per_forward),
-                               count_cell(row, row.memset_per_forward),
-                               ok ? real_or_null(row.median_us(), 1) : Cell::null(),
-                               ok ? real_or_null(row.cpu_dispatch_us_median, 1) : Cell::null(),
-                               ok ? real_or_null(row.tflops, 2) : Cell::null(),
-                               ok ? percent(c.tflops_share) : Cell::null(),
-                               ok ? scientific_cell(row.rel_error) : Cell::null(),
-                               row.numerics.empty() ? Cell::null() : Cell::text(row.numerics),
-                               times(c.speedup_over_naive)};
+                               Cell::text(row.identity.causal ? "causal" : "full")};
+    if (pass_column) cells.push_back(Cell::text(to_string(row.identity.pass)));
+    const std::vector<Cell> values = {
+        Cell::text(to_string(row.status)),
+        count_cell(row, row.kernels_per_forward),
+        count_cell(row, row.memcpy_per_forward),
+        count_cell(row, row.memset_per_forward),
+        ok ? real_or_null(row.median_us(), 1) : Cell::null(),
+        ok ? real_or_null(row.cpu_dispatch_us_median, 1) : Cell::null(),
+        ok ? real_or_null(row.tflops, 2) : Cell::null(),
+        ok ? percent(c.tflops_share) : Cell::null(),
+        ok ? scientific_cell(row.rel_error) : Cell::null(),
+        ok ? scientific_cell(worst_grad_rel_error(row)) : Cell::null(),
+        row.numerics.empty() ? Cell::null() : Cell::text(row.numerics),
+        row.sdpa_backend_backward.empty() ? Cell::null() : Cell::text(row.sdpa_backend_backward),
+        times(c.speedup_over_naive)};
+    cells.insert(cells.end(), values.begin(), values.end());
     if (r.comparison) {
       cells.push_back(times(c.speedup_over_previous));
       cells.push_back(c.previous ? Cell::text(compare::to_string(c.previous->time.verdict)) : Cell::null());
@@ -120,18 +132,46 @@ Table results_table(const RunReport& r) {
   return table;
 }
 
-Table failures_table(const RunReport& r) {
+Table failures_table(const RunReport& r, bool pass_column) {
   Table table;
-  table.columns = {{"variant"}, {"shape"}, {"dtype"}, {"mask"}, {"status"}, {"reason"}};
-  table.columns[5].max_width = 0;
+  table.columns = {{"variant"}, {"shape"}, {"dtype"}, {"mask"}};
+  if (pass_column) table.columns.push_back({"pass"});
+  table.columns.push_back({"status"});
+  table.columns.push_back({"reason"});
+  table.columns.back().max_width = 0;
   for (const ReportCase& c : r.cases) {
     const storage::CaseRow& row = c.row;
     if (row.status == CaseStatus::ok) continue;
-    table.add_row({Cell::text(row.identity.variant), Cell::text(row.identity.shape.label()),
-                   Cell::text(to_string(row.identity.dtype)), Cell::text(row.identity.causal ? "causal" : "full"),
-                   Cell::text(to_string(row.status)), Cell::text(at_most_300_bytes(row.error_message))});
+    std::vector<Cell> cells = {Cell::text(row.identity.variant), Cell::text(row.identity.shape.label()),
+                               Cell::text(to_string(row.identity.dtype)),
+                               Cell::text(row.identity.causal ? "causal" : "full")};
+    if (pass_column) cells.push_back(Cell::text(to_string(row.identity.pass)));
+    cells.push_back(Cell::text(to_string(row.status)));
+    cells.push_back(Cell::text(at_most_300_bytes(row.error_message)));
+    table.add_row(std::move(cells));
   }
   return table;
+}
+
+// What the columns of one pass's table mean.
+std::string results_legend(Pass pass, bool several_passes) {
+  if (!several_passes) {
+    return "kernels, memcpy, memset: launches per forward (? when the profiled forwards differed); time: median per "
+           "forward; of ceiling: share of the bf16 matmul ceiling measured at run start; vs naive: naive's time over "
+           "this one's on the same shape, dtype and mask.";
+  }
+  const std::string per = pass == Pass::forward_backward ? "forward+backward" : to_string(pass);
+  std::string legend = "kernels, memcpy, memset: launches per " + per + " (? when the profiled passes differed); time: median per " +
+                       per + (pass == Pass::backward ? ", each timed after an untimed forward" : "") +
+                       "; TFLOP/s: " +
+                       (pass == Pass::forward ? std::string("the forward's FLOPs")
+                                              : std::string(pass == Pass::backward ? "2.5" : "3.5") + " times the forward's FLOPs (FlashAttention's convention)") +
+                       " over the time; of ceiling: share of the bf16 matmul ceiling measured at run start; ";
+  if (pass != Pass::forward) {
+    legend += "grad error: the worst relative error of dq, dk and dv against float64 autograd; backward backend: the "
+              "SDPA backend that ran the backward; ";
+  }
+  return legend + "vs naive: naive's time over this one's on the same shape, dtype, mask and pass.";
 }
 
 }  // namespace
@@ -146,15 +186,25 @@ void write_markdown_report(std::ostream& out, const RunReport& r) {
       << r.count(CaseStatus::unsupported) << " unsupported, " << r.failed() << " failed. From " << inline_text(r.db_path)
       << ".\n\n## Environment\n\n";
   report::write_table(out, environment_table(r), report::Format::markdown);
-  out << "\n## Results\n\n";
-  if (r.cases.empty()) {
-    out << "No case of this run is stored.\n";
-  } else {
-    report::write_table(out, without_empty_columns(results_table(r)), report::Format::markdown);
+  // One section per pass when any is not a forward; a forward-only run's reads as it always did.
+  const std::vector<Pass> passes = r.passes();
+  const bool several_passes = r.by_pass();
+  if (!several_passes) {
+    out << "\n## Results\n\n";
+    if (r.cases.empty()) {
+      out << "No case of this run is stored.\n";
+    } else {
+      report::write_table(out, without_empty_columns(results_table(r, std::nullopt, false)), report::Format::markdown);
+    }
+    out << "\n" << results_legend(Pass::forward, false) << "\n";
   }
-  out << "\nkernels, memcpy, memset: launches per forward (? when the profiled forwards differed); time: median per "
-         "forward; of ceiling: share of the bf16 matmul ceiling measured at run start; vs naive: naive's time over "
-         "this one's on the same shape, dtype and mask.\n";
+  if (several_passes) {
+    for (const Pass pass : passes) {
+      out << "\n## Results: " << to_string(pass) << "\n\n";
+      report::write_table(out, without_empty_columns(results_table(r, pass, true)), report::Format::markdown);
+      out << "\n" << results_legend(pass, true) << "\n";
+    }
+  }
   if (r.comparison) {
     const compare::Comparison& c = *r.comparison;
     out << "\n## Compared with run " << c.baseline.run.run_id << " of " << inline_text(c.baseline.path) << "\n\n"
@@ -166,7 +216,7 @@ void write_markdown_report(std::ostream& out, const RunReport& r) {
     out << " (`attnsweep compare` lists every finding).\n";
     for (const auto& warning : c.warnings) out << "\n**" << inline_text(warning) << "**\n";
   }
-  const Table failures = failures_table(r);
+  const Table failures = failures_table(r, several_passes);
   out << "\n## Unsupported and failed cases\n\n";
   const int not_stored = static_cast<int>(run.planned_cases) - static_cast<int>(r.cases.size());
   if (failures.rows.empty()) {

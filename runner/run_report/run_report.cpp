@@ -1,6 +1,7 @@
 #include "runner/run_report/run_report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -126,6 +127,29 @@ int RunReport::count(CaseStatus status) const {
 
 int RunReport::failed() const {
   return static_cast<int>(cases.size()) - count(CaseStatus::ok) - count(CaseStatus::unsupported);
+}
+
+std::vector<Pass> RunReport::passes() const {
+  std::vector<Pass> found;
+  for (const Pass pass : {Pass::forward, Pass::backward, Pass::forward_backward}) {
+    if (std::any_of(cases.begin(), cases.end(), [&](const auto& c) { return c.row.identity.pass == pass; })) {
+      found.push_back(pass);
+    }
+  }
+  return found;
+}
+
+bool RunReport::by_pass() const {
+  return std::any_of(cases.begin(), cases.end(), [](const auto& c) { return c.row.identity.pass != Pass::forward; });
+}
+
+std::optional<double> worst_grad_rel_error(const storage::CaseRow& row) {
+  std::optional<double> worst;
+  for (const auto& error : {row.grad_rel_error_q, row.grad_rel_error_k, row.grad_rel_error_v}) {
+    // A NaN (a non-finite gradient) is the worst there is: it wins over any number.
+    if (error && (!worst || std::isnan(*error) || (!std::isnan(*worst) && *error > *worst))) worst = error;
+  }
+  return worst;
 }
 
 RunReport build_run_report(const ReportRequest& request) {

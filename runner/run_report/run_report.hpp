@@ -23,7 +23,7 @@ struct ReportCase {
   std::vector<KernelStat> kernels;  // per-kernel rows, in the order stored
   // Shares of the ceilings measured on the GPU that ran the case (the results view's).
   std::optional<double> tflops_share, bandwidth_share;
-  // naive's median over this case's, same shape, dtype and mask; both ok.
+  // naive's median over this case's, same shape, dtype, mask and pass; both ok.
   std::optional<double> speedup_over_naive;
   // The trace as this process opens it, and its link from the report's folder; empty when none is stored.
   std::string trace_file, trace_link;
@@ -48,7 +48,18 @@ struct RunReport {
 
   int count(CaseStatus status) const;
   int failed() const;  // oom, error, crashed, timeout
+  // The passes the stored cases have, in the order forward, backward,
+  // forward_backward; empty when no case is stored.
+  std::vector<Pass> passes() const;
+  // A case of a pass other than forward is stored: the report then shows one
+  // pass at a time (a selector in the HTML, a markdown section each) and names
+  // the pass in its tables. False: it reads as a forward-only report always did.
+  bool by_pass() const;
 };
+
+// The worst of a backward's gradient errors (dq, dk, dv against float64
+// autograd): what the report shows; empty when none is stored (a forward).
+std::optional<double> worst_grad_rel_error(const storage::CaseRow& row);
 
 struct ReportRequest {
   std::string db_path;

@@ -6,7 +6,18 @@
   const cases = data.cases;
   const onGpu = !data.run.cpu;
   const charts = [];  // {kind, chart}: what a test or a reader can inspect
-  window.attnsweepReport = { data: data, charts: charts };
+  // A run with passes other than forward (backward, forward_backward) is shown
+  // one pass at a time: a selector in the bar filters every chart and table,
+  // and the tables name the pass. A forward-only run has no selector and shows
+  // every case, as reports always did.
+  const passes = data.passes && data.passes.length ? data.passes : ["forward"];
+  const severalPasses = passes.some((p) => p !== "forward");
+  let pass = passes[0];
+  let view = severalPasses ? cases.filter((c) => c.pass === pass) : cases;  // the cases shown
+  // What one sample times, in words: "forward", "backward", "forward+backward".
+  const per = () => (pass === "forward_backward" ? "forward+backward" : pass);
+  window.attnsweepReport = { data: data, charts: charts, passes: passes, selectPass: selectPass,
+                             selectedPass: () => pass };
 
   // ---- helpers ---------------------------------------------------------------
   const el = (tag, attrs, ...children) => {
@@ -27,7 +38,8 @@
   const times = (value) => (value === null || value === undefined ? "" : Number(value).toFixed(value < 10 ? 2 : 1) + "x");
   const pct = (value) => (value === null || value === undefined ? "" : (100 * value).toFixed(value < 0.1 ? 1 : 0) + "%");
   const mask = (c) => (c.causal ? "causal" : "full");
-  const label = (c) => `${c.variant} ${c.shape} ${c.dtype} ${mask(c)}`;
+  // As Case::label: a pass other than forward is named at the end.
+  const label = (c) => `${c.variant} ${c.shape} ${c.dtype} ${mask(c)}` + (c.pass && c.pass !== "forward" ? " " + c.pass : "");
   const failed = (c) => c.status !== "ok" && c.status !== "unsupported";
 
   // One color per variant, the same in every chart.
@@ -144,6 +156,24 @@
          el("span", { class: "count-failed" }, `${bad} failed`)));
   }
 
+  // The pass selector, in the bar that stays on screen; only for runs of several passes.
+  function renderPassSelector() {
+    if (!severalPasses) return;
+    const buttons = passes.map((p) => el("button", { type: "button", "data-pass": p, onclick: () => selectPass(p),
+                                                     title: `show the ${p} cases only` }, p));
+    const selector = el("span", { class: "pass-selector", id: "pass-selector", role: "group", "aria-label": "pass" },
+                        el("span", { class: "pass-label" }, "pass:"), buttons);
+    document.querySelector("nav").append(selector);
+    markSelected();
+  }
+  function markSelected() {
+    for (const button of document.querySelectorAll("#pass-selector button")) {
+      const on = button.getAttribute("data-pass") === pass;
+      button.className = on ? "selected" : "";
+      button.setAttribute("aria-pressed", on ? "true" : "false");
+    }
+  }
+
   function renderEnvironment() {
     const section = document.getElementById("environment");
     const half = Math.ceil(data.environment.length / 2);
@@ -155,11 +185,14 @@
   }
 
   // ---- the study's table ------------------------------------------------------
-  const columns = [
+  const allColumns = [
     { name: "variant", value: (c) => c.variant },
     { name: "shape", value: (c) => c.shape, sort: (c) => c.b * 1e12 + c.h * 1e9 + c.skv * 1e3 + c.d },
     { name: "dtype", value: (c) => c.dtype },
     { name: "mask", value: mask },
+  ];
+  if (severalPasses) allColumns.push({ name: "pass", value: (c) => c.pass });
+  allColumns.push(
     { name: "kernels", num: true, value: (c) => count(c, c.kernels) },
     { name: "memcpy", num: true, value: (c) => count(c, c.memcpy) },
     { name: "memset", num: true, value: (c) => count(c, c.memset) },
@@ -168,18 +201,22 @@
     { name: "TFLOP/s", num: true, value: (c) => fixed(c.tflops, c.tflops < 10 ? 2 : 1), sort: (c) => c.tflops },
     { name: "of ceiling", num: true, value: (c) => pct(c.tflops_share), sort: (c) => c.tflops_share },
     { name: "rel. error", num: true, value: (c) => sci(c.rel_error), sort: (c) => c.rel_error },
+    // Backward passes: the worst of dq, dk and dv against float64 autograd (each in the tooltip).
+    { name: "grad error", num: true, value: (c) => sci(c.grad_rel_error), sort: (c) => c.grad_rel_error,
+      title: (c) => (c.grad_rel_errors || []).some((e) => e !== null)
+        ? "dq " + sci(c.grad_rel_errors[0]) + ", dk " + sci(c.grad_rel_errors[1]) + ", dv " + sci(c.grad_rel_errors[2]) : "" },
     { name: "numerics", value: (c) => c.numerics || "", cls: (c) => "numerics-" + (c.numerics || "") },
-    { name: "vs naive", num: true, value: (c) => times(c.vs_naive), sort: (c) => c.vs_naive },
-  ];
+    { name: "backward backend", value: (c) => c.backend_backward || "" },
+    { name: "vs naive", num: true, value: (c) => times(c.vs_naive), sort: (c) => c.vs_naive });
   if (data.compare) {
-    columns.push({ name: "vs previous", num: true, value: (c) => times(c.vs_previous), sort: (c) => c.vs_previous });
-    columns.push({ name: "verdict", value: (c) => c.verdict || "", cls: (c) => "verdict-" + (c.verdict || "") });
+    allColumns.push({ name: "vs previous", num: true, value: (c) => times(c.vs_previous), sort: (c) => c.vs_previous });
+    allColumns.push({ name: "verdict", value: (c) => c.verdict || "", cls: (c) => "verdict-" + (c.verdict || "") });
   }
-  columns.push({ name: "trace", value: traceCell, sort: (c) => (c.trace ? 1 : 0) });
-  // Columns no case has a value for (kernel counts and ceilings on a CPU run) are left out.
-  for (let i = columns.length - 1; i >= 0; --i) {
-    if (cases.every((c) => { const v = columns[i].value(c); return v === "" || v === null || (Array.isArray(v) && !v.length); })) columns.splice(i, 1);
-  }
+  allColumns.push({ name: "trace", value: traceCell, sort: (c) => (c.trace ? 1 : 0) });
+  // Columns none of the shown cases has a value for (kernel counts and ceilings
+  // on a CPU run, gradient errors of a forward) are left out.
+  const empty = (v) => v === "" || v === null || (Array.isArray(v) && !v.length);
+  const columnsOf = (shown) => allColumns.filter((column) => !shown.every((c) => empty(column.value(c))));
   function count(c, n) {
     if (n === null || n === undefined) return "";
     return c.consistent === false ? `${n}?` : String(n);
@@ -226,7 +263,7 @@
 
   function kernelDetail(c) {
     if (!c.kernel_rows.length) return el("div", { class: "empty" }, c.status === "ok" ? "no kernel rows stored (a CPU run records none)" : c.error || c.status);
-    const head = ["kind", "name", "per forward", "total (µs)", "mean (µs)", "grid", "block", "registers", "shared mem (B)", "blocks/SM", "warps/SM", "occupancy"];
+    const head = ["kind", "name", "per " + per(), "total (µs)", "mean (µs)", "grid", "block", "registers", "shared mem (B)", "blocks/SM", "warps/SM", "occupancy"];
     return el("table", {},
       el("thead", {}, el("tr", {}, head.map((h, i) => el("th", { class: i >= 2 && i !== 5 && i !== 6 ? "num" : "" }, h)))),
       el("tbody", {}, c.kernel_rows.map((k) => el("tr", {},
@@ -238,9 +275,13 @@
         el("td", { class: "num" }, k.occupancy === null || k.occupancy === undefined ? "" : fixed(k.occupancy, 0) + "%")))));
   }
 
+  let filterWords = "";  // the table's filter, kept when another pass is selected
   function renderTable() {
     const section = document.getElementById("results");
+    for (const old of section.querySelectorAll(".filter, #results-table")) old.remove();
+    const columns = columnsOf(view);
     const input = el("input", { type: "search", placeholder: "filter: e.g. flash, bf16, causal, 4096" });
+    input.value = filterWords;
     const shown = el("span", { class: "shown" });
     section.append(el("div", { class: "filter" }, input, shown));
     const table = el("table", { id: "results-table" });
@@ -249,7 +290,7 @@
     const body = el("tbody", {});
     table.append(body);
     section.append(table);
-    let order = cases.map((_, i) => i);
+    let order = view.map((c) => c.index);
     let sortedBy = null, ascending = true;
     const open = new Set();
     columns.forEach((column, i) => {
@@ -279,28 +320,32 @@
         ++count;
         const row = el("tr", { class: "case-row status-" + (failed(c) ? "failed" : c.status), title: "click for the kernels of this case",
                                onclick: () => { open.has(index) ? open.delete(index) : open.add(index); draw(); } },
-          columns.map((column) => el("td", { class: (column.num ? "num " : "") + (column.cls ? column.cls(c) : "") }, column.value(c))));
+          columns.map((column) => {
+            const cell = el("td", { class: (column.num ? "num " : "") + (column.cls ? column.cls(c) : "") }, column.value(c));
+            if (column.title && column.title(c)) cell.title = column.title(c);
+            return cell;
+          }));
         body.append(row);
         if (open.has(index)) body.append(el("tr", { class: "kernel-detail" }, el("td", { colspan: columns.length }, kernelDetail(c))));
       }
-      shown.textContent = `${count} of ${cases.length} cases; click a row for its kernels, a header to sort`;
+      shown.textContent = `${count} of ${view.length} ${severalPasses ? pass + " " : ""}cases; click a row for its kernels, a header to sort`;
     }
-    input.addEventListener("input", draw);
+    input.addEventListener("input", () => { filterWords = input.value; draw(); });
     draw();
   }
 
   // ---- charts -----------------------------------------------------------------
-  const timed = cases.filter((c) => c.status === "ok" && c.time_us > 0);
+  let timed = [];  // the shown cases that were timed
 
   function renderTimeCharts() {
     const container = document.getElementById("time-charts");
     if (!timed.length) return container.append(el("p", { class: "empty" }, "no case was timed"));
     for (const [name, group] of groups(timed)) {
       const datasets = series(group, (c) => c.time_us);
-      addChart(container, "time", `${name}: ${onGpu ? "GPU" : "CPU"} time per forward`, {
+      addChart(container, "time", `${name}: ${onGpu ? "GPU" : "CPU"} time per ${per()}`, {
         type: "scatter", data: { datasets: datasets },
         options: { scales: { x: fitted(axis("sequence length (keys)", true), xs(datasets), true),
-                             y: fitted(axis("µs per forward (median)", true), ys(datasets), false) },
+                             y: fitted(axis(`µs per ${per()} (median)`, true), ys(datasets), false) },
                    plugins: { tooltip: caseTooltip(" µs", 1) } },
       });
     }
@@ -356,16 +401,16 @@
 
   function renderKernelCounts() {
     const container = document.getElementById("kernel-charts");
-    const counted = cases.filter((c) => c.status === "ok" && c.kernels !== null && c.kernels !== undefined);
+    const counted = view.filter((c) => c.status === "ok" && c.kernels !== null && c.kernels !== undefined);
     if (!counted.length) return container.append(el("p", { class: "empty" }, onGpu ? "no case was profiled" : "kernel counts exist on CUDA runs only"));
     const shown = variants.filter((v) => counted.some((c) => c.variant === v));
     const median = (values) => { const s = [...values].sort((a, b) => a - b); return s[Math.floor((s.length - 1) / 2)]; };
     const stats = (v, field) => counted.filter((c) => c.variant === v).map((c) => c[field]);
-    addChart(container, "kernels", "launches per forward (median over the variant's cases)", {
+    addChart(container, "kernels", `launches per ${per()} (median over the variant's cases)`, {
       type: "bar",
       data: { labels: shown, datasets: [["kernels", "#2f6fd6"], ["memcpy", "#edae49"], ["memset", "#d1495b"]].map(([field, color]) => ({
         label: field, backgroundColor: color, data: shown.map((v) => median(stats(v, field))), field: field })) },
-      options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, title: { display: true, text: "launches per forward" } } },
+      options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, title: { display: true, text: "launches per " + per() } } },
                  plugins: { tooltip: { callbacks: { label(context) {
                    const values = stats(shown[context.dataIndex], context.dataset.field);
                    return `${context.dataset.label}: ${context.raw} (cases range ${Math.min(...values)} to ${Math.max(...values)})`;
@@ -381,7 +426,7 @@
   function renderSpeedups() {
     const container = document.getElementById("speedup-charts");
     const faster = timed.filter((c) => c.vs_naive > 0 && c.variant !== "naive");
-    if (!faster.length) container.append(el("p", { class: "empty" }, "no case has a naive case of the same shape, dtype and mask to compare with"));
+    if (!faster.length) container.append(el("p", { class: "empty" }, `no case has a naive case of the same shape, dtype${severalPasses ? ", mask and pass" : " and mask"} to compare with`));
     for (const [name, group] of groups(faster)) {
       const datasets = series(group, (c) => c.vs_naive);
       const x = xs(datasets), y = ys(datasets).concat([1]);
@@ -395,7 +440,7 @@
     }
     if (!data.compare) return;
     const previous = timed.filter((c) => c.vs_previous > 0);
-    const heading = el("h3", {}, `Over the previous run (run ${data.compare.baseline.run_id} of ${data.compare.baseline.path})`);
+    const heading = el("h3", { id: "previous-heading" }, `Over the previous run (run ${data.compare.baseline.run_id} of ${data.compare.baseline.path})`);
     container.after(heading);
     const again = el("div", { class: "charts", id: "previous-charts" });
     heading.after(again);
@@ -418,7 +463,8 @@
 
   function renderComparison() {
     const section = document.getElementById("comparison");
-    if (!data.compare) return section.remove();
+    if (!data.compare) return section && section.remove();  // gone after the first drawing
+    while (section.children.length > 1) section.lastChild.remove();  // all but the heading
     const c = data.compare;
     section.append(el("p", {}, `Against run ${c.baseline.run_id} (${c.baseline.name}, ${c.baseline.started_at}) of ${c.baseline.path}: ` +
       `${c.regressions} regressions, ${c.improvements} improvements, ${c.same} cases the same; verdicts: ` +
@@ -432,15 +478,15 @@
     // Regressions and improvements in full; notes (AMBIGUOUS times, marked verdicts) folded away.
     const findingsTable = (wanted) => el("table", {},
       el("thead", {}, el("tr", {}, ["case", "check", "severity", "previous", "this run", "detail"].map((h) => el("th", {}, h)))),
-      el("tbody", {}, cases.flatMap((x) => (x.findings || []).filter((f) => wanted(f.severity)).map((f) => el("tr", {},
+      el("tbody", {}, view.flatMap((x) => (x.findings || []).filter((f) => wanted(f.severity)).map((f) => el("tr", {},
         el("td", {}, label(x)), el("td", {}, f.check),
         el("td", { class: f.severity === "regression" ? "verdict-SLOWER" : f.severity === "improvement" ? "verdict-FASTER" : "" }, f.severity),
         el("td", {}, f.baseline), el("td", {}, f.candidate), el("td", {}, f.detail))))));
     const counted = (severity) => severity !== "info";
-    if (cases.some((x) => (x.findings || []).some((f) => counted(f.severity)))) {
+    if (view.some((x) => (x.findings || []).some((f) => counted(f.severity)))) {
       section.append(el("h3", {}, "Regressions and improvements"), findingsTable(counted));
     }
-    const notes = cases.reduce((n, x) => n + (x.findings || []).filter((f) => !counted(f.severity)).length, 0);
+    const notes = view.reduce((n, x) => n + (x.findings || []).filter((f) => !counted(f.severity)).length, 0);
     if (notes) {
       section.append(el("details", {}, el("summary", {}, `${notes} notes (not counted: ambiguous times, verdicts marked by a power-cap difference)`),
                         findingsTable((severity) => !counted(severity))));
@@ -452,17 +498,23 @@
 
   function renderFailures() {
     const section = document.getElementById("failures");
-    const listed = cases.filter((c) => c.status !== "ok");
+    while (section.children.length > 1) section.lastChild.remove();  // all but the heading
+    const listed = view.filter((c) => c.status !== "ok");
     const notStored = data.run.planned_cases - cases.length;
     if (notStored > 0) {
       section.append(el("p", { class: "note" }, `${notStored} of the ${data.run.planned_cases} planned cases are not in ` +
                         `the database (the run is ${data.run.status}).`));
     }
-    if (!listed.length) return section.append(el("p", { class: "empty" }, notStored > 0 ? "no stored case failed" : "every case ran"));
+    if (!listed.length) {
+      const none = notStored > 0 ? "no stored case failed" : severalPasses ? `every ${pass} case ran` : "every case ran";
+      return section.append(el("p", { class: "empty" }, none));
+    }
+    const head = ["variant", "shape", "dtype", "mask"].concat(severalPasses ? ["pass"] : [], ["status", "reason"]);
     section.append(el("table", {},
-      el("thead", {}, el("tr", {}, ["variant", "shape", "dtype", "mask", "status", "reason"].map((h) => el("th", {}, h)))),
+      el("thead", {}, el("tr", {}, head.map((h) => el("th", {}, h)))),
       el("tbody", {}, listed.map((c) => el("tr", { class: failed(c) ? "status-failed" : "" }, el("td", {}, c.variant), el("td", {}, c.shape),
-        el("td", {}, c.dtype), el("td", {}, mask(c)), el("td", {}, c.status), el("td", {}, c.error || ""))))));
+        el("td", {}, c.dtype), el("td", {}, mask(c)), severalPasses ? el("td", {}, c.pass) : null, el("td", {}, c.status),
+        el("td", {}, c.error || ""))))));
   }
 
   function renderFooter() {
@@ -471,15 +523,34 @@
       `Charts: Chart.js ${Chart.version}, embedded. Query the database for more: attnsweep query ${data.meta.db} "SELECT * FROM results WHERE run_id = ${data.run.run_id}".`);
   }
 
+  // Everything that shows cases, for the selected pass: drawn again from scratch on a change.
+  function renderView() {
+    for (const { chart } of charts) chart.destroy();
+    charts.length = 0;
+    for (const id of ["time-charts", "speedup-charts", "roofline-charts", "kernel-charts"]) document.getElementById(id).replaceChildren();
+    for (const old of document.querySelectorAll("#previous-heading, #previous-charts, .no-roof")) old.remove();
+    timed = view.filter((c) => c.status === "ok" && c.time_us > 0);
+    renderTable();
+    renderTimeCharts();
+    renderRoofline();
+    renderKernelCounts();
+    renderSpeedups();
+    renderComparison();
+    renderFailures();
+  }
+  function selectPass(chosen) {
+    if (!passes.includes(chosen)) return false;
+    pass = chosen;
+    view = severalPasses ? cases.filter((c) => c.pass === pass) : cases;
+    markSelected();
+    renderView();
+    return true;
+  }
+
   renderHeader();
+  renderPassSelector();
   renderEnvironment();
-  renderTable();
-  renderTimeCharts();
-  renderRoofline();
-  renderKernelCounts();
-  renderSpeedups();
-  renderComparison();
-  renderFailures();
+  renderView();
   renderFooter();
   document.body.setAttribute("data-rendered", "yes");
 })();
