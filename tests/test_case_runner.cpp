@@ -4,6 +4,9 @@
 #include "runner/measure/case_runner.hpp"
 #include "runner/device/device.hpp"
 #include "runner/measure/flops.hpp"
+#include "runner/measure/reference_chunks.hpp"
+
+#include <ATen/ATen.h>
 
 namespace attnsweep {
 namespace {
@@ -91,6 +94,49 @@ TEST(CaseRunnerCpu, AccuracyCheckCanBeTurnedOff) {
   ASSERT_EQ(r.status, CaseStatus::ok);
   EXPECT_FALSE(r.rel_error.has_value());
   EXPECT_EQ(r.sdpa_backend, "math");
+}
+
+}  // namespace
+}  // namespace attnsweep
+
+namespace attnsweep {
+namespace {
+
+// The float64 references go one chunk at a time: each chunk's float64 scores at
+// most 1 GiB, every (batch, key/value head) in exactly one chunk, and a small
+// shape in one chunk per batch entry, as before chunks existed.
+TEST(ReferenceChunks, BoundTheFloat64ScoresAndCoverEveryHeadOnce) {
+  const auto inputs_of = [](std::int64_t b, std::int64_t h, std::int64_t kv, std::int64_t s, std::int64_t d) {
+    AttentionInputs inputs;
+    inputs.query = at::empty({b, h, s, d}, at::kBFloat16);
+    inputs.key = at::empty({b, kv, s, d}, at::kBFloat16);
+    inputs.value = at::empty({b, kv, s, d}, at::kBFloat16);
+    return inputs;
+  };
+  struct Expected {
+    std::int64_t b, h, kv, s, chunks, kv_heads_per_chunk;
+  };
+  for (const Expected& e : {Expected{8, 16, 16, 1024, 8, 16}, Expected{1, 32, 32, 8192, 16, 2},
+                            Expected{2, 32, 8, 4096, 8, 2}, Expected{2, 16, 16, 4096, 4, 8}}) {
+    SCOPED_TRACE(std::to_string(e.b) + "x" + std::to_string(e.h) + "/" + std::to_string(e.kv) + "x" + std::to_string(e.s));
+    const AttentionInputs inputs = inputs_of(e.b, e.h, e.kv, e.s, 128);
+    const auto chunks = reference_chunks(inputs);
+    ASSERT_EQ(static_cast<std::int64_t>(chunks.size()), e.chunks);
+    std::vector<int> covered(static_cast<std::size_t>(e.b * e.kv), 0);
+    for (const ReferenceChunk& chunk : chunks) {
+      EXPECT_EQ(chunk.kv_heads, e.kv_heads_per_chunk);
+      EXPECT_EQ(chunk.group, e.h / e.kv);
+      EXPECT_LE(chunk.kv_heads * chunk.group * e.s * e.s * 8, std::int64_t{1} << 30);
+      const AttentionInputs piece = chunk.of(inputs);
+      EXPECT_EQ(piece.query.size(1), chunk.kv_heads * chunk.group);
+      EXPECT_EQ(piece.key.size(1), chunk.kv_heads);
+      EXPECT_EQ(piece.grouped, e.h != e.kv);
+      for (std::int64_t h = chunk.first_kv_head; h < chunk.first_kv_head + chunk.kv_heads; ++h) {
+        covered[static_cast<std::size_t>(chunk.batch * e.kv + h)] += 1;
+      }
+    }
+    for (const int times : covered) EXPECT_EQ(times, 1);
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "runner/measure/device_copy.hpp"
+#include "runner/measure/reference_chunks.hpp"
 #include "runner/variants/naive_attention.hpp"
 
 namespace attnsweep {
@@ -22,25 +23,23 @@ void AccuracyCheck::keep(const at::Tensor& reference) {
 
 double AccuracyCheck::relative_error(const at::Tensor& output, const AttentionInputs& inputs) {
   const bool keep_it = output.numel() * static_cast<std::int64_t>(sizeof(double)) <= kReferenceCacheBytes;
-  double error_squares = 0, reference_squares = 0;
-  for (std::int64_t b = 0; b < inputs.query.size(0); ++b) {
-    const auto index = static_cast<std::size_t>(b);
+  // Summed on the device, read once: one synchronization per case, not two per chunk.
+  at::Tensor error_squares = at::zeros({}, output.options().dtype(at::kDouble));
+  at::Tensor reference_squares = at::zeros_like(error_squares);
+  const std::vector<ReferenceChunk> chunks = reference_chunks(inputs);
+  for (std::size_t index = 0; index < chunks.size(); ++index) {
     at::Tensor reference;
     if (index < reference_.size()) {
       reference = reference_[index];
     } else {
-      AttentionInputs slice = inputs;
-      slice.query = inputs.query.narrow(0, b, 1);
-      slice.key = inputs.key.narrow(0, b, 1);
-      slice.value = inputs.value.narrow(0, b, 1);
-      reference = reference_attention(slice);
+      reference = reference_attention(chunks[index].of(inputs));
       if (keep_it && index == reference_.size()) keep(reference);
     }
-    const at::Tensor difference = output.narrow(0, b, 1).to(at::kDouble) - reference;
-    error_squares += difference.pow(2).sum().item<double>();
-    reference_squares += reference.pow(2).sum().item<double>();
+    const at::Tensor difference = chunks[index].query_side(output).to(at::kDouble) - reference;
+    error_squares += difference.pow(2).sum();
+    reference_squares += reference.pow(2).sum();
   }
-  return std::sqrt(error_squares) / std::sqrt(reference_squares);
+  return std::sqrt(error_squares.item<double>()) / std::sqrt(reference_squares.item<double>());
 }
 
 }  // namespace attnsweep

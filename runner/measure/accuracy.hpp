@@ -14,8 +14,9 @@ class AccuracyCheck {
  public:
   explicit AccuracyCheck(const Device& device) : cuda_(device.is_cuda()) {}
 
-  // ||output - reference|| / ||reference||, one batch entry at a time so the
-  // float64 score matrix stays small. NaN or Inf when the output is not finite.
+  // ||output - reference|| / ||reference||, one chunk at a time
+  // (reference_chunks.hpp) so the float64 score matrix stays small. NaN or Inf
+  // when the output is not finite.
   double relative_error(const at::Tensor& output, const AttentionInputs& inputs);
   // New inputs: the kept reference no longer applies.
   void forget() { reference_.clear(); }
@@ -23,7 +24,7 @@ class AccuracyCheck {
  private:
   void keep(const at::Tensor& reference);
   bool cuda_;
-  std::vector<at::Tensor> reference_;  // one tensor per batch entry, filled by the first check
+  std::vector<at::Tensor> reference_;  // one tensor per chunk, filled by the first check
 };
 
 }  // namespace attnsweep

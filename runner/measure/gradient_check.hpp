@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runner/common/identities.hpp"
+#include "runner/measure/reference_chunks.hpp"
 #include "runner/variants/variant.hpp"
 
 namespace attnsweep {
@@ -31,9 +32,9 @@ class GradientCheck {
 
  private:
   std::array<at::Tensor, 3> reference_chunk(const AttentionInputs& inputs, const at::Tensor& grad_output,
-                                            std::int64_t batch, std::int64_t kv_head) const;
+                                            const ReferenceChunk& where) const;
   bool cuda_;
-  std::vector<std::array<at::Tensor, 3>> reference_;  // per (batch, kv head), filled by the first check
+  std::vector<std::array<at::Tensor, 3>> reference_;  // per chunk, filled by the first check
 };
 
 }  // namespace attnsweep
