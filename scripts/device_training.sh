@@ -19,10 +19,12 @@
 # and logs.tgz (build/test, sweep and Python logs).
 set -uo pipefail
 OUT="${OUT:-$PWD/device-out}"
-WORK=/tmp/training-work
+# Everything of this call in a folder of its own: a test run by the build step
+# (tests/python) dry-runs this very script, and fixed /tmp names let it
+# overwrite the real call's logs and database (seen on the H200).
+WORK="$(mktemp -d /tmp/training-work.XXXXXX)"
+DB="$WORK/sweep.db"
 mkdir -p "$OUT"
-rm -rf "$WORK" /tmp/training.db*
-mkdir -p "$WORK"
 export PYTHONUNBUFFERED=1
 cd "$(dirname "$0")/.." || exit 2
 CONFIG="${CONFIG:-configs/training.yaml}"
@@ -61,14 +63,14 @@ if [ ! -x build/attnsweep ]; then tail -30 "$WORK/build_test.log"; exit 2; fi
 
 echo "== sweep $CONFIG ($(elapsed))"
 start=$(date +%s)
-timeout -s INT "${SWEEP_TIMEOUT:-240}" build/attnsweep run "$CONFIG" --db /tmp/training.db \
+timeout -s INT "${SWEEP_TIMEOUT:-240}" build/attnsweep run "$CONFIG" --db "$DB" \
   > "$WORK/training_run.txt" 2> "$WORK/training_run.log"
 sweep=$?
 echo "attnsweep exit $sweep in $(( $(date +%s) - start )) s"
 tail -5 "$WORK/training_run.log"
 backup() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()" "$1" "$2"; }
-if [ -s /tmp/training.db ]; then
-  backup /tmp/training.db "$WORK/training.db" && gzip -c "$WORK/training.db" > "$OUT/training.db.gz"
+if [ -s "$DB" ]; then
+  backup "$DB" "$WORK/training.db" && gzip -c "$WORK/training.db" > "$OUT/training.db.gz"
 fi
 
 echo "== the same cases from Python ($(elapsed))"
@@ -76,7 +78,7 @@ echo "== the same cases from Python ($(elapsed))"
 # the sweep ran; without a database (the sweep failed) the study's training shapes.
 args="$(python3 scripts/training_report.py --python-args "$WORK/training.db" 2>> "$WORK/python.err")"
 if [ -z "$args" ]; then
-  echo "(no cases in /tmp/training.db: the default training shapes)"
+  echo "(no cases in $DB: the default training shapes)"
   args="--causal 1 --shapes 8x16x1024x64,2x16x4096x128,1x32x8192x128,2x32/8x4096x128 --dtypes bf16,fp16 --passes forward,backward,forward_backward"
 fi
 echo "$args"
