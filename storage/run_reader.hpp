@@ -3,6 +3,7 @@
 // kernels, ops and samples, as plain rows of the stored columns typed with the
 // identities. The store writes, the reader reads: the file is opened read-only
 // and never changed, so a reader can look at a sweep that is still running.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -81,6 +82,14 @@ struct CaseRow {
   // Schema 10: backward passes' gradient errors and backend (NULL/"" for forward cases).
   std::optional<double> grad_rel_error_q, grad_rel_error_k, grad_rel_error_v;
   std::string sdpa_backend_backward;
+
+  // The worst of dq, dk and dv's errors, as the results view's grad_rel_error_max:
+  // empty for a forward case, and when any of the three is missing (a gradient
+  // that was not finite is stored as NULL; the numerics verdict says nonfinite).
+  std::optional<double> worst_grad_rel_error() const {
+    if (!grad_rel_error_q || !grad_rel_error_k || !grad_rel_error_v) return std::nullopt;
+    return std::max({*grad_rel_error_q, *grad_rel_error_k, *grad_rel_error_v});
+  }
 
   // The case's median time per forward: the GPU's on CUDA, else the CPU's.
   std::optional<double> median_us() const { return gpu_time_us_median ? gpu_time_us_median : cpu_time_us_median; }

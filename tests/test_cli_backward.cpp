@@ -110,6 +110,14 @@ TEST_F(CliBackward, EveryCpuVariantsBackwardIsTimedAndItsGradientsChecked) {
       EXPECT_NEAR(s.tflops_times_us / forward.tflops_times_us, multiple, 1e-9) << variant << " " << pass;
     }
   }
+  // The backward's operators are the backward's alone: with the forward's they
+  // make the training step's, operator for operator (a forward leaking into the
+  // backward's label or its timed call would break this).
+  for (const std::string variant : {"naive", "naive_inplace", "sdpa_math", "sdpa_flash"}) {
+    EXPECT_EQ(stored(db, variant, "backward").cpu_ops + stored(db, variant, "forward").cpu_ops,
+              stored(db, variant, "forward_backward").cpu_ops)
+        << variant;
+  }
   EXPECT_EQ(stored(db, "sdpa_math", "backward").backend_backward, "math");
   EXPECT_EQ(stored(db, "sdpa_flash", "backward").backend_backward, "flash_attention");
   EXPECT_EQ(stored(db, "sdpa_flash", "forward_backward").backend_backward, "flash_attention");
@@ -121,19 +129,31 @@ TEST_F(CliBackward, EveryCpuVariantsBackwardIsTimedAndItsGradientsChecked) {
 
 // An op without an autograd kernel (registered CompositeExplicitAutograd, like
 // a forward-only wheel) has no backward: unsupported with the reason, and its
-// forward still runs.
+// forward still runs. So is one whose CompositeImplicitAutograd kernel sits beside
+// a CompositeExplicitAutograd one: the dispatcher runs the explicit kernel, and
+// autograd would meet PyTorch's fallback, not the composite's ATen ops.
 TEST_F(CliBackward, AForwardOnlyOpLibrarysBackwardIsUnsupportedWithTheReason) {
   const Outcome outcome =
-      run(config(op_variant("fwd_only", kMisbehaving, "attnsweep_misbehaving::wrong_dtype") + "  - naive\n"));
+      run(config(op_variant("fwd_only", kMisbehaving, "attnsweep_misbehaving::wrong_dtype") +
+                 op_variant("beside", kMisbehaving, "attnsweep_misbehaving::implicit_beside_explicit",
+                            "    layout: bshd\n") +
+                 "  - naive\n"));
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
   const std::string db = path("results.db");
   for (const std::string pass : {"backward", "forward_backward"}) {
     const Stored s = stored(db, "fwd_only", pass);
     EXPECT_EQ(s.status, "unsupported") << pass;
-    EXPECT_EQ(s.error, "op attnsweep_misbehaving::wrong_dtype has no autograd kernel (no Autograd, AutogradCPU or "
-                       "CompositeImplicitAutograd registration), so it has no backward: a forward-only op")
+    EXPECT_EQ(s.error, "op attnsweep_misbehaving::wrong_dtype has no autograd kernel (no Autograd or AutogradCPU "
+                       "registration, nor a CompositeImplicitAutograd one), so it has no backward: a forward-only op")
+        << pass;
+    const Stored beside = stored(db, "beside", pass);
+    EXPECT_EQ(beside.status, "unsupported") << pass;
+    EXPECT_EQ(beside.error, "op attnsweep_misbehaving::implicit_beside_explicit has no autograd kernel (no Autograd "
+                            "or AutogradCPU registration; its CompositeImplicitAutograd kernel is not used beside its "
+                            "CPU or CompositeExplicitAutograd one), so it has no backward: a forward-only op")
         << pass;
   }
+  EXPECT_EQ(stored(db, "beside", "forward").status, "ok");
   EXPECT_EQ(stored(db, "naive", "backward").status, "ok");
 }
 
@@ -163,6 +183,57 @@ TEST_F(CliBackward, AForwardOnlyRunKeepsItsFlopConvention) {
             "attended_pairs_v1: flops = 4 * batch * heads * head_dim * pairs; pairs = seq_len_q * seq_len_kv, "
             "or for causal (top-left aligned, PyTorch is_causal) sum_i min(i + 1, seq_len_kv); "
             "min_bytes = dtype_bytes * (2 * B*H*Sq*D + 2 * B*KVH*Skv*D)");
+}
+
+// Backward passes over two shapes and two dtypes, back to back: each case's leaves
+// and upstream gradient are its own inputs' (stale ones from the previous shape
+// or dtype would show as another output error, or fail), and every gradient is
+// within its dtype's bound.
+TEST_F(CliBackward, EachShapeAndDtypeDifferentiatesItsOwnInputs) {
+  const std::string text =
+      "name: backward\ndevice: cpu\nvariants: [naive, sdpa_math]\ndtypes: [bf16, fp32]\ncausal: [true]\n"
+      "passes: [forward, backward]\nshapes:\n  - {batch: 1, heads: 2, seq_len: [32, 48], head_dim: 16}\n"
+      "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n";
+  const Outcome outcome = run(text);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  SQLite::Database database(path("results.db"), SQLite::OPEN_READONLY);
+  EXPECT_EQ(database.execAndGet("SELECT count(*) FROM cases WHERE status = 'ok'").getInt(), 16);
+  SQLite::Statement pairs(database,
+                          "SELECT f.variant, f.dtype, f.seq_len_q, f.rel_error, b.rel_error, b.grad_rel_error_max "
+                          "FROM results f JOIN results b ON b.variant = f.variant AND b.dtype = f.dtype AND "
+                          "b.seq_len_q = f.seq_len_q AND b.pass = 'backward' WHERE f.pass = 'forward'");
+  int checked = 0;
+  while (pairs.executeStep()) {
+    const std::string label = pairs.getColumn(0).getString() + " " + pairs.getColumn(1).getString() + " " +
+                              pairs.getColumn(2).getString();
+    EXPECT_EQ(pairs.getColumn(3).getDouble(), pairs.getColumn(4).getDouble()) << label;
+    const double bound = pairs.getColumn(1).getString() == "bf16" ? 1.6e-2 : 1e-5;
+    EXPECT_GT(pairs.getColumn(5).getDouble(), 0) << label;
+    EXPECT_LT(pairs.getColumn(5).getDouble(), bound) << label;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 8);
+}
+
+// compare and nightly judge a backward's gradients and backend too: the same
+// case with a wrong dq (the op's backward 1.5x too large) is a numerics
+// regression, exit 1, naming grad_rel_error_q.
+TEST_F(CliBackward, CompareFindsAGradientThatWentWrong) {
+  ASSERT_EQ(run(config(op_variant("x", kMisbehaving, "attnsweep_misbehaving::good_bshd_differentiable",
+                                  "    layout: bshd\n"),
+                       "[backward]"),
+                "base.db")
+                .exit_code,
+            0);
+  ASSERT_EQ(run(config(op_variant("x", kMisbehaving, "attnsweep_misbehaving::wrong_backward"), "[backward]"),
+                "cand.db")
+                .exit_code,
+            0);
+  const Outcome compared = run_attnsweep("--log-level off compare " + path("base.db") + " " + path("cand.db") +
+                                         " --threshold 99");
+  EXPECT_EQ(compared.exit_code, 1) << compared.output;
+  EXPECT_NE(compared.output.find("grad_rel_error_q"), std::string::npos) << compared.output;
+  EXPECT_EQ(compared.output.find("grad_rel_error_k"), std::string::npos) << compared.output;
 }
 
 }  // namespace

@@ -311,32 +311,29 @@ void check_counts(const CaseRow& baseline, const CaseRow& candidate, std::vector
   }
 }
 
+// The forward's backend and, for backward passes, the backward's (issue 23).
 void check_backend(const CaseRow& baseline, const CaseRow& candidate, std::vector<Finding>& findings) {
-  if (baseline.sdpa_backend == candidate.sdpa_backend) return;
-  const bool both = !baseline.sdpa_backend.empty() && !candidate.sdpa_backend.empty();
-  findings.push_back({Check::backend, both ? Severity::regression : Severity::info, "sdpa_backend",
-                      baseline.sdpa_backend, candidate.sdpa_backend,
-                      both ? "another backend ran (sdpa_auto's choice, or a fallback)" : "recorded on one side only"});
+  const std::pair<const char*, std::string CaseRow::*> backends[] = {
+      {"sdpa_backend", &CaseRow::sdpa_backend}, {"sdpa_backend_backward", &CaseRow::sdpa_backend_backward}};
+  for (const auto& [name, member] : backends) {
+    const std::string& a = baseline.*member;
+    const std::string& b = candidate.*member;
+    if (a == b) continue;
+    const bool both = !a.empty() && !b.empty();
+    findings.push_back({Check::backend, both ? Severity::regression : Severity::info, name, a, b,
+                        both ? "another backend ran (sdpa_auto's choice, or a fallback)" : "recorded on one side only"});
+  }
 }
 
-void check_numerics(const CaseRow& baseline, const CaseRow& candidate, const CompareSettings& settings,
-                    std::vector<Finding>& findings) {
-  const double tolerance = settings.tolerance(baseline.identity.dtype);
-  const std::string limit = std::string(to_string(baseline.identity.dtype)) + " tolerance " + scientific(tolerance);
-  const std::optional<double>& a = baseline.rel_error;
-  const std::optional<double>& b = candidate.rel_error;
-  // A finite output turning NaN or Inf is a regression whatever the time says.
-  const bool nonfinite_now = candidate.numerics == to_string(NumericsVerdict::nonfinite);
-  const bool finite_before = a.has_value() || baseline.numerics == to_string(NumericsVerdict::ok) ||
-                             baseline.numerics == to_string(NumericsVerdict::beyond_bound);
-  if (nonfinite_now && finite_before) {
-    findings.push_back({Check::numerics, Severity::regression, "output", a ? "rel_error " + scientific(*a) : "finite",
-                        "NaN or Inf", "the output is not finite now"});
-    return;
-  }
+// One error of a case (the output's rel_error, or a backward pass's dq, dk or dv
+// error) against its dtype's tolerance.
+void check_error(const char* field, const std::optional<double>& a, const std::optional<double>& b,
+                 const CompareSettings& settings, Dtype dtype, std::vector<Finding>& findings) {
+  const double tolerance = settings.tolerance(dtype);
+  const std::string limit = std::string(to_string(dtype)) + " tolerance " + scientific(tolerance);
   if (a && !b) {
-    findings.push_back({Check::numerics, Severity::info, "rel_error", scientific(*a), "",
-                        "no rel_error now: a non-finite output, or the accuracy check turned off"});
+    findings.push_back({Check::numerics, Severity::info, field, scientific(*a), "",
+                        std::string("no ") + field + " now: not finite, or the accuracy check turned off"});
     return;
   }
   if (!a || !b) return;
@@ -344,11 +341,33 @@ void check_numerics(const CaseRow& baseline, const CaseRow& candidate, const Com
     const std::string detail = *a <= tolerance ? "beyond the " + limit
                                                : "beyond the " + limit + " and more than " +
                                                      number_text(settings.numerics_worse_factor) + "x the baseline's";
-    findings.push_back({Check::numerics, Severity::regression, "rel_error", scientific(*a), scientific(*b), detail});
+    findings.push_back({Check::numerics, Severity::regression, field, scientific(*a), scientific(*b), detail});
   } else if (*a > tolerance && *b <= tolerance) {
-    findings.push_back({Check::numerics, Severity::improvement, "rel_error", scientific(*a), scientific(*b),
+    findings.push_back({Check::numerics, Severity::improvement, field, scientific(*a), scientific(*b),
                         "within the " + limit + " now"});
   }
+}
+
+void check_numerics(const CaseRow& baseline, const CaseRow& candidate, const CompareSettings& settings,
+                    std::vector<Finding>& findings) {
+  const bool backward = baseline.identity.pass != Pass::forward;
+  const std::optional<double>& a = baseline.rel_error;
+  // A finite output (or gradient) turning NaN or Inf is a regression whatever the time says.
+  const bool nonfinite_now = candidate.numerics == to_string(NumericsVerdict::nonfinite);
+  const bool finite_before = baseline.numerics == to_string(NumericsVerdict::ok) ||
+                             baseline.numerics == to_string(NumericsVerdict::beyond_bound) ||
+                             (!backward && a.has_value());
+  if (nonfinite_now && finite_before) {
+    findings.push_back({Check::numerics, Severity::regression, backward ? "output or gradient" : "output",
+                        a ? "rel_error " + scientific(*a) : "finite", "NaN or Inf",
+                        backward ? "the output or a gradient is not finite now" : "the output is not finite now"});
+    return;
+  }
+  const Dtype dtype = baseline.identity.dtype;
+  check_error("rel_error", a, candidate.rel_error, settings, dtype, findings);
+  check_error("grad_rel_error_q", baseline.grad_rel_error_q, candidate.grad_rel_error_q, settings, dtype, findings);
+  check_error("grad_rel_error_k", baseline.grad_rel_error_k, candidate.grad_rel_error_k, settings, dtype, findings);
+  check_error("grad_rel_error_v", baseline.grad_rel_error_v, candidate.grad_rel_error_v, settings, dtype, findings);
 }
 
 void add_time_finding(const TimeComparison& time, std::vector<Finding>& findings) {

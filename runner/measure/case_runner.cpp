@@ -22,6 +22,7 @@
 #include "runner/device/torch_device.hpp"
 #include "runner/measure/accuracy.hpp"
 #include "runner/measure/consistent_profile.hpp"
+#include "runner/measure/device_copy.hpp"
 #include "runner/measure/failed_result.hpp"
 #include "runner/measure/gradient_check.hpp"
 #include "runner/measure/graph_timing.hpp"
@@ -229,7 +230,13 @@ struct CaseRunner::Impl {
         return;
       }
       if (!leaves) leaves = as_leaves(shared_inputs);
-      if (!grad_output.defined()) grad_output = make_grad_output(c, device, seed);
+      if (!grad_output.defined()) {
+        // Kept outside the caching allocator (as the float64 references are), so
+        // that the forward cases of these inputs run after a backward case do not
+        // carry it in their peak_mem_bytes; where there is no room, in the allocator.
+        grad_output = make_grad_output(c, device, seed);
+        if (auto outside = copy_outside_caching_allocator(grad_output, device.is_cuda())) grad_output = *outside;
+      }
     }
     const AttentionInputs& inputs = differentiating ? *leaves : shared_inputs;
     {

@@ -5,18 +5,6 @@
 #include "runner/report/case_cells.hpp"
 
 namespace attnsweep::report {
-namespace {
-
-// The worst of dq, dk and dv's errors; empty for a forward case.
-std::optional<double> worst_gradient_error(const storage::CaseRow& row) {
-  std::optional<double> worst;
-  for (const auto& error : {row.grad_rel_error_q, row.grad_rel_error_k, row.grad_rel_error_v}) {
-    if (error) worst = std::max(worst.value_or(*error), *error);
-  }
-  return worst;
-}
-
-}  // namespace
 
 // A run with backward passes gains a pass column after the mask and the worst
 // gradient error after rel_err; a forward-only run's table is what it always was.
@@ -50,7 +38,7 @@ Table summary_table(const std::vector<storage::CaseRow>& cases) {
                       ok ? scientific_cell(row.rel_error) : Cell::null()}) {
       cells.push_back(cell);
     }
-    if (passes) cells.push_back(ok ? scientific_cell(worst_gradient_error(row)) : Cell::null());
+    if (passes) cells.push_back(ok ? scientific_cell(row.worst_grad_rel_error()) : Cell::null());
     cells.push_back(row.numerics.empty() ? Cell::null() : Cell::text(row.numerics));
     table.add_row(std::move(cells));
   }

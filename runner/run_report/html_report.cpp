@@ -76,7 +76,7 @@ json case_json(const ReportCase& c, int index) {
           {"gbps", optional_json(r.bandwidth_gbps)},
           {"ai", r.min_bytes > 0 ? json(r.flops / r.min_bytes) : json(nullptr)},
           {"rel_error", optional_json(r.rel_error)},
-          {"grad_rel_error", optional_json(worst_grad_rel_error(r))},
+          {"grad_rel_error", optional_json(r.worst_grad_rel_error())},
           {"grad_rel_errors", {optional_json(r.grad_rel_error_q), optional_json(r.grad_rel_error_k), optional_json(r.grad_rel_error_v)}},
           {"backend_backward", r.sdpa_backend_backward},
           {"numerics", r.numerics.empty() ? json(nullptr) : json(r.numerics)},

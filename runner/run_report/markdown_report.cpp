@@ -118,7 +118,7 @@ Table results_table(const RunReport& r, std::optional<Pass> pass, bool pass_colu
         ok ? real_or_null(row.tflops, 2) : Cell::null(),
         ok ? percent(c.tflops_share) : Cell::null(),
         ok ? scientific_cell(row.rel_error) : Cell::null(),
-        ok ? scientific_cell(worst_grad_rel_error(row)) : Cell::null(),
+        ok ? scientific_cell(row.worst_grad_rel_error()) : Cell::null(),
         row.numerics.empty() ? Cell::null() : Cell::text(row.numerics),
         row.sdpa_backend_backward.empty() ? Cell::null() : Cell::text(row.sdpa_backend_backward),
         times(c.speedup_over_naive)};

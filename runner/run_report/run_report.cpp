@@ -143,15 +143,6 @@ bool RunReport::by_pass() const {
   return std::any_of(cases.begin(), cases.end(), [](const auto& c) { return c.row.identity.pass != Pass::forward; });
 }
 
-std::optional<double> worst_grad_rel_error(const storage::CaseRow& row) {
-  std::optional<double> worst;
-  for (const auto& error : {row.grad_rel_error_q, row.grad_rel_error_k, row.grad_rel_error_v}) {
-    // A NaN (a non-finite gradient) is the worst there is: it wins over any number.
-    if (error && (!worst || std::isnan(*error) || (!std::isnan(*worst) && *error > *worst))) worst = error;
-  }
-  return worst;
-}
-
 RunReport build_run_report(const ReportRequest& request) {
   const auto database = compare::open_readable(request.db_path, "");
   const storage::RunReader& reader = database->reader();

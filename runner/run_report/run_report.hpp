@@ -57,9 +57,6 @@ struct RunReport {
   bool by_pass() const;
 };
 
-// The worst of a backward's gradient errors (dq, dk, dv against float64
-// autograd): what the report shows; empty when none is stored (a forward).
-std::optional<double> worst_grad_rel_error(const storage::CaseRow& row);
 
 struct ReportRequest {
   std::string db_path;

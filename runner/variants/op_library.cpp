@@ -232,18 +232,29 @@ class OpLibraryVariant final : public Variant {
     return changed;
   }
 
-  // Differentiable when the op has a kernel autograd runs: its own Autograd kernel
-  // (for every device or this one), or a CompositeImplicitAutograd one, whose
-  // ATen ops autograd differentiates. Anything else meets PyTorch's fallback,
-  // which has no derivative.
+  // Differentiable when autograd reaches a kernel that differentiates: the op's
+  // own Autograd kernel (for every device, or this device's AutogradCPU or
+  // AutogradCUDA), or a CompositeImplicitAutograd one, whose ATen ops autograd
+  // differentiates; but the dispatcher takes the composite kernel for autograd
+  // only where no backend kernel (this device's, or CompositeExplicitAutograd)
+  // is registered. Anything else meets PyTorch's autograd fallback, which has no
+  // derivative.
   std::string backward_refusal(const AttentionInputs& inputs) const override {
     using c10::DispatchKey;
-    const DispatchKey device_autograd = inputs.query.is_cuda() ? DispatchKey::AutogradCUDA : DispatchKey::AutogradCPU;
-    for (const DispatchKey key : {DispatchKey::Autograd, device_autograd, DispatchKey::CompositeImplicitAutograd}) {
-      if (op_.hasKernelForDispatchKey(key)) return "";
-    }
-    return "op " + spec_.op + " has no autograd kernel (no Autograd, " + std::string(c10::toString(device_autograd)) +
-           " or CompositeImplicitAutograd registration), so it has no backward: a forward-only op";
+    const bool cuda = inputs.query.is_cuda();
+    const DispatchKey device_autograd = cuda ? DispatchKey::AutogradCUDA : DispatchKey::AutogradCPU;
+    const DispatchKey device_backend = cuda ? DispatchKey::CUDA : DispatchKey::CPU;
+    if (op_.hasKernelForDispatchKey(DispatchKey::Autograd) || op_.hasKernelForDispatchKey(device_autograd)) return "";
+    const bool backend_kernel = op_.hasKernelForDispatchKey(device_backend) ||
+                                op_.hasKernelForDispatchKey(DispatchKey::CompositeExplicitAutograd);
+    const bool composite = op_.hasKernelForDispatchKey(DispatchKey::CompositeImplicitAutograd);
+    if (composite && !backend_kernel) return "";
+    return "op " + spec_.op + " has no autograd kernel (no Autograd or " + std::string(c10::toString(device_autograd)) +
+           " registration" +
+           (composite ? "; its CompositeImplicitAutograd kernel is not used beside its " +
+                            std::string(c10::toString(device_backend)) + " or CompositeExplicitAutograd one"
+                      : ", nor a CompositeImplicitAutograd one") +
+           "), so it has no backward: a forward-only op";
   }
 
   at::Tensor forward(const AttentionInputs& inputs) const override {

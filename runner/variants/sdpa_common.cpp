@@ -7,7 +7,6 @@
 #include <c10/util/Exception.h>
 #include <torch/csrc/autograd/function.h>
 
-#include <deque>
 #include <set>
 #include <utility>
 #include <vector>
@@ -125,21 +124,20 @@ std::string sdpa_backward_backend_of(const at::Tensor& output) {
       {"ScaledDotProductCudnnAttention", "cudnn_attention"},
       {"ScaledDotProductFusedAttentionOverrideable", "overrideable"},
   };
-  // Breadth first, a few levels deep: the fused node sits under at most a
-  // transpose or view or two; the math graph's first nodes are matmuls.
-  constexpr int kDepth = 4;
-  std::deque<std::pair<torch::autograd::Node*, int>> queue{{root.get(), 0}};
+  // The whole graph back to the leaves (a few nodes for the fused backends, a
+  // few dozen for math's decomposition): a fused node under extra views is found
+  // wherever it sits, and only a graph without one is math's.
+  std::vector<torch::autograd::Node*> stack{root.get()};
   std::set<torch::autograd::Node*> seen{root.get()};
-  while (!queue.empty()) {
-    const auto [node, depth] = queue.front();
-    queue.pop_front();
+  while (!stack.empty()) {
+    torch::autograd::Node* node = stack.back();
+    stack.pop_back();
     const std::string name = node->name();
     for (const auto& [fragment, backend] : kFused) {
       if (name.find(fragment) != std::string::npos) return backend;
     }
-    if (depth == kDepth) continue;
     for (const auto& edge : node->next_edges()) {
-      if (edge.function && seen.insert(edge.function.get()).second) queue.emplace_back(edge.function.get(), depth + 1);
+      if (edge.function && seen.insert(edge.function.get()).second) stack.push_back(edge.function.get());
     }
   }
   return sdpa_backend_name(at::SDPBackend::math);

@@ -34,8 +34,8 @@ BackendChoice choose_sdpa_backend(const AttentionInputs& inputs);
 
 // The backend whose backward an SDPA output's autograd graph runs: the fused
 // backends leave their own node (ScaledDotProductFlashAttentionBackward0, ...)
-// within a few view nodes of the output; the math backend leaves the nodes of
-// its decomposition. Empty when the output has no graph.
+// under a view node or two; the math backend leaves the nodes of its
+// decomposition and no fused one. Empty when the output has no graph.
 std::string sdpa_backward_backend_of(const at::Tensor& output);
 
 // An SDPA variant pinned to one backend (or, with nullopt, PyTorch's choice).

@@ -170,7 +170,11 @@ TEST(GpuPasses, BackwardCountsMatchTorchProfilerInPythonAndGradientsFloat64) {
       }
       if (backends.count(variant)) EXPECT_EQ(r.sdpa_backend_backward, backends.at(variant));
       if (variant == "sdpa_auto") EXPECT_EQ(r.sdpa_backend_backward, r.sdpa_backend);
-      EXPECT_TRUE(r.graph_time_us.has_value() || !r.graph_error.empty());
+      // Every built-in variant's backward and training step is captured on the
+      // H200; a replay of the pass's kernels takes about as long as the pass.
+      ASSERT_TRUE(r.graph_time_us.has_value()) << r.graph_error;
+      EXPECT_GT(r.graph_time_us->median, 0.5 * r.gpu_time_us->median);
+      EXPECT_LT(r.graph_time_us->median, 2.0 * r.gpu_time_us->median);
       ASSERT_TRUE(r.peak_mem_bytes.has_value());
       if (pass == Pass::backward) backward_peak[variant] = *r.peak_mem_bytes;
       std::printf("%-15s %-16s kernels %d memcpy %d memset %d (python %d/%d/%d) median %.1f us graph %s "
@@ -185,7 +189,7 @@ TEST(GpuPasses, BackwardCountsMatchTorchProfilerInPythonAndGradientsFloat64) {
   }
   // naive keeps the (8, 16, 1024, 1024) bf16 probabilities (256 MiB) and more for
   // its backward; flash keeps only its output and log-sum-exp. Both peaks hold
-  // the inputs, dout and the gradients too (H200: 1369 MiB against 570).
+  // the inputs and the gradients too (H200: 1369 MiB against 570).
   EXPECT_GT(backward_peak.at("naive"), 2 * backward_peak.at("sdpa_flash"));
 }
 

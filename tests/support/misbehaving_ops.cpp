@@ -113,6 +113,7 @@ TORCH_LIBRARY(attnsweep_misbehaving, m) {
   m.def("throws_int(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
   m.def("good_bshd_differentiable(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
   m.def("wrong_backward(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
+  m.def("implicit_beside_explicit(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(attnsweep_misbehaving, CompositeExplicitAutograd, m) {
@@ -126,10 +127,14 @@ TORCH_LIBRARY_IMPL(attnsweep_misbehaving, CompositeExplicitAutograd, m) {
   m.impl("mutates", mutates);
   m.impl("throws_int", throws_int);
   m.impl("wrong_backward", wrong_backward);
+  // Beside a CompositeImplicitAutograd kernel of the same op (below): the dispatcher
+  // then runs this one, and autograd meets PyTorch's fallback, not the composite.
+  m.impl("implicit_beside_explicit", good_bshd_differentiable);
 }
 
 TORCH_LIBRARY_IMPL(attnsweep_misbehaving, CompositeImplicitAutograd, m) {
   m.impl("good_bshd_differentiable", good_bshd_differentiable);
+  m.impl("implicit_beside_explicit", good_bshd_differentiable);
 }
 
 TORCH_LIBRARY_IMPL(attnsweep_misbehaving, Autograd, m) { m.impl("wrong_backward", wrong_backward_autograd); }
