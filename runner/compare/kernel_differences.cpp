@@ -173,7 +173,11 @@ std::vector<std::string> renderings(const std::string& name) {
   if (text == name) return {name};
   std::vector<std::string> all;
   for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == ',' || (i > 0 && is_open(text[i - 1]) && !is_close(text[i]))) all.push_back(cut_at(text, i));
+    if (text[i] == ',' || (i > 0 && is_open(text[i - 1]) && !is_close(text[i]))) {
+      std::string cut = cut_at(text, i);
+      // "f<true, ...>" is no shorter than "f<true, 64>".
+      if (cut.size() < text.size()) all.push_back(std::move(cut));
+    }
   }
   all.push_back(text);
   std::stable_sort(all.begin(), all.end(),
