@@ -92,6 +92,8 @@ TEST(ShortKernelName, DropsReturnTypeParametersNamespacesAndLambdas) {
   EXPECT_EQ(short_kernel_name("void cudnn::fusion::convert_dq_to_16bits<true>(void const*, void*, unsigned int, "
                               "float const*, bool, bool)"),
             "convert_dq_to_16bits<true>");
+  // "const" goes as a word only.
+  EXPECT_EQ(short_kernel_name("void ns::fill<ns::constant_t, float const*>(int)"), "fill<constant_t, float*>");
   // The lambdas and the functor's parameters go; what the functor is stays.
   EXPECT_EQ(short_kernel_name(masked_fill("12", "BFloat16")),
             "elementwise_kernel<128, 4, gpu_kernel_impl_nocast<masked_fill_kernel(...)>>");

@@ -71,6 +71,19 @@ std::size_t parameter_list_start(const std::string& name) {
   return std::string::npos;
 }
 
+// Every " const" that is a word ("operator()() const"; not " constant").
+std::string without_const(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text.compare(i, 6, " const") == 0 && (i + 6 == text.size() || !is_identifier(text[i + 6]))) {
+      i += 5;
+      continue;
+    }
+    out += text[i];
+  }
+  return out;
+}
+
 // What a reader does not need to tell kernels apart: each parenthesized list
 // inside the name as "(...)" (the parameters of a functor a template argument
 // names), each lambda with what follows it in its argument
@@ -122,11 +135,11 @@ std::string stripped(const std::string& name) {
   const std::size_t parameters = parameter_list_start(text);
   if (parameters == std::string::npos && text.find('<') == std::string::npos) return name;
   if (parameters != std::string::npos) text.erase(parameters);
-  return without_noise(replaced_all(without_namespaces(text), " const", ""));
+  return without_noise(without_const(without_namespaces(text)));
 }
 
-// Whether the group opened at text[open] has another argument after
-// `position`, where `inner` groups nested in it are still open.
+// Whether the group around `position` (with `inner` groups nested in it still
+// open there) has another argument after it.
 bool more_arguments(const std::string& text, std::size_t position, std::size_t inner) {
   for (std::size_t i = position; i < text.size(); ++i) {
     if (is_open(text[i])) ++inner;
@@ -180,8 +193,9 @@ std::vector<std::string> renderings(const std::string& name) {
     }
   }
   all.push_back(text);
-  std::stable_sort(all.begin(), all.end(),
-                   [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+  std::sort(all.begin(), all.end(), [](const std::string& a, const std::string& b) {
+    return a.size() != b.size() ? a.size() < b.size() : a < b;
+  });
   all.erase(std::unique(all.begin(), all.end()), all.end());
   // Last, for two names that differ only in what was left out: a hash of the name.
   all.push_back(text + " #" + name_hash(name));
