@@ -280,9 +280,63 @@ TEST_F(CliCompare, HelpExplainsTheVerdictsAndExitCodes) {
   const Outcome outcome = run("compare --help");
   EXPECT_EQ(outcome.exit_code, 0) << outcome.output;
   for (const char* expected : {"SAME", "SLOWER", "AMBIGUOUS", "Mann-Whitney", "MARKED", "0 no regression",
-                               "1 a regression", "2 bad input", "--threshold", "--format"}) {
+                               "1 a regression", "2 bad input", "--threshold", "--format", "Why a case changed"}) {
     EXPECT_NE(outcome.output.find(expected), std::string::npos) << expected << "\n" << outcome.output;
   }
+}
+
+// Two real H200 databases (an excerpt of bench.db and a copy in which
+// sdpa_cudnn's case holds what sdpa_flash measured: the flash backend pinned in
+// place of cuDNN): the command says which kernels went and came, in each format.
+TEST(CliCompareKernels, AnotherBackendPinnedListsItsKernels) {
+  const attnsweep::testing::ScratchDirectory scratch("attnsweep-cli-compare-kernels");
+  const std::string excerpt = std::string(ATTNSWEEP_SOURCE_DIR) + "/tests/data/h200_bench_excerpt.db";
+  const std::string baseline = scratch.path("baseline.db"), candidate = scratch.path("flash-pinned.db");
+  fs::copy_file(excerpt, baseline);
+  fs::copy_file(excerpt, candidate);
+  fs::permissions(candidate, fs::perms::owner_read | fs::perms::owner_write);
+  SQLite::Database(candidate, SQLite::OPEN_READWRITE)
+      .exec("DELETE FROM kernels WHERE case_id = 6; CREATE TEMP TABLE k AS SELECT * FROM kernels WHERE case_id = 5; "
+            "UPDATE k SET case_id = 6; INSERT INTO kernels SELECT * FROM k; DELETE FROM samples WHERE case_id = 6; "
+            "CREATE TEMP TABLE s AS SELECT * FROM samples WHERE case_id = 5; UPDATE s SET case_id = 6; "
+            "INSERT INTO samples SELECT * FROM s; UPDATE cases SET sdpa_backend = 'flash_attention', "
+            "memset_per_forward = 0 WHERE case_id = 6");
+  const std::string cudnn = "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_"
+                            "cga1x1x1_kernel0_0";
+
+  const Outcome text = attnsweep::testing::run_attnsweep("compare " + baseline + " " + candidate);
+  EXPECT_EQ(text.exit_code, 1) << text.output;
+  EXPECT_NE(text.output.find("\nKernel differences (1 case; "), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("\nsdpa_cudnn 8x16x1024x64 bf16 causal cuda: 3 kernels (2 removed, 1 added, 0 "
+                             "unchanged); kernel time 57.3 -> 93.8 us per pass\n"),
+            std::string::npos)
+      << text.output;
+  EXPECT_NE(text.output.find("  added    flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, ...>, ...>  "),
+            std::string::npos)
+      << text.output;
+  EXPECT_NE(text.output.find("  removed  " + cudnn + "  1 -> 0    56.5     98.6%   [132,1,1]  [384,1,1]  168        "
+                             "131.0       0%\n"),
+            std::string::npos)
+      << text.output;
+
+  const Outcome markdown = attnsweep::testing::run_attnsweep("compare " + baseline + " " + candidate +
+                                                             " --format markdown");
+  EXPECT_EQ(markdown.exit_code, 1);
+  EXPECT_NE(markdown.output.find("| added | flash_fwd_kernel\\<Flash_fwd_kernel_traits\\<64, 128, 128, 4, false, "
+                                 "...>, ...> | 0 -> 1 | 93.8 | 100.0% | [8,8,16] | [128,1,1] | 255 | 48.0 | 13% |"),
+            std::string::npos)
+      << markdown.output;
+
+  const Outcome json = attnsweep::testing::run_attnsweep("compare " + baseline + " " + candidate + " --format json");
+  ASSERT_EQ(json.exit_code, 1);
+  const nlohmann::json document = nlohmann::json::parse(json.output);
+  EXPECT_EQ(document["summary"]["kernel_differences"], 1);
+  const nlohmann::json& kernels = document["cases"][3]["kernel_differences"]["kernels"];
+  EXPECT_EQ(document["cases"][3]["key"]["variant"], "sdpa_cudnn");
+  ASSERT_EQ(kernels.size(), 3u);
+  EXPECT_EQ(kernels[0]["name"].get<std::string>().rfind("void pytorch_flash::flash_fwd_kernel<", 0), 0u);
+  EXPECT_EQ(kernels[1]["name"], cudnn);
+  EXPECT_EQ(kernels[1]["baseline"]["shared_memory_bytes"], 134144);
 }
 
 }  // namespace

@@ -317,6 +317,117 @@ TEST_F(Compare, ReportsExactlyThePlantedRegressions) {
   EXPECT_EQ(headline(comparison), "attnsweep compare: 4 regressions, 0 improvements, 6 same");
 }
 
+// Kernel-level differences (docs/compare.md, "Kernel differences") go with a
+// count, backend or time change, and with nothing else: not a status change,
+// an AMBIGUOUS time, a numerics change, or a SAME case.
+TEST_F(Compare, KernelDifferencesGoWithCountBackendAndTimeChangesOnly) {
+  const std::string candidate = copy("kernels.db");
+  const int counts = index_of("naive", 1024), backend = index_of("sdpa_auto", 1024);
+  const int slower = index_of("sdpa_flash", 2048), status = index_of("sdpa_cudnn", 1024);
+  const int mix = index_of("sdpa_efficient", 1024), numerics = index_of("sdpa_math", 1024);
+  const int capped = index_of("sdpa_efficient", 2048, Dtype::fp32);
+  // One more launch of a new kernel.
+  plant(candidate, "UPDATE cases SET kernels_per_forward = 6 WHERE case_id = " + case_id(counts) +
+                       "; INSERT INTO kernels (case_id, name, kind, launches_per_forward, total_us, mean_us, min_us, "
+                       "max_us, grid, block, registers_per_thread, shared_memory_bytes, est_occupancy_pct) VALUES (" +
+                       case_id(counts) + ", 'void at::native::copy_kernel<c10::BFloat16>(int)', 'kernel', 1, 50, 50, "
+                       "50, 50, '[4096, 1, 1]', '[128, 1, 1]', 32, 0, 100)");
+  // Another backend: its kernel has another name.
+  plant(candidate, "UPDATE cases SET sdpa_backend = 'efficient_attention' WHERE case_id = " + case_id(backend) +
+                       "; UPDATE kernels SET name = 'fmha_cutlassF_bf16_aligned_64x64_rf_sm80' WHERE case_id = " +
+                       case_id(backend));
+  scale_times(candidate, slower, 1.3);
+  plant(candidate, "UPDATE cases SET status = 'error', error_message = 'CUDA error', kernels_per_forward = NULL, "
+                   "memcpy_per_forward = NULL, memset_per_forward = NULL WHERE case_id = " + case_id(status) +
+                   "; DELETE FROM kernels WHERE case_id = " + case_id(status));
+  plant(candidate, "UPDATE samples SET gpu_time_us = gpu_time_us * CASE WHEN sample_index % 10 < 3 THEN 0.9 ELSE 1.3 "
+                   "END WHERE case_id = " + case_id(mix));
+  plant(candidate, "UPDATE cases SET rel_error = 0.5 WHERE case_id = " + case_id(numerics));
+  scale_times(candidate, capped, 1.07);
+  plant(candidate, "UPDATE cases SET power_cap_share = 0.85 WHERE case_id = " + case_id(capped));
+
+  const Comparison comparison = compare(candidate);
+  ASSERT_EQ(case_named(comparison, mix).time.verdict, TimeVerdict::ambiguous);
+  ASSERT_TRUE(case_named(comparison, capped).time.marked());
+  std::set<std::string> explained;
+  for (const CaseComparison& c : comparison.cases) {
+    if (c.kernels) explained.insert(c.key.label());
+  }
+  EXPECT_EQ(explained,
+            (std::set<std::string>{label_of(counts), label_of(backend), label_of(slower), label_of(capped)}));
+  EXPECT_EQ(comparison.kernel_difference_cases(), 4);
+
+  // The count: the new kernel, and none of the five that stayed (their shares moved 3 points).
+  const KernelDifferences& added = *case_named(comparison, counts).kernels;
+  EXPECT_EQ(added.added, 1);
+  EXPECT_EQ(added.unchanged, 5);
+  ASSERT_EQ(added.kernels.size(), 1u);
+  EXPECT_EQ(added.kernels[0].name, "void at::native::copy_kernel<c10::BFloat16>(int)");
+  EXPECT_EQ(added.kernels[0].short_name, "copy_kernel<BFloat16>");
+  EXPECT_EQ(added.kernels[0].candidate->grid, "[4096,1,1]");
+  // The backend: one kernel for another.
+  const KernelDifferences& swapped = *case_named(comparison, backend).kernels;
+  EXPECT_EQ(swapped.removed, 1);
+  EXPECT_EQ(swapped.added, 1);
+  // The time alone: the kernels that hold it, as they were.
+  const KernelDifferences& slow = *case_named(comparison, slower).kernels;
+  EXPECT_TRUE(slow.top_by_time);
+  ASSERT_EQ(slow.kernels.size(), 1u);
+  EXPECT_EQ(slow.kernels[0].name, "sdpa_flash_kernel_0");
+  EXPECT_EQ(slow.kernels[0].change, KernelChange::unchanged);
+  EXPECT_TRUE(case_named(comparison, capped).kernels->top_by_time);
+
+  const std::string text = render(comparison, Format::text);
+  EXPECT_NE(text.find("\nKernel differences (4 cases; "), std::string::npos) << text;
+  EXPECT_NE(text.find("\n" + label_of(slower) + ": 1 kernel (1 unchanged), the top 1 by time share shown; kernel time "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n" + label_of(counts) + ": 6 kernels (1 added, 5 unchanged); kernel time 1062.2 -> 1112.2 us "
+                                                "per pass\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n  added   copy_kernel<BFloat16>  0 -> 1    50.0     4.5%   [4096,1,1]  [128,1,1]  32 "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n  same    sdpa_flash_kernel_0  1         341.7 -> 341.7  100.0% -> 100.0%"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find(label_of(mix) + ": "), std::string::npos) << text;
+  const nlohmann::json json = nlohmann::json::parse(render(comparison, Format::json));
+  EXPECT_EQ(json["summary"]["kernel_differences"], 4);
+  EXPECT_TRUE(json["cases"][mix]["kernel_differences"].is_null());
+  EXPECT_TRUE(json["cases"][status]["kernel_differences"].is_null());
+  EXPECT_EQ(json["cases"][slower]["kernel_differences"]["top_by_time"], true);
+  EXPECT_EQ(json["cases"][slower]["kernel_differences"]["kernels"][0]["change"], "unchanged");
+}
+
+// A case that swapped many kernels lists a dozen in text and eight in markdown;
+// the JSON lists them all.
+TEST_F(Compare, KernelDifferencesStayShortInTextAndMarkdown) {
+  const std::string candidate = copy("many.db");
+  const int naive = index_of("naive", 1024);
+  std::string sql = "UPDATE cases SET kernels_per_forward = 20 WHERE case_id = " + case_id(naive);
+  for (int k = 0; k < 15; ++k) {
+    sql += "; INSERT INTO kernels (case_id, name, kind, launches_per_forward, total_us, mean_us, min_us, max_us) "
+           "VALUES (" + case_id(naive) + ", 'extra_kernel_" + std::to_string(k) + "', 'kernel', 1, " +
+           std::to_string(15 - k) + ", 1, 1, 1)";
+  }
+  plant(candidate, sql);
+  const Comparison comparison = compare(candidate);
+  const CaseComparison& c = case_named(comparison, naive);
+  ASSERT_TRUE(c.kernels);
+  EXPECT_EQ(c.kernels->kernels.size(), 15u);  // the 15 added (1 to 15 us); the 5 others' shares moved 2 points
+  const std::string text = render(comparison, Format::text);
+  EXPECT_NE(text.find("  added   extra_kernel_11 "), std::string::npos) << text;
+  EXPECT_EQ(text.find("extra_kernel_12"), std::string::npos) << text;
+  EXPECT_NE(text.find("  ... and 3 more kernels (--format json lists them all)\n"), std::string::npos) << text;
+  const std::string markdown = render(comparison, Format::markdown);
+  EXPECT_NE(markdown.find("| added | extra_kernel_7 |"), std::string::npos) << markdown;
+  EXPECT_EQ(markdown.find("extra_kernel_8"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("\n... and 7 more kernels (--format json lists them all)\n"), std::string::npos) << markdown;
+  const nlohmann::json json = nlohmann::json::parse(render(comparison, Format::json));
+  EXPECT_EQ(json["cases"][naive]["kernel_differences"]["kernels"].size(), 15u);
+}
+
 TEST_F(Compare, TheOtherWayRoundTheStatusChangeIsAnImprovement) {
   const std::string broken = copy("broken.db");
   plant(broken, "UPDATE cases SET status = 'oom', error_message = 'CUDA out of memory' WHERE case_id = " +

@@ -404,6 +404,21 @@ std::string why_unjudged(const CaseRow& baseline, const CaseRow& candidate, cons
   return "";
 }
 
+// Whether a case changed in a way its kernels can explain: a count or the
+// backend changed (both recorded: a regression finding), or its time moved
+// beyond doubt (FASTER or SLOWER, counted or marked). An AMBIGUOUS time is left
+// out: its kernels are the same ones, and listing them case after case (the
+// nightly's changed mixes) would bury the changes that matter.
+bool explains_with_kernels(const CaseComparison& c) {
+  if (c.key.device_kind != DeviceKind::cuda) return false;
+  for (const Finding& finding : c.findings) {
+    if ((finding.check == Check::counts || finding.check == Check::backend) && finding.severity == Severity::regression) {
+      return true;
+    }
+  }
+  return c.time.verdict == TimeVerdict::faster || c.time.verdict == TimeVerdict::slower;
+}
+
 CaseComparison compare_case(const storage::RunReader& baseline_reader, const CaseRow& baseline,
                              const storage::RunReader& candidate_reader, const CaseRow& candidate,
                              const CompareSettings& settings) {
@@ -426,6 +441,10 @@ CaseComparison compare_case(const storage::RunReader& baseline_reader, const Cas
     result.time.cap_mark = result.unjudged;  // reported, not counted either way
   }
   add_time_finding(result.time, result.findings);
+  if (explains_with_kernels(result)) {
+    result.kernels = kernel_differences(baseline_reader.kernels(baseline.case_id),
+                                        candidate_reader.kernels(candidate.case_id), settings.kernels);
+  }
   return result;
 }
 
@@ -558,6 +577,12 @@ int Comparison::marked_cases() const {
 int Comparison::unjudged_cases() const {
   return static_cast<int>(
       std::count_if(cases.begin(), cases.end(), [](const CaseComparison& c) { return !c.unjudged.empty(); }));
+}
+
+int Comparison::kernel_difference_cases() const {
+  return static_cast<int>(std::count_if(cases.begin(), cases.end(), [](const CaseComparison& c) {
+    return c.kernels && (!c.kernels->kernels.empty() || !c.kernels->missing.empty());
+  }));
 }
 
 std::map<TimeVerdict, int> Comparison::verdict_counts() const {

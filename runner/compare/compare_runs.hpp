@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runner/common/identities.hpp"
+#include "runner/compare/kernel_differences.hpp"
 #include "runner/plan/case.hpp"
 #include "storage/run_reader.hpp"
 
@@ -57,6 +58,8 @@ struct CompareSettings {
   double numerics_worse_factor = 2;
   // rel_error tolerances per dtype (docs/compare.md says why).
   double bf16_tolerance = 1.6e-2, fp16_tolerance = 2e-3, fp32_tolerance = 1e-4;
+  // What the kernel-level differences of a changed case list (kernel_differences.hpp).
+  KernelDifferenceSettings kernels;
 
   double tolerance(Dtype dtype) const;
 };
@@ -109,6 +112,10 @@ struct CaseComparison {
   TimeComparison time;
   std::vector<Finding> findings;  // status, counts, backend, numerics, then time
 
+  // Why it changed, kernel by kernel: set when a count or the backend changed
+  // (both recorded) or the time is FASTER or SLOWER (marked or not), on CUDA.
+  std::optional<KernelDifferences> kernels;
+
   // Why this case's time could not be judged, or empty: another process
   // computed on the GPU on either side, an output that is not finite, or a
   // SLOWER verdict marked by a power- or thermal-cap difference (it may be a
@@ -148,6 +155,7 @@ struct Comparison {
   int same_cases() const;    // matched cases with nothing to report
   int marked_cases() const;  // time verdicts marked by a power- or thermal-cap difference
   int unjudged_cases() const;  // cases whose time could not be judged (CaseComparison::unjudged)
+  int kernel_difference_cases() const;  // cases with kernel differences to show (a listed kernel or `missing`)
   // No regression, but cases that could not be judged: neither a pass nor a failure.
   bool inconclusive() const { return !has_regression() && unjudged_cases() > 0; }
   std::map<TimeVerdict, int> verdict_counts() const;  // every verdict, zeros included

@@ -2,7 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 #include "runner/common/errors.hpp"
@@ -122,6 +124,155 @@ std::string table_text(const Table& table, report::Format format) {
   return out.str();
 }
 
+// ---- kernel differences ----------------------------------------------------------
+
+std::string number_text(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6g", value);
+  return buffer;
+}
+
+std::string share_text(double share) { return text::fixed(100 * share, 1) + "%"; }
+
+std::string kib_text(std::int64_t bytes) { return text::fixed(static_cast<double>(bytes) / 1024, 1); }
+
+// One aspect's cell: "a -> b" when both sides have it and `always` or it
+// differs, the one value otherwise ("-" when none).
+template <typename Value>
+std::string aspect_cell(const KernelDifference& d, const std::optional<Value> KernelSide::*member,
+                        std::string (*shown_as)(Value), bool differs) {
+  const auto value_of = [&](const std::optional<KernelSide>& side) -> std::string {
+    if (!side || !(*side.*member)) return "-";
+    return shown_as(*(*side.*member));
+  };
+  if (d.baseline && d.candidate) {
+    return differs ? value_of(d.baseline) + " -> " + value_of(d.candidate) : value_of(d.candidate);
+  }
+  return value_of(d.baseline ? d.baseline : d.candidate);
+}
+
+std::string text_cell(const KernelDifference& d, const std::string KernelSide::*member, bool differs) {
+  const auto value_of = [&](const std::optional<KernelSide>& side) {
+    return side && !(*side.*member).empty() ? *side.*member : std::string("-");
+  };
+  if (d.baseline && d.candidate && differs) return value_of(d.baseline) + " -> " + value_of(d.candidate);
+  return value_of(d.candidate ? d.candidate : d.baseline);
+}
+
+std::string both_or_one(const KernelDifference& d, double KernelSide::*member, std::string (*shown_as)(double)) {
+  if (d.baseline && d.candidate) return shown_as(*d.baseline.*member) + " -> " + shown_as(*d.candidate.*member);
+  return shown_as(*(d.baseline ? d.baseline : d.candidate).*member);
+}
+
+std::string launches_cell(const KernelDifference& d) {
+  const double before = d.baseline ? d.baseline->launches_per_pass : 0;
+  const double after = d.candidate ? d.candidate->launches_per_pass : 0;
+  if (d.baseline && d.candidate && !d.differs(KernelAspect::launches)) return number_text(after);
+  return number_text(before) + " -> " + number_text(after);
+}
+
+std::string fixed_1(double value) { return text::fixed(value, 1); }
+std::string integer_text(int value) { return std::to_string(value); }
+std::string kib_cell(std::int64_t bytes) { return kib_text(bytes); }
+std::string percent_0(double value) { return text::fixed(value, 0) + "%"; }
+
+// The listed kernels of one case, at most `limit` rows (0: all).
+Table kernel_table(const KernelDifferences& differences, std::size_t limit) {
+  Table table;
+  table.columns = {{"change"},    {"kernel"},   {"launches"}, {"time us"}, {"share"},
+                   {"grid"},      {"block"},    {"registers"}, {"shared KiB"}, {"occupancy"}};
+  table.columns[1].max_width = 0;  // shortened already; cutting again could hide what tells two apart
+  for (const KernelDifference& d : differences.kernels) {
+    if (limit > 0 && table.rows.size() >= limit) break;
+    const std::string change = d.change == KernelChange::unchanged ? "same" : to_string(d.change);
+    // A copy or a fill says so, unless its name does ("Memset (Device)").
+    std::string lower = d.short_name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string kind = d.kind == "kernel" || lower.find(d.kind) != std::string::npos ? "" : " (" + d.kind + ")";
+    table.add_row({Cell::text(change), Cell::text(d.short_name + kind), Cell::text(launches_cell(d)),
+                   Cell::text(both_or_one(d, &KernelSide::time_us, fixed_1)),
+                   Cell::text(both_or_one(d, &KernelSide::time_share, share_text)),
+                   Cell::text(text_cell(d, &KernelSide::grid, d.differs(KernelAspect::grid))),
+                   Cell::text(text_cell(d, &KernelSide::block, d.differs(KernelAspect::block))),
+                   Cell::text(aspect_cell<int>(d, &KernelSide::registers_per_thread, integer_text,
+                                               d.differs(KernelAspect::registers))),
+                   Cell::text(aspect_cell<std::int64_t>(d, &KernelSide::shared_memory_bytes, kib_cell,
+                                                        d.differs(KernelAspect::shared_memory))),
+                   Cell::text(aspect_cell<double>(d, &KernelSide::est_occupancy_pct, percent_0,
+                                                  d.differs(KernelAspect::occupancy)))});
+  }
+  return table;
+}
+
+// "1 removed, 1 added, 0 changed, 2 unchanged; kernel time 57.3 -> 93.8 us per pass".
+std::string kernel_summary(const KernelDifferences& d) {
+  if (!d.missing.empty()) return d.missing;
+  std::vector<std::string> parts;
+  if (d.removed > 0) parts.push_back(std::to_string(d.removed) + " removed");
+  if (d.added > 0) parts.push_back(std::to_string(d.added) + " added");
+  if (d.changed > 0) parts.push_back(std::to_string(d.changed) + " changed");
+  parts.push_back(std::to_string(d.unchanged) + " unchanged");
+  std::string line = plural(d.removed + d.added + d.changed + d.unchanged, "kernel", "kernels") + " (" +
+                     text::join(parts, ", ") + ")";
+  if (d.top_by_time) line += ", the top " + std::to_string(d.kernels.size()) + " by time share shown";
+  return line + "; kernel time " + text::fixed(d.baseline_time_us, 1) + " -> " + text::fixed(d.candidate_time_us, 1) +
+         " us per pass";
+}
+
+bool has_kernel_lines(const CaseComparison& c) {
+  return c.kernels && (!c.kernels->kernels.empty() || !c.kernels->missing.empty());
+}
+
+std::string more_kernels(const KernelDifferences& d, std::size_t limit) {
+  if (d.kernels.size() <= limit) return "";
+  return "... and " + std::to_string(d.kernels.size() - limit) + " more kernels (--format json lists them all)";
+}
+
+constexpr const char* kKernelsIntro =
+    "per pass, baseline -> candidate; share: of the case's kernel time; names shortened, --format json has them in "
+    "full";
+
+std::string kernels_text(const Comparison& comparison) {
+  const int count = comparison.kernel_difference_cases();
+  if (count == 0) return "";
+  std::ostringstream out;
+  out << "\nKernel differences (" << plural(count, "case", "cases") << "; " << kKernelsIntro << "):\n";
+  for (const CaseComparison& c : comparison.cases) {
+    if (!has_kernel_lines(c)) continue;
+    out << "\n" << report::terminal_safe(c.key.label() + ": " + kernel_summary(*c.kernels)) << "\n";
+    if (c.kernels->kernels.empty()) continue;
+    std::istringstream table(table_text(kernel_table(*c.kernels, kTextKernelRows), report::Format::table));
+    for (std::string line; std::getline(table, line);) out << "  " << line << "\n";
+    const std::string more = more_kernels(*c.kernels, kTextKernelRows);
+    if (!more.empty()) out << "  " << more << "\n";
+  }
+  return out.str();
+}
+
+std::string kernels_markdown(const Comparison& comparison) {
+  const int count = comparison.kernel_difference_cases();
+  if (count == 0) return "";
+  std::ostringstream out;
+  out << "**Kernel differences** (" << plural(count, "case", "cases") << "; " << kKernelsIntro << ")\n\n";
+  int shown_cases = 0;
+  for (const CaseComparison& c : comparison.cases) {
+    if (!has_kernel_lines(c)) continue;
+    if (static_cast<std::size_t>(shown_cases) >= kMarkdownKernelCases) break;
+    ++shown_cases;
+    out << "- " << report::markdown_inline(c.key.label()) << ": " << report::markdown_inline(kernel_summary(*c.kernels))
+        << "\n\n";
+    if (c.kernels->kernels.empty()) continue;
+    out << table_text(kernel_table(*c.kernels, kMarkdownKernelRows), report::Format::markdown);
+    const std::string more = more_kernels(*c.kernels, kMarkdownKernelRows);
+    if (!more.empty()) out << "\n" << report::markdown_inline(more) << "\n";
+    out << "\n";
+  }
+  if (count > shown_cases) {
+    out << "... and " << (count - shown_cases) << " more cases with kernel differences (--format json lists them all)\n\n";
+  }
+  return out.str();
+}
+
 std::string labels(const std::vector<CaseKey>& keys) {
   std::string text;
   for (const CaseKey& key : keys) text += "  " + report::terminal_safe(key.label()) + "\n";
@@ -162,6 +313,7 @@ std::string render_text(const Comparison& comparison) {
         << plural(cases_with_findings(comparison), "case", "cases") << "\n"
         << table_text(findings_table(comparison, 0), report::Format::table);
   }
+  out << kernels_text(comparison);
   if (comparison.unjudged_cases() > 0) {
     out << "\nNot judged (" << comparison.unjudged_cases() << "): no verdict on their time, so "
         << (comparison.inconclusive() ? "the comparison is INCONCLUSIVE" : "they do not count") << "\n"
@@ -210,6 +362,7 @@ std::string render_markdown(const Comparison& comparison) {
     }
     out << "\n";
   }
+  out << kernels_markdown(comparison);
   if (comparison.unjudged_cases() > 0) {
     out << "**Not judged** (" << comparison.unjudged_cases() << " cases; "
         << (comparison.inconclusive() ? "the comparison is **inconclusive**" : "not counted") << ")\n\n"
@@ -276,6 +429,46 @@ Json time_json(const TimeComparison& time) {
               {"candidate_thermal_cap_share", optional_number(time.candidate_thermal_cap_share)}};
 }
 
+Json side_json(const std::optional<KernelSide>& side) {
+  if (!side) return nullptr;
+  const auto optional_integer = [](const auto& value) { return value ? Json(*value) : Json(nullptr); };
+  return Json{{"launches_per_pass", side->launches_per_pass},
+              {"time_us", side->time_us},
+              {"time_share", side->time_share},
+              {"grid", side->grid.empty() ? Json(nullptr) : Json(side->grid)},
+              {"block", side->block.empty() ? Json(nullptr) : Json(side->block)},
+              {"registers_per_thread", optional_integer(side->registers_per_thread)},
+              {"shared_memory_bytes", optional_integer(side->shared_memory_bytes)},
+              {"est_occupancy_pct", optional_number(side->est_occupancy_pct)}};
+}
+
+Json kernels_json(const std::optional<KernelDifferences>& differences) {
+  if (!differences) return nullptr;
+  Json kernels = Json::array();
+  for (const KernelDifference& d : differences->kernels) {
+    Json aspects = Json::array();
+    for (KernelAspect aspect : d.aspects) aspects.push_back(to_string(aspect));
+    kernels.push_back(Json{{"name", d.name},
+                           {"short_name", d.short_name},
+                           {"kind", d.kind},
+                           {"change", to_string(d.change)},
+                           {"aspects", aspects},
+                           {"baseline", side_json(d.baseline)},
+                           {"candidate", side_json(d.candidate)}});
+  }
+  return Json{{"baseline_time_us", differences->baseline_time_us},
+              {"candidate_time_us", differences->candidate_time_us},
+              {"baseline_rows", differences->baseline_rows},
+              {"candidate_rows", differences->candidate_rows},
+              {"added", differences->added},
+              {"removed", differences->removed},
+              {"changed", differences->changed},
+              {"unchanged", differences->unchanged},
+              {"top_by_time", differences->top_by_time},
+              {"missing", differences->missing},
+              {"kernels", kernels}};
+}
+
 std::string render_json(const Comparison& comparison) {
   const CompareSettings& settings = comparison.settings;
   Json verdicts = Json::object();
@@ -304,7 +497,8 @@ std::string render_json(const Comparison& comparison) {
                          {"same", c.same()},
                          {"time", time_json(c.time)},
                          {"not_judged", c.unjudged},
-                         {"findings", findings}});
+                         {"findings", findings},
+                         {"kernel_differences", kernels_json(c.kernels)}});
   }
   Json only_baseline = Json::array(), only_candidate = Json::array();
   for (const CaseKey& key : comparison.only_in_baseline) only_baseline.push_back(key_json(key));
@@ -321,6 +515,7 @@ std::string render_json(const Comparison& comparison) {
             {"marked", comparison.marked_cases()},
             {"not_judged", comparison.unjudged_cases()},
             {"inconclusive", comparison.inconclusive()},
+            {"kernel_differences", comparison.kernel_difference_cases()},
             {"matched_cases", comparison.cases.size()},
             {"only_in_baseline", comparison.only_in_baseline.size()},
             {"only_in_candidate", comparison.only_in_candidate.size()},
@@ -337,7 +532,10 @@ std::string render_json(const Comparison& comparison) {
             {"numerics_worse_factor", settings.numerics_worse_factor},
             {"tolerances", Json{{"bf16", settings.bf16_tolerance},
                                 {"fp16", settings.fp16_tolerance},
-                                {"fp32", settings.fp32_tolerance}}}}},
+                                {"fp32", settings.fp32_tolerance}}},
+            {"kernels", Json{{"share_change", settings.kernels.share_change},
+                             {"top_by_time", settings.kernels.top_by_time},
+                             {"short_name_width", settings.kernels.short_name_width}}}}},
       {"warnings", comparison.warnings},
       {"environment", environment},
       {"cases", cases},

@@ -24,6 +24,12 @@ std::string headline(const Comparison& comparison);
 // comment holds 65536 characters); the rest are counted below it.
 inline constexpr std::size_t kMarkdownFindingRows = 150;
 
+// Kernel differences: at most this many kernels per case in text and
+// markdown, and this many cases in markdown (--format json has them all).
+inline constexpr std::size_t kTextKernelRows = 12;
+inline constexpr std::size_t kMarkdownKernelRows = 8;
+inline constexpr std::size_t kMarkdownKernelCases = 15;
+
 std::string render(const Comparison& comparison, Format format);
 
 }  // namespace attnsweep::compare
