@@ -1,4 +1,4 @@
-// `attnsweep nightly`: runner/execute/nightly.cpp runs and compares; here the
+// `attnsweep nightly`: runner/workflows/nightly.cpp runs and compares; here the
 // options become a request, and the outcome the printed summary and exit code.
 #include <iostream>
 
@@ -6,13 +6,13 @@
 #include "runner/cli/guarded.hpp"
 #include "runner/common/interrupt.hpp"
 #include "runner/compare/threshold.hpp"
-#include "runner/execute/nightly.hpp"
+#include "runner/workflows/nightly.hpp"
 
 namespace attnsweep::cli {
 
 int nightly_command(const NightlyOptions& options) {
   return guarded("error: ", [&] {
-    execute::NightlyRequest request;
+    workflows::NightlyRequest request;
     request.config_path = options.config_path;
     request.history_dir = options.history_dir;
     request.baseline = options.baseline;
@@ -21,7 +21,7 @@ int nightly_command(const NightlyOptions& options) {
     if (!options.device.empty()) request.device = Device::parse(options.device);
     request.settings.threshold = compare::parse_threshold_percent(options.threshold);
     request.settings.min_change_us = compare::parse_min_change_us(options.min_change_us);
-    const execute::NightlyOutcome outcome = execute::run_nightly(request);
+    const workflows::NightlyOutcome outcome = workflows::run_nightly(request);
     std::cout << "\n" << outcome.summary << "\n";
     std::cout << "database: " << outcome.db_path << "\nsummary: " << outcome.summary_path << "\n";
     if (!outcome.history_db.empty() && outcome.history_error.empty()) {

@@ -1,4 +1,4 @@
-#include "runner/execute/nightly.hpp"
+#include "runner/workflows/nightly.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,7 +23,7 @@
 #include "storage/run_reader.hpp"
 #include "storage/store.hpp"
 
-namespace attnsweep::execute {
+namespace attnsweep::workflows {
 namespace {
 
 namespace fs = std::filesystem;
@@ -317,13 +317,13 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
     if (listing) throw BadInputError(request.history_dir + ": cannot list the --history folder: " + listing.message());
   }
 
-  SweepRequest sweep;
+  execute::SweepRequest sweep;
   sweep.config_path = request.config_path;
   sweep.db_path = outcome.db_path;
   sweep.device = request.device;
   // Two nightlies started in one second in one folder: the second is refused, not mixed in.
   sweep.new_database = request.db_path.empty();
-  const SweepOutcome night = run_sweep(sweep);
+  const execute::SweepOutcome night = execute::run_sweep(sweep);
   outcome.run_id = night.run_id;
   outcome.status = night.status;
   // Made after the sweep: a Ctrl-C before the sweep's own handlers are in place leaves nothing behind.
@@ -414,4 +414,4 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
   return outcome;
 }
 
-}  // namespace attnsweep::execute
+}  // namespace attnsweep::workflows

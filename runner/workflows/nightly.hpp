@@ -12,7 +12,7 @@
 #include "runner/common/identities.hpp"
 #include "runner/compare/compare_runs.hpp"
 
-namespace attnsweep::execute {
+namespace attnsweep::workflows {
 
 struct NightlyRequest {
   std::string config_path;
@@ -57,4 +57,4 @@ NightlyOutcome run_nightly(const NightlyRequest& request);
 std::optional<std::string> previous_night(const std::string& history_dir, const std::string& scratch_dir,
                                           DeviceKind device_kind, std::string& skipped);
 
-}  // namespace attnsweep::execute
+}  // namespace attnsweep::workflows
