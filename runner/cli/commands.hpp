@@ -49,6 +49,9 @@ struct NightlyOptions {
   std::string device;
   std::string threshold = "5";
   std::string min_change_us = "2";
+  std::string window = "5";       // --window N: good nights in the time baseline (--history only)
+  std::string consecutive = "2";  // --consecutive K: nights in a row before a time regression fails
+  bool window_given = false, consecutive_given = false;
 };
 int nightly_command(const NightlyOptions& options);
 

@@ -368,10 +368,23 @@ int main(int argc, char** argv) {
   nightly_command->add_option("--min-change-us", nightly.min_change_us,
                               "US: a median that moved less than this is SAME too (as in compare)")
       ->capture_default_str();
+  auto* window = nightly_command->add_option(
+      "--window", nightly.window,
+      "N: with --history, each case's time is judged against the last N good nights (the median of their medians)");
+  window->capture_default_str();
+  auto* consecutive = nightly_command->add_option(
+      "--consecutive", nightly.consecutive,
+      "K: with --history, a time regression fails the night only when the case was slower than its window on K "
+      "nights in a row; before that it is a WATCH item (exit 0)");
+  consecutive->capture_default_str();
   nightly_command->footer(
       "The summary (attnsweep compare's markdown, headed by tonight's and the baseline's runs) is printed and\n"
       "written to --summary; with --history the database and summary are also copied there as\n"
       "nightly-<stamp>.db and .md. A first night (no finished nightly-*.db in DIR) compares nothing.\n"
+      "With --history, status, counts, backend and numerics are compared with the newest good night (a\n"
+      "change fails at once); times with the window of the last --window good nights, and a slowdown fails\n"
+      "only on --consecutive nights in a row (a first slow night is a WATCH item). A good night: finished, on\n"
+      "tonight's kind of device, no case beside another process on its GPU. attnsweep history DIR shows them.\n"
       "Exit codes: 0 no regression; 1 a regression, the sweep did not finish, no case matched the baseline,\n"
       "or the copy into DIR failed; 2 bad input (nothing ran); 130/143 SIGINT/SIGTERM after the sweep (the\n"
       "files written all the same). docs/reproducibility.md");
@@ -402,6 +415,10 @@ int main(int argc, char** argv) {
   if (*plan_command) return cli::plan_command(plan);
   if (*variants_command) return cli::variants_command(variants_device);
   if (*env_command) return cli::env_command(env_device);
-  if (*nightly_command) return cli::nightly_command(nightly);
+  if (*nightly_command) {
+    nightly.window_given = window->count() > 0;
+    nightly.consecutive_given = consecutive->count() > 0;
+    return cli::nightly_command(nightly);
+  }
   return kExitBadInput;
 }
