@@ -55,6 +55,17 @@ struct NightlyOptions {
 };
 int nightly_command(const NightlyOptions& options);
 
+// `attnsweep history DIR` (docs/reproducibility.md, "History").
+struct HistoryOptions {
+  std::string history_dir;
+  std::string format = "table";  // table, csv, json or markdown
+  std::string html_path;         // --html FILE: also write the page of charts
+  std::string last = "30";       // --last N: the newest N nights
+  std::string threshold = "5";
+  std::string min_change_us = "2";
+};
+int history_command(const HistoryOptions& options);
+
 struct QueryOptions {
   std::string db_path;
   std::string sql;

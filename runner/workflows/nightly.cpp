@@ -22,6 +22,7 @@
 #include "runner/execute/sweep.hpp"
 #include "runner/report/escaping.hpp"
 #include "storage/run_reader.hpp"
+#include "runner/workflows/scratch_folder.hpp"
 #include "storage/store.hpp"
 
 namespace attnsweep::workflows {
@@ -126,31 +127,6 @@ void check_history_folder(const std::string& history) {
     throw BadInputError(std::string(error.what()) + " (to create " + history + ")");
   }
 }
-
-// A scratch folder for copies of earlier nights; removed file by file
-// (std::filesystem::remove_all is avoided: it crashed inside this binary,
-// docs/development.md).
-class ScratchFolder {
- public:
-  ScratchFolder() {
-    std::string pattern = (fs::temp_directory_path() / "attnsweep-nightly-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot create a scratch folder under " + pattern);
-    path_ = pattern;
-  }
-  ~ScratchFolder() {
-    std::error_code ignored;
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(path_, ignored)) files.push_back(entry.path());
-    for (const auto& file : files) fs::remove(file, ignored);
-    fs::remove(path_, ignored);
-  }
-  ScratchFolder(const ScratchFolder&) = delete;
-  ScratchFolder& operator=(const ScratchFolder&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 std::string shown_run(const std::string& path, const storage::RunRow& run) {
   return path + " run " + std::to_string(run.run_id) + " (started " + run.started_at + ")";
