@@ -30,7 +30,7 @@ cd "$root"
 
 # Bottom to top; keep in step with docs/development.md.
 layers=(runner/common runner/device runner/variants runner/config runner/plan runner/profile runner/measure
-        storage runner/report runner/compare runner/run_report runner/execute runner/jobs runner/cli)
+        storage runner/report runner/compare runner/run_report runner/execute runner/jobs runner/workflows runner/cli)
 
 rank_of() {
   local path="$1" i

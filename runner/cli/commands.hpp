@@ -49,8 +49,22 @@ struct NightlyOptions {
   std::string device;
   std::string threshold = "5";
   std::string min_change_us = "2";
+  std::string window = "5";       // --window N: good nights in the time baseline (--history only)
+  std::string consecutive = "2";  // --consecutive K: nights in a row before a time regression fails
+  bool window_given = false, consecutive_given = false;
 };
 int nightly_command(const NightlyOptions& options);
+
+// `attnsweep history DIR` (docs/reproducibility.md, "History").
+struct HistoryOptions {
+  std::string history_dir;
+  std::string format = "table";  // table, csv, json or markdown
+  std::string html_path;         // --html FILE: also write the page of charts
+  std::string last = "30";       // --last N: the newest N nights
+  std::string threshold = "5";
+  std::string min_change_us = "2";
+};
+int history_command(const HistoryOptions& options);
 
 struct QueryOptions {
   std::string db_path;

@@ -371,13 +371,51 @@ int main(int argc, char** argv) {
   nightly_command->add_option("--min-change-us", nightly.min_change_us,
                               "US: a median that moved less than this is SAME too (as in compare)")
       ->capture_default_str();
+  auto* window = nightly_command->add_option(
+      "--window", nightly.window,
+      "N: with --history, each case's time is judged against the last N good nights (the median of their medians)");
+  window->capture_default_str();
+  auto* consecutive = nightly_command->add_option(
+      "--consecutive", nightly.consecutive,
+      "K: with --history, a time regression fails the night only when the case was slower than its window on K "
+      "nights in a row; before that it is a WATCH item (exit 0)");
+  consecutive->capture_default_str();
   nightly_command->footer(
       "The summary (attnsweep compare's markdown, headed by tonight's and the baseline's runs) is printed and\n"
       "written to --summary; with --history the database and summary are also copied there as\n"
       "nightly-<stamp>.db and .md. A first night (no finished nightly-*.db in DIR) compares nothing.\n"
+      "With --history, status, counts, backend and numerics are compared with the newest good night (a\n"
+      "change fails at once); times with the window of the last --window good nights, and a slowdown fails\n"
+      "only on --consecutive nights in a row (a first slow night is a WATCH item). A good night: finished, on\n"
+      "tonight's kind of device, no case beside another process on its GPU. attnsweep history DIR shows them.\n"
       "Exit codes: 0 no regression; 1 a regression, the sweep did not finish, no case matched the baseline,\n"
       "or the copy into DIR failed; 2 bad input (nothing ran); 130/143 SIGINT/SIGTERM after the sweep (the\n"
       "files written all the same). docs/reproducibility.md");
+  cli::HistoryOptions history_options;
+  auto* history_command = app.add_subcommand(
+      "history", "The nights of a nightly --history folder side by side: each case's median and kernel count night "
+                 "by night, the nights that changed marked with the environment differences that came with them");
+  history_command->add_option("dir", history_options.history_dir, "the nightly --history folder (only read)")
+      ->required();
+  history_command
+      ->add_option("--format", history_options.format,
+                   "table, csv, json or markdown: one row per case and night (as query writes them)")
+      ->check(CLI::IsMember(report::format_names()))
+      ->capture_default_str();
+  history_command->add_option("--html", history_options.html_path,
+                              "FILE: also write one HTML page, a chart per case family (Chart.js embedded)");
+  history_command->add_option("--last", history_options.last, "N: the newest N nights")->capture_default_str();
+  history_command->add_option("--threshold", history_options.threshold,
+                              "PCT: what counts as a changed time between two nights (as in compare)")
+      ->capture_default_str();
+  history_command->add_option("--min-change-us", history_options.min_change_us, "US: as in compare")
+      ->capture_default_str();
+  history_command->footer(
+      "A night is marked changed for a case when attnsweep compare of it against the night before counts a\n"
+      "finding (status, kernel counts, backend, numerics, or a FASTER or SLOWER time); the environment column\n"
+      "then lists what differed between the two nights. Energy columns appear once runs store energy.\n"
+      "Exit codes: 0; 1 a failure while reading; 2 bad input (no such folder, no readable night, a bad option).\n"
+      "docs/reproducibility.md");
   std::string variants_device;
   auto* variants_command = app.add_subcommand("variants", "List the attention variants and where they run");
   variants_command->add_option("--device", variants_device, "auto (default), cpu, cuda or cuda:N");
@@ -405,6 +443,11 @@ int main(int argc, char** argv) {
   if (*plan_command) return cli::plan_command(plan);
   if (*variants_command) return cli::variants_command(variants_device);
   if (*env_command) return cli::env_command(env_device);
-  if (*nightly_command) return cli::nightly_command(nightly);
+  if (*history_command) return cli::history_command(history_options);
+  if (*nightly_command) {
+    nightly.window_given = window->count() > 0;
+    nightly.consecutive_given = consecutive->count() > 0;
+    return cli::nightly_command(nightly);
+  }
   return kExitBadInput;
 }

@@ -1,18 +1,19 @@
-// `attnsweep nightly`: runner/execute/nightly.cpp runs and compares; here the
+// `attnsweep nightly`: runner/workflows/nightly.cpp runs and compares; here the
 // options become a request, and the outcome the printed summary and exit code.
 #include <iostream>
 
 #include "runner/cli/commands.hpp"
 #include "runner/cli/guarded.hpp"
+#include "runner/common/errors.hpp"
 #include "runner/common/interrupt.hpp"
 #include "runner/compare/threshold.hpp"
-#include "runner/execute/nightly.hpp"
+#include "runner/workflows/nightly.hpp"
 
 namespace attnsweep::cli {
 
 int nightly_command(const NightlyOptions& options) {
   return guarded("error: ", [&] {
-    execute::NightlyRequest request;
+    workflows::NightlyRequest request;
     request.config_path = options.config_path;
     request.history_dir = options.history_dir;
     request.baseline = options.baseline;
@@ -21,7 +22,13 @@ int nightly_command(const NightlyOptions& options) {
     if (!options.device.empty()) request.device = Device::parse(options.device);
     request.settings.threshold = compare::parse_threshold_percent(options.threshold);
     request.settings.min_change_us = compare::parse_min_change_us(options.min_change_us);
-    const execute::NightlyOutcome outcome = execute::run_nightly(request);
+    request.window.window = workflows::parse_night_count(options.window, "--window", 100, 5);
+    request.window.consecutive = workflows::parse_night_count(options.consecutive, "--consecutive", 30, 2);
+    if (!options.baseline.empty() && (options.window_given || options.consecutive_given)) {
+      throw BadInputError(std::string(options.window_given ? "--window" : "--consecutive") +
+                          " needs --history (the previous nights); a pinned --baseline is one run, compared as it is");
+    }
+    const workflows::NightlyOutcome outcome = workflows::run_nightly(request);
     std::cout << "\n" << outcome.summary << "\n";
     std::cout << "database: " << outcome.db_path << "\nsummary: " << outcome.summary_path << "\n";
     if (!outcome.history_db.empty() && outcome.history_error.empty()) {
@@ -41,6 +48,9 @@ int nightly_command(const NightlyOptions& options) {
       std::cout << "nightly: INCONCLUSIVE: no regression found, but cases could not be judged (exit 4; the summary "
                    "says which and why)\n";
       code = kExitInconclusive;
+    } else if (!outcome.watch.empty()) {
+      std::cout << "nightly: no regression; " << outcome.watch.size() << " WATCH item"
+                << (outcome.watch.size() == 1 ? "" : "s") << " (slower than the window tonight only; exit 0)\n";
     } else {
       std::cout << "nightly: no regression\n";
     }

@@ -11,6 +11,7 @@
 #include "runner/execute/sweep.hpp"
 #include "runner/report/summary_table.hpp"
 #include "runner/report/writers.hpp"
+#include "runner/workflows/publish.hpp"
 
 namespace attnsweep::cli {
 
@@ -27,7 +28,8 @@ int run_command(const RunOptions& options) {
     request.sweep_id = execute::choose_sweep_id(options.sweep_id);
     request.sweep_id_given = !options.sweep_id.empty();
     request.gpus = options.gpus;
-    request.publish_dir = options.publish_dir;
+    std::optional<workflows::Published> published;  // --publish: where the copies went
+    if (!options.publish_dir.empty()) request.at_end = workflows::publish_at_end(options.publish_dir, published);
     request.progress_interval_seconds = options.progress_interval_seconds;
     const execute::SweepOutcome outcome = execute::run_sweep(request);
 
@@ -39,8 +41,8 @@ int run_command(const RunOptions& options) {
                 << outcome.planned_cases << " of the sweep's " << outcome.sweep_cases
                 << " cases; merge the shards' databases with: attnsweep merge OUT.db SHARD.db...\n";
     }
-    if (outcome.published) {
-      std::cout << "\npublished: " << outcome.published->database << " and " << outcome.published->traces
+    if (published) {
+      std::cout << "\npublished: " << published->database << " and " << published->traces
                 << " trace files\n";
     }
     if (!outcome.gpus.empty()) {

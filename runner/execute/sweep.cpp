@@ -25,7 +25,6 @@
 #include "runner/execute/op_library_check.hpp"
 #include "runner/execute/progress.hpp"
 #include "runner/execute/progress_display.hpp"
-#include "runner/execute/publish.hpp"
 #include "runner/execute/run_start.hpp"
 #include "runner/execute/trace_paths.hpp"
 #include "runner/execute/worker.hpp"
@@ -253,7 +252,7 @@ SweepOutcome run_sweep(const SweepRequest& request) {
   if (request.gpus) gpus = devices_for_gpus(*request.gpus, probe->environment.device, *probe);
   const Device device = probe ? probe->environment.device : resolve_device(requested);
   check_cases_fit(plan, device, probe ? probe->memory_bytes : device_memory_bytes(device), request.config_path);
-  if (!request.publish_dir.empty()) check_publish_target(request.db_path, request.publish_dir);
+  if (request.at_end) request.at_end->check(request.db_path);
   const std::string traces = trace_directory(request.traces_dir, config.measure.traces, request.db_path);
   const bool traces_created = !traces.empty() && !std::filesystem::exists(traces);
   if (!traces.empty()) create_trace_directory(traces);
@@ -325,9 +324,9 @@ SweepOutcome run_sweep(const SweepRequest& request) {
                   exit_guard);
   } catch (...) {
     // What was stored is published all the same: a failed job's partial results count.
-    if (!request.publish_dir.empty()) {
+    if (request.at_end) {
       try {
-        publish_run(request.db_path, run_id, request.publish_dir);
+        request.at_end->ended(request.db_path, run_id);
       } catch (const std::exception& error) {
         log::error(error.what());
       }
@@ -340,7 +339,7 @@ SweepOutcome run_sweep(const SweepRequest& request) {
   // Read while the store is still open: its connection, the last to close, then
   // folds the write-ahead log back, so no -wal or -shm file is left beside the database.
   outcome.cases = storage::RunReader(request.db_path).cases(run_id);
-  if (!request.publish_dir.empty()) outcome.published = publish_run(request.db_path, run_id, request.publish_dir);
+  if (request.at_end) request.at_end->ended(request.db_path, run_id);
   return outcome;
 }
 

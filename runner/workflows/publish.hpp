@@ -6,9 +6,12 @@
 // uploads a file when it is closed: SQLite must never run on it, but a finished
 // file copied onto it is safe. docs/hf-jobs.md.
 #include <cstdint>
+#include <optional>
 #include <string>
 
-namespace attnsweep::execute {
+#include "runner/execute/sweep.hpp"
+
+namespace attnsweep::workflows {
 
 struct Published {
   std::string database;  // DIR/<the database's file name>
@@ -27,4 +30,9 @@ void check_publish_target(const std::string& db_path, const std::string& directo
 // in a private file beside the database, removed afterwards.
 Published publish_run(const std::string& db_path, std::int64_t run_id, const std::string& directory);
 
-}  // namespace attnsweep::execute
+// The sweep's end for run --publish DIR: check_publish_target before the sweep,
+// publish_run when it ends; `published` receives where the copies went (it must
+// outlive the sweep).
+execute::RunEnd publish_at_end(const std::string& directory, std::optional<Published>& published);
+
+}  // namespace attnsweep::workflows

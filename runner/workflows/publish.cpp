@@ -1,4 +1,4 @@
-#include "runner/execute/publish.hpp"
+#include "runner/workflows/publish.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -18,7 +18,7 @@
 #include "storage/store.hpp"
 #include "storage/trace_location.hpp"
 
-namespace attnsweep::execute {
+namespace attnsweep::workflows {
 namespace {
 
 namespace fs = std::filesystem;
@@ -130,4 +130,13 @@ Published publish_run(const std::string& db_path, std::int64_t run_id, const std
   return published;
 }
 
-}  // namespace attnsweep::execute
+execute::RunEnd publish_at_end(const std::string& directory, std::optional<Published>& published) {
+  execute::RunEnd at_end;
+  at_end.check = [directory](const std::string& db_path) { check_publish_target(db_path, directory); };
+  at_end.ended = [directory, &published](const std::string& db_path, std::int64_t run_id) {
+    published = publish_run(db_path, run_id, directory);
+  };
+  return at_end;
+}
+
+}  // namespace attnsweep::workflows

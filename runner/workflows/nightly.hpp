@@ -1,18 +1,22 @@
 #pragma once
-// `attnsweep nightly`: run a pinned sweep, compare it with the previous night
-// (the newest finished nightly-*.db in a history folder) or a pinned baseline,
-// and write the database and a markdown summary (docs/reproducibility.md).
+// `attnsweep nightly`: run a pinned sweep, compare it with the previous nights
+// of a history folder (counts, backend, status and numerics against the newest
+// good night; times against a window of the last good nights, with the alert
+// rule of night_window.hpp) or with a pinned baseline (everything against that
+// one run), and write the database and a markdown summary (docs/reproducibility.md).
 // A history folder may be a bucket mount (no file locking, uploads on close):
 // SQLite never runs on it. The night runs in a local database, earlier nights
 // are copied out before they are read, and the finished files are copied in.
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "runner/common/identities.hpp"
 #include "runner/compare/compare_runs.hpp"
+#include "runner/workflows/night_window.hpp"
 
-namespace attnsweep::execute {
+namespace attnsweep::workflows {
 
 struct NightlyRequest {
   std::string config_path;
@@ -22,6 +26,7 @@ struct NightlyRequest {
   std::string summary_path; // empty: the database's path with .md
   std::optional<Device> device;
   compare::CompareSettings settings;
+  WindowSettings window;    // --window, --consecutive: with --history only
 };
 
 struct NightlyOutcome {
@@ -31,6 +36,10 @@ struct NightlyOutcome {
   RunStatus status = RunStatus::done;
   std::string baseline;      // "FILE run N", or empty on a first night
   bool regression = false;
+  // With --history: cases slower tonight than the window, but not yet on
+  // --consecutive nights in a row ("label: +98.2% against ..."); not a failure.
+  std::vector<std::string> watch;
+  int window_nights = 0;     // good nights in the time window (0: pinned baseline or first night)
   bool inconclusive = false;  // no regression, but cases whose time could not be judged (shared GPU, ...)
   bool compared_nothing = false;  // a baseline, but no case of tonight's run in it (a failed night too)
   std::string summary;       // the markdown, as written
@@ -48,13 +57,21 @@ struct NightlyOutcome {
 // the summary was written.
 NightlyOutcome run_nightly(const NightlyRequest& request);
 
-// The newest nightly-*.db of `history_dir` (by name, which is its UTC stamp)
-// whose latest run is done and ran on `device_kind` (tonight's: a night on
-// another kind of device has no case to compare), copied into `scratch_dir`
-// (one of an older schema is read through a migrated copy); empty when there
-// is none, or no such folder yet. Every night passed over is named with its
-// reason in `skipped`, one line each.
-std::optional<std::string> previous_night(const std::string& history_dir, const std::string& scratch_dir,
-                                          DeviceKind device_kind, std::string& skipped);
+// The nightly-<stamp>.db files of `history_dir`, oldest first (the name is the
+// UTC stamp); none when the folder does not exist. Throws BadInputError when it
+// cannot be listed.
+std::vector<std::string> night_files(const std::string& history_dir);
 
-}  // namespace attnsweep::execute
+// The newest `count` good nights of `history_dir` (by name, which is the UTC
+// stamp), newest first, each copied into `scratch_dir` (one of an older schema
+// is read through a migrated copy when opened). A night is good when it passed
+// its own gate, the checks that need no other night: it is readable, its latest
+// run is done, it ran on `device_kind` (tonight's: a night on another kind of
+// device has no case to compare), and no case of it was measured while another
+// process computed on its GPU (such a night is inconclusive: neither good nor
+// bad, it is left out). Empty when there is none, or no such folder yet. Every
+// night passed over on the way is named with its reason in `skipped`, one line each.
+std::vector<std::string> good_nights(const std::string& history_dir, const std::string& scratch_dir,
+                                     DeviceKind device_kind, int count, std::string& skipped);
+
+}  // namespace attnsweep::workflows

@@ -1,4 +1,4 @@
-#include "runner/execute/nightly.hpp"
+#include "runner/workflows/nightly.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,14 +16,16 @@
 #include <vector>
 
 #include "runner/common/errors.hpp"
+#include "runner/common/text.hpp"
 #include "runner/compare/compare_runs.hpp"
 #include "runner/compare/comparison_report.hpp"
 #include "runner/execute/sweep.hpp"
 #include "runner/report/escaping.hpp"
 #include "storage/run_reader.hpp"
+#include "runner/workflows/scratch_folder.hpp"
 #include "storage/store.hpp"
 
-namespace attnsweep::execute {
+namespace attnsweep::workflows {
 namespace {
 
 namespace fs = std::filesystem;
@@ -126,31 +128,6 @@ void check_history_folder(const std::string& history) {
   }
 }
 
-// A scratch folder for copies of earlier nights; removed file by file
-// (std::filesystem::remove_all is avoided: it crashed inside this binary,
-// docs/development.md).
-class ScratchFolder {
- public:
-  ScratchFolder() {
-    std::string pattern = (fs::temp_directory_path() / "attnsweep-nightly-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot create a scratch folder under " + pattern);
-    path_ = pattern;
-  }
-  ~ScratchFolder() {
-    std::error_code ignored;
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(path_, ignored)) files.push_back(entry.path());
-    for (const auto& file : files) fs::remove(file, ignored);
-    fs::remove(path_, ignored);
-  }
-  ScratchFolder(const ScratchFolder&) = delete;
-  ScratchFolder& operator=(const ScratchFolder&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 std::string shown_run(const std::string& path, const storage::RunRow& run) {
   return path + " run " + std::to_string(run.run_id) + " (started " + run.started_at + ")";
 }
@@ -177,22 +154,83 @@ void copy_into_history(const std::string& from, const std::string& to) {
   }
 }
 
+// Tonight's time verdicts against the window of good nights and the alert rule
+// (night_window.hpp), in place of those against the newest good night alone;
+// status, counts, backend and numerics stay compare's. Returns the watch items.
+std::vector<std::string> apply_window(compare::Comparison& comparison, const std::vector<const Night*>& nights,
+                                      const WindowSettings& window, const compare::CompareSettings& settings) {
+  using compare::TimeVerdict;
+  std::vector<std::string> watch;
+  for (compare::CaseComparison& c : comparison.cases) {
+    if (c.baseline_status != CaseStatus::ok || c.candidate_status != CaseStatus::ok) continue;  // NOT_TIMED as it was
+    c.findings.erase(std::remove_if(c.findings.begin(), c.findings.end(),
+                                    [](const compare::Finding& f) { return f.check == compare::Check::time; }),
+                     c.findings.end());
+    const CaseAlert alert = alert_for(c.key, nights, window, settings);
+    c.time = alert.tonight.time;
+    // Why the case is not judged: a shared GPU or a non-finite output stay compare's;
+    // a marked SLOWER is the window's own.
+    if (c.unjudged.rfind("SLOWER while", 0) == 0) c.unjudged.clear();
+    if (c.unjudged.empty() && c.time.verdict == TimeVerdict::slower && c.time.marked()) {
+      c.unjudged = "SLOWER than the window while " + c.time.cap_mark;
+    }
+    if (c.time.verdict == TimeVerdict::same || c.time.verdict == TimeVerdict::not_timed) continue;
+    compare::Finding finding{compare::Check::time, compare::Severity::info, "time", window_text(alert.tonight),
+                             (c.time.candidate_median_us ? text::fixed(*c.time.candidate_median_us, 1) + " us"
+                                                         : std::string("-")) +
+                                 " (n=" + std::to_string(c.time.candidate_samples) + ")",
+                             ""};
+    const std::string p_value = c.time.p_value ? (*c.time.p_value < 1e-4 ? "p < 1e-4" : "p = " + text::fixed(*c.time.p_value, 4))
+                                               : std::string("p -");
+    const std::string change =
+        c.time.ratio ? std::string(*c.time.ratio >= 1 ? "+" : "") + text::fixed(100 * (*c.time.ratio - 1), 1) + "%" : "";
+    if (c.time.verdict == TimeVerdict::ambiguous) {
+      finding.detail = "AMBIGUOUS: " + c.time.reason;
+    } else if (c.time.marked()) {
+      finding.detail = std::string(to_string(c.time.verdict)) + " " + change + " against the window, " + p_value + ", " +
+                       c.time.cap_mark + ": not counted";
+    } else if (c.time.verdict == TimeVerdict::faster) {
+      finding.severity = compare::Severity::improvement;
+      finding.detail = "FASTER " + change + " against the window, " + p_value;
+    } else if (alert.alert == Alert::regression) {
+      finding.severity = compare::Severity::regression;
+      finding.detail = "SLOWER " + change + " against the window, " + p_value + ", on " + std::to_string(alert.streak) +
+                       " nights in a row";
+    } else {
+      finding.detail = "WATCH: SLOWER " + change + " against the window, " + p_value + ", on " +
+                       std::to_string(alert.streak) + " of the " + std::to_string(window.consecutive) +
+                       " nights in a row that make a regression";
+      watch.push_back(c.key.label() + ": " + change + " against " + window_text(alert.tonight));
+    }
+    c.findings.push_back(std::move(finding));
+  }
+  return watch;
+}
+
 }  // namespace
 
-std::optional<std::string> previous_night(const std::string& history_dir, const std::string& scratch_dir,
-                                          DeviceKind device_kind, std::string& skipped) {
+std::vector<std::string> night_files(const std::string& history_dir) {
   static const std::regex name(R"(nightly-[0-9]{8}T[0-9]{6}Z\.db)");
   std::vector<std::string> nights;
   std::error_code listing;
-  if (!fs::exists(history_dir, listing)) return std::nullopt;  // created when tonight's files go in
+  if (!fs::exists(history_dir, listing)) return nights;  // created when tonight's files go in
   for (const auto& entry : fs::directory_iterator(history_dir, listing)) {
     const std::string file = entry.path().filename().string();
     std::error_code kind;
     if (entry.is_regular_file(kind) && std::regex_match(file, name)) nights.push_back(file);
   }
   if (listing) throw BadInputError(history_dir + ": cannot list the --history folder: " + listing.message());
-  std::sort(nights.rbegin(), nights.rend());  // newest first
+  std::sort(nights.begin(), nights.end());  // oldest first: the name is the UTC stamp
+  return nights;
+}
+
+std::vector<std::string> good_nights(const std::string& history_dir, const std::string& scratch_dir,
+                                     DeviceKind device_kind, int count, std::string& skipped) {
+  std::vector<std::string> good;
+  std::vector<std::string> nights = night_files(history_dir);
+  std::reverse(nights.begin(), nights.end());  // newest first
   for (const auto& night : nights) {
+    if (static_cast<int>(good.size()) >= count) break;
     const std::string original = history_dir + "/" + night;
     const std::string copy = scratch_dir + "/" + night;
     std::error_code error;
@@ -212,7 +250,10 @@ std::optional<std::string> previous_night(const std::string& history_dir, const 
         for (const auto& c : database.reader().cases(run->run_id)) {
           shared_cases += c.status == CaseStatus::ok && c.other_processes.value_or(0) > 0;
         }
-        if (shared_cases == 0) return copy;
+        if (shared_cases == 0) {
+          good.push_back(copy);
+          continue;
+        }
       }
       if (shared_cases > 0) {
         skipped += "skipped " + night + ": " + std::to_string(shared_cases) +
@@ -226,9 +267,9 @@ std::optional<std::string> previous_night(const std::string& history_dir, const 
     } catch (const std::exception& problem) {
       skipped += "skipped " + night + ": " + skip_reason(problem.what(), copy, original) + "\n";
     }
-    fs::remove(copy, error);  // only the baseline's copy is kept
+    fs::remove(copy, error);  // only the good nights' copies are kept
   }
-  return std::nullopt;
+  return good;
 }
 
 NightlyOutcome run_nightly(const NightlyRequest& request) {
@@ -287,6 +328,7 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
   // The baseline first: bad input is refused before an expensive sweep.
   std::string skipped;
   std::optional<std::string> baseline_path;
+  std::vector<std::string> window_copies;  // with --history: the good nights, newest first (the first is the baseline)
   compare::RunArgument baseline_argument;
   if (!request.baseline.empty()) {
     baseline_argument = compare::parse_run_argument(request.baseline, "--baseline");
@@ -317,19 +359,21 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
     if (listing) throw BadInputError(request.history_dir + ": cannot list the --history folder: " + listing.message());
   }
 
-  SweepRequest sweep;
+  execute::SweepRequest sweep;
   sweep.config_path = request.config_path;
   sweep.db_path = outcome.db_path;
   sweep.device = request.device;
   // Two nightlies started in one second in one folder: the second is refused, not mixed in.
   sweep.new_database = request.db_path.empty();
-  const SweepOutcome night = run_sweep(sweep);
+  const execute::SweepOutcome night = execute::run_sweep(sweep);
   outcome.run_id = night.run_id;
   outcome.status = night.status;
   // Made after the sweep: a Ctrl-C before the sweep's own handlers are in place leaves nothing behind.
   ScratchFolder scratch;
   if (request.baseline.empty() && night.status == RunStatus::done) {
-    baseline_path = previous_night(request.history_dir, scratch.path(), night.device.kind(), skipped);
+    window_copies = good_nights(request.history_dir, scratch.path(), night.device.kind(),
+                                request.window.window + request.window.consecutive - 1, skipped);
+    if (!window_copies.empty()) baseline_path = window_copies.front();
   }
 
   std::string summary = "# attnsweep nightly " + outcome.stamp + "\n\n";
@@ -380,7 +424,33 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
     if (baseline_database.migrated_from()) {
       summary += " (schema " + std::to_string(*baseline_database.migrated_from()) + ", read through a migrated copy)";
     }
-    summary += "\n\n";
+    summary += "\n";
+    if (!window_copies.empty()) {
+      // Times: against the window of the last good nights, and the alert rule.
+      std::vector<Night> nights{read_night(candidate, night.run_id)};
+      std::vector<std::string> names;
+      for (const std::string& copy : window_copies) {
+        const compare::ReadableDatabase database(copy);
+        nights.push_back(read_night(database.reader(), database.reader().latest_run()->run_id));
+        if (static_cast<int>(names.size()) < request.window.window) names.push_back(fs::path(copy).filename().string());
+      }
+      std::vector<const Night*> ordered;
+      for (const Night& n : nights) ordered.push_back(&n);
+      outcome.window_nights = static_cast<int>(names.size());
+      summary += "- time window: " + std::to_string(names.size()) + " good night" + (names.size() == 1 ? "" : "s") +
+                 " (" + report::markdown_inline(text::join(names, ", ")) + "): per case the median of their medians; " +
+                 "a time regression needs " + std::to_string(request.window.consecutive) + " night" +
+                 (request.window.consecutive == 1 ? "" : "s") + " in a row slower than the window\n";
+      outcome.watch = apply_window(comparison, ordered, request.window, request.settings);
+    }
+    summary += "\n";
+    if (!outcome.watch.empty()) {
+      summary += "**Watch** (" + std::to_string(outcome.watch.size()) + " case" + (outcome.watch.size() == 1 ? "" : "s") +
+                 " slower than the window tonight, not yet on " + std::to_string(request.window.consecutive) +
+                 " nights in a row: not a failure; a regression if slower again next night)\n\n";
+      for (const std::string& item : outcome.watch) summary += "- " + report::markdown_inline(item) + "\n";
+      summary += "\n";
+    }
     if (comparison.cases.empty()) {
       // Another kind of device, or other shapes: a gate that compared nothing must not pass.
       summary += "**No case of tonight's run is in the baseline: nothing was compared** (another device kind, "
@@ -414,4 +484,4 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
   return outcome;
 }
 
-}  // namespace attnsweep::execute
+}  // namespace attnsweep::workflows

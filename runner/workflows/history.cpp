@@ -1,0 +1,305 @@
+#include "runner/workflows/history.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "report_assets.hpp"
+#include "runner/common/errors.hpp"
+#include "runner/common/text.hpp"
+#include "runner/workflows/nightly.hpp"
+#include "runner/workflows/scratch_folder.hpp"
+
+namespace attnsweep::workflows {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// "20261201T031500Z" out of nightly-20261201T031500Z.db.
+std::string stamp_of(const std::string& file) { return file.substr(8, 16); }
+
+// The family of a case: everything but the variant ("8x16x1024x64 bf16 causal cuda").
+std::string family_of(const compare::CaseKey& key) {
+  const std::string label = key.label();
+  return label.substr(std::min(label.size(), key.variant.size() + 1));
+}
+
+std::string environment_text(const std::vector<compare::EnvironmentDifference>& differences) {
+  std::vector<std::string> parts;
+  for (const auto& d : differences) {
+    parts.push_back(d.fact + ": " + (d.baseline.empty() ? "(none)" : d.baseline) + " -> " +
+                    (d.candidate.empty() ? "(none)" : d.candidate));
+  }
+  return text::join(parts, "; ");
+}
+
+// Compare's counted findings of one case, as one line.
+std::string changes_of(const compare::CaseComparison& c) {
+  std::vector<std::string> parts;
+  for (const compare::Finding& f : c.findings) {
+    if (f.severity == compare::Severity::info) continue;
+    if (f.check == compare::Check::time) {
+      parts.push_back(f.detail.substr(0, f.detail.find(',')));  // "SLOWER +98.2%"
+    } else {
+      parts.push_back(f.field + " " + f.baseline + " -> " + f.candidate);
+    }
+  }
+  return text::join(parts, "; ");
+}
+
+// The HTML page's script: one line chart per family, changed nights drawn larger.
+constexpr const char* kHistoryScript = R"JS(
+const data = JSON.parse(document.getElementById('history-data').textContent);
+const colors = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
+const main = document.getElementById('charts');
+for (const family of data.families) {
+  const section = document.createElement('section');
+  const title = document.createElement('h3');
+  title.textContent = family.name;
+  section.appendChild(title);
+  const holder = document.createElement('div');
+  holder.className = 'chart';
+  const canvas = document.createElement('canvas');
+  holder.appendChild(canvas);
+  section.appendChild(holder);
+  main.appendChild(section);
+  const datasets = family.lines.map((line, i) => ({
+    label: line.variant,
+    data: line.median_us,
+    borderColor: colors[i % colors.length],
+    backgroundColor: colors[i % colors.length],
+    spanGaps: false,
+    pointRadius: line.changed.map(c => c ? 7 : 2),
+    pointStyle: line.changed.map(c => c ? 'triangle' : 'circle'),
+  }));
+  new Chart(canvas, {
+    type: 'line',
+    data: {labels: data.nights, datasets},
+    options: {
+      animation: false, maintainAspectRatio: false,
+      scales: {y: {title: {display: true, text: 'median us per forward'}}},
+      plugins: {tooltip: {callbacks: {afterLabel: (item) => {
+        const line = family.lines[item.datasetIndex];
+        const lines = [];
+        if (line.kernels[item.dataIndex] !== null) lines.push('kernels per forward: ' + line.kernels[item.dataIndex]);
+        if (line.changed[item.dataIndex]) lines.push('changed: ' + line.changed[item.dataIndex]);
+        const environment = data.environment[item.dataIndex];
+        if (line.changed[item.dataIndex] && environment) lines.push('environment: ' + environment);
+        return lines;
+      }}}},
+    },
+  });
+}
+)JS";
+
+constexpr const char* kHistoryStyle = R"CSS(
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
+table { border-collapse: collapse; font-size: 0.9em; }
+td, th { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
+.chart { position: relative; height: 300px; max-width: 1000px; }
+.changed { background: #fff3cd; }
+)CSS";
+
+std::string html_text(const std::string& text) {
+  std::string escaped;
+  for (const char c : text) {
+    if (c == '<') escaped += "&lt;";
+    else if (c == '>') escaped += "&gt;";
+    else if (c == '&') escaped += "&amp;";
+    else if (c == '"') escaped += "&quot;";
+    else escaped += c;
+  }
+  return escaped;
+}
+
+// Text safe inside <script type="application/json">.
+std::string script_safe(const std::string& text) {
+  std::string safe;
+  for (const char c : text) {
+    if (c == '<') safe += "\\u003c";
+    else if (c == '>') safe += "\\u003e";
+    else if (c == '&') safe += "\\u0026";
+    else safe += c;
+  }
+  return safe;
+}
+
+}  // namespace
+
+History read_history(const HistoryRequest& request) {
+  const std::string& dir = request.history_dir;
+  struct stat info {};
+  if (stat(dir.c_str(), &info) != 0) throw BadInputError(dir + ": no such folder (the nightly --history folder)");
+  if (!S_ISDIR(info.st_mode)) throw BadInputError(dir + " is not a folder (give the nightly --history folder)");
+  std::vector<std::string> files = night_files(dir);
+  if (files.size() > static_cast<std::size_t>(request.last)) files.erase(files.begin(), files.end() - request.last);
+
+  History history;
+  history.history_dir = dir;
+  ScratchFolder scratch;
+  std::vector<std::unique_ptr<compare::ReadableDatabase>> databases;  // parallel to history.nights
+  for (const std::string& file : files) {
+    const std::string copy = scratch.path() + "/" + file;
+    std::error_code error;
+    fs::copy_file(dir + "/" + file, copy, fs::copy_options::overwrite_existing, error);
+    if (error) {
+      history.skipped.push_back(file + ": cannot copy it (" + error.message() + ")");
+      continue;
+    }
+    try {
+      auto database = std::make_unique<compare::ReadableDatabase>(copy);
+      const auto run = database->reader().latest_run();
+      if (!run) {
+        history.skipped.push_back(file + ": no run in it");
+        continue;
+      }
+      history.nights.push_back({file, stamp_of(file), *run, {}, 0});
+      databases.push_back(std::move(database));
+    } catch (const std::exception& problem) {
+      std::string why = compare::without_db_advice(problem.what());
+      for (auto at = why.find(copy); at != std::string::npos; at = why.find(copy)) why.replace(at, copy.size(), file);
+      history.skipped.push_back(file + ": " + why);
+    }
+  }
+  if (history.nights.empty()) {
+    throw BadInputError(dir + ": no readable nightly-<stamp>.db in it" +
+                        (history.skipped.empty() ? std::string() : " (" + text::join(history.skipped, "; ") + ")"));
+  }
+
+  // Each night's cases, and what changed against the night before (compare's verdicts).
+  std::map<compare::CaseKey, std::size_t> case_order;
+  std::vector<compare::CaseKey> keys;
+  std::map<std::pair<compare::CaseKey, std::size_t>, HistoryPoint> points;
+  for (std::size_t i = 0; i < history.nights.size(); ++i) {
+    const storage::RunReader& reader = databases[i]->reader();
+    HistoryNight& night = history.nights[i];
+    for (const storage::CaseRow& row : reader.cases(night.run.run_id)) {
+      const compare::CaseKey key = compare::CaseKey::of(row);
+      if (points.count({key, i})) continue;  // a key measured twice: the first
+      if (!case_order.count(key)) {
+        case_order[key] = keys.size();
+        keys.push_back(key);
+      }
+      HistoryPoint point;
+      point.key = key;
+      point.night = i;
+      point.status = row.status;
+      if (row.status == CaseStatus::ok) point.median_us = row.median_us();
+      point.kernels_per_forward = row.kernels_per_forward;
+      points.emplace(std::make_pair(key, i), std::move(point));
+    }
+    if (i == 0) continue;
+    compare::Comparison comparison = compare::compare_runs(databases[i - 1]->reader(), history.nights[i - 1].run.run_id,
+                                                           reader, night.run.run_id, request.settings);
+    night.environment = comparison.environment;
+    for (const compare::CaseComparison& c : comparison.cases) {
+      const std::string changed = changes_of(c);
+      if (changed.empty()) continue;
+      ++night.changed_cases;
+      const auto found = points.find({c.key, i});
+      if (found != points.end()) found->second.changed = changed;
+    }
+  }
+  for (const compare::CaseKey& key : keys) {
+    for (std::size_t i = 0; i < history.nights.size(); ++i) {
+      const auto found = points.find({key, i});
+      if (found != points.end()) history.points.push_back(found->second);
+    }
+  }
+  return history;
+}
+
+report::Table history_table(const History& history) {
+  using report::Align;
+  using report::Cell;
+  const bool energy = std::any_of(history.points.begin(), history.points.end(),
+                                  [](const HistoryPoint& p) { return p.joules_per_forward.has_value(); });
+  report::Table table;
+  table.columns = {{"night"}, {"case"}, {"status"}, {"median_us", "us", Align::right}, {"kernels", "", Align::right}};
+  if (energy) table.columns.push_back({"joules_per_forward", "J", Align::right});
+  table.columns.push_back({"changed", "", Align::left, ""});
+  table.columns.push_back({"environment", "", Align::left, ""});
+  for (const HistoryPoint& p : history.points) {
+    const HistoryNight& night = history.nights[p.night];
+    std::vector<Cell> row = {Cell::text(night.stamp), Cell::text(p.key.label()), Cell::text(to_string(p.status)),
+                             p.median_us ? Cell::real(*p.median_us, 1) : Cell::null(),
+                             p.kernels_per_forward ? Cell::integer(*p.kernels_per_forward) : Cell::null()};
+    if (energy) row.push_back(p.joules_per_forward ? Cell::real(*p.joules_per_forward, 4) : Cell::null());
+    row.push_back(p.changed.empty() ? Cell::null() : Cell::text(p.changed));
+    const std::string environment = environment_text(night.environment);
+    row.push_back(p.changed.empty() || environment.empty() ? Cell::null() : Cell::text(environment));
+    table.add_row(std::move(row));
+  }
+  return table;
+}
+
+std::string history_html(const History& history) {
+  // The data the script draws: nights, their environment differences, and per family one line per variant.
+  json data;
+  data["nights"] = json::array();
+  data["environment"] = json::array();
+  for (const HistoryNight& night : history.nights) {
+    data["nights"].push_back(night.stamp);
+    data["environment"].push_back(environment_text(night.environment));
+  }
+  std::vector<std::string> families;
+  std::map<std::string, std::vector<std::string>> variants;  // by family, in first-seen order
+  std::map<std::pair<std::string, std::string>, json> lines;
+  for (const HistoryPoint& p : history.points) {
+    const std::string family = family_of(p.key);
+    if (!variants.count(family)) families.push_back(family);
+    auto& names = variants[family];
+    if (std::find(names.begin(), names.end(), p.key.variant) == names.end()) {
+      names.push_back(p.key.variant);
+      const std::size_t n = history.nights.size();
+      lines[{family, p.key.variant}] = {{"variant", p.key.variant},
+                                        {"median_us", std::vector<json>(n, nullptr)},
+                                        {"kernels", std::vector<json>(n, nullptr)},
+                                        {"changed", std::vector<json>(n, "")}};
+    }
+    json& line = lines[{family, p.key.variant}];
+    if (p.median_us) line["median_us"][p.night] = *p.median_us;
+    if (p.kernels_per_forward) line["kernels"][p.night] = *p.kernels_per_forward;
+    line["changed"][p.night] = p.changed;
+  }
+  data["families"] = json::array();
+  for (const std::string& family : families) {
+    json entry = {{"name", family}, {"lines", json::array()}};
+    for (const std::string& variant : variants[family]) entry["lines"].push_back(lines[{family, variant}]);
+    data["families"].push_back(entry);
+  }
+
+  std::ostringstream out;
+  const std::string title = "attnsweep history: " + history.history_dir;
+  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" << html_text(title)
+      << "</title>\n<style>" << kHistoryStyle << "</style>\n</head>\n<body>\n<h1>" << html_text(title)
+      << "</h1>\n<h2>Nights</h2>\n<table>\n<tr><th>night</th><th>file</th><th>run</th><th>status</th><th>device</th>"
+      << "<th>cases changed</th><th>environment against the night before</th></tr>\n";
+  for (const HistoryNight& night : history.nights) {
+    out << "<tr" << (night.changed_cases > 0 ? " class=\"changed\"" : "") << "><td>" << html_text(night.stamp)
+        << "</td><td>" << html_text(night.file) << "</td><td>" << night.run.run_id << "</td><td>"
+        << to_string(night.run.status) << "</td><td>" << html_text(night.run.device.to_string()) << "</td><td>"
+        << night.changed_cases << "</td><td>" << html_text(environment_text(night.environment)) << "</td></tr>\n";
+  }
+  out << "</table>\n";
+  if (!history.skipped.empty()) {
+    out << "<p>Skipped: " << html_text(text::join(history.skipped, "; ")) << "</p>\n";
+  }
+  out << "<h2>Median per forward, one chart per case family</h2>\n<p>A triangle marks a night on which the case "
+         "changed against the night before (a count, backend, status or numerics change, or a FASTER or SLOWER time: "
+         "attnsweep compare's verdicts); its tooltip lists the change and the environment differences that came "
+         "with it.</p>\n<div id=\"charts\"></div>\n"
+      << "<script type=\"application/json\" id=\"history-data\">"
+      << script_safe(data.dump(-1, ' ', false, json::error_handler_t::replace)) << "</script>\n<script>\n"
+      << embedded::chart_js << "\n</script>\n<script>\n" << kHistoryScript << "</script>\n</body>\n</html>\n";
+  return out.str();
+}
+
+}  // namespace attnsweep::workflows

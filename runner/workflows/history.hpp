@@ -1,0 +1,67 @@
+#pragma once
+// `attnsweep history DIR`: the nights of a nightly history folder side by side
+// (docs/reproducibility.md, "History"): each case's median and kernel count
+// night by night, the nights on which a case changed (compare's counted
+// findings against the night before) marked, with the environment differences
+// that came with them (compare's), as a table or as an HTML page of one chart
+// per case family. The folder is only read: each night is copied out first.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/common/identities.hpp"
+#include "runner/compare/compare_runs.hpp"
+#include "runner/report/table.hpp"
+
+namespace attnsweep::workflows {
+
+struct HistoryRequest {
+  std::string history_dir;
+  int last = 30;  // --last: the newest N nights
+  compare::CompareSettings settings;
+};
+
+struct HistoryNight {
+  std::string file;  // nightly-<stamp>.db
+  std::string stamp;
+  storage::RunRow run;  // its latest run
+  // Against the night listed before it (empty for the first): what differs, and the cases that changed.
+  std::vector<compare::EnvironmentDifference> environment;
+  int changed_cases = 0;
+};
+
+// One case on one night.
+struct HistoryPoint {
+  compare::CaseKey key;
+  std::size_t night = 0;  // index into History::nights
+  CaseStatus status = CaseStatus::ok;
+  std::optional<double> median_us;
+  std::optional<int> kernels_per_forward;
+  // Energy per forward (issue 24, not measured yet): stays empty until the
+  // schema stores it; the table and the page show its column only when a night has it.
+  std::optional<double> joules_per_forward;
+  std::string changed;  // compare's counted findings against the night before, "; "-joined; empty: none
+};
+
+struct History {
+  std::string history_dir;
+  std::vector<HistoryNight> nights;  // oldest first
+  std::vector<HistoryPoint> points;  // by case (in first-seen plan order), then night
+  std::vector<std::string> skipped;  // nights that could not be read, with the reason
+};
+
+// Throws BadInputError when the folder is missing, not a folder, cannot be
+// listed, or holds no readable night.
+History read_history(const HistoryRequest& request);
+
+// One row per case and night: night, case, status, median_us, kernels_per_forward
+// (joules_per_forward when known), changed, and the night's environment differences on changed rows.
+report::Table history_table(const History& history);
+
+// One HTML file: a table of the nights with their environment differences, and
+// one Chart.js chart per case family (the cases that differ only by variant),
+// a line per variant, the changed nights marked. Chart.js is the report's, embedded.
+std::string history_html(const History& history);
+
+}  // namespace attnsweep::workflows

@@ -1,0 +1,214 @@
+#include "runner/workflows/night_window.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "runner/common/errors.hpp"
+#include "runner/common/text.hpp"
+#include "runner/compare/mann_whitney.hpp"
+#include "runner/measure/statistics.hpp"
+
+namespace attnsweep::workflows {
+namespace {
+
+using compare::TimeVerdict;
+
+double quantile_of(std::vector<double> values, double fraction) {
+  std::sort(values.begin(), values.end());
+  return percentile_sorted(values, fraction);
+}
+
+double median_of(std::vector<double> values) { return quantile_of(std::move(values), 0.5); }
+
+std::string signed_percent(double ratio) {
+  const double change = 100 * (ratio - 1);
+  return (change >= 0 ? "+" : "") + text::fixed(change, 1) + "%";
+}
+
+std::string p_text(double p) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, p < 1e-4 ? "p = %.1e" : "p = %.4f", p);
+  return buffer;
+}
+
+// The median of the window's known shares; empty when no night knows it.
+std::optional<double> median_share(const std::vector<const NightCase*>& nights,
+                                   std::optional<double> NightCase::*share) {
+  std::vector<double> known;
+  for (const NightCase* night : nights) {
+    if (night->*share) known.push_back(*(night->*share));
+  }
+  if (known.empty()) return std::nullopt;
+  return median_of(known);
+}
+
+std::string cap_mark(const char* what, const std::optional<double>& window, const std::optional<double>& tonight,
+                     double limit) {
+  if (!window || !tonight || std::fabs(*tonight - *window) <= limit) return "";
+  return std::string(what) + " " + text::fixed(100 * *tonight, 0) + "% vs " + text::fixed(100 * *window, 0) +
+         "% of samples (tonight vs the window)";
+}
+
+// Whether night `index` of `nights` was slower than its own window (the nights after it).
+bool slower_than_its_window(const compare::CaseKey& key, const std::vector<const Night*>& nights, std::size_t index,
+                            const WindowSettings& window, const compare::CompareSettings& settings) {
+  const auto found = nights[index]->find(key);
+  if (found == nights[index]->end()) return false;
+  std::vector<const NightCase*> earlier;
+  for (std::size_t i = index + 1; i < nights.size() && earlier.size() < static_cast<std::size_t>(window.window); ++i) {
+    const auto there = nights[i]->find(key);
+    earlier.push_back(there == nights[i]->end() ? nullptr : &there->second);
+  }
+  const WindowTime time = judge_against_window(found->second, earlier, settings);
+  return time.time.verdict == TimeVerdict::slower && !time.time.marked();
+}
+
+}  // namespace
+
+int parse_night_count(const std::string& text, const std::string& option, int most, int default_value) {
+  const bool digits = !text.empty() && text.size() <= 4 &&
+                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const int value = digits ? std::stoi(text) : 0;
+  if (!digits || value < 1 || value > most) {
+    throw BadInputError(option + ": invalid value '" + text + "'; allowed: a whole number of nights from 1 to " +
+                        std::to_string(most) + ", e.g. " + std::to_string(default_value) + " (the default)");
+  }
+  return value;
+}
+
+Night read_night(const storage::RunReader& reader, std::int64_t run_id) {
+  Night night;
+  for (const storage::CaseRow& row : reader.cases(run_id)) {
+    const compare::CaseKey key = compare::CaseKey::of(row);
+    if (night.count(key)) continue;
+    NightCase c;
+    c.status = row.status;
+    if (row.status == CaseStatus::ok) c.kept_us = compare::kept_eager_times_us(reader.samples(row.case_id), row.device.kind());
+    c.power_cap_share = row.power_cap_share;
+    c.thermal_cap_share = row.thermal_cap_share;
+    c.other_processes = row.other_processes.value_or(0);
+    night.emplace(key, std::move(c));
+  }
+  return night;
+}
+
+WindowTime judge_against_window(const NightCase& tonight, const std::vector<const NightCase*>& window,
+                                const compare::CompareSettings& settings) {
+  WindowTime result;
+  compare::TimeComparison& time = result.time;
+  std::vector<const NightCase*> timed;
+  for (const NightCase* night : window) {
+    if (night && night->status == CaseStatus::ok && night->kept_us.size() >= settings.min_kept_samples) {
+      timed.push_back(night);
+    }
+  }
+  result.nights = static_cast<int>(timed.size());
+  time.candidate_power_cap_share = tonight.power_cap_share;
+  time.candidate_thermal_cap_share = tonight.thermal_cap_share;
+  time.baseline_power_cap_share = median_share(timed, &NightCase::power_cap_share);
+  time.baseline_thermal_cap_share = median_share(timed, &NightCase::thermal_cap_share);
+  if (tonight.status != CaseStatus::ok) {
+    time.reason = std::string("status ") + to_string(tonight.status) + " tonight";
+    return result;
+  }
+  if (timed.empty()) {
+    time.reason = "no night of the window timed this case";
+    return result;
+  }
+  std::vector<double> medians, quantiles, pooled;
+  for (const NightCase* night : timed) {
+    medians.push_back(median_of(night->kept_us));
+    quantiles.push_back(quantile_of(night->kept_us, settings.shift_quantile));
+    pooled.insert(pooled.end(), night->kept_us.begin(), night->kept_us.end());
+  }
+  result.lowest_median_us = *std::min_element(medians.begin(), medians.end());
+  result.highest_median_us = *std::max_element(medians.begin(), medians.end());
+  time.baseline_samples = pooled.size();
+  time.candidate_samples = tonight.kept_us.size();
+  time.baseline_median_us = median_of(medians);
+  if (!tonight.kept_us.empty()) time.candidate_median_us = median_of(tonight.kept_us);
+  if (time.candidate_median_us && *time.baseline_median_us > 0) {
+    time.ratio = *time.candidate_median_us / *time.baseline_median_us;
+  }
+  if (tonight.kept_us.size() < settings.min_kept_samples) {
+    time.verdict = TimeVerdict::ambiguous;
+    time.reason = "fewer than " + std::to_string(settings.min_kept_samples) + " kept samples tonight (" +
+                  std::to_string(tonight.kept_us.size()) + ")";
+    return result;
+  }
+  const compare::MannWhitneyResult test = compare::mann_whitney_u(tonight.kept_us, pooled);
+  time.p_value = test.p_value;
+  if (!time.ratio) {
+    time.verdict = TimeVerdict::ambiguous;
+    time.reason = "a median of zero";
+    return result;
+  }
+  if (std::fabs(*time.ratio - 1) < settings.threshold ||
+      std::fabs(*time.candidate_median_us - *time.baseline_median_us) < settings.min_change_us) {
+    time.verdict = TimeVerdict::same;
+    return result;
+  }
+  if (test.p_value >= settings.alpha) {
+    time.verdict = TimeVerdict::ambiguous;
+    time.reason = signed_percent(*time.ratio) + " against the window but not significant (" + p_text(test.p_value) + ")";
+    return result;
+  }
+  const double window_quantile = median_of(quantiles);
+  if (window_quantile > 0) time.quantile_ratio = quantile_of(tonight.kept_us, settings.shift_quantile) / window_quantile;
+  const bool quantile_moved = time.quantile_ratio && std::fabs(*time.quantile_ratio - 1) >= settings.threshold &&
+                              (*time.quantile_ratio > 1) == (*time.ratio > 1);
+  if (!quantile_moved) {
+    time.verdict = TimeVerdict::ambiguous;
+    time.reason = "the median moved " + signed_percent(*time.ratio) + " against the window but p10 " +
+                  (time.quantile_ratio ? signed_percent(*time.quantile_ratio) : std::string("-")) +
+                  ": the mix of fast and slow samples changed, not the whole distribution";
+    return result;
+  }
+  time.verdict = *time.ratio > 1 ? TimeVerdict::slower : TimeVerdict::faster;
+  std::string mark = cap_mark("power-capped", time.baseline_power_cap_share, time.candidate_power_cap_share,
+                              settings.cap_share_difference);
+  const std::string thermal = cap_mark("thermally slowed", time.baseline_thermal_cap_share,
+                                       time.candidate_thermal_cap_share, settings.cap_share_difference);
+  if (!thermal.empty()) mark += (mark.empty() ? "" : ", ") + thermal;
+  if (tonight.other_processes > 0) {
+    mark += (mark.empty() ? "" : ", ") + std::string("shared GPU tonight (") + std::to_string(tonight.other_processes) +
+            " other compute process(es))";
+  }
+  time.cap_mark = mark;
+  return result;
+}
+
+CaseAlert alert_for(const compare::CaseKey& key, const std::vector<const Night*>& nights, const WindowSettings& window,
+                    const compare::CompareSettings& settings) {
+  CaseAlert alert;
+  if (nights.empty()) return alert;
+  const auto found = nights[0]->find(key);
+  if (found == nights[0]->end()) return alert;
+  std::vector<const NightCase*> earlier;
+  for (std::size_t i = 1; i < nights.size() && earlier.size() < static_cast<std::size_t>(window.window); ++i) {
+    const auto there = nights[i]->find(key);
+    earlier.push_back(there == nights[i]->end() ? nullptr : &there->second);
+  }
+  alert.tonight = judge_against_window(found->second, earlier, settings);
+  if (alert.tonight.time.verdict != TimeVerdict::slower || alert.tonight.time.marked()) return alert;
+  alert.streak = 1;
+  while (alert.streak < window.consecutive && static_cast<std::size_t>(alert.streak) < nights.size() &&
+         slower_than_its_window(key, nights, alert.streak, window, settings)) {
+    ++alert.streak;
+  }
+  alert.alert = alert.streak >= window.consecutive ? Alert::regression : Alert::watch;
+  return alert;
+}
+
+std::string window_text(const WindowTime& time) {
+  if (!time.time.baseline_median_us) return "- (no night of the window timed it)";
+  std::string text = text::fixed(*time.time.baseline_median_us, 1) + " us (window of " + std::to_string(time.nights) +
+                     (time.nights == 1 ? " night" : " nights");
+  if (time.nights > 1) {
+    text += ", " + text::fixed(*time.lowest_median_us, 1) + "-" + text::fixed(*time.highest_median_us, 1) + " us";
+  }
+  return text + ")";
+}
+
+}  // namespace attnsweep::workflows

@@ -1,0 +1,82 @@
+#pragma once
+// Nightlies that remember (issue 24, docs/reproducibility.md "The window and
+// the alert rule"): each case's time tonight is judged against a window of the
+// last good nights rather than against last night alone, and a slowdown fails
+// the night only when the same case was slower on `consecutive` nights in a
+// row; a first slow night is a watch item. Pure data in, pure data out: the
+// nights are read into memory first (read_night), then judged.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/common/identities.hpp"
+#include "runner/compare/compare_runs.hpp"
+#include "storage/run_reader.hpp"
+
+namespace attnsweep::workflows {
+
+struct WindowSettings {
+  int window = 5;       // --window: the last N good nights make the time baseline
+  int consecutive = 2;  // --consecutive: a time regression must be seen on K nights in a row
+};
+
+// A count of nights as given to --window or --consecutive: a whole number from
+// 1 to `most`. Throws BadInputError naming `option` and the default otherwise.
+int parse_night_count(const std::string& text, const std::string& option, int most, int default_value);
+
+// One case of one night, as the window reads it.
+struct NightCase {
+  CaseStatus status = CaseStatus::ok;
+  std::vector<double> kept_us;  // the kept eager samples (compare::kept_eager_times_us)
+  std::optional<double> power_cap_share, thermal_cap_share;
+  int other_processes = 0;      // other compute processes on the GPU while it ran
+};
+
+// One night's cases by what they measure (a key measured twice: the first in plan order).
+using Night = std::map<compare::CaseKey, NightCase>;
+
+Night read_night(const storage::RunReader& reader, std::int64_t run_id);
+
+// A case's time tonight against the window's nights.
+struct WindowTime {
+  // baseline_* describe the window: baseline_median_us is the median of the
+  // nights' medians, baseline_samples the samples of all its nights (the
+  // Mann-Whitney test's other side), quantile_ratio against the median of the
+  // nights' 10th percentiles, caps against the median of the nights' shares.
+  compare::TimeComparison time;
+  int nights = 0;  // nights of the window in which the case was timed
+  std::optional<double> lowest_median_us, highest_median_us;  // the spread of the nights' medians
+};
+
+// Judges `tonight` against `window` (null entries: nights without the case
+// timed, left out), with compare's rules: SAME under the threshold or the
+// microsecond floor; SLOWER/FASTER needs p < alpha (tonight's samples against
+// the window's) and the 10th percentile to move the same way; else AMBIGUOUS.
+WindowTime judge_against_window(const NightCase& tonight, const std::vector<const NightCase*>& window,
+                                const compare::CompareSettings& settings);
+
+// What the alert rule makes of a case tonight.
+enum class Alert {
+  none,        // not slower against its window (or not judged)
+  watch,       // slower tonight, on fewer than `consecutive` nights in a row
+  regression,  // slower on `consecutive` nights in a row, tonight included
+};
+
+struct CaseAlert {
+  WindowTime tonight;
+  int streak = 0;  // nights in a row, tonight first, on which the case was slower (unmarked) than its window
+  Alert alert = Alert::none;
+};
+
+// `nights[0]` is tonight, then the good nights newest first. Each night i is
+// judged against nights i+1 .. i+window; the streak counts nights in a row
+// from tonight (at most `consecutive`).
+CaseAlert alert_for(const compare::CaseKey& key, const std::vector<const Night*>& nights,
+                    const WindowSettings& window, const compare::CompareSettings& settings);
+
+// The baseline side of a time finding: "310.2 us (window of 5 nights, 305.1-320.4 us)".
+std::string window_text(const WindowTime& time);
+
+}  // namespace attnsweep::workflows

@@ -1,0 +1,231 @@
+// Nightlies that remember (issue 24) end to end on the CPU, with real nights
+// made by `attnsweep nightly` on a tiny config: a window of good nights as the
+// time baseline, the alert rule (one slow night a WATCH item, two in a row a
+// regression), a backend change failing at once, and `attnsweep history DIR`.
+// The slowdown is planted with the test-only ATTNSWEEP_TEST_SLOWDOWN knob.
+#include <gtest/gtest.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run_attnsweep.hpp"
+#include "tests/support/scratch_directory.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using attnsweep::testing::Outcome;
+
+// As tests/test_cli_nightly.cpp: two CPU cases of about 0.3 ms, one thread,
+// --threshold 99 (a loaded 2-core machine moves CPU medians a lot); the planted
+// slowdown repeats naive's forward 8 times.
+const char* const kNightlyConfig = R"(name: tiny-nightly
+device: cpu
+variants: [naive, sdpa_math]
+dtypes: [fp32]
+shapes: {batch: 1, heads: 4, seq_len: 256, head_dim: 32}
+measure: {warmup: 2, profiled_forwards: 1, min_samples: 40, max_samples: 40}
+)";
+
+const char* const kSlow = "ATTNSWEEP_TEST_SLOWDOWN=naive:8 ";
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::size_t lines_of(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+std::string read(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+class CliNightlyHistory : public ::testing::Test {
+ protected:
+  std::string path(const std::string& name) const { return scratch_.path(name); }
+  // One night into the history folder; a second apart, so that no two share a stamp.
+  Outcome night(const std::string& environment = "", const std::string& extra = "--threshold 99") {
+    ++nights_;
+    if (nights_ > 1) ::sleep(1);
+    return attnsweep::testing::run_attnsweep("--log-level off nightly " + config_ + " --history " + history_ +
+                                                 " --db " + path("n" + std::to_string(nights_) + ".db") +
+                                                 " " + extra,
+                                             "OMP_NUM_THREADS=1 " + environment);
+  }
+  void good_nights(int count) {
+    for (int i = 0; i < count; ++i) {
+      const Outcome outcome = night();
+      ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+    }
+  }
+  Outcome history(const std::string& arguments) const {
+    return attnsweep::testing::run_attnsweep("--log-level off history " + arguments);
+  }
+
+  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-cli-history"};
+  std::string config_ = scratch_.write("nightly.yaml", kNightlyConfig);
+  std::string history_ = scratch_.path("history");
+  int nights_ = 0;
+};
+
+TEST_F(CliNightlyHistory, OneSlowNightIsAWatchItemAndTwoInARowARegression) {
+  good_nights(3);
+  const Outcome first = night(kSlow);
+  EXPECT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_TRUE(contains(first.output, "- time window: 3 good nights")) << first.output;
+  EXPECT_TRUE(contains(first.output, "**Watch** (1 case")) << first.output;
+  EXPECT_TRUE(contains(first.output, "| naive 1x4x256x32 fp32 causal cpu | time | time |")) << first.output;
+  EXPECT_TRUE(contains(first.output, "WATCH: SLOWER +")) << first.output;
+  EXPECT_TRUE(contains(first.output, "on 1 of the 2 nights in a row that make a regression")) << first.output;
+  EXPECT_TRUE(contains(first.output, "attnsweep compare: 0 regressions")) << first.output;
+  EXPECT_TRUE(contains(first.output, "nightly: no regression; 1 WATCH item")) << first.output;
+  EXPECT_FALSE(contains(first.output, "| sdpa_math 1x4x256x32")) << first.output;
+
+  const Outcome second = night(kSlow);
+  EXPECT_EQ(second.exit_code, 1) << second.output;
+  EXPECT_TRUE(contains(second.output, "- time window: 4 good nights")) << second.output;
+  EXPECT_TRUE(contains(second.output, "against the window, p \\< 1e-4, on 2 nights in a row |")) << second.output;
+  EXPECT_TRUE(contains(second.output, "attnsweep compare: 1 regression")) << second.output;
+  EXPECT_TRUE(contains(second.output, "nightly: REGRESSION (exit 1)")) << second.output;
+  // The summary in the history says the same.
+  EXPECT_TRUE(contains(read(path("n5.md")), "on 2 nights in a row")) << read(path("n5.md"));
+}
+
+TEST_F(CliNightlyHistory, OneRequiredNightMakesEverySlowNightARegression) {
+  good_nights(2);
+  const Outcome slow = night(kSlow, "--threshold 99 --consecutive 1 --window 2");
+  EXPECT_EQ(slow.exit_code, 1) << slow.output;
+  EXPECT_TRUE(contains(slow.output, "- time window: 2 good nights")) << slow.output;
+  EXPECT_TRUE(contains(slow.output, "on 1 nights in a row")) << slow.output;
+}
+
+TEST_F(CliNightlyHistory, TheWindowIgnoresOneOddNightAndHistoryMarksIt) {
+  good_nights(3);
+  const Outcome odd = night(kSlow);
+  ASSERT_EQ(odd.exit_code, 0) << odd.output;
+  // Against last night alone (the odd one) the naive case is FASTER by about 87%; against
+  // the window of 4 nights (median of their medians) it is the same. --threshold 80: the
+  // 8x knob's -87% is beyond it, and a loaded machine's noise is not.
+  const Outcome after = night("", "--threshold 80");
+  EXPECT_EQ(after.exit_code, 0) << after.output;
+  EXPECT_TRUE(contains(after.output, "- time window: 4 good nights")) << after.output;
+  EXPECT_TRUE(contains(after.output, "attnsweep compare: 0 regressions, 0 improvements, 2 same")) << after.output;
+  EXPECT_TRUE(contains(after.output, "| time FASTER | 0 |")) << after.output;
+  EXPECT_FALSE(contains(after.output, "FASTER -")) << after.output;
+  EXPECT_TRUE(contains(after.output, "nightly: no regression\n")) << after.output;
+  const Outcome last_night_alone = attnsweep::testing::run_attnsweep(
+      "--log-level off compare " + path("n4.db") + " " + path("n5.db") + " --threshold 80");
+  EXPECT_TRUE(contains(last_night_alone.output, "FASTER -")) << last_night_alone.output;
+
+  // history: every night of each case, the odd night and the one after it marked, with the knob.
+  const Outcome table = history(history_ + " --format json --threshold 99 --html " + path("history.html"));
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  const std::string json_text = table.output.substr(0, table.output.rfind(']') + 1);
+  const nlohmann::json rows = nlohmann::json::parse(json_text);
+  ASSERT_EQ(rows.size(), 10u) << table.output;  // 2 cases x 5 nights
+  std::vector<std::string> naive_changes;
+  for (const auto& row : rows) {
+    if (row["case"] != "naive 1x4x256x32 fp32 causal cpu") continue;
+    naive_changes.push_back(row["changed"].is_null() ? "" : row["changed"].get<std::string>());
+    if (!row["changed"].is_null()) {
+      EXPECT_TRUE(contains(row["environment"].get<std::string>(), "env_vars.ATTNSWEEP_TEST_SLOWDOWN")) << row;
+    }
+    EXPECT_TRUE(row["median_us"].is_number()) << row;
+  }
+  ASSERT_EQ(naive_changes.size(), 5u);
+  EXPECT_EQ(naive_changes[0], "");
+  EXPECT_EQ(naive_changes[1], "");
+  EXPECT_EQ(naive_changes[2], "");
+  EXPECT_EQ(naive_changes[3].rfind("SLOWER +", 0), 0u) << naive_changes[3];
+  // The night after: back to normal, FASTER against the odd night where the threshold allows it (not at 99%).
+  EXPECT_NE(naive_changes[4].rfind("SLOWER", 0), 0u) << naive_changes[4];
+  for (const auto& row : rows) {
+    if (row["case"] == "sdpa_math 1x4x256x32 fp32 causal cpu") EXPECT_TRUE(row["changed"].is_null()) << row;
+  }
+  // The page: Chart.js embedded, one chart per family, the nights and their data.
+  const std::string page = read(path("history.html"));
+  EXPECT_TRUE(contains(page, "id=\"history-data\"")) << page.substr(0, 2000);
+  EXPECT_TRUE(contains(page, "Chart")) << page.substr(0, 2000);
+  EXPECT_TRUE(contains(page, "\"name\":\"1x4x256x32 fp32 causal cpu\"")) << page.substr(0, 2000);
+  EXPECT_TRUE(contains(page, "env_vars.ATTNSWEEP_TEST_SLOWDOWN: (unset) -\\u003e naive:8")) << page.substr(0, 2000);
+
+  // The text table names each night once per case.
+  const Outcome text = history(history_ + " --threshold 99");
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_EQ(lines_of(text.output), 11u) << text.output;  // a header and 10 rows
+}
+
+TEST_F(CliNightlyHistory, ABackendChangeFailsAtOnceWhileATimeWaits) {
+  good_nights(2);
+  // The last night's sdpa_math ran another backend (on the CPU there are no kernel
+  // counts to plant: counts take the same path, compare's checks, unchanged).
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(history_)) {
+    if (entry.path().extension() == ".db") files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  SQLite::Database(files.back(), SQLite::OPEN_READWRITE)
+      .exec("UPDATE cases SET sdpa_backend = 'flash' WHERE variant = 'sdpa_math'; PRAGMA wal_checkpoint(TRUNCATE)");
+  const Outcome outcome = night(kSlow);
+  EXPECT_EQ(outcome.exit_code, 1) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "| sdpa_math 1x4x256x32 fp32 causal cpu | backend | sdpa_backend | flash | math | REGRESSION"))
+      << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "WATCH: SLOWER +")) << outcome.output;  // the time alone would wait
+  EXPECT_TRUE(contains(outcome.output, "nightly: REGRESSION (exit 1)")) << outcome.output;
+}
+
+TEST_F(CliNightlyHistory, BadWindowAndHistoryInputIsOneLineAndExitTwo) {
+  const std::string baseline = path("baseline.db");
+  const Outcome pinned =
+      attnsweep::testing::run_attnsweep("--log-level off run " + config_ + " --db " + baseline, "OMP_NUM_THREADS=1 ");
+  ASSERT_EQ(pinned.exit_code, 0) << pinned.output;
+  struct Bad {
+    std::string arguments, message;
+  };
+  const std::vector<Bad> bad = {
+      {"--history " + history_ + " --window 0", "--window: invalid value '0'"},
+      {"--history " + history_ + " --window x", "--window: invalid value 'x'"},
+      {"--history " + history_ + " --consecutive -1", "--consecutive"},
+      {"--history " + history_ + " --consecutive 31", "--consecutive: invalid value '31'"},
+      {"--baseline " + baseline + " --window 3", "--window needs --history"},
+      {"--baseline " + baseline + " --consecutive 1", "--consecutive needs --history"},
+  };
+  for (const auto& [arguments, message] : bad) {
+    SCOPED_TRACE(arguments);
+    const Outcome outcome = attnsweep::testing::run_attnsweep("--log-level off nightly " + config_ + " " + arguments +
+                                                              " --db " + path("x.db"));
+    EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
+    EXPECT_TRUE(contains(outcome.output, message)) << outcome.output;
+    EXPECT_EQ(lines_of(outcome.output), 1u) << outcome.output;
+    EXPECT_FALSE(fs::exists(path("x.db"))) << "a sweep ran";
+    EXPECT_FALSE(fs::exists(history_));
+  }
+  fs::create_directories(path("empty"));
+  scratch_.write("a-file", "x");
+  const std::vector<Bad> bad_history = {
+      {path("missing"), "no such folder"},
+      {path("a-file"), "is not a folder"},
+      {path("empty"), "no readable nightly-<stamp>.db in it"},
+      {path("empty") + " --last 0", "--last: invalid value '0'"},
+      {path("empty") + " --format xml", "--format"},
+  };
+  for (const auto& [arguments, message] : bad_history) {
+    SCOPED_TRACE(arguments);
+    const Outcome outcome = history(arguments);
+    EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
+    EXPECT_TRUE(contains(outcome.output, message)) << outcome.output;
+    EXPECT_EQ(lines_of(outcome.output), 1u) << outcome.output;
+  }
+}
+
+}  // namespace
