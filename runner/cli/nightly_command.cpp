@@ -24,6 +24,7 @@ int nightly_command(const NightlyOptions& options) {
     request.settings.min_change_us = compare::parse_min_change_us(options.min_change_us);
     request.window.window = workflows::parse_night_count(options.window, "--window", 100, 5);
     request.window.consecutive = workflows::parse_night_count(options.consecutive, "--consecutive", 30, 2);
+    workflows::check_window_settings(request.window);
     if (!options.baseline.empty() && (options.window_given || options.consecutive_given)) {
       throw BadInputError(std::string(options.window_given ? "--window" : "--consecutive") +
                           " needs --history (the previous nights); a pinned --baseline is one run, compared as it is");

@@ -754,9 +754,10 @@ ReadableDatabase::ReadableDatabase(const std::string& path) : path_(path) {
 }
 
 std::string without_db_advice(std::string message) {
-  const std::string advice = "; choose another --db";
-  if (message.size() > advice.size() && message.compare(message.size() - advice.size(), advice.size(), advice) == 0) {
-    message.erase(message.size() - advice.size());
+  for (const std::string advice : {"; choose another --db", " or another --db"}) {
+    if (message.size() > advice.size() && message.compare(message.size() - advice.size(), advice.size(), advice) == 0) {
+      message.erase(message.size() - advice.size());
+    }
   }
   return message;
 }

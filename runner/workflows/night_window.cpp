@@ -66,6 +66,18 @@ bool slower_than_its_window(const compare::CaseKey& key, const std::vector<const
 
 }  // namespace
 
+void check_window_settings(const WindowSettings& window) {
+  // After K-1 slow nights the window holds them; once they are half of it, its
+  // median night is a slow one and the K-th slow night is SAME: never a regression.
+  if (2 * (window.consecutive - 1) >= window.window) {
+    throw BadInputError("--consecutive " + std::to_string(window.consecutive) + " needs --window of more than " +
+                        std::to_string(2 * (window.consecutive - 1)) + " nights (got " +
+                        std::to_string(window.window) + "): by the " + std::to_string(window.consecutive) +
+                        "th slow night the slow ones would be half the window, its median night slow, and the "
+                        "slowdown never a regression");
+  }
+}
+
 int parse_night_count(const std::string& text, const std::string& option, int most, int default_value) {
   const bool digits = !text.empty() && text.size() <= 4 &&
                       std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -116,17 +128,23 @@ WindowTime judge_against_window(const NightCase& tonight, const std::vector<cons
     time.reason = "no night of the window timed this case";
     return result;
   }
-  std::vector<double> medians, quantiles, pooled;
-  for (const NightCase* night : timed) {
-    medians.push_back(median_of(night->kept_us));
-    quantiles.push_back(quantile_of(night->kept_us, settings.shift_quantile));
-    pooled.insert(pooled.end(), night->kept_us.begin(), night->kept_us.end());
-  }
-  result.lowest_median_us = *std::min_element(medians.begin(), medians.end());
-  result.highest_median_us = *std::max_element(medians.begin(), medians.end());
-  time.baseline_samples = pooled.size();
+  // The window's median night: the nights ordered by their medians, the middle
+  // one (the lower middle of an even count, so that with two or four nights one
+  // odd night never moves the baseline). Tonight is tested against that night's
+  // samples: pooled with the others, slow nights already in the window would
+  // blur a slowdown that the median of medians shows plainly (review, issue 24).
+  std::vector<double> medians;
+  for (const NightCase* night : timed) medians.push_back(median_of(night->kept_us));
+  std::vector<std::size_t> order(timed.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return medians[a] < medians[b]; });
+  const std::size_t middle = order[(order.size() - 1) / 2];
+  const NightCase& median_night = *timed[middle];
+  result.lowest_median_us = medians[order.front()];
+  result.highest_median_us = medians[order.back()];
+  time.baseline_samples = median_night.kept_us.size();
   time.candidate_samples = tonight.kept_us.size();
-  time.baseline_median_us = median_of(medians);
+  time.baseline_median_us = medians[middle];
   if (!tonight.kept_us.empty()) time.candidate_median_us = median_of(tonight.kept_us);
   if (time.candidate_median_us && *time.baseline_median_us > 0) {
     time.ratio = *time.candidate_median_us / *time.baseline_median_us;
@@ -137,7 +155,7 @@ WindowTime judge_against_window(const NightCase& tonight, const std::vector<cons
                   std::to_string(tonight.kept_us.size()) + ")";
     return result;
   }
-  const compare::MannWhitneyResult test = compare::mann_whitney_u(tonight.kept_us, pooled);
+  const compare::MannWhitneyResult test = compare::mann_whitney_u(tonight.kept_us, median_night.kept_us);
   time.p_value = test.p_value;
   if (!time.ratio) {
     time.verdict = TimeVerdict::ambiguous;
@@ -154,7 +172,7 @@ WindowTime judge_against_window(const NightCase& tonight, const std::vector<cons
     time.reason = signed_percent(*time.ratio) + " against the window but not significant (" + p_text(test.p_value) + ")";
     return result;
   }
-  const double window_quantile = median_of(quantiles);
+  const double window_quantile = quantile_of(median_night.kept_us, settings.shift_quantile);
   if (window_quantile > 0) time.quantile_ratio = quantile_of(tonight.kept_us, settings.shift_quantile) / window_quantile;
   const bool quantile_moved = time.quantile_ratio && std::fabs(*time.quantile_ratio - 1) >= settings.threshold &&
                               (*time.quantile_ratio > 1) == (*time.ratio > 1);

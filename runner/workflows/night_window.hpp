@@ -26,6 +26,11 @@ struct WindowSettings {
 // 1 to `most`. Throws BadInputError naming `option` and the default otherwise.
 int parse_night_count(const std::string& text, const std::string& option, int most, int default_value);
 
+// Refuses (BadInputError) a window too short for the alert rule: with
+// 2 * (consecutive - 1) >= window, the slow nights of a lasting slowdown become
+// the window's median before they are `consecutive` in a row.
+void check_window_settings(const WindowSettings& window);
+
 // One case of one night, as the window reads it.
 struct NightCase {
   CaseStatus status = CaseStatus::ok;
@@ -41,10 +46,11 @@ Night read_night(const storage::RunReader& reader, std::int64_t run_id);
 
 // A case's time tonight against the window's nights.
 struct WindowTime {
-  // baseline_* describe the window: baseline_median_us is the median of the
-  // nights' medians, baseline_samples the samples of all its nights (the
-  // Mann-Whitney test's other side), quantile_ratio against the median of the
-  // nights' 10th percentiles, caps against the median of the nights' shares.
+  // baseline_* describe the window through its median night (the nights ordered
+  // by median, the middle one; the lower middle of an even count):
+  // baseline_median_us is its median, baseline_samples its samples (the
+  // Mann-Whitney test's other side), quantile_ratio against its 10th
+  // percentile; caps against the median of the nights' shares.
   compare::TimeComparison time;
   int nights = 0;  // nights of the window in which the case was timed
   std::optional<double> lowest_median_us, highest_median_us;  // the spread of the nights' medians
@@ -53,7 +59,8 @@ struct WindowTime {
 // Judges `tonight` against `window` (null entries: nights without the case
 // timed, left out), with compare's rules: SAME under the threshold or the
 // microsecond floor; SLOWER/FASTER needs p < alpha (tonight's samples against
-// the window's) and the 10th percentile to move the same way; else AMBIGUOUS.
+// the window's median night's) and the 10th percentile to move the same way;
+// else AMBIGUOUS.
 WindowTime judge_against_window(const NightCase& tonight, const std::vector<const NightCase*>& window,
                                 const compare::CompareSettings& settings);
 

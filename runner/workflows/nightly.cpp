@@ -174,6 +174,15 @@ std::vector<std::string> apply_window(compare::Comparison& comparison, const std
     if (c.unjudged.empty() && c.time.verdict == TimeVerdict::slower && c.time.marked()) {
       c.unjudged = "SLOWER than the window while " + c.time.cap_mark;
     }
+    // The kernel list was chosen by compare's verdict against last night alone: it
+    // goes with the window's verdict only where that is a change too, or where
+    // a count or the backend changed. (A change only the window sees lists none.)
+    const bool counted_change =
+        std::any_of(c.findings.begin(), c.findings.end(), [](const compare::Finding& f) {
+          return f.check == compare::Check::counts || f.check == compare::Check::backend;
+        });
+    const bool time_change = c.time.verdict == TimeVerdict::slower || c.time.verdict == TimeVerdict::faster;
+    if (!counted_change && !time_change) c.kernels.reset();
     if (c.time.verdict == TimeVerdict::same || c.time.verdict == TimeVerdict::not_timed) continue;
     compare::Finding finding{compare::Check::time, compare::Severity::info, "time", window_text(alert.tonight),
                              (c.time.candidate_median_us ? text::fixed(*c.time.candidate_median_us, 1) + " us"

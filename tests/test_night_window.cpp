@@ -1,0 +1,97 @@
+// The window and the alert rule of `nightly --history` (runner/workflows/night_window),
+// on nights made in memory: what the review of issue 24 found the CLI tests could
+// not reach (a mixed window, even windows, streaks, windows too short for K).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "runner/common/errors.hpp"
+#include "runner/workflows/night_window.hpp"
+
+namespace attnsweep::workflows {
+namespace {
+
+// A night whose case took `us` microseconds in 40 samples with +-1% of spread.
+NightCase night_at(double us) {
+  NightCase c;
+  for (int i = 0; i < 40; ++i) c.kept_us.push_back(us * (0.99 + 0.0005 * i));
+  return c;
+}
+
+const compare::CaseKey kKey{"naive", Shape{1, 4, 4, 256, 256, 32}, Dtype::fp32, true, DeviceKind::cpu, Pass::forward};
+
+// Nights newest first (tonight first), each with the one case at the given median.
+std::vector<Night> nights_at(const std::vector<double>& medians) {
+  std::vector<Night> nights;
+  for (const double us : medians) nights.push_back(Night{{kKey, night_at(us)}});
+  return nights;
+}
+
+CaseAlert alert(const std::vector<Night>& nights, int window, int consecutive) {
+  std::vector<const Night*> pointers;
+  for (const Night& night : nights) pointers.push_back(&night);
+  compare::CompareSettings settings;
+  return alert_for(kKey, pointers, WindowSettings{window, consecutive}, settings);
+}
+
+// The review's case: good x3, slow, good, slow, then slow again. Tonight is the
+// second slow night in a row; the window (5 nights) holds two slow ones. Tested
+// against the window's median night (a good one), the slowdown is plain.
+TEST(NightWindow, ASlowdownIsARegressionOnItsSecondNightEvenWithSlowNightsInTheWindow) {
+  const CaseAlert a = alert(nights_at({7000, 7000, 1000, 7000, 1000, 1000, 1000}), 5, 2);
+  EXPECT_EQ(a.tonight.time.verdict, compare::TimeVerdict::slower) << a.tonight.time.reason;
+  EXPECT_EQ(a.alert, Alert::regression);
+  EXPECT_EQ(a.streak, 2);
+  ASSERT_TRUE(a.tonight.time.baseline_median_us.has_value());
+  EXPECT_NEAR(*a.tonight.time.baseline_median_us, 1000 * (0.99 + 0.0005 * 19.5), 1e-6);
+}
+
+TEST(NightWindow, AFirstSlowNightIsAWatchItemAndANormalNightBreaksTheStreak) {
+  EXPECT_EQ(alert(nights_at({7000, 1000, 1000, 1000}), 5, 2).alert, Alert::watch);
+  // slow, normal, slow: tonight's streak is one night.
+  const CaseAlert broken = alert(nights_at({7000, 1000, 7000, 1000, 1000, 1000}), 5, 2);
+  EXPECT_EQ(broken.alert, Alert::watch);
+  EXPECT_EQ(broken.streak, 1);
+}
+
+// With two nights in the window, one of them odd, the baseline is the lower
+// middle: the odd slow night does not move it, and tonight is SAME.
+TEST(NightWindow, AnOddNightInAnEvenWindowDoesNotMoveTheBaseline) {
+  const CaseAlert a = alert(nights_at({1000, 7000, 1000}), 5, 2);
+  EXPECT_EQ(a.tonight.time.verdict, compare::TimeVerdict::same);
+  EXPECT_EQ(a.tonight.nights, 2);
+  EXPECT_EQ(a.alert, Alert::none);
+}
+
+TEST(NightWindow, AWindowTooShortForTheAlertRuleIsRefused) {
+  EXPECT_NO_THROW(check_window_settings(WindowSettings{5, 2}));
+  EXPECT_NO_THROW(check_window_settings(WindowSettings{1, 1}));
+  EXPECT_NO_THROW(check_window_settings(WindowSettings{5, 3}));
+  for (const WindowSettings bad : {WindowSettings{1, 2}, WindowSettings{2, 2}, WindowSettings{3, 3}, WindowSettings{4, 3}}) {
+    try {
+      check_window_settings(bad);
+      ADD_FAILURE() << bad.window << "/" << bad.consecutive << " accepted";
+    } catch (const BadInputError& error) {
+      EXPECT_NE(std::string(error.what()).find("--consecutive " + std::to_string(bad.consecutive) +
+                                               " needs --window of more than"),
+                std::string::npos)
+          << error.what();
+    }
+  }
+}
+
+// A lasting slowdown with the defaults: WATCH, REGRESSION, REGRESSION, then the
+// window's median night is a slow one and the new time is the baseline.
+TEST(NightWindow, ALastingSlowdownFailsTwiceThenBecomesTheBaseline) {
+  std::vector<double> history = {1000, 1000, 1000, 1000, 1000};
+  std::vector<Alert> seen;
+  for (int night = 0; night < 4; ++night) {
+    history.insert(history.begin(), 7000);
+    seen.push_back(alert(nights_at(history), 5, 2).alert);
+  }
+  EXPECT_EQ(seen, (std::vector<Alert>{Alert::watch, Alert::regression, Alert::regression, Alert::none}));
+}
+
+}  // namespace
+}  // namespace attnsweep::workflows
