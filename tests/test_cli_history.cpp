@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -199,6 +200,7 @@ TEST_F(CliNightlyHistory, BadWindowAndHistoryInputIsOneLineAndExitTwo) {
       {"--history " + history_ + " --consecutive 31", "--consecutive: invalid value '31'"},
       {"--baseline " + baseline + " --window 3", "--window needs --history"},
       {"--baseline " + baseline + " --consecutive 1", "--consecutive needs --history"},
+      {"--history " + history_ + " --window 2", "--consecutive 2 needs --window of more than 2 nights (got 2)"},
   };
   for (const auto& [arguments, message] : bad) {
     SCOPED_TRACE(arguments);
@@ -226,6 +228,49 @@ TEST_F(CliNightlyHistory, BadWindowAndHistoryInputIsOneLineAndExitTwo) {
     EXPECT_TRUE(contains(outcome.output, message)) << outcome.output;
     EXPECT_EQ(lines_of(outcome.output), 1u) << outcome.output;
   }
+}
+
+// history marks a night against the nearest earlier night nightly could use: an
+// interrupted night in between (here a slow one) is no reference, so the slow
+// night is still marked. And --last counts readable nights: garbage newest files
+// do not hide the real ones.
+TEST_F(CliNightlyHistory, AnInterruptedNightIsNoReferenceAndLastCountsReadableNights) {
+  good_nights(1);
+  const Outcome slow = night(kSlow);
+  ASSERT_EQ(slow.exit_code, 0) << slow.output;
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(history_)) {
+    if (entry.path().extension() == ".db") files.push_back(entry.path().filename().string());
+  }
+  std::sort(files.begin(), files.end());
+  ASSERT_EQ(files.size(), 2u);
+  // A copy of the slow night, interrupted, stamped a second after the first night
+  // (each night takes seconds, so that is before the second).
+  std::tm stamp{};
+  ASSERT_TRUE(strptime(files[0].c_str(), "nightly-%Y%m%dT%H%M%SZ.db", &stamp)) << files[0];
+  const std::time_t later = timegm(&stamp) + 1;
+  char name[64];
+  std::strftime(name, sizeof name, "nightly-%Y%m%dT%H%M%SZ.db", std::gmtime(&later));
+  const std::string between = name;
+  ASSERT_LT(files[0], between);
+  ASSERT_LT(between, files[1]);
+  fs::copy_file(history_ + "/" + files[1], history_ + "/" + between);
+  { SQLite::Database(history_ + "/" + between, SQLite::OPEN_READWRITE).exec("UPDATE runs SET status = 'interrupted'"); }
+  scratch_.write("history/nightly-29991231T000000Z.db", "garbage\n");
+  scratch_.write("history/nightly-29991231T000001Z.db", "");
+
+  const Outcome table = history(history_ + " --format json --threshold 99 --last 3");
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  const nlohmann::json rows = nlohmann::json::parse(table.output.substr(0, table.output.rfind(']') + 1));
+  std::vector<std::string> naive_changes;
+  for (const auto& row : rows) {
+    if (row["case"] != "naive 1x4x256x32 fp32 causal cpu") continue;
+    naive_changes.push_back(row["changed"].is_null() ? "" : row["changed"].get<std::string>());
+  }
+  ASSERT_EQ(naive_changes.size(), 3u) << table.output;  // three readable nights, the garbage skipped
+  EXPECT_EQ(naive_changes[0], "");
+  EXPECT_EQ(naive_changes[1].rfind("SLOWER +", 0), 0u) << naive_changes[1];  // the interrupted copy, against night 1
+  EXPECT_EQ(naive_changes[2].rfind("SLOWER +", 0), 0u) << naive_changes[2];  // the slow night, against night 1 too
 }
 
 }  // namespace

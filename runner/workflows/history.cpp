@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -138,14 +139,17 @@ History read_history(const HistoryRequest& request) {
   struct stat info {};
   if (stat(dir.c_str(), &info) != 0) throw BadInputError(dir + ": no such folder (the nightly --history folder)");
   if (!S_ISDIR(info.st_mode)) throw BadInputError(dir + " is not a folder (give the nightly --history folder)");
-  std::vector<std::string> files = night_files(dir);
-  if (files.size() > static_cast<std::size_t>(request.last)) files.erase(files.begin(), files.end() - request.last);
+  const std::vector<std::string> files = night_files(dir);
 
   History history;
   history.history_dir = dir;
   ScratchFolder scratch;
   std::vector<std::unique_ptr<compare::ReadableDatabase>> databases;  // parallel to history.nights
-  for (const std::string& file : files) {
+  // Newest first until --last readable nights are found (unreadable ones do not
+  // count against it), then put back in time order.
+  for (auto it = files.rbegin(); it != files.rend() && history.nights.size() < static_cast<std::size_t>(request.last);
+       ++it) {
+    const std::string& file = *it;
     const std::string copy = scratch.path() + "/" + file;
     std::error_code error;
     fs::copy_file(dir + "/" + file, copy, fs::copy_options::overwrite_existing, error);
@@ -168,6 +172,9 @@ History read_history(const HistoryRequest& request) {
       history.skipped.push_back(file + ": " + why);
     }
   }
+  std::reverse(history.nights.begin(), history.nights.end());
+  std::reverse(databases.begin(), databases.end());
+  std::reverse(history.skipped.begin(), history.skipped.end());
   if (history.nights.empty()) {
     throw BadInputError(dir + ": no readable nightly-<stamp>.db in it" +
                         (history.skipped.empty() ? std::string() : " (" + text::join(history.skipped, "; ") + ")"));
@@ -195,9 +202,21 @@ History read_history(const HistoryRequest& request) {
       point.kernels_per_forward = row.kernels_per_forward;
       points.emplace(std::make_pair(key, i), std::move(point));
     }
-    if (i == 0) continue;
-    compare::Comparison comparison = compare::compare_runs(databases[i - 1]->reader(), history.nights[i - 1].run.run_id,
-                                                           reader, night.run.run_id, request.settings);
+    // Against the nearest earlier night that nightly could have used: finished,
+    // on the same kind of device (an interrupted or CPU-fallback night is no
+    // baseline for the next).
+    std::optional<std::size_t> previous;
+    for (std::size_t j = i; j-- > 0;) {
+      const storage::RunRow& earlier = history.nights[j].run;
+      if (earlier.status == RunStatus::done && earlier.device.kind() == night.run.device.kind()) {
+        previous = j;
+        break;
+      }
+    }
+    if (!previous) continue;
+    compare::Comparison comparison = compare::compare_runs(databases[*previous]->reader(),
+                                                           history.nights[*previous].run.run_id, reader,
+                                                           night.run.run_id, request.settings);
     night.environment = comparison.environment;
     for (const compare::CaseComparison& c : comparison.cases) {
       const std::string changed = changes_of(c);

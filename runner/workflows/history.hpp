@@ -26,7 +26,8 @@ struct HistoryNight {
   std::string file;  // nightly-<stamp>.db
   std::string stamp;
   storage::RunRow run;  // its latest run
-  // Against the night listed before it (empty for the first): what differs, and the cases that changed.
+  // Against the nearest earlier night that finished on the same kind of device
+  // (empty for the first): what differs, and the cases that changed.
   std::vector<compare::EnvironmentDifference> environment;
   int changed_cases = 0;
 };
