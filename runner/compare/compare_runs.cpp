@@ -202,20 +202,10 @@ std::string cap_mark(const char* what, const std::optional<double>& baseline, co
          " of samples (candidate vs baseline)";
 }
 
-TimeComparison compare_times(const storage::RunReader& baseline_reader, const CaseRow& baseline,
-                             const storage::RunReader& candidate_reader, const CaseRow& candidate,
-                             const CompareSettings& settings) {
-  TimeComparison time;
-  time.baseline_power_cap_share = baseline.power_cap_share;
-  time.candidate_power_cap_share = candidate.power_cap_share;
-  time.baseline_thermal_cap_share = baseline.thermal_cap_share;
-  time.candidate_thermal_cap_share = candidate.thermal_cap_share;
-  if (baseline.status != CaseStatus::ok || candidate.status != CaseStatus::ok) {
-    time.reason = std::string("status ") + to_string(baseline.status) + " -> " + to_string(candidate.status);
-    return time;
-  }
-  const std::vector<double> before = kept_times(baseline_reader, baseline);
-  const std::vector<double> after = kept_times(candidate_reader, candidate);
+}  // namespace
+
+TimeComparison judge_times(const std::vector<double>& before, const std::vector<double>& after, TimeComparison time,
+                           const CompareSettings& settings) {
   time.baseline_samples = before.size();
   time.candidate_samples = after.size();
   if (!before.empty()) time.baseline_median_us = median_of(before);
@@ -271,6 +261,24 @@ TimeComparison compare_times(const storage::RunReader& baseline_reader, const Ca
   if (!thermal.empty()) mark += (mark.empty() ? "" : ", ") + thermal;
   time.cap_mark = mark;
   return time;
+}
+
+namespace {
+
+TimeComparison compare_times(const storage::RunReader& baseline_reader, const CaseRow& baseline,
+                             const storage::RunReader& candidate_reader, const CaseRow& candidate,
+                             const CompareSettings& settings) {
+  TimeComparison time;
+  time.baseline_power_cap_share = baseline.power_cap_share;
+  time.candidate_power_cap_share = candidate.power_cap_share;
+  time.baseline_thermal_cap_share = baseline.thermal_cap_share;
+  time.candidate_thermal_cap_share = candidate.thermal_cap_share;
+  if (baseline.status != CaseStatus::ok || candidate.status != CaseStatus::ok) {
+    time.reason = std::string("status ") + to_string(baseline.status) + " -> " + to_string(candidate.status);
+    return time;
+  }
+  return judge_times(kept_times(baseline_reader, baseline), kept_times(candidate_reader, candidate), std::move(time),
+                     settings);
 }
 
 void check_status(const CaseRow& baseline, const CaseRow& candidate, std::vector<Finding>& findings) {

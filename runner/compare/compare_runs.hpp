@@ -219,4 +219,12 @@ std::unique_ptr<ReadableDatabase> open_readable(const std::string& path, const s
 // The kept eager samples of a case (as the comparison uses them), in sample order.
 std::vector<double> kept_eager_times_us(const std::vector<TimingSample>& samples, DeviceKind device);
 
+// The time verdict of two sets of kept samples, by compare's rules (docs/compare.md,
+// "Time verdicts"): medians, SAME under the threshold or the floor, Mann-Whitney,
+// the 10th percentile moving the same way, cap marks from the shares already set
+// in `time`. compare uses it on two cases; nightly --history on tonight and the
+// window's median night.
+TimeComparison judge_times(const std::vector<double>& before, const std::vector<double>& after, TimeComparison time,
+                           const CompareSettings& settings);
+
 }  // namespace attnsweep::compare

@@ -1,12 +1,9 @@
 #include "runner/workflows/night_window.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
-#include "runner/compare/mann_whitney.hpp"
 #include "runner/measure/statistics.hpp"
 
 namespace attnsweep::workflows {
@@ -21,17 +18,6 @@ double quantile_of(std::vector<double> values, double fraction) {
 
 double median_of(std::vector<double> values) { return quantile_of(std::move(values), 0.5); }
 
-std::string signed_percent(double ratio) {
-  const double change = 100 * (ratio - 1);
-  return (change >= 0 ? "+" : "") + text::fixed(change, 1) + "%";
-}
-
-std::string p_text(double p) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, p < 1e-4 ? "p = %.1e" : "p = %.4f", p);
-  return buffer;
-}
-
 // The median of the window's known shares; empty when no night knows it.
 std::optional<double> median_share(const std::vector<const NightCase*>& nights,
                                    std::optional<double> NightCase::*share) {
@@ -41,13 +27,6 @@ std::optional<double> median_share(const std::vector<const NightCase*>& nights,
   }
   if (known.empty()) return std::nullopt;
   return median_of(known);
-}
-
-std::string cap_mark(const char* what, const std::optional<double>& window, const std::optional<double>& tonight,
-                     double limit) {
-  if (!window || !tonight || std::fabs(*tonight - *window) <= limit) return "";
-  return std::string(what) + " " + text::fixed(100 * *tonight, 0) + "% vs " + text::fixed(100 * *window, 0) +
-         "% of samples (tonight vs the window)";
 }
 
 // Whether night `index` of `nights` was slower than its own window (the nights after it).
@@ -130,7 +109,7 @@ WindowTime judge_against_window(const NightCase& tonight, const std::vector<cons
   }
   // The window's median night: the nights ordered by their medians, the middle
   // one (the lower middle of an even count, so that with two or four nights one
-  // odd night never moves the baseline). Tonight is tested against that night's
+  // odd night never moves the baseline). Tonight is judged against that night's
   // samples: pooled with the others, slow nights already in the window would
   // blur a slowdown that the median of medians shows plainly (review, issue 24).
   std::vector<double> medians;
@@ -138,62 +117,14 @@ WindowTime judge_against_window(const NightCase& tonight, const std::vector<cons
   std::vector<std::size_t> order(timed.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return medians[a] < medians[b]; });
-  const std::size_t middle = order[(order.size() - 1) / 2];
-  const NightCase& median_night = *timed[middle];
   result.lowest_median_us = medians[order.front()];
   result.highest_median_us = medians[order.back()];
-  time.baseline_samples = median_night.kept_us.size();
-  time.candidate_samples = tonight.kept_us.size();
-  time.baseline_median_us = medians[middle];
-  if (!tonight.kept_us.empty()) time.candidate_median_us = median_of(tonight.kept_us);
-  if (time.candidate_median_us && *time.baseline_median_us > 0) {
-    time.ratio = *time.candidate_median_us / *time.baseline_median_us;
-  }
-  if (tonight.kept_us.size() < settings.min_kept_samples) {
-    time.verdict = TimeVerdict::ambiguous;
-    time.reason = "fewer than " + std::to_string(settings.min_kept_samples) + " kept samples tonight (" +
-                  std::to_string(tonight.kept_us.size()) + ")";
-    return result;
-  }
-  const compare::MannWhitneyResult test = compare::mann_whitney_u(tonight.kept_us, median_night.kept_us);
-  time.p_value = test.p_value;
-  if (!time.ratio) {
-    time.verdict = TimeVerdict::ambiguous;
-    time.reason = "a median of zero";
-    return result;
-  }
-  if (std::fabs(*time.ratio - 1) < settings.threshold ||
-      std::fabs(*time.candidate_median_us - *time.baseline_median_us) < settings.min_change_us) {
-    time.verdict = TimeVerdict::same;
-    return result;
-  }
-  if (test.p_value >= settings.alpha) {
-    time.verdict = TimeVerdict::ambiguous;
-    time.reason = signed_percent(*time.ratio) + " against the window but not significant (" + p_text(test.p_value) + ")";
-    return result;
-  }
-  const double window_quantile = quantile_of(median_night.kept_us, settings.shift_quantile);
-  if (window_quantile > 0) time.quantile_ratio = quantile_of(tonight.kept_us, settings.shift_quantile) / window_quantile;
-  const bool quantile_moved = time.quantile_ratio && std::fabs(*time.quantile_ratio - 1) >= settings.threshold &&
-                              (*time.quantile_ratio > 1) == (*time.ratio > 1);
-  if (!quantile_moved) {
-    time.verdict = TimeVerdict::ambiguous;
-    time.reason = "the median moved " + signed_percent(*time.ratio) + " against the window but p10 " +
-                  (time.quantile_ratio ? signed_percent(*time.quantile_ratio) : std::string("-")) +
-                  ": the mix of fast and slow samples changed, not the whole distribution";
-    return result;
-  }
-  time.verdict = *time.ratio > 1 ? TimeVerdict::slower : TimeVerdict::faster;
-  std::string mark = cap_mark("power-capped", time.baseline_power_cap_share, time.candidate_power_cap_share,
-                              settings.cap_share_difference);
-  const std::string thermal = cap_mark("thermally slowed", time.baseline_thermal_cap_share,
-                                       time.candidate_thermal_cap_share, settings.cap_share_difference);
-  if (!thermal.empty()) mark += (mark.empty() ? "" : ", ") + thermal;
+  time = compare::judge_times(timed[order[(order.size() - 1) / 2]]->kept_us, tonight.kept_us, std::move(time), settings);
+  if (time.verdict != TimeVerdict::slower && time.verdict != TimeVerdict::faster) return result;
   if (tonight.other_processes > 0) {
-    mark += (mark.empty() ? "" : ", ") + std::string("shared GPU tonight (") + std::to_string(tonight.other_processes) +
-            " other compute process(es))";
+    time.cap_mark += (time.cap_mark.empty() ? "" : ", ") + std::string("shared GPU tonight (") +
+                     std::to_string(tonight.other_processes) + " other compute process(es))";
   }
-  time.cap_mark = mark;
   return result;
 }
 
