@@ -20,6 +20,7 @@
 
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
+#include "tests/support/tiny_nightly.hpp"
 
 namespace {
 
@@ -27,16 +28,7 @@ namespace fs = std::filesystem;
 
 using attnsweep::testing::Outcome;
 
-// As tests/test_cli_nightly.cpp: two CPU cases of about 0.3 ms, one thread,
-// --threshold 99 (a loaded 2-core machine moves CPU medians a lot); the planted
-// slowdown repeats naive's forward 8 times.
-const char* const kNightlyConfig = R"(name: tiny-nightly
-device: cpu
-variants: [naive, sdpa_math]
-dtypes: [fp32]
-shapes: {batch: 1, heads: 4, seq_len: 256, head_dim: 32}
-measure: {warmup: 2, profiled_forwards: 1, min_samples: 40, max_samples: 40}
-)";
+const char* const kNightlyConfig = attnsweep::testing::kTinyNightlyConfig;
 
 const char* const kSlow = "ATTNSWEEP_TEST_SLOWDOWN=naive:8 ";
 
@@ -44,12 +36,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 std::size_t lines_of(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
 
-std::string read(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+std::string read(const std::string& path) { return attnsweep::testing::read_file(path); }
 
 class CliNightlyHistory : public ::testing::Test {
  protected:
@@ -236,6 +223,7 @@ TEST_F(CliNightlyHistory, BadWindowAndHistoryInputIsOneLineAndExitTwo) {
 // do not hide the real ones.
 TEST_F(CliNightlyHistory, AnInterruptedNightIsNoReferenceAndLastCountsReadableNights) {
   good_nights(1);
+  ::sleep(2);  // room for a stamp between the two nights (night() keeps them only a second apart)
   const Outcome slow = night(kSlow);
   ASSERT_EQ(slow.exit_code, 0) << slow.output;
   std::vector<std::string> files;
@@ -245,7 +233,7 @@ TEST_F(CliNightlyHistory, AnInterruptedNightIsNoReferenceAndLastCountsReadableNi
   std::sort(files.begin(), files.end());
   ASSERT_EQ(files.size(), 2u);
   // A copy of the slow night, interrupted, stamped a second after the first night
-  // (each night takes seconds, so that is before the second).
+  // (at least two seconds before the second).
   std::tm stamp{};
   ASSERT_TRUE(strptime(files[0].c_str(), "nightly-%Y%m%dT%H%M%SZ.db", &stamp)) << files[0];
   const std::time_t later = timegm(&stamp) + 1;

@@ -21,6 +21,7 @@
 #include "runner/common/sha256.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
+#include "tests/support/tiny_nightly.hpp"
 
 namespace {
 
@@ -28,17 +29,7 @@ namespace fs = std::filesystem;
 
 using attnsweep::testing::Outcome;
 
-// Two CPU cases whose forward is compute, not call overhead (about 0.3 ms). The
-// nights run with one thread and --threshold 99: on a loaded 2-core machine
-// torch's thread pool made one CPU median 90x slower, which is not what these
-// tests are about; the planted slowdown repeats the forward 8 times.
-const char* const kNightlyConfig = R"(name: tiny-nightly
-device: cpu
-variants: [naive, sdpa_math]
-dtypes: [fp32]
-shapes: {batch: 1, heads: 4, seq_len: 256, head_dim: 32}
-measure: {warmup: 2, profiled_forwards: 1, min_samples: 40, max_samples: 40}
-)";
+const char* const kNightlyConfig = attnsweep::testing::kTinyNightlyConfig;
 
 std::vector<std::string> files_in(const std::string& folder) {
   std::vector<std::string> names;
@@ -47,12 +38,7 @@ std::vector<std::string> files_in(const std::string& folder) {
   return names;
 }
 
-std::string read(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+std::string read(const std::string& path) { return attnsweep::testing::read_file(path); }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
