@@ -138,7 +138,11 @@ const Table<CaseRow>& case_rows() {
                                member<C>("grad_rel_error_q", &C::grad_rel_error_q),
                                member<C>("grad_rel_error_k", &C::grad_rel_error_k),
                                member<C>("grad_rel_error_v", &C::grad_rel_error_v),
-                               member<C>("sdpa_backend_backward", &C::sdpa_backend_backward)}};
+                               member<C>("sdpa_backend_backward", &C::sdpa_backend_backward),
+                               member<C>("validity", &C::validity),
+                               member<C>("validity_reasons", &C::validity_reasons),
+                               member<C>("graph_kernels_per_replay", &C::graph_kernels_per_replay),
+                               member<C>("graph_output_rel_diff", &C::graph_output_rel_diff)}};
   return table;
 }
 

@@ -1,4 +1,4 @@
--- attnsweep results database, schema version 10 (PRAGMA user_version = 10), marked as attnsweep's by
+-- attnsweep results database, schema version 11 (PRAGMA user_version = 11), marked as attnsweep's by
 -- PRAGMA application_id = 1635021934 (0x6174746E, 'attn'); the store sets both when it creates or migrates a file.
 -- This file is the public contract: docs/schema.md documents every column.
 -- Units are in the names: _us microseconds, _bytes bytes, _ns nanoseconds.
@@ -24,7 +24,9 @@
 -- runs and run_devices gain other_processes_start and gpu_utilization_start_pct;
 -- 10 the pass axis (issue 23): cases gains pass ('forward' for every older case), grad_rel_error_q,
 -- grad_rel_error_k, grad_rel_error_v and sdpa_backend_backward (NULL until the backward is measured);
--- the results view gains pass and the three gradient errors.
+-- the results view gains pass and the three gradient errors; 11 trust signals (issue 24): cases gains validity
+-- ('ok' or 'suspect'), validity_reasons, graph_kernels_per_replay and graph_output_rel_diff (NULL for older
+-- cases: never judged), and the results view gains validity and validity_reasons.
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id             INTEGER PRIMARY KEY,
@@ -161,6 +163,10 @@ CREATE TABLE IF NOT EXISTS cases (
   graph_time_us_min  REAL,
   graph_samples      INTEGER,
   graph_error        TEXT,                     -- why the forward could not be captured or replayed
+  graph_kernels_per_replay INTEGER,            -- kernels one profiled CUDA-graph replay launched (to compare with
+                                               --   kernels_per_forward); NULL when not replayed or not recorded
+  graph_output_rel_diff REAL,                  -- ||replays' output - eager output||_F / ||eager||_F after the
+                                               --   replays (dq, dk, dv: the largest); NULL when not checked or not finite
   sm_clock_mhz_mean  REAL,                     -- mean SM clock over the kept eager samples
   throttled_samples  INTEGER,                  -- eager samples discarded for a clock under the throttle fraction
   launch_latency_hidden INTEGER,               -- 1: kept samples were blocked (launch latency outside the interval)
@@ -183,6 +189,10 @@ CREATE TABLE IF NOT EXISTS cases (
   numerics_bound     REAL,                     -- the dtype's rel_error bound the verdict used (docs/measurement.md)
   other_processes    INTEGER,                  -- other compute processes on the GPU during the case (NVML); >0: times
                                                --   are not the GPU's alone and compare/nightly do not judge them
+  validity           TEXT CHECK (validity IN ('ok', 'suspect')),
+                                               -- can the timed numbers be trusted (docs/measurement.md, "Validity");
+                                               --   NULL when the case was not timed (status not ok) or predates v11
+  validity_reasons   TEXT,                     -- suspect: 'code: detail' joined by '; ' (codes: docs/schema.md)
   grad_rel_error_q   REAL,                     -- backward passes: ||dq - dq_ref||_F / ||dq_ref||_F, ref by float64
   grad_rel_error_k   REAL,                     --   autograd on the same inputs and upstream gradient; likewise dk
   grad_rel_error_v   REAL,                     --   and dv. NULL for forward cases and until the backward is measured
@@ -299,6 +309,7 @@ SELECT
   c.sm_clock_mhz_mean, c.throttled_samples, c.power_cap_share, c.thermal_cap_share, c.launch_latency_hidden, c.rel_error, c.peak_mem_bytes, c.samples,
   c.counts_consistent, c.error_message, c.trace_path, c.gpu_uuid, c.shard_index,
   c.numerics, c.numerics_bound, c.other_processes,
+  c.validity, c.validity_reasons,                           -- 'ok' or 'suspect' and why (docs/measurement.md)
   -- this case's rel_error over the smallest of the run's variants at the same shape, dtype, mask and pass
   c.rel_error / min(CASE WHEN c.rel_error > 0 THEN c.rel_error END) OVER (PARTITION BY c.run_id, c.batch, c.heads,
      c.kv_heads, c.seq_len_q, c.seq_len_kv, c.head_dim, c.dtype, c.causal, c.pass, c.device) AS rel_error_vs_best,

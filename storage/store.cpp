@@ -24,6 +24,7 @@
 
 #include "runner/common/errors.hpp"
 #include "runner/common/file_kind.hpp"
+#include "runner/measure/validity.hpp"
 #include "schema_sql.hpp"
 #include "storage/database_files.hpp"
 #include "storage/fields.hpp"
@@ -266,6 +267,10 @@ const Table<NewCase>& cases_table() {
         {"graph_samples",
          [](const C& c) { return c.result.graph_time_us ? to_value(c.result.graph_time_us->count) : Value{}; }},
         {"graph_error", [](const C& c) { return null_if_empty(c.result.graph_error); }},
+        {"graph_kernels_per_replay", [](const C& c) { return to_value(c.result.graph_kernels_per_replay); }},
+        {"graph_output_rel_diff", [](const C& c) {
+           return c.result.graph_output_rel_diff ? null_unless_finite(*c.result.graph_output_rel_diff) : Value{};
+         }},
         {"sm_clock_mhz_mean", [](const C& c) { return to_value(c.result.sm_clock_mhz_mean); }},
         {"throttled_samples",
          [](const C& c) { return only_if(c.on_gpu() && !c.result.samples.empty(), c.result.throttled_samples); }},
@@ -293,6 +298,8 @@ const Table<NewCase>& cases_table() {
          }},
         {"numerics_bound", [](const C& c) { return to_value(c.result.numerics_bound); }},
         {"other_processes", [](const C& c) { return to_value(c.result.other_processes); }},
+        {"validity", [](const C& c) { return null_if_empty(c.result.validity); }},
+        {"validity_reasons", [](const C& c) { return null_if_empty(joined_reasons(c.result.validity_reasons)); }},
         {"grad_rel_error_q", [](const C& c) { return to_value(c.result.grad_rel_error_q); }},
         {"grad_rel_error_k", [](const C& c) { return to_value(c.result.grad_rel_error_k); }},
         {"grad_rel_error_v", [](const C& c) { return to_value(c.result.grad_rel_error_v); }},

@@ -3,6 +3,8 @@
 // case, and the claim a process holds on the run it runs.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -423,6 +425,49 @@ TEST_F(StoreTest, MigratesASavedVersionNineDatabase) {
   EXPECT_EQ(db.execAndGet("SELECT group_concat(pass || ':' || ifnull(grad_rel_error_v, 'null'), ',') FROM results")
                 .getString(),
             "forward:null,forward:null,forward:null");
+}
+
+// tests/data/schema_v10.db: schema_v9.db with a second run appended by the build of commit 2d5c259
+// (schema 10): `attnsweep run` of naive 1x2x16x8 fp32 on the CPU, passes forward and backward, so
+// version 10's own columns (pass, grad_rel_error_*) have values to keep. Version 11 adds the validity
+// label and the graph checks: NULL for every older case (never judged, not "ok").
+TEST_F(StoreTest, MigratesASavedVersionTenDatabase) {
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(10, path_));
+  { Store store(path_); }
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+  EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(name, ',') FROM (SELECT name FROM runs ORDER BY run_id)").getString(),
+            "saved-v7,saved-v10");
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(variant || ':' || pass || ':' || status, ',') FROM "
+                          "(SELECT * FROM cases ORDER BY case_id)").getString(),
+            "naive:forward:ok,sdpa_efficient:forward:unsupported,naive:forward:ok,naive:backward:ok");
+  EXPECT_GT(db.execAndGet("SELECT grad_rel_error_q FROM cases WHERE pass = 'backward'").getDouble(), 0);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE validity IS NULL AND validity_reasons IS NULL AND "
+                          "graph_kernels_per_replay IS NULL AND graph_output_rel_diff IS NULL").getInt(), 4);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE validity IS NULL").getInt(), 4);
+}
+
+TEST_F(StoreTest, TheValidityLabelIsStoredWithItsReasonsAndTheSchemaRefusesAnotherLabel) {
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record());
+  CaseResult r;
+  r.device = Device::cpu();
+  r.validity = "suspect";
+  r.validity_reasons = {"few_samples: 4 kept sample(s), under min_samples 10", "shared_gpu: 1 other"};
+  r.graph_kernels_per_replay = 3;
+  r.graph_output_rel_diff = std::numeric_limits<double>::quiet_NaN();  // not finite: NULL
+  store.add_case(run_id, Case{0, "naive", Shape{1, 1, 1, 8, 8, 8}, Dtype::fp32, true}, r);
+  SQLite::Database db(path_, SQLite::OPEN_READWRITE);
+  EXPECT_EQ(db.execAndGet("SELECT validity || '|' || validity_reasons || '|' || graph_kernels_per_replay || '|' || "
+                          "ifnull(graph_output_rel_diff, 'null') FROM cases").getString(),
+            "suspect|few_samples: 4 kept sample(s), under min_samples 10; shared_gpu: 1 other|3|null");
+  try {
+    db.exec("UPDATE cases SET validity = 'fine'");
+    ADD_FAILURE() << "the schema accepted validity 'fine'";
+  } catch (const SQLite::Exception& error) {
+    EXPECT_NE(std::string(error.what()).find("CHECK constraint"), std::string::npos) << error.what();
+  }
 }
 
 TEST_F(StoreTest, ThePassIsStoredAndTheSchemaRefusesAnUnknownOne) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 
@@ -32,6 +33,7 @@
 #include "runner/measure/sampling.hpp"
 #include "runner/measure/timed_pass.hpp"
 #include "runner/measure/timer.hpp"
+#include "runner/measure/validity.hpp"
 #include "runner/variants/registry.hpp"
 #include "runner/variants/variant_names.hpp"
 
@@ -255,16 +257,22 @@ struct CaseRunner::Impl {
     }
 
     TimedPass pass(c.pass, variant, inputs, grad_output, forwards_per_call_for_tests(c.variant));
+    // The eager results, kept (outside the caching allocator, so not in
+    // peak_mem_bytes) for the check of the graph replays' output.
+    const bool graphs = device.is_cuda() && settings.cuda_graph;
+    std::vector<at::Tensor> eager_results;
     if (!differentiating) {
       // Scoped: the output is freed before the peak-memory count starts.
       const at::Tensor first_output = variant.forward(inputs);
       check_output(c, first_output, inputs, result);
+      if (graphs) eager_results = kept_copies({first_output});
     } else {
       if (pass.before) pass.before();
       pass.call();
       check_output(c, pass.output(), inputs, result);
       result.sdpa_backend_backward = variant.sdpa_backend_backward(pass.output());
       check_gradients(c, pass, inputs, result);
+      if (graphs) eager_results = kept_copies(pass.results());
       pass.release();  // freed before the peak-memory count starts
     }
     reset_memory_statistics();
@@ -283,13 +291,36 @@ struct CaseRunner::Impl {
     sampling.cooldown_budget = &cooldown;
     time_eager(*timer, pass.call, sampling, device.is_cuda(), settings.hide_launch_latency, result, pass.before);
     clock.end(result.phases.timing);
-    if (device.is_cuda() && settings.cuda_graph) time_graph(*timer, pass.captured, sampling, result, pass.before_capture);
+    std::optional<CapturedGraph> graph;
+    if (graphs) {
+      graph = time_graph(*timer, pass.captured, [&] { return pass.results(); }, sampling, result, pass.before_capture);
+    }
     clock.end(result.phases.graph);
     result.cooldown_budget_exhausted = cooldown.exhausted;
+    std::function<void()> replay;
+    if (graph) replay = [&] { graph->replay(); };
     profiler.profile(pass.call, settings.profiled_forwards, settings.max_profile_attempts, trace_path, result,
-                     pass.before);
+                     pass.before, replay);
     clock.end(result.phases.profile);
     result.peak_mem_bytes = peak_memory_bytes();
+    // After the timed (and the profiled) replays, and after the peak was read:
+    // the float64 difference allocates.
+    if (graph && !eager_results.empty()) {
+      result.graph_output_rel_diff = graph_output_difference(graph->outputs, eager_results);
+    }
+  }
+
+  // Copies of a pass's results outside the caching allocator; empty when any
+  // does not fit (the graph's output is then not checked).
+  std::vector<at::Tensor> kept_copies(const std::vector<at::Tensor>& tensors) const {
+    std::vector<at::Tensor> copies;
+    for (const at::Tensor& tensor : tensors) {
+      if (!tensor.defined()) return {};
+      auto copy = copy_outside_caching_allocator(tensor.detach(), device.is_cuda());
+      if (!copy) return {};
+      copies.push_back(*copy);
+    }
+    return copies;
   }
 
   // After a failure: is the CUDA context still usable? Errors such as a
@@ -334,6 +365,7 @@ CaseResult CaseRunner::run(const Case& c, const std::string& trace_path) {
     if (impl_->gpu_uuid.empty()) impl_->gpu_uuid = gpu_uuid(impl_->device);
     result.gpu_uuid = impl_->gpu_uuid;
   }
+  judge_validity(c, ValidityLimits::from(impl_->settings), result);
   return result;
 }
 

@@ -1,19 +1,44 @@
 #include "runner/measure/consistent_profile.hpp"
 
+#include <algorithm>
+
 namespace attnsweep {
 
+namespace {
+
+// Every replay was recorded and launched the same kernels (zero included: a
+// replay that launches nothing is a finding, not a dropped record, once its
+// label was seen and the forwards' records were complete).
+bool replays_agree(const ProfileSummary& replays) {
+  const auto& counts = replays.kernels_each_forward;
+  return replays.labels_recorded && !counts.empty() &&
+         std::all_of(counts.begin(), counts.end(), [&](int n) { return n == counts.front(); });
+}
+
+}  // namespace
+
 void ConsistentProfiler::profile(const std::function<void()>& call, int forwards, int max_attempts,
-                                 const std::string& trace_path, CaseResult& result, const std::function<void()>& before) {
+                                 const std::string& trace_path, CaseResult& result, const std::function<void()>& before,
+                                 const std::function<void()>& replay) {
   if (!warm_) {
     profiler_.warm_up(call, before);
     warm_ = true;
   }
-  ProfileSummary summary;
+  ProfileSummary summary, replays;
   for (int attempt = 1; attempt <= max_attempts; ++attempt) {
-    const auto events = profiler_.profile(call, forwards, trace_path, before);
+    const auto events = profiler_.profile(call, forwards, trace_path, before, replay);
     summary = attribute_events(events, forwards, cuda_);
     summary.attempts = attempt;
-    if (summary.counts_consistent) break;
+    if (replay) replays = attribute_events(events, forwards, cuda_, Labelled::replays);
+    if (summary.counts_consistent && (!replay || replays_agree(replays))) break;
+  }
+  if (replay) {
+    if (summary.counts_consistent && replays_agree(replays)) {
+      result.graph_kernels_per_replay = replays.kernels_each_forward.front();
+    } else {
+      result.warnings.push_back("the profiled CUDA-graph replays did not all show the same kernels; "
+                                "graph_kernels_per_replay left empty");
+    }
   }
   if (!summary.counts_consistent) {
     result.warnings.push_back("kernel counts differed between profiled forwards in all " +

@@ -19,8 +19,11 @@ class ConsistentProfiler {
   // a warning when no attempt gave equal counts in every forward. The first call
   // of a process also pays CUPTI's start-up in a throwaway session. `before`,
   // when set, runs ahead of each profiled pass, outside its label (a backward's forward).
+  // `replay`, when set (a CUDA graph of the pass), is profiled as many times in
+  // the same session and sets result.graph_kernels_per_replay.
   void profile(const std::function<void()>& call, int forwards, int max_attempts, const std::string& trace_path,
-               CaseResult& result, const std::function<void()>& before = {});
+               CaseResult& result, const std::function<void()>& before = {},
+               const std::function<void()>& replay = {});
 
  private:
   KinetoProfiler profiler_;

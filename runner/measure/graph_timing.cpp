@@ -1,5 +1,6 @@
 #include "runner/measure/graph_timing.hpp"
 
+#include <ATen/ATen.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -7,6 +8,9 @@
 #include <c10/util/env.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -43,11 +47,33 @@ void end_open_capture(cudaStream_t stream) {
 
 }  // namespace
 
-void time_graph(Timer& timer, const std::function<void()>& captured, const SamplingSettings& settings,
-                CaseResult& result, const std::function<void()>& before_capture) {
+void CapturedGraph::replay() const { graph->replay(); }
+
+std::optional<double> graph_output_difference(const std::vector<at::Tensor>& graph_outputs,
+                                              const std::vector<at::Tensor>& eager_outputs) {
+  if (graph_outputs.empty() || graph_outputs.size() != eager_outputs.size()) return std::nullopt;
+  double worst = 0;
+  for (std::size_t i = 0; i < graph_outputs.size(); ++i) {
+    const at::Tensor& graph = graph_outputs[i];
+    const at::Tensor& eager = eager_outputs[i];
+    if (!graph.defined() || !eager.defined() || graph.sizes() != eager.sizes()) return std::nullopt;
+    const at::Tensor reference = eager.to(at::kDouble);
+    const double difference = (graph.to(at::kDouble) - reference).norm().item<double>();
+    const double scale = reference.norm().item<double>();
+    const double relative = scale > 0 ? difference / scale : difference;
+    if (!std::isfinite(relative)) return std::numeric_limits<double>::quiet_NaN();
+    worst = std::max(worst, relative);
+  }
+  return worst;
+}
+
+std::optional<CapturedGraph> time_graph(Timer& timer, const std::function<void()>& captured,
+                                        const std::function<std::vector<at::Tensor>()>& outputs,
+                                        const SamplingSettings& settings, CaseResult& result,
+                                        const std::function<void()>& before_capture) {
   if (const auto why = capture_impossible()) {
     result.graph_error = *why;
-    return;
+    return std::nullopt;
   }
   std::optional<c10::cuda::CUDAStream> capture_on;
   // No exception may leave a case: whatever the capture or the replays throw
@@ -61,7 +87,9 @@ void time_graph(Timer& timer, const std::function<void()>& captured, const Sampl
   };
   try {
     capture_on = c10::cuda::getStreamFromPool();
-    at::cuda::CUDAGraph graph;
+    CapturedGraph kept;
+    kept.graph = std::make_shared<at::cuda::CUDAGraph>();
+    at::cuda::CUDAGraph& graph = *kept.graph;
     {
       c10::cuda::CUDAStreamGuard capture_stream(*capture_on);
       // On the capture stream, so that the autograd graph it builds runs its
@@ -72,10 +100,17 @@ void time_graph(Timer& timer, const std::function<void()>& captured, const Sampl
       graph.capture_begin();
       captured();
       graph.capture_end();
+      kept.outputs = outputs();
+      for (at::Tensor& output : kept.outputs) {
+        if (output.defined() && output.is_floating_point()) output.fill_(std::numeric_limits<double>::quiet_NaN());
+      }
+      c10::cuda::getCurrentCUDAStream().synchronize();  // the fill is on the capture stream, the replays are not
     }
-    const std::vector<double> kept =
+    const std::vector<double> replays =
         sample_until_stop(timer, [&] { graph.replay(); }, SampleMode::graph, settings, result);
-    if (!kept.empty()) result.graph_time_us = summarize(kept);
+    if (replays.empty()) return std::nullopt;
+    result.graph_time_us = summarize(replays);
+    return kept;
   } catch (const c10::Error& error) {
     failed(error.what_without_backtrace());
   } catch (const Interrupted&) {
@@ -86,6 +121,7 @@ void time_graph(Timer& timer, const std::function<void()>& captured, const Sampl
   } catch (...) {
     failed("the captured work threw a C++ exception that is not a std::exception");
   }
+  return std::nullopt;
 }
 
 }  // namespace attnsweep

@@ -40,6 +40,11 @@ TimedPass::TimedPass(Pass pass, const Variant& variant, const AttentionInputs& i
   }
 }
 
+std::vector<at::Tensor> TimedPass::results() const {
+  if (!grads_[0].defined()) return {output_};
+  return {grads_[0], grads_[1], grads_[2]};
+}
+
 // The last sample's output and gradients are freed before the next are made,
 // so peak_mem_bytes is one training step's: the saved tensors and one set of gradients.
 void TimedPass::forward_with_grad() {

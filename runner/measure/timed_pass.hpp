@@ -10,6 +10,7 @@
 // profiler, so all three measure the same work.
 #include <array>
 #include <functional>
+#include <vector>
 
 #include "runner/plan/case.hpp"
 #include "runner/variants/variant.hpp"
@@ -36,6 +37,8 @@ class TimedPass {
 
   const at::Tensor& output() const { return output_; }                // of the last forward
   const std::array<at::Tensor, 3>& grads() const { return grads_; }  // dq, dk, dv of the last backward
+  // What the pass produces: the forward's output, or dq, dk and dv.
+  std::vector<at::Tensor> results() const;
   void release() {
     output_ = at::Tensor();
     grads_ = {};

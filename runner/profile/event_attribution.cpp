@@ -12,6 +12,7 @@ namespace attnsweep {
 namespace {
 
 const std::string kLabelPrefix = "attnsweep::forward#";
+const std::string kReplayPrefix = "attnsweep::graph_replay#";
 
 struct Window {
   std::uint64_t start = 0, end = 0;
@@ -29,10 +30,10 @@ struct Window {
   }
 };
 
-int label_index(const std::string& name, int forwards) {
-  if (name.rfind(kLabelPrefix, 0) != 0) return -1;
+int label_index(const std::string& name, int forwards, const std::string& prefix) {
+  if (name.rfind(prefix, 0) != 0) return -1;
   try {
-    const int index = std::stoi(name.substr(kLabelPrefix.size()));
+    const int index = std::stoi(name.substr(prefix.size()));
     return index >= 0 && index < forwards ? index : -1;
   } catch (const std::exception&) {
     return -1;
@@ -123,8 +124,11 @@ void add_self_times(std::vector<const ProfiledEvent*> events,
 }  // namespace
 
 std::string forward_label(int index) { return kLabelPrefix + std::to_string(index); }
+std::string replay_label(int index) { return kReplayPrefix + std::to_string(index); }
 
-ProfileSummary attribute_events(const std::vector<ProfiledEvent>& events, int forwards, bool device_is_cuda) {
+ProfileSummary attribute_events(const std::vector<ProfiledEvent>& events, int forwards, bool device_is_cuda,
+                                Labelled labelled) {
+  const std::string& prefix = labelled == Labelled::forwards ? kLabelPrefix : kReplayPrefix;
   ProfileSummary summary;
   summary.profiled_forwards = forwards;
   summary.kernels_each_forward.assign(forwards, 0);
@@ -133,7 +137,7 @@ ProfileSummary attribute_events(const std::vector<ProfiledEvent>& events, int fo
 
   std::vector<Window> host_windows(forwards), device_windows(forwards);
   for (const auto& e : events) {
-    const int index = label_index(e.name, forwards);
+    const int index = label_index(e.name, forwards, prefix);
     if (index < 0) continue;
     if (e.activity == Activity::user_annotation) host_windows[index].widen(e);
     if (e.activity == Activity::gpu_user_annotation) device_windows[index].widen(e);
@@ -217,6 +221,7 @@ ProfileSummary attribute_events(const std::vector<ProfiledEvent>& events, int fo
   // label must have been recorded (a missing one means dropped records).
   auto all_equal = [](const std::vector<int>& v) { return std::adjacent_find(v.begin(), v.end(), std::not_equal_to<>()) == v.end(); };
   const bool labels_found = std::all_of(host_windows.begin(), host_windows.end(), [](const Window& w) { return w.found; });
+  summary.labels_recorded = labels_found;
   summary.counts_consistent = labels_found && all_equal(summary.kernels_each_forward) &&
                               all_equal(summary.memcpy_each_forward) && all_equal(summary.memset_each_forward);
   if (device_is_cuda && forwards > 0 && summary.kernels_each_forward[0] + summary.memcpy_each_forward[0] == 0 &&

@@ -35,13 +35,21 @@ struct ProfiledEvent {
   std::string metadata_json;  // Kineto's brace-less JSON fragment (kernels: grid, block, registers, ...)
 };
 
-// The record_function label of forward i.
+// The record_function label of forward i, and of graph replay i (profiled in
+// the same session after the forwards: the replay's kernel count is checked
+// against the forward's, docs/measurement.md "Validity").
 std::string forward_label(int index);
+std::string replay_label(int index);
 
-// Attributes events to forwards labelled forward_label(0..forwards-1):
+// Which labels attribute_events reads.
+enum class Labelled { forwards, replays };
+
+// Attributes events to forwards labelled forward_label(0..forwards-1) (or the
+// replays labelled replay_label(...), with Labelled::replays):
 // host events by time inside the label's host interval; device events through
 // the correlation id of the runtime/driver call that launched them, or, failing
 // that, by time inside the label's projection on the device timeline.
-ProfileSummary attribute_events(const std::vector<ProfiledEvent>& events, int forwards, bool device_is_cuda);
+ProfileSummary attribute_events(const std::vector<ProfiledEvent>& events, int forwards, bool device_is_cuda,
+                                Labelled labelled = Labelled::forwards);
 
 }  // namespace attnsweep

@@ -143,7 +143,8 @@ void KinetoProfiler::warm_up(const std::function<void()>& forward, const std::fu
 }
 
 std::vector<ProfiledEvent> KinetoProfiler::profile(const std::function<void()>& forward, int forwards,
-                                                   const std::string& trace_path, const std::function<void()>& before) {
+                                                   const std::string& trace_path, const std::function<void()>& before,
+                                                   const std::function<void()>& replay) {
   std::set<ActivityType> activities = {ActivityType::CPU};
   if (cuda_) activities.insert(ActivityType::CUDA);
   const ProfilerConfig config = make_config();
@@ -158,6 +159,14 @@ std::vector<ProfiledEvent> KinetoProfiler::profile(const std::function<void()>& 
     const std::string label = forward_label(i);
     RECORD_USER_SCOPE(label);
     forward();
+  }
+  if (replay) {
+    synchronize_device(device_);
+    for (int i = 0; i < forwards; ++i) {
+      const std::string label = replay_label(i);
+      RECORD_USER_SCOPE(label);
+      replay();
+    }
   }
   synchronize_device(device_);
   std::unique_ptr<profiler::ProfilerResult> result = profiler::disableProfiler();

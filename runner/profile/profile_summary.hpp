@@ -38,6 +38,7 @@ struct ProfileSummary {
   int profiled_forwards = 0;
   int attempts = 0;
   bool counts_consistent = true;
+  bool labels_recorded = true;      // every labelled forward (or replay) was seen by the profiler
   std::vector<int> kernels_each_forward, memcpy_each_forward, memset_each_forward;
   int cpu_ops_per_forward = 0;      // aten operator calls per forward
   int unattributed_device_events = 0;

@@ -1,0 +1,105 @@
+#include "runner/measure/validity.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "runner/common/numerics.hpp"
+#include "runner/common/text.hpp"
+
+namespace attnsweep {
+namespace {
+
+std::string percent(double share) { return text::fixed(100 * share, 0) + "%"; }
+
+std::string scientific(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2e", value);
+  return buffer;
+}
+
+}  // namespace
+
+std::string joined_reasons(const std::vector<std::string>& reasons) {
+  std::string out;
+  for (const auto& reason : reasons) out += (out.empty() ? "" : "; ") + reason;
+  return out;
+}
+
+void judge_validity(const Case& c, const ValidityLimits& limits, CaseResult& result) {
+  result.validity.clear();
+  result.validity_reasons.clear();
+  const std::optional<SampleStatistics>& timed = result.gpu_time_us ? result.gpu_time_us : result.cpu_time_us;
+  if (result.status != CaseStatus::ok || !timed || timed->count == 0) return;
+  std::vector<std::string>& reasons = result.validity_reasons;
+  using namespace validity_bounds;
+
+  if (result.other_processes.value_or(0) > 0) {
+    reasons.push_back("shared_gpu: " + std::to_string(*result.other_processes) +
+                      " other compute process(es) on the GPU during the case");
+  }
+  const bool counts_known = result.profile && result.profile->counts_consistent &&
+                            !result.profile->kernels_each_forward.empty();
+  if (result.profile && !result.profile->counts_consistent) {
+    reasons.push_back("counts_inconsistent: the profiled passes did not all show the same kernels");
+  }
+  // Only for a pass that is GPU work alone: with launch latency held out of the
+  // events, their interval is the pass's kernels and the gaps between them.
+  if (result.gpu_time_us && result.launch_latency_hidden.value_or(false) && counts_known &&
+      result.profile->kernel_time_us_per_forward > 0) {
+    const double event = result.gpu_time_us->median;
+    const double kernels = result.profile->kernel_time_us_per_forward;
+    const int launches = result.profile->kernels_each_forward.front();
+    const double allowed =
+        std::max(kEventKernelRelative * event, kEventKernelAbsoluteUs + kEventKernelPerKernelUs * launches);
+    if (std::abs(kernels - event) > allowed) {
+      reasons.push_back("event_vs_kernels: the profiler's kernel time is " + text::fixed(kernels, 1) +
+                        " us per pass, the event median " + text::fixed(event, 1) + " us (ratio " +
+                        text::fixed(kernels / event, 2) + "; allowed +-" + text::fixed(allowed, 1) + " us)");
+    }
+  }
+  if (result.graph_kernels_per_replay && counts_known &&
+      *result.graph_kernels_per_replay != result.profile->kernels_each_forward.front()) {
+    reasons.push_back("graph_kernel_count: a profiled CUDA-graph replay launched " +
+                      std::to_string(*result.graph_kernels_per_replay) + " kernel(s), an eager pass " +
+                      std::to_string(result.profile->kernels_each_forward.front()));
+  }
+  if (result.graph_output_rel_diff) {
+    const double diff = *result.graph_output_rel_diff;
+    const double bound = numerics_bound(c.dtype);
+    if (!std::isfinite(diff)) {
+      reasons.push_back("graph_output: the CUDA-graph replays' output is not finite (the eager output is)");
+    } else if (diff > bound) {
+      reasons.push_back("graph_output: the CUDA-graph replays' output differs from the eager output by " +
+                        scientific(diff) + " (relative; bound " + scientific(bound) + ")");
+    }
+  }
+  if (result.throttled_samples > 0) {
+    reasons.push_back("throttled_samples: " + std::to_string(result.throttled_samples) +
+                      " sample(s) dropped, the SM clock under the throttle fraction");
+  }
+  if (result.power_cap_share && *result.power_cap_share > kCapShare) {
+    reasons.push_back("power_capped: " + percent(*result.power_cap_share) + " of the kept samples under a power cap");
+  }
+  if (result.thermal_cap_share && *result.thermal_cap_share > kCapShare) {
+    reasons.push_back("thermal_capped: " + percent(*result.thermal_cap_share) +
+                      " of the kept samples under a thermal slowdown");
+  }
+  if (timed->count < limits.min_samples) {
+    reasons.push_back("few_samples: " + std::to_string(timed->count) + " kept sample(s), under min_samples " +
+                      std::to_string(limits.min_samples));
+  }
+  const bool capped_stop = result.stop_reason == "max_samples" || result.stop_reason == "max_case_seconds";
+  if (capped_stop && !limits.fixed_sample_count && timed->count >= 2 && timed->rel_stdev() > limits.target_rel_stdev) {
+    reasons.push_back("not_converged: stopped at " + result.stop_reason + " with a relative stdev of " +
+                      text::fixed(100 * timed->rel_stdev(), 1) +
+                      "% (target " + text::fixed(100 * limits.target_rel_stdev, 1) + "%), still moving");
+  }
+  if (result.cooldown_budget_exhausted) {
+    reasons.push_back("cooldown_exhausted: the burst regime's cool-down allowance ran out; later samples were "
+                      "taken without cooling down");
+  }
+  result.validity = reasons.empty() ? "ok" : "suspect";
+}
+
+}  // namespace attnsweep

@@ -1,0 +1,183 @@
+// The validity label (runner/measure/validity.hpp): one healthy CUDA case from
+// the H200's numbers, then each way it turns suspect, with the stored reason.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "runner/measure/validity.hpp"
+
+namespace attnsweep {
+namespace {
+
+// sdpa_cudnn 8x16x1024x64 bf16 forward on the H200 (docs/results): event median
+// 60.4 us, profiler kernel time 57.3 us, one kernel, graph replay the same.
+CaseResult healthy_cuda_case() {
+  CaseResult r;
+  r.status = CaseStatus::ok;
+  SampleStatistics stats;
+  stats.count = 200;
+  stats.median = 60.4;
+  stats.mean = 60.5;
+  stats.stdev = 0.6;  // 1% relative
+  r.gpu_time_us = stats;
+  r.stop_reason = "target_rel_stdev";
+  r.launch_latency_hidden = true;
+  ProfileSummary profile;
+  profile.profiled_forwards = 3;
+  profile.kernels_each_forward = {1, 1, 1};
+  profile.kernel_time_us_per_forward = 57.3;
+  r.profile = profile;
+  r.graph_kernels_per_replay = 1;
+  r.graph_output_rel_diff = 0.0;
+  r.power_cap_share = 0.0;
+  r.thermal_cap_share = 0.0;
+  r.other_processes = 0;
+  return r;
+}
+
+Case bf16_case() {
+  Case c;
+  c.variant = "sdpa_cudnn";
+  c.dtype = Dtype::bf16;
+  return c;
+}
+
+ValidityLimits limits() { return {/*min_samples=*/10, /*target_rel_stdev=*/0.02, /*fixed_sample_count=*/false}; }
+
+std::string judged(CaseResult r) {
+  judge_validity(bf16_case(), limits(), r);
+  return r.validity + (r.validity_reasons.empty() ? "" : " " + joined_reasons(r.validity_reasons));
+}
+
+TEST(Validity, AHealthyCaseIsOk) {
+  CaseResult r = healthy_cuda_case();
+  judge_validity(bf16_case(), limits(), r);
+  EXPECT_EQ(r.validity, "ok");
+  EXPECT_TRUE(r.validity_reasons.empty());
+}
+
+TEST(Validity, AFailedOrUntimedCaseHasNoLabel) {
+  CaseResult failed = healthy_cuda_case();
+  failed.status = CaseStatus::unsupported;
+  judge_validity(bf16_case(), limits(), failed);
+  EXPECT_EQ(failed.validity, "");
+  CaseResult untimed = healthy_cuda_case();
+  untimed.gpu_time_us.reset();
+  judge_validity(bf16_case(), limits(), untimed);
+  EXPECT_EQ(untimed.validity, "");
+}
+
+TEST(Validity, EventsThatMissHalfTheKernelTimeAreSuspect) {
+  // Work on a side stream the events do not wait for: kernels 2x the events.
+  CaseResult r = healthy_cuda_case();
+  r.profile->kernel_time_us_per_forward = 121.0;
+  EXPECT_EQ(judged(r),
+            "suspect event_vs_kernels: the profiler's kernel time is 121.0 us per pass, the event median 60.4 us "
+            "(ratio 2.00; allowed +-15.1 us)");
+}
+
+TEST(Validity, TheEventBoundIsTheLargerOfAShareAndAFixedAllowancePerKernel) {
+  // A 12 us decoding case with 3 kernels: 4 us of gaps is within 5 + 3 us.
+  CaseResult small = healthy_cuda_case();
+  small.gpu_time_us->median = 12.0;
+  small.profile->kernels_each_forward = {3, 3, 3};
+  small.graph_kernels_per_replay = 3;
+  small.profile->kernel_time_us_per_forward = 8.0;
+  EXPECT_EQ(judged(small), "ok");
+  small.profile->kernel_time_us_per_forward = 3.9;  // 8.1 us missing: more than 8
+  EXPECT_EQ(judged(small).substr(0, 25), "suspect event_vs_kernels:");
+  // The H200's power-capped extreme (ratio 1.12) stays ok.
+  CaseResult capped = healthy_cuda_case();
+  capped.gpu_time_us->median = 952.0;
+  capped.profile->kernel_time_us_per_forward = 1065.7;
+  EXPECT_EQ(judged(capped), "ok");
+}
+
+TEST(Validity, TheEventCheckNeedsLaunchLatencyHeldOutAndConsistentCounts) {
+  CaseResult r = healthy_cuda_case();
+  r.profile->kernel_time_us_per_forward = 121.0;
+  r.launch_latency_hidden = false;  // the events hold host gaps: no statement
+  EXPECT_EQ(judged(r), "ok");
+  r.launch_latency_hidden = true;
+  r.profile->counts_consistent = false;
+  EXPECT_EQ(judged(r), "suspect counts_inconsistent: the profiled passes did not all show the same kernels");
+}
+
+TEST(Validity, AGraphReplayWithOtherKernelsOrAnotherOutputIsSuspect) {
+  CaseResult dropped = healthy_cuda_case();
+  dropped.graph_kernels_per_replay = 0;
+  EXPECT_EQ(judged(dropped),
+            "suspect graph_kernel_count: a profiled CUDA-graph replay launched 0 kernel(s), an eager pass 1");
+  CaseResult stale = healthy_cuda_case();
+  stale.graph_output_rel_diff = std::numeric_limits<double>::quiet_NaN();  // left as the NaN it was filled with
+  EXPECT_EQ(judged(stale),
+            "suspect graph_output: the CUDA-graph replays' output is not finite (the eager output is)");
+  CaseResult different = healthy_cuda_case();
+  different.graph_output_rel_diff = 0.5;
+  EXPECT_EQ(judged(different), "suspect graph_output: the CUDA-graph replays' output differs from the eager output "
+                               "by 5.00e-01 (relative; bound 1.60e-02)");
+  CaseResult nondeterministic = healthy_cuda_case();
+  nondeterministic.graph_output_rel_diff = 1e-3;  // atomics in a backward: within the dtype's bound
+  EXPECT_EQ(judged(nondeterministic), "ok");
+}
+
+TEST(Validity, SamplesTakenInTheWrongStateAreSuspectWithEveryReason) {
+  CaseResult r = healthy_cuda_case();
+  r.throttled_samples = 4;
+  r.power_cap_share = 1.0;
+  r.thermal_cap_share = 0.6;
+  r.other_processes = 2;
+  r.cooldown_budget_exhausted = true;
+  judge_validity(bf16_case(), limits(), r);
+  EXPECT_EQ(r.validity, "suspect");
+  ASSERT_EQ(r.validity_reasons.size(), 5u);
+  EXPECT_EQ(r.validity_reasons[0], "shared_gpu: 2 other compute process(es) on the GPU during the case");
+  EXPECT_EQ(r.validity_reasons[1], "throttled_samples: 4 sample(s) dropped, the SM clock under the throttle fraction");
+  EXPECT_EQ(r.validity_reasons[2], "power_capped: 100% of the kept samples under a power cap");
+  EXPECT_EQ(r.validity_reasons[3], "thermal_capped: 60% of the kept samples under a thermal slowdown");
+  EXPECT_EQ(r.validity_reasons[4].substr(0, 19), "cooldown_exhausted:");
+  CaseResult half = healthy_cuda_case();
+  half.power_cap_share = 0.5;  // "most" means more than half
+  EXPECT_EQ(judged(half), "ok");
+}
+
+TEST(Validity, TooFewSamplesOrAStoppingRuleThatNeverConvergedIsSuspect) {
+  CaseResult few = healthy_cuda_case();
+  few.gpu_time_us->count = 4;
+  few.stop_reason = "max_case_seconds";
+  few.gpu_time_us->stdev = 0.01;
+  EXPECT_EQ(judged(few), "suspect few_samples: 4 kept sample(s), under min_samples 10");
+
+  CaseResult moving = healthy_cuda_case();
+  moving.stop_reason = "max_samples";
+  moving.gpu_time_us->stdev = 3.025;  // 5% relative
+  EXPECT_EQ(judged(moving), "suspect not_converged: stopped at max_samples with a relative stdev of 5.0% "
+                            "(target 2.0%), still moving");
+  // At the cap, but within the target: converged all the same.
+  moving.gpu_time_us->stdev = 0.6;
+  EXPECT_EQ(judged(moving), "ok");
+  // A fixed count asked for (min_samples == max_samples) has no rule to converge.
+  moving.gpu_time_us->stdev = 3.025;
+  judge_validity(bf16_case(), {10, 0.02, /*fixed_sample_count=*/true}, moving);
+  EXPECT_EQ(moving.validity, "ok");
+}
+
+TEST(Validity, ACpuCaseIsJudgedOnItsSamplesAlone) {
+  CaseResult r;
+  r.status = CaseStatus::ok;
+  SampleStatistics stats;
+  stats.count = 12;
+  stats.median = 900;
+  stats.mean = 905;
+  stats.stdev = 9;
+  r.cpu_time_us = stats;
+  r.stop_reason = "target_rel_stdev";
+  ProfileSummary profile;
+  profile.kernels_each_forward = {0, 0, 0};
+  r.profile = profile;
+  EXPECT_EQ(judged(r), "ok");
+}
+
+}  // namespace
+}  // namespace attnsweep
