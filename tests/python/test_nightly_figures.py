@@ -1,8 +1,9 @@
 """CPU tests of scripts/nightly_figures.py (issue 24's false-alarm and detection figures):
 its reading of nightly summaries (a GPU-like first slowdown night, where the planted knob
 also doubles the kernel count, with a kernel-differences table that is no finding), the
-figures over a made-up work folder; and scripts/device_nightly.sh PHASE=W end to end on
-the CPU with the built attnsweep (skipped when there is none).
+figures over a made-up work folder; and scripts/device_nightly.sh PHASE=W and
+scripts/device_kernel_diff.sh end to end on the CPU with the built attnsweep (skipped when
+there is none).
    run: tests/python/run_python_tests.sh"""
 import os
 import sqlite3
@@ -248,6 +249,31 @@ class DeviceScriptDryRun(unittest.TestCase):
                       "time REGRESSION 0, counts REGRESSION 0; detected 3 of 3 (100.0%); exit 0", figures)
         self.assertIn("slowdown night 2 (expected: time REGRESSION): sdpa_flash cases that ran: 3; WATCH 0, "
                       "time REGRESSION 3, counts REGRESSION 0; detected 3 of 3 (100.0%); exit 1", figures)
+
+
+@unittest.skipUnless(os.access(ATTNSWEEP, os.X_OK), "no built attnsweep (build/attnsweep or $ATTNSWEEP_BIN)")
+class KernelDiffDryRun(unittest.TestCase):
+    """scripts/device_kernel_diff.sh on the CPU: three runs, the second with a variable set, and
+    compare's three formats (a CPU has no kernels: the plumbing, not the lists)."""
+
+    def test_script(self):
+        with tempfile.TemporaryDirectory() as out:
+            env = dict(os.environ, OUT=out, BIN=ATTNSWEEP, DEVICE="cpu", OMP_NUM_THREADS="1",
+                       CONFIG="tests/python/data/kernel_diff_cpu.yaml", VARIABLE="ATTNSWEEP_TEST_SLOWDOWN=sdpa_auto:8")
+            result = subprocess.run(["bash", os.path.join(ROOT, "scripts/device_kernel_diff.sh")], env=env,
+                                    capture_output=True, text=True, timeout=120)
+            log = result.stdout + result.stderr
+            self.assertEqual(result.returncode, 0, log)
+            self.assertEqual(sorted(os.listdir(out)), ["compare.json", "compare.md", "compare.txt", "control.txt",
+                                                       "machine.txt", "runs.tgz"], log)
+            with open(os.path.join(out, "compare.json")) as f:
+                self.assertIn('"format": "attnsweep-compare/1"', f.read())
+            with tarfile.open(os.path.join(out, "runs.tgz")) as tar:
+                names = tar.getnames()
+        self.assertIn("environment: env_vars.ATTNSWEEP_TEST_SLOWDOWN: (unset) -> sdpa_auto:8", log)
+        self.assertIn("sdpa_auto 1x4x256x32 fp32 causal cpu: time regression; 0 kernels listed", log)
+        for label in ("first", "second", "control"):
+            self.assertIn(f"./{label}-backup.db", names)
 
 
 if __name__ == "__main__":
