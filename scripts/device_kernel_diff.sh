@@ -25,7 +25,7 @@ OUT="${OUT:-$PWD/device-out}"
 mkdir -p "$OUT"
 cd "$(dirname "$0")/.." || exit 2
 began=$(date +%s)
-WORK="$(mktemp -d /tmp/kernel-diff.XXXXXX)"
+WORK="$(mktemp -d -t kernel-diff.XXXXXX)"  # under $TMPDIR, else /tmp
 CONFIG="${CONFIG:-tests/gpu/configs/kernel_diff.yaml}"
 VARIABLE="${VARIABLE:-TORCH_CUDNN_SDPA_DEPRIORITIZED=1}"
 DEVICE="${DEVICE:-cuda}"

@@ -51,7 +51,7 @@ if [ "$PHASE" = W ]; then
   # Everything of this call in a folder of its own (fixed /tmp names let one call's
   # files mix with another's); the history folder inside it starts empty.
   began=$(date +%s)
-  WORK="$(mktemp -d /tmp/nightly-window.XXXXXX)"
+  WORK="$(mktemp -d -t nightly-window.XXXXXX)"  # under $TMPDIR, else /tmp
   HIST="$WORK/history"
   CONFIG="${CONFIG:-configs/nightly_window.yaml}"
   SLOWDOWN="${SLOWDOWN:-sdpa_flash}"

@@ -224,8 +224,9 @@ class DeviceScriptDryRun(unittest.TestCase):
     the first slowdown night is a WATCH item, exit 0, as the alert rule says)."""
 
     def test_phase_w(self):
-        with tempfile.TemporaryDirectory() as out:
-            env = dict(os.environ, PHASE="W", OUT=out, BIN=ATTNSWEEP, DEVICE="cpu",
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "out")
+            env = dict(os.environ, PHASE="W", OUT=out, TMPDIR=tmp, BIN=ATTNSWEEP, DEVICE="cpu",
                        CONFIG="tests/python/data/nightly_window_cpu.yaml", SLOWDOWN="sdpa_flash:8",
                        NIGHTLY_ARGS="--threshold 99", IDENTICAL_NIGHTS="4", OMP_NUM_THREADS="1")
             result = subprocess.run(["bash", os.path.join(ROOT, "scripts/device_nightly.sh")], env=env,
@@ -257,8 +258,9 @@ class KernelDiffDryRun(unittest.TestCase):
     compare's three formats (a CPU has no kernels: the plumbing, not the lists)."""
 
     def test_script(self):
-        with tempfile.TemporaryDirectory() as out:
-            env = dict(os.environ, OUT=out, BIN=ATTNSWEEP, DEVICE="cpu", OMP_NUM_THREADS="1",
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "out")
+            env = dict(os.environ, OUT=out, TMPDIR=tmp, BIN=ATTNSWEEP, DEVICE="cpu", OMP_NUM_THREADS="1",
                        CONFIG="tests/python/data/kernel_diff_cpu.yaml", VARIABLE="ATTNSWEEP_TEST_SLOWDOWN=sdpa_auto:8")
             result = subprocess.run(["bash", os.path.join(ROOT, "scripts/device_kernel_diff.sh")], env=env,
                                     capture_output=True, text=True, timeout=120)
