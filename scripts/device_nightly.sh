@@ -11,22 +11,126 @@
 #   PHASE=C: build attnsweep, then a night with a planted slowdown
 #            (ATTNSWEEP_TEST_SLOWDOWN=sdpa_flash) against night 3 (carried as
 #            .devnightly/night3.db), which must exit 1.
+#   PHASE=W: the window's false-alarm and detection figures (issue 24): build
+#            attnsweep, then IDENTICAL_NIGHTS identical nights of
+#            configs/nightly_window.yaml with --history (the first is the baseline),
+#            then two nights with the planted slowdown (SLOWDOWN), `attnsweep history`
+#            of them all, and scripts/nightly_figures.py's table: about 5 to 6 minutes
+#            with a 3-minute build (nights of 10 to 25 s; BUDGET_S below).
 #   device: run(command="PHASE=A bash scripts/device_nightly.sh", carry=[".devdeps"])
 #           run(command="PHASE=B bash scripts/device_nightly.sh", carry=[".devdeps"])
 #           run(command="PHASE=C bash scripts/device_nightly.sh", carry=[".devdeps", ".devnightly"])
+#           run(command="PHASE=W bash scripts/device_nightly.sh", carry=[".devdeps"], timeout_s=600)
+# PHASE=W settings (environment):
+#   CONFIG             the nights' config (default configs/nightly_window.yaml)
+#   IDENTICAL_NIGHTS   identical nights before the slowdown (default 8: the first is the
+#                      baseline; from the 7th on each is judged against a full window of 5)
+#   MIN_IDENTICAL_NIGHTS, BUDGET_S   identical nights past the minimum (default 6, so that the
+#                      first slowdown night meets a full window) are left out when the call
+#                      would end after BUDGET_S seconds (default 360, the build included),
+#                      judged by the longest night so far; the two slowdown nights always run
+#   SLOWDOWN           ATTNSWEEP_TEST_SLOWDOWN of the slowdown nights (default sdpa_flash: each
+#                      forward of sdpa_flash runs twice; on a GPU that also doubles its kernel
+#                      count, a counts regression that fails the first slowdown night at once)
+#   NIGHTLY_ARGS       more nightly options, split on spaces (e.g. "--threshold 50" on a CPU)
+#   DEVICE             nightly --device (default cuda: a night never falls back to the CPU)
+#   BIN                an attnsweep binary to use instead of building one (the CPU dry run:
+#                      BIN=/path/to/attnsweep DEVICE=cpu CONFIG=... SLOWDOWN=sdpa_flash:8)
+# $OUT brings back at most 8 files; PHASE=W writes 7: machine.txt, figures.md (the
+# table), slow1.md and slow2.md (the slowdown nights' summaries), history.html, nights.tgz
+# (every night's summary, output, log and nights.tsv, rewritten after each night, so a call
+# stopped at its limit keeps what ran) and history.tgz (the history folder's databases).
 set -uo pipefail
 OUT="${OUT:-$PWD/device-out}"
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 PHASE="${PHASE:-A}"
+
+if [ "$PHASE" = W ]; then
+  # Everything of this call in a folder of its own (fixed /tmp names let one call's
+  # files mix with another's); the history folder inside it starts empty.
+  began=$(date +%s)
+  WORK="$(mktemp -d -t nightly-window.XXXXXX)"  # under $TMPDIR, else /tmp
+  HIST="$WORK/history"
+  CONFIG="${CONFIG:-configs/nightly_window.yaml}"
+  SLOWDOWN="${SLOWDOWN:-sdpa_flash}"
+  DEVICE="${DEVICE:-cuda}"
+  read -r -a nightly_args <<< "${NIGHTLY_ARGS:-}"
+  {
+    echo "== machine"
+    if command -v nvidia-smi > /dev/null; then
+      nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,power.limit,temperature.gpu --format=csv
+    else
+      echo "no nvidia-smi"
+    fi
+    python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())' \
+      2> /dev/null || echo "torch: not importable by python3"
+    echo "config $CONFIG, device $DEVICE, slowdown $SLOWDOWN, nightly args: ${NIGHTLY_ARGS:-(none)}"
+    echo "git $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  } 2>&1 | tee "$OUT/machine.txt"
+  if [ -z "${BIN:-}" ]; then
+    start=$(date +%s)
+    BUILD_TARGET=attnsweep container/build.sh > "$WORK/build.log" 2>&1 || { tail -30 "$WORK/build.log"; exit 1; }
+    echo "build exit 0 in $(( $(date +%s) - start )) s"
+    BIN=build/attnsweep
+  fi
+  printf 'label\trole\texit\tseconds\tslowdown\n' > "$WORK/nights.tsv"
+  longest=0
+  last_stamp=""
+  night_w() {  # night_w LABEL ROLE SLOWDOWN ('-' for none): one night into $HIST, recorded in nights.tsv
+    local label="$1" role="$2" knob="$3" start code seconds
+    # A night's files in $HIST are named by the UTC second nightly starts in (its summary's
+    # first line): a night must not start in the second of the one before (exit 2).
+    while [ -n "$last_stamp" ] && [[ ! "$(date -u +%Y%m%dT%H%M%SZ)" > "$last_stamp" ]]; do sleep 0.2; done
+    start=$(date +%s)
+    local knob_env=()
+    [ "$knob" != - ] && knob_env=("ATTNSWEEP_TEST_SLOWDOWN=$knob")
+    env "${knob_env[@]}" "$BIN" nightly "$CONFIG" --device "$DEVICE" --history "$HIST" \
+      --db "$WORK/$label.db" --summary "$WORK/$label.md" "${nightly_args[@]}" \
+      > "$WORK/$label.out" 2> "$WORK/$label.err"
+    code=$?
+    seconds=$(( $(date +%s) - start ))
+    last_stamp=$(sed -n '1s/^# attnsweep nightly //p' "$WORK/$label.md" 2> /dev/null)
+    [ "$seconds" -gt "$longest" ] && longest=$seconds
+    printf '%s\t%s\t%s\t%s\t%s\n' "$label" "$role" "$code" "$seconds" "$knob" >> "$WORK/nights.tsv"
+    local what="$role"
+    [ "$knob" != - ] && what="$role, ATTNSWEEP_TEST_SLOWDOWN=$knob"
+    echo "== $label ($what): exit $code in $seconds s (call at $(( $(date +%s) - began )) s)"
+    grep -E '^(### attnsweep compare|- time window|\*\*Watch\*\*|No previous finished night|nightly: )' "$WORK/$label.out"
+    [ "$code" -gt 1 ] && tail -5 "$WORK/$label.err"
+    tar -C "$WORK" -czf "$OUT/nights.tgz" --exclude='*.db*' --exclude=history .
+  }
+  for i in $(seq 1 "${IDENTICAL_NIGHTS:-8}"); do
+    # This night, the two slowdown nights and ~20 s for history and the figures must fit the budget.
+    if [ "$i" -gt "${MIN_IDENTICAL_NIGHTS:-6}" ] &&
+       [ $(( $(date +%s) - began + 3 * longest + 20 )) -gt "${BUDGET_S:-360}" ]; then
+      echo "== identical nights stop at $(( i - 1 )): another would end the call after ${BUDGET_S:-360} s"
+      break
+    fi
+    night_w "night$i" identical -
+  done
+  night_w slow1 slowdown "$SLOWDOWN"
+  night_w slow2 slowdown "$SLOWDOWN"
+  cp "$WORK/slow1.md" "$WORK/slow2.md" "$OUT/" 2> /dev/null
+  echo "== attnsweep history"
+  "$BIN" history "$HIST" --format markdown --html "$OUT/history.html" > "$WORK/history.md" 2> "$WORK/history.err"
+  echo "history exit $? ($(grep -c '^| ' "$WORK/history.md") table lines)"
+  echo "== figures"
+  python3 scripts/nightly_figures.py "$WORK" | tee "$OUT/figures.md"
+  tar -C "$WORK" -czf "$OUT/nights.tgz" --exclude='*.db*' --exclude=history .
+  tar -C "$WORK" -czf "$OUT/history.tgz" history
+  echo "== done in $(( $(date +%s) - began )) s; files in $OUT: $(cd "$OUT" && echo *)"
+  exit 0
+fi
 backup() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()" "$1" "$2"; }
 HIST=/tmp/nightly-history
 mkdir -p "$HIST" /tmp/work
 
 night() {  # night LABEL [extra args...]: one nightly, its output kept
   local label="$1"; shift
-  local start=$(date +%s)
+  local start
+  start=$(date +%s)
   "$BIN" nightly configs/nightly.yaml --db "/tmp/work/$label.db" --summary "/tmp/work/$label.md" "$@" \
     > "/tmp/work/$label.out" 2> "/tmp/work/$label.err"
   local code=$?
