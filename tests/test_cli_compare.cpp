@@ -140,6 +140,34 @@ TEST_F(CliCompare, TheThresholdDecidesWhatIsSame) {
             std::string::npos) << bad.output;
 }
 
+// Issue 24: a 50% slowdown of a case whose candidate is labelled suspect is no
+// regression: its time gets no verdict, and the output says which side and why.
+TEST_F(CliCompare, ASuspectCaseGetsNoTimeVerdictAndSaysWhy) {
+  plant(baseline_, "UPDATE samples SET cpu_time_us = 100 + sample_index % 5 WHERE case_id = "
+                   "(SELECT case_id FROM cases WHERE plan_index = 0)");
+  const std::string candidate = copy("suspect.db");
+  plant(candidate, "UPDATE samples SET cpu_time_us = cpu_time_us * 1.5 WHERE case_id = "
+                   "(SELECT case_id FROM cases WHERE plan_index = 0); "
+                   "UPDATE cases SET validity = 'suspect', validity_reasons = 'power_capped: 100% of the kept samples "
+                   "under a power cap; few_samples: 4 kept sample(s), under min_samples 10' WHERE plan_index = 0");
+  const Outcome outcome = compare(baseline_ + " " + candidate, candidate);
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_EQ(outcome.output.rfind("attnsweep compare: 0 regressions, 0 improvements, 3 same, 1 suspect (time not judged)\n", 0),
+            0u) << outcome.output;
+  EXPECT_NE(outcome.output.find("SUSPECT, time not judged: the candidate is suspect (power_capped, few_samples)"),
+            std::string::npos) << outcome.output;
+  EXPECT_NE(outcome.output.find("SUSPECT 1"), std::string::npos) << outcome.output;
+  // The same slowdown without the label is a regression, as before.
+  plant(candidate, "UPDATE cases SET validity = 'ok', validity_reasons = NULL");
+  EXPECT_EQ(compare(baseline_ + " " + candidate, candidate).exit_code, 1);
+  // A suspect baseline is named as such, and in the JSON the verdict is SUSPECT.
+  plant(baseline_, "UPDATE cases SET validity = 'suspect', validity_reasons = 'shared_gpu: 1 other' WHERE plan_index = 0");
+  const Outcome json = compare(baseline_ + " " + candidate + " --format json", candidate);
+  EXPECT_EQ(json.exit_code, 0) << json.output;
+  EXPECT_NE(json.output.find("the baseline is suspect (shared_gpu)"), std::string::npos) << json.output;
+  EXPECT_NE(json.output.find("\"SUSPECT\""), std::string::npos) << json.output;
+}
+
 TEST_F(CliCompare, MarkdownLeadsWithTheHeadline) {
   const std::string candidate = copy("candidate.db");
   plant(candidate, "UPDATE cases SET status = 'error', error_message = 'boom' WHERE plan_index = 1; "

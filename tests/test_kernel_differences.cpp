@@ -31,6 +31,7 @@
 #include "runner/compare/comparison_report.hpp"
 #include "runner/compare/kernel_differences.hpp"
 #include "storage/run_reader.hpp"
+#include "storage/store.hpp"
 #include "tests/support/scratch_directory.hpp"
 
 namespace attnsweep::compare {
@@ -260,6 +261,7 @@ class RealKernelDifferences : public ::testing::Test {
     const std::string path = scratch_.path(name);
     fs::copy_file(source_data(data), path);
     fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
+    { const storage::Store migrated(path); }  // saved with schema 10; the reader reads the newest
     return path;
   }
 

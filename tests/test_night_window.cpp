@@ -64,6 +64,27 @@ TEST(NightWindow, AnOddNightInAnEvenWindowDoesNotMoveTheBaseline) {
   EXPECT_EQ(a.alert, Alert::none);
 }
 
+// Issue 24: a suspect night tonight gets no time verdict (nor a watch item); a
+// suspect night in the window is left out of it, so its odd time moves nothing.
+TEST(NightWindow, ASuspectNightIsNotJudgedAndNotPartOfTheWindow) {
+  std::vector<Night> nights = nights_at({7000, 1000, 1000, 1000});
+  nights[0][kKey].suspect = true;
+  nights[0][kKey].suspect_reason = "the candidate is suspect (power_capped)";
+  const CaseAlert tonight = alert(nights, 5, 2);
+  EXPECT_EQ(tonight.tonight.time.verdict, compare::TimeVerdict::suspect);
+  EXPECT_EQ(tonight.tonight.time.reason, "the candidate is suspect (power_capped)");
+  EXPECT_EQ(tonight.alert, Alert::none);
+
+  // Window: 1000 (suspect, left out), 1000, 7000, 7000: without the suspect night
+  // the median night is a slow one and tonight's 7000 is SAME; with it, the
+  // lower middle of four would be 1000 and tonight SLOWER.
+  std::vector<Night> window = nights_at({7000, 1000, 1000, 7000, 7000});
+  window[1][kKey].suspect = true;
+  const CaseAlert judged = alert(window, 5, 2);
+  EXPECT_EQ(judged.tonight.nights, 3);
+  EXPECT_EQ(judged.tonight.time.verdict, compare::TimeVerdict::same) << judged.tonight.time.reason;
+}
+
 TEST(NightWindow, AWindowTooShortForTheAlertRuleIsRefused) {
   EXPECT_NO_THROW(check_window_settings(WindowSettings{5, 2}));
   EXPECT_NO_THROW(check_window_settings(WindowSettings{1, 1}));

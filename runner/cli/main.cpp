@@ -222,6 +222,8 @@ int main(int argc, char** argv) {
       "           gives p < 0.001 and the 10th percentile moved beyond --threshold the same way (the whole\n"
       "           distribution shifted); else AMBIGUOUS (also under 5 kept samples on either side). A FASTER or SLOWER case whose\n"
       "           power- or thermal-cap share differs by more than 0.2 between the runs is MARKED, not counted.\n"
+      "           A case whose validity label is suspect on either side (cases.validity, docs/measurement.md) is\n"
+      "           SUSPECT: no time verdict, the side and its reasons said.\n"
       "Why a case changed: with a count, backend, FASTER or SLOWER finding come its kernels that differ (added,\n"
       "removed; launches per pass, grid, block, registers, shared memory, occupancy, share of kernel time),\n"
       "names shortened (json: in full).\n"

@@ -55,6 +55,10 @@ int nightly_command(const NightlyOptions& options) {
     } else {
       std::cout << "nightly: no regression\n";
     }
+    if (!outcome.suspect.empty()) {
+      std::cout << "nightly: " << outcome.suspect.size() << " suspect case" << (outcome.suspect.size() == 1 ? "" : "s")
+                << " not judged on time (validity label; the summary says why)\n";
+    }
     if (!outcome.history_error.empty()) {
       std::cout << std::flush;
       std::cerr << "error: " << outcome.history_error << "\n";

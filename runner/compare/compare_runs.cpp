@@ -385,6 +385,8 @@ void add_time_finding(const TimeComparison& time, std::vector<Finding>& findings
   std::string detail = to_string(time.verdict);
   if (time.verdict == TimeVerdict::ambiguous) {
     detail += ": " + time.reason;
+  } else if (time.verdict == TimeVerdict::suspect) {
+    detail += ", time not judged: " + time.reason;
   } else {
     detail += " " + signed_percent(*time.ratio) + ", " + p_text(*time.p_value);
     if (time.marked()) {
@@ -447,6 +449,11 @@ CaseComparison compare_case(const storage::RunReader& baseline_reader, const Cas
   if (!result.unjudged.empty() && !result.time.marked() &&
       (result.time.verdict == TimeVerdict::faster || result.time.verdict == TimeVerdict::slower)) {
     result.time.cap_mark = result.unjudged;  // reported, not counted either way
+  }
+  if (result.unjudged.empty() && baseline.status == CaseStatus::ok && candidate.status == CaseStatus::ok &&
+      (baseline.suspect() || candidate.suspect())) {
+    result.time.verdict = TimeVerdict::suspect;
+    result.time.reason = suspect_reason(baseline, candidate);
   }
   add_time_finding(result.time, result.findings);
   if (explains_with_kernels(result)) {
@@ -518,6 +525,27 @@ double CompareSettings::tolerance(Dtype dtype) const {
   return fp32_tolerance;
 }
 
+// Which side is suspect and why, by the reasons' codes: "the candidate is
+// suspect (power_capped, not_converged)"; both sides when both are.
+std::string suspect_reason(const CaseRow& baseline, const CaseRow& candidate) {
+  const auto codes = [](const CaseRow& row) {
+    std::string out;
+    std::size_t start = 0;
+    while (start < row.validity_reasons.size()) {
+      std::size_t end = row.validity_reasons.find("; ", start);
+      if (end == std::string::npos) end = row.validity_reasons.size();
+      const std::string reason = row.validity_reasons.substr(start, end - start);
+      out += (out.empty() ? "" : ", ") + reason.substr(0, reason.find(':'));
+      start = end + 2;
+    }
+    return out;
+  };
+  std::vector<std::string> sides;
+  if (candidate.suspect()) sides.push_back("the candidate is suspect (" + codes(candidate) + ")");
+  if (baseline.suspect()) sides.push_back("the baseline is suspect (" + codes(baseline) + ")");
+  return text::join(sides, ", ");
+}
+
 const char* to_string(TimeVerdict verdict) {
   switch (verdict) {
     case TimeVerdict::same: return "SAME";
@@ -525,13 +553,14 @@ const char* to_string(TimeVerdict verdict) {
     case TimeVerdict::slower: return "SLOWER";
     case TimeVerdict::ambiguous: return "AMBIGUOUS";
     case TimeVerdict::not_timed: return "NOT_TIMED";
+    case TimeVerdict::suspect: return "SUSPECT";
   }
   return "?";
 }
 
 const std::vector<TimeVerdict>& time_verdicts() {
   static const std::vector<TimeVerdict> all = {TimeVerdict::same, TimeVerdict::faster, TimeVerdict::slower,
-                                               TimeVerdict::ambiguous, TimeVerdict::not_timed};
+                                               TimeVerdict::ambiguous, TimeVerdict::not_timed, TimeVerdict::suspect};
   return all;
 }
 

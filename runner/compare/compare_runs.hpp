@@ -65,8 +65,10 @@ struct CompareSettings {
 };
 
 // The verdict on a case's time.
-enum class TimeVerdict { same, faster, slower, ambiguous, not_timed };
-const char* to_string(TimeVerdict verdict);  // SAME, FASTER, SLOWER, AMBIGUOUS, NOT_TIMED
+// suspect: both timed, but either side's validity label is `suspect`
+// (docs/measurement.md, "Validity"): no verdict on its time; reason says why.
+enum class TimeVerdict { same, faster, slower, ambiguous, not_timed, suspect };
+const char* to_string(TimeVerdict verdict);  // SAME, FASTER, SLOWER, AMBIGUOUS, NOT_TIMED, SUSPECT
 const std::vector<TimeVerdict>& time_verdicts();  // in declaration order
 
 struct TimeComparison {
@@ -218,6 +220,10 @@ std::unique_ptr<ReadableDatabase> open_readable(const std::string& path, const s
 
 // The kept eager samples of a case (as the comparison uses them), in sample order.
 std::vector<double> kept_eager_times_us(const std::vector<TimingSample>& samples, DeviceKind device);
+
+// Which side of a comparison is suspect, by its reasons' codes: "the candidate
+// is suspect (power_capped, not_converged)"; both when both are; "" when neither.
+std::string suspect_reason(const storage::CaseRow& baseline, const storage::CaseRow& candidate);
 
 // The time verdict of two sets of kept samples, by compare's rules (docs/compare.md,
 // "Time verdicts"): medians, SAME under the threshold or the floor, Mann-Whitney,

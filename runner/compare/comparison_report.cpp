@@ -114,7 +114,7 @@ std::string settings_line(const CompareSettings& settings) {
        << " us change of the median; FASTER/SLOWER need a two-sided Mann-Whitney U p < " << settings.alpha << " and the p"
        << std::lround(100 * settings.shift_quantile)
        << " to move the same way beyond the threshold; AMBIGUOUS otherwise or under " << settings.min_kept_samples
-       << " kept samples";
+       << " kept samples; SUSPECT (not judged) where either side's validity label is suspect";
   return line.str();
 }
 
@@ -567,6 +567,8 @@ std::string headline(const Comparison& comparison) {
                                     std::to_string(comparison.same_cases()) + " same"};
   const int ambiguous = comparison.verdict_counts().at(TimeVerdict::ambiguous);
   if (ambiguous > 0) parts.push_back(std::to_string(ambiguous) + " ambiguous");
+  const int suspect = comparison.verdict_counts().at(TimeVerdict::suspect);
+  if (suspect > 0) parts.push_back(std::to_string(suspect) + " suspect (time not judged)");
   if (comparison.marked_cases() > 0) parts.push_back(std::to_string(comparison.marked_cases()) + " marked");
   if (comparison.unjudged_cases() > 0) {
     parts.push_back(std::to_string(comparison.unjudged_cases()) + " not judged" +

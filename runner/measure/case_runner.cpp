@@ -53,11 +53,16 @@ bool contains(const std::string& text, const char* fragment) { return text.find(
 // A test-only knob: ATTNSWEEP_TEST_SLOWDOWN=<variant>[:<times>][,...] makes each
 // warm-up, timed and profiled forward of those variants run <times> times
 // (default 2: twice the kernels, about twice the time), so that the nightly
-// proof can plant a real regression (docs/reproducibility.md). It is stored
-// with the run among runs.env_vars. Returns 1 for every other variant.
-int forwards_per_call_for_tests(const std::string& variant) {
+// proof can plant a real regression (docs/reproducibility.md). With
+// <variant>:spin=<cycles> (CUDA only; nothing on the CPU) each call is followed
+// by one spin kernel of that many GPU cycles instead: the same kernel count on
+// every night that sets it (spin=0 on the identical nights), so a slowdown of
+// the time alone can be planted (the H200's window figures). It is stored with
+// the run among runs.env_vars. Neither for every other variant.
+TestSlowdown slowdown_for_tests(const std::string& variant) {
+  TestSlowdown slowdown;
   const char* value = std::getenv("ATTNSWEEP_TEST_SLOWDOWN");
-  if (!value) return 1;
+  if (!value) return slowdown;
   std::string list = value;
   std::size_t start = 0;
   while (start <= list.size()) {
@@ -65,12 +70,17 @@ int forwards_per_call_for_tests(const std::string& variant) {
     const std::string item = list.substr(start, end - start);
     const std::size_t colon = item.find(':');
     if (item.substr(0, colon) == variant) {
-      const int times = colon == std::string::npos ? 2 : std::atoi(item.c_str() + colon + 1);
-      return std::max(times, 1);
+      const std::string how = colon == std::string::npos ? "" : item.substr(colon + 1);
+      if (how.rfind("spin=", 0) == 0) {
+        slowdown.spin_cycles = std::max(0LL, std::atoll(how.c_str() + 5));
+      } else {
+        slowdown.repeats = std::max(how.empty() ? 2 : std::atoi(how.c_str()), 1);
+      }
+      return slowdown;
     }
     start = end + 1;
   }
-  return 1;
+  return slowdown;
 }
 
 // Adds the wall time since the previous call to one phase (phases run one after another).
@@ -256,7 +266,9 @@ struct CaseRunner::Impl {
       result.sdpa_backend = variant.sdpa_backend(inputs);
     }
 
-    TimedPass pass(c.pass, variant, inputs, grad_output, forwards_per_call_for_tests(c.variant));
+    TestSlowdown slowdown = slowdown_for_tests(c.variant);
+    if (!device.is_cuda()) slowdown.spin_cycles.reset();
+    TimedPass pass(c.pass, variant, inputs, grad_output, slowdown);
     // The eager results, kept (outside the caching allocator, so not in
     // peak_mem_bytes) for the check of the graph replays' output.
     const bool graphs = device.is_cuda() && settings.cuda_graph;

@@ -1,14 +1,19 @@
 #include "runner/measure/timed_pass.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/cuda/Sleep.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
 namespace attnsweep {
 
 TimedPass::TimedPass(Pass pass, const Variant& variant, const AttentionInputs& inputs, at::Tensor grad_output,
-                     int repeats)
-    : variant_(variant), inputs_(inputs), grad_output_(std::move(grad_output)), repeats_(repeats) {
+                     TestSlowdown slowdown)
+    : variant_(variant),
+      inputs_(inputs),
+      grad_output_(std::move(grad_output)),
+      repeats_(slowdown.repeats),
+      spin_cycles_(slowdown.spin_cycles) {
   switch (pass) {
     case Pass::forward:
       call = [this] {
@@ -37,6 +42,18 @@ TimedPass::TimedPass(Pass pass, const Variant& variant, const AttentionInputs& i
       };
       captured = call;
       break;
+  }
+  if (spin_cycles_) {
+    // The test knob's spin kernel after every timed call: one more kernel on
+    // every night that sets it, more time on the nights that make it long.
+    const auto spin = [cycles = *spin_cycles_](const std::function<void()>& work) {
+      return [work, cycles] {
+        work();
+        at::cuda::sleep(cycles);
+      };
+    };
+    call = spin(call);
+    captured = spin(captured);
   }
 }
 

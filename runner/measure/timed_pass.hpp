@@ -10,6 +10,7 @@
 // profiler, so all three measure the same work.
 #include <array>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "runner/plan/case.hpp"
@@ -17,11 +18,19 @@
 
 namespace attnsweep {
 
+// What the test knob ATTNSWEEP_TEST_SLOWDOWN asks of a variant (case_runner.cpp):
+// run each call `repeats` times, or follow it with a spin kernel of `spin_cycles`.
+struct TestSlowdown {
+  int repeats = 1;
+  std::optional<long long> spin_cycles;  // CUDA only
+};
+
 class TimedPass {
  public:
   // `inputs` are leaves that require grad for the backward passes (as_leaves);
-  // `repeats` > 1 only under the test knob ATTNSWEEP_TEST_SLOWDOWN.
-  TimedPass(Pass pass, const Variant& variant, const AttentionInputs& inputs, at::Tensor grad_output, int repeats);
+  // `slowdown` is none but under the test knob.
+  TimedPass(Pass pass, const Variant& variant, const AttentionInputs& inputs, at::Tensor grad_output,
+            TestSlowdown slowdown = {});
   TimedPass(const TimedPass&) = delete;
   TimedPass& operator=(const TimedPass&) = delete;
 
@@ -52,6 +61,7 @@ class TimedPass {
   const AttentionInputs& inputs_;
   at::Tensor grad_output_;
   int repeats_;
+  std::optional<long long> spin_cycles_;
   at::Tensor output_;
   std::array<at::Tensor, 3> grads_;
 };

@@ -2,6 +2,8 @@
 // Cells of a stored case, as every table of cases shows them: the run's
 // summary and the report's markdown.
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "runner/report/table.hpp"
 #include "storage/run_reader.hpp"
@@ -14,5 +16,10 @@ Cell count_cell(const storage::CaseRow& row, const std::optional<int>& count);
 Cell scientific_cell(const std::optional<double>& value);
 // A real with `digits` decimals; null when unknown.
 Cell real_or_null(const std::optional<double>& value, int digits);
+// The codes of stored validity reasons ("power_capped: ...; few_samples: ..." ->
+// power_capped, few_samples), and the label as tables show it: "ok", or
+// "suspect: power_capped,few_samples"; empty when the case was not judged.
+std::vector<std::string> validity_codes(const std::string& reasons);
+std::string validity_text(const storage::CaseRow& row);
 
 }  // namespace attnsweep::report

@@ -25,6 +25,7 @@ Table summary_table(const std::vector<storage::CaseRow>& cases) {
   }
   if (passes) table.columns.push_back({"grad_err", "", Align::right});
   table.columns.push_back({"numerics"});
+  table.columns.push_back({"validity"});
   for (const auto& row : cases) {
     const Case& c = row.identity;
     const bool ok = row.status == CaseStatus::ok;
@@ -40,6 +41,7 @@ Table summary_table(const std::vector<storage::CaseRow>& cases) {
     }
     if (passes) cells.push_back(ok ? scientific_cell(row.worst_grad_rel_error()) : Cell::null());
     cells.push_back(row.numerics.empty() ? Cell::null() : Cell::text(row.numerics));
+    cells.push_back(row.validity.empty() ? Cell::null() : Cell::text(validity_text(row)));
     table.add_row(std::move(cells));
   }
   return table;

@@ -80,6 +80,8 @@ json case_json(const ReportCase& c, int index) {
           {"grad_rel_errors", {optional_json(r.grad_rel_error_q), optional_json(r.grad_rel_error_k), optional_json(r.grad_rel_error_v)}},
           {"backend_backward", r.sdpa_backend_backward},
           {"numerics", r.numerics.empty() ? json(nullptr) : json(r.numerics)},
+          {"validity", r.validity.empty() ? json(nullptr) : json(r.validity)},
+          {"validity_reasons", r.validity_reasons.empty() ? json(nullptr) : json(r.validity_reasons)},
           {"other_processes", optional_json(r.other_processes)},
           {"samples", optional_json(r.samples)},
           {"power_cap_share", optional_json(r.power_cap_share)},

@@ -93,6 +93,7 @@ Table results_table(const RunReport& r, std::optional<Pass> pass, bool pass_colu
       {"rel. error", "", Align::right},
       {"grad error", "", Align::right},
       {"numerics"},
+      {"validity"},
       {"backward backend"},
       {"vs naive", "", Align::right}};
   table.columns.insert(table.columns.end(), measured.begin(), measured.end());
@@ -120,6 +121,7 @@ Table results_table(const RunReport& r, std::optional<Pass> pass, bool pass_colu
         ok ? scientific_cell(row.rel_error) : Cell::null(),
         ok ? scientific_cell(row.worst_grad_rel_error()) : Cell::null(),
         row.numerics.empty() ? Cell::null() : Cell::text(row.numerics),
+        row.validity.empty() ? Cell::null() : Cell::text(report::validity_text(row)),
         row.sdpa_backend_backward.empty() ? Cell::null() : Cell::text(row.sdpa_backend_backward),
         times(c.speedup_over_naive)};
     cells.insert(cells.end(), values.begin(), values.end());

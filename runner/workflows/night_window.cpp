@@ -79,6 +79,8 @@ Night read_night(const storage::RunReader& reader, std::int64_t run_id) {
     c.power_cap_share = row.power_cap_share;
     c.thermal_cap_share = row.thermal_cap_share;
     c.other_processes = row.other_processes.value_or(0);
+    c.suspect = row.status == CaseStatus::ok && row.suspect();
+    if (c.suspect) c.suspect_reason = compare::suspect_reason(storage::CaseRow{}, row);
     night.emplace(key, std::move(c));
   }
   return night;
@@ -90,7 +92,7 @@ WindowTime judge_against_window(const NightCase& tonight, const std::vector<cons
   compare::TimeComparison& time = result.time;
   std::vector<const NightCase*> timed;
   for (const NightCase* night : window) {
-    if (night && night->status == CaseStatus::ok && night->kept_us.size() >= settings.min_kept_samples) {
+    if (night && night->status == CaseStatus::ok && !night->suspect && night->kept_us.size() >= settings.min_kept_samples) {
       timed.push_back(night);
     }
   }
@@ -101,6 +103,11 @@ WindowTime judge_against_window(const NightCase& tonight, const std::vector<cons
   time.baseline_thermal_cap_share = median_share(timed, &NightCase::thermal_cap_share);
   if (tonight.status != CaseStatus::ok) {
     time.reason = std::string("status ") + to_string(tonight.status) + " tonight";
+    return result;
+  }
+  if (tonight.suspect) {
+    time.verdict = TimeVerdict::suspect;
+    time.reason = tonight.suspect_reason;
     return result;
   }
   if (timed.empty()) {

@@ -37,6 +37,10 @@ struct NightCase {
   std::vector<double> kept_us;  // the kept eager samples (compare::kept_eager_times_us)
   std::optional<double> power_cap_share, thermal_cap_share;
   int other_processes = 0;      // other compute processes on the GPU while it ran
+  // Its validity label was `suspect` (docs/measurement.md, "Validity"): never in
+  // a window, and tonight not judged; `suspect_reason` as compare words it.
+  bool suspect = false;
+  std::string suspect_reason;
 };
 
 // One night's cases by what they measure (a key measured twice: the first in plan order).

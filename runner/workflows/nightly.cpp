@@ -193,7 +193,9 @@ std::vector<std::string> apply_window(compare::Comparison& comparison, const std
                                                : std::string("p -");
     const std::string change =
         c.time.ratio ? std::string(*c.time.ratio >= 1 ? "+" : "") + text::fixed(100 * (*c.time.ratio - 1), 1) + "%" : "";
-    if (c.time.verdict == TimeVerdict::ambiguous) {
+    if (c.time.verdict == TimeVerdict::suspect) {
+      finding.detail = "SUSPECT, time not judged: " + c.time.reason;
+    } else if (c.time.verdict == TimeVerdict::ambiguous) {
       finding.detail = "AMBIGUOUS: " + c.time.reason;
     } else if (c.time.marked()) {
       finding.detail = std::string(to_string(c.time.verdict)) + " " + change + " against the window, " + p_value + ", " +
@@ -458,6 +460,16 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
                  " slower than the window tonight, not yet on " + std::to_string(request.window.consecutive) +
                  " nights in a row: not a failure; a regression if slower again next night)\n\n";
       for (const std::string& item : outcome.watch) summary += "- " + report::markdown_inline(item) + "\n";
+      summary += "\n";
+    }
+    for (const compare::CaseComparison& c : comparison.cases) {
+      if (c.time.verdict == compare::TimeVerdict::suspect) outcome.suspect.push_back(c.key.label() + ": " + c.time.reason);
+    }
+    if (!outcome.suspect.empty()) {
+      summary += "**Suspect** (" + std::to_string(outcome.suspect.size()) + " case" +
+                 (outcome.suspect.size() == 1 ? "" : "s") + " with a `suspect` validity label: their times are not "
+                 "judged tonight, their counts, backend, status and numerics are; docs/measurement.md, \"Validity\")\n\n";
+      for (const std::string& item : outcome.suspect) summary += "- " + report::markdown_inline(item) + "\n";
       summary += "\n";
     }
     if (comparison.cases.empty()) {

@@ -39,6 +39,9 @@ struct NightlyOutcome {
   // With --history: cases slower tonight than the window, but not yet on
   // --consecutive nights in a row ("label: +98.2% against ..."); not a failure.
   std::vector<std::string> watch;
+  // Cases whose time was not judged tonight because a validity label was
+  // `suspect` ("label: which side and why"), counted apart from the verdicts.
+  std::vector<std::string> suspect;
   int window_nights = 0;     // good nights in the time window (0: pinned baseline or first night)
   bool inconclusive = false;  // no regression, but cases whose time could not be judged (shared GPU, ...)
   bool compared_nothing = false;  // a baseline, but no case of tonight's run in it (a failed night too)

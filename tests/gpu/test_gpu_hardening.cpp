@@ -130,3 +130,52 @@ TEST(GpuHardening, ANightlyBesideAnotherGpuProcessIsInconclusive) {
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 24's validity label on the GPU, through the binary: two healthy SDPA
+// backends are `ok` with a graph replay of the same kernels and the same output;
+// an op whose work runs on a stream the events do not wait for, and one that
+// launches nothing while its stream captures a graph, are `suspect` with the
+// reason that gives them away. Neither is an error: their output is right eagerly.
+TEST(GpuValidity, HealthyCasesAreOkAndTheTwoWaysToFoolTheTimersAreSuspect) {
+  if (!has_cuda()) GTEST_SKIP() << "no CUDA device here";
+  attnsweep::testing::ScratchDirectory scratch("attnsweep-gpu-validity");
+  const std::string library = ATTNSWEEP_MISBEHAVING_OPS_LIBRARY;
+  const std::string config = scratch.write(
+      "validity.yaml",
+      "variants:\n  - sdpa_flash\n  - sdpa_cudnn\n"
+      "  - {name: side_stream, kind: op_library, library: '" + library +
+          "', op: attnsweep_misbehaving::side_stream, layout: bshd, causal: is_causal}\n"
+          "  - {name: skips_under_capture, kind: op_library, library: '" + library +
+          "', op: attnsweep_misbehaving::skips_under_capture, layout: bshd, causal: is_causal}\n"
+          "dtypes: [bf16]\ncausal: [true]\nshapes:\n  - {batch: 4, heads: 16, seq_len: 2048, head_dim: 64}\n"
+          "measure: {warmup: 3, profiled_forwards: 3, min_samples: 10, max_samples: 200, target_rel_stdev: 0.05}\n");
+  const std::string db = scratch.path("results.db");
+  const Outcome outcome = run_attnsweep("--log-level off run " + config + " --device cuda --db " + db);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  for (const char* variant : {"sdpa_flash", "sdpa_cudnn"}) {
+    const std::string where = std::string(" FROM cases WHERE variant = '") + variant + "'";
+    EXPECT_EQ(scalar(db, "SELECT status || ' ' || validity || ' ' || ifnull(validity_reasons, '-')" + where), "ok ok -")
+        << variant;
+    EXPECT_EQ(scalar(db, "SELECT graph_kernels_per_replay = kernels_per_forward" + where), "1") << variant;
+    EXPECT_EQ(scalar(db, "SELECT graph_output_rel_diff < 1e-3" + where), "1") << variant;
+  }
+  EXPECT_EQ(scalar(db, "SELECT status || ' ' || numerics || ' ' || validity FROM cases WHERE variant = 'side_stream'"),
+            "ok ok suspect");
+  EXPECT_EQ(scalar(db, "SELECT validity_reasons LIKE '%event_vs_kernels: the profiler''s kernel time is%' "
+                       "FROM cases WHERE variant = 'side_stream'"),
+            "1");
+  EXPECT_EQ(scalar(db, "SELECT status || ' ' || numerics || ' ' || validity FROM cases "
+                       "WHERE variant = 'skips_under_capture'"),
+            "ok ok suspect");
+  EXPECT_EQ(scalar(db, "SELECT graph_kernels_per_replay || ' ' || ifnull(graph_output_rel_diff, 'null') FROM cases "
+                       "WHERE variant = 'skips_under_capture'"),
+            "0 null");
+  const std::string reasons = scalar(db, "SELECT validity_reasons FROM cases WHERE variant = 'skips_under_capture'");
+  EXPECT_TRUE(contains(reasons, "graph_kernel_count: a profiled CUDA-graph replay launched 0 kernel(s)")) << reasons;
+  EXPECT_TRUE(contains(reasons, "graph_output: the CUDA-graph replays' output is not finite")) << reasons;
+  EXPECT_TRUE(contains(outcome.output, "suspect: event_vs_kernels")) << outcome.output;
+}
+
+}  // namespace

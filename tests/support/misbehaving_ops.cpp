@@ -5,6 +5,9 @@
 // of them, differentiable, otherwise: see below), so
 // the same ops run on the CPU and on a GPU.
 #include <ATen/ATen.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
 #include <torch/autograd.h>
 #include <torch/library.h>
 
@@ -64,6 +67,35 @@ at::Tensor mutates(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v
 }
 at::Tensor throws_int(const at::Tensor&, const at::Tensor&, const at::Tensor&, bool) { throw 42; }
 
+// Issue 24's validity checks. Right output, but on a GPU the work runs on a side
+// stream the caller's stream does not wait for; the host waits for it instead.
+// CUDA events on the caller's stream then time almost nothing while the
+// profiler sees every kernel: the event median and the kernel time disagree.
+at::Tensor side_stream(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool is_causal) {
+  if (!q.is_cuda()) return attention(q, k, v, is_causal, true);
+  const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool();
+  at::Tensor out;
+  {
+    const c10::cuda::CUDAStreamGuard on_side(side);
+    out = attention(q, k, v, is_causal, true);
+  }
+  side.synchronize();
+  return out;
+}
+// Right eagerly; while its stream captures a CUDA graph it launches nothing and
+// hands back unwritten memory (the kernels silently missing from a graph that
+// flashinfer-bench found): replays then time nothing and leave the output stale.
+at::Tensor skips_under_capture(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool is_causal) {
+  if (q.is_cuda()) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(c10::cuda::getCurrentCUDAStream().stream(), &status) == cudaSuccess &&
+        status != cudaStreamCaptureStatusNone) {
+      return at::empty_like(q);
+    }
+  }
+  return attention(q, k, v, is_causal, true);
+}
+
 // Differentiable without a backward of its own: registered CompositeImplicitAutograd,
 // so autograd differentiates its ATen ops. In the bshd layout, so attnsweep's
 // laid-out copies sit on the path back to q, k and v.
@@ -114,6 +146,8 @@ TORCH_LIBRARY(attnsweep_misbehaving, m) {
   m.def("good_bshd_differentiable(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
   m.def("wrong_backward(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
   m.def("implicit_beside_explicit(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
+  m.def("side_stream(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
+  m.def("skips_under_capture(Tensor q, Tensor k, Tensor v, bool is_causal=False) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(attnsweep_misbehaving, CompositeExplicitAutograd, m) {
@@ -127,6 +161,8 @@ TORCH_LIBRARY_IMPL(attnsweep_misbehaving, CompositeExplicitAutograd, m) {
   m.impl("mutates", mutates);
   m.impl("throws_int", throws_int);
   m.impl("wrong_backward", wrong_backward);
+  m.impl("side_stream", side_stream);
+  m.impl("skips_under_capture", skips_under_capture);
   // Beside a CompositeImplicitAutograd kernel of the same op (below): the dispatcher
   // then runs this one, and autograd meets PyTorch's fallback, not the composite.
   m.impl("implicit_beside_explicit", good_bshd_differentiable);

@@ -206,6 +206,9 @@
       title: (c) => (c.grad_rel_errors || []).some((e) => e !== null)
         ? "dq " + sci(c.grad_rel_errors[0]) + ", dk " + sci(c.grad_rel_errors[1]) + ", dv " + sci(c.grad_rel_errors[2]) : "" },
     { name: "numerics", value: (c) => c.numerics || "", cls: (c) => "numerics-" + (c.numerics || "") },
+    // ok, or suspect with its reasons' codes; the reasons in full in the tooltip (docs/measurement.md, "Validity").
+    { name: "validity", value: (c) => c.validity ? (c.validity === "suspect" ? "suspect: " + validityCodes(c) : c.validity) : "",
+      cls: (c) => "validity-" + (c.validity || ""), title: (c) => c.validity_reasons || "" },
     { name: "backward backend", value: (c) => c.backend_backward || "" },
     { name: "vs naive", num: true, value: (c) => times(c.vs_naive), sort: (c) => c.vs_naive });
   if (data.compare) {
@@ -217,6 +220,9 @@
   // on a CPU run, gradient errors of a forward) are left out.
   const empty = (v) => v === "" || v === null || (Array.isArray(v) && !v.length);
   const columnsOf = (shown) => allColumns.filter((column) => !shown.every((c) => empty(column.value(c))));
+  function validityCodes(c) {
+    return (c.validity_reasons || "").split("; ").map((reason) => reason.split(":")[0]).join(", ");
+  }
   function count(c, n) {
     if (n === null || n === undefined) return "";
     return c.consistent === false ? `${n}?` : String(n);
