@@ -29,9 +29,14 @@
 #                      first slowdown night meets a full window) are left out when the call
 #                      would end after BUDGET_S seconds (default 360, the build included),
 #                      judged by the longest night so far; the two slowdown nights always run
-#   SLOWDOWN           ATTNSWEEP_TEST_SLOWDOWN of the slowdown nights (default sdpa_flash: each
-#                      forward of sdpa_flash runs twice; on a GPU that also doubles its kernel
-#                      count, a counts regression that fails the first slowdown night at once)
+#   SLOWDOWN           ATTNSWEEP_TEST_SLOWDOWN of the slowdown nights (default on CUDA
+#                      sdpa_flash:spin=200000: a spin kernel of 200000 GPU cycles, ~0.1 ms at
+#                      1980 MHz, after each sdpa_flash call; on the CPU sdpa_flash:2, each
+#                      forward twice). A plain repeat (sdpa_flash:2) on a GPU also doubles the
+#                      kernel count, a counts regression that fails the first slowdown night
+#   IDENTICAL_KNOB     ATTNSWEEP_TEST_SLOWDOWN of the identical nights (default on CUDA
+#                      sdpa_flash:spin=0: the same spin kernel, zero cycles, so every night
+#                      launches the same kernels and only the time changes; '-' for none)
 #   NIGHTLY_ARGS       more nightly options, split on spaces (e.g. "--threshold 50" on a CPU)
 #   DEVICE             nightly --device (default cuda: a night never falls back to the CPU)
 #   BIN                an attnsweep binary to use instead of building one (the CPU dry run:
@@ -54,8 +59,14 @@ if [ "$PHASE" = W ]; then
   WORK="$(mktemp -d -t nightly-window.XXXXXX)"  # under $TMPDIR, else /tmp
   HIST="$WORK/history"
   CONFIG="${CONFIG:-configs/nightly_window.yaml}"
-  SLOWDOWN="${SLOWDOWN:-sdpa_flash}"
   DEVICE="${DEVICE:-cuda}"
+  if [ "$DEVICE" = cuda ]; then
+    SLOWDOWN="${SLOWDOWN:-sdpa_flash:spin=200000}"
+    IDENTICAL_KNOB="${IDENTICAL_KNOB:-sdpa_flash:spin=0}"
+  else
+    SLOWDOWN="${SLOWDOWN:-sdpa_flash:2}"
+    IDENTICAL_KNOB="${IDENTICAL_KNOB:--}"
+  fi
   read -r -a nightly_args <<< "${NIGHTLY_ARGS:-}"
   {
     echo "== machine"
@@ -66,7 +77,7 @@ if [ "$PHASE" = W ]; then
     fi
     python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())' \
       2> /dev/null || echo "torch: not importable by python3"
-    echo "config $CONFIG, device $DEVICE, slowdown $SLOWDOWN, nightly args: ${NIGHTLY_ARGS:-(none)}"
+    echo "config $CONFIG, device $DEVICE, slowdown $SLOWDOWN, identical nights $IDENTICAL_KNOB, nightly args: ${NIGHTLY_ARGS:-(none)}"
     echo "git $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   } 2>&1 | tee "$OUT/machine.txt"
   if [ -z "${BIN:-}" ]; then
@@ -108,7 +119,7 @@ if [ "$PHASE" = W ]; then
       echo "== identical nights stop at $(( i - 1 )): another would end the call after ${BUDGET_S:-360} s"
       break
     fi
-    night_w "night$i" identical -
+    night_w "night$i" identical "$IDENTICAL_KNOB"
   done
   night_w slow1 slowdown "$SLOWDOWN"
   night_w slow2 slowdown "$SLOWDOWN"

@@ -222,7 +222,7 @@ def report(nights):
     for n in nights:
         planted = planted_variants(n.slowdown)
         counts = n.s["counts"]
-        verdicts = ", ".join(f"{v} {counts[f'time {v}']}" for v in ("SAME", "FASTER", "SLOWER", "AMBIGUOUS")
+        verdicts = ", ".join(f"{v} {counts[f'time {v}']}" for v in ("SAME", "FASTER", "SLOWER", "AMBIGUOUS", "SUSPECT")
                              if counts.get(f"time {v}"))
         if counts.get("time MARKED by a power or thermal cap"):
             verdicts += f", MARKED {counts['time MARKED by a power or thermal cap']}"
