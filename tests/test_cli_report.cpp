@@ -287,7 +287,7 @@ TEST_F(CliReport, MarkdownHasTheStudysTableTheFailuresAndTheEnvironment) {
     EXPECT_NE(md.find(heading), std::string::npos) << heading;
   }
   // Kernel counts and ceilings exist on CUDA runs only: a CPU run's table leaves those columns out.
-  EXPECT_NE(md.find("| variant | shape | dtype | mask | status | CPU time (us) | CPU dispatch (us) | TFLOP/s | rel. error | numerics | vs naive |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| variant | shape | dtype | mask | status | CPU time (us) | CPU dispatch (us) | TFLOP/s | rel. error | numerics | validity | vs naive |"), std::string::npos) << md;
   EXPECT_NE(md.find("| naive | 1x2x16x8 | fp32 | causal | ok |"), std::string::npos) << md;
   EXPECT_NE(md.find("| 1.00x |"), std::string::npos) << md;  // naive against itself
   // One row per case in the results table, and the unsupported ones again with their reason.
