@@ -138,7 +138,11 @@ const Table<CaseRow>& case_rows() {
                                member<C>("grad_rel_error_q", &C::grad_rel_error_q),
                                member<C>("grad_rel_error_k", &C::grad_rel_error_k),
                                member<C>("grad_rel_error_v", &C::grad_rel_error_v),
-                               member<C>("sdpa_backend_backward", &C::sdpa_backend_backward)}};
+                               member<C>("sdpa_backend_backward", &C::sdpa_backend_backward),
+                               member<C>("energy_j", &C::energy_j),
+                               member<C>("energy_power_w", &C::energy_power_w),
+                               member<C>("energy_window_s", &C::energy_window_s),
+                               member<C>("energy_passes", &C::energy_passes)}};
   return table;
 }
 

@@ -31,6 +31,7 @@
 #include "runner/compare/comparison_report.hpp"
 #include "runner/compare/kernel_differences.hpp"
 #include "storage/run_reader.hpp"
+#include "storage/store.hpp"
 #include "tests/support/scratch_directory.hpp"
 
 namespace attnsweep::compare {
@@ -256,10 +257,13 @@ std::vector<std::string> lines_with(const std::string& text, const std::vector<s
 
 class RealKernelDifferences : public ::testing::Test {
  protected:
+  // A copy of a saved excerpt, brought to this attnsweep's schema (the Store
+  // migrates a file of an older version when it opens it) so that a RunReader reads it.
   std::string copy(const std::string& data, const std::string& name) {
     const std::string path = scratch_.path(name);
     fs::copy_file(source_data(data), path);
     fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
+    { const storage::Store migrated(path); }
     return path;
   }
 

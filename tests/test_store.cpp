@@ -425,6 +425,29 @@ TEST_F(StoreTest, MigratesASavedVersionNineDatabase) {
             "forward:null,forward:null,forward:null");
 }
 
+// tests/data/schema_v10.db: schema_v9.db migrated in place by attnsweep of commit a87e92a
+// (schema 10), then with sqlite3 its naive case made a forward_backward with gradient errors
+// and its sdpa_efficient case a backward, so version 10's own columns have values to keep.
+// Version 11 adds the energy window's columns: empty for every older case; the results view
+// shows energy_j, energy_power_w and tflop_per_joule.
+TEST_F(StoreTest, MigratesASavedVersionTenDatabase) {
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(10, path_));
+  expect_migrated(path_, "saved-v7");
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(variant || ':' || pass || ':' || ifnull(grad_rel_error_k, 'null'), ',') "
+                          "FROM (SELECT * FROM cases ORDER BY case_id)").getString(),
+            "naive:forward_backward:2.5e-07,sdpa_efficient:backward:null,naive:forward:null");
+  EXPECT_EQ(db.execAndGet("SELECT numerics || '|' || numerics_bound FROM cases WHERE variant = 'naive' AND status = 'ok'")
+                .getString(),
+            "ok|0.0001");
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE energy_j IS NULL AND energy_power_w IS NULL AND "
+                          "energy_window_s IS NULL AND energy_passes IS NULL").getInt(),
+            3);  // the two saved cases and the one expect_migrated added
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE energy_j IS NULL AND energy_power_w IS NULL AND "
+                          "tflop_per_joule IS NULL").getInt(),
+            3);
+}
+
 TEST_F(StoreTest, ThePassIsStoredAndTheSchemaRefusesAnUnknownOne) {
   Store store(path_);
   const auto run_id = store.begin_run(run_record());
