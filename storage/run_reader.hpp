@@ -86,6 +86,17 @@ struct CaseRow {
   std::optional<double> graph_output_rel_diff;
   bool suspect() const { return validity == "suspect"; }
   std::string sdpa_backend_backward;
+  // Schema 11: the energy window (NULL when not measured): joules per pass, watts,
+  // the window's seconds and the passes run in it.
+  std::optional<double> energy_j, energy_power_w, energy_window_s;
+  std::optional<int> energy_passes;
+
+  // TFLOP per joule, as the results view's tflop_per_joule: the pass's FLOPs over
+  // its energy; empty without a positive energy.
+  std::optional<double> tflop_per_joule() const {
+    if (!energy_j || !(*energy_j > 0)) return std::nullopt;
+    return flops / 1e12 / *energy_j;
+  }
 
   // The worst of dq, dk and dv's errors, as the results view's grad_rel_error_max:
   // empty for a forward case, and when any of the three is missing (a gradient

@@ -26,7 +26,10 @@
 -- grad_rel_error_k, grad_rel_error_v and sdpa_backend_backward (NULL until the backward is measured);
 -- the results view gains pass and the three gradient errors; 11 trust signals (issue 24): cases gains validity
 -- ('ok' or 'suspect'), validity_reasons, graph_kernels_per_replay and graph_output_rel_diff (NULL for older
--- cases: never judged), and the results view gains validity and validity_reasons.
+-- cases: never judged), and the results view gains validity and validity_reasons; also energy per pass:
+-- cases gains energy_j, energy_power_w, energy_window_s and energy_passes (NULL unless
+-- measure.energy_window_ms was set on a GPU with NVML's energy counter), and the results view gains
+-- energy_j, energy_power_w and tflop_per_joule.
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id             INTEGER PRIMARY KEY,
@@ -197,6 +200,11 @@ CREATE TABLE IF NOT EXISTS cases (
   grad_rel_error_k   REAL,                     --   autograd on the same inputs and upstream gradient; likewise dk
   grad_rel_error_v   REAL,                     --   and dv. NULL for forward cases and until the backward is measured
   sdpa_backend_backward TEXT,                  -- sdpa_* backward passes: the backend that ran the backward
+  energy_j           REAL,                     -- joules per pass from NVML's energy counter over the energy window
+  energy_power_w     REAL,                     --   (measure.energy_window_ms), and the average power in it, watts;
+  energy_window_s    REAL,                     --   the window's host seconds between two steps of the counter and
+  energy_passes      INTEGER,                  --   the passes run in it. NULL on CPU, without the counter, for
+                                               --   backward cases and when the window is off (docs/measurement.md)
   UNIQUE (run_id, plan_index)
 );
 
@@ -315,6 +323,8 @@ SELECT
      c.kv_heads, c.seq_len_q, c.seq_len_kv, c.head_dim, c.dtype, c.causal, c.pass, c.device) AS rel_error_vs_best,
   c.grad_rel_error_q, c.grad_rel_error_k, c.grad_rel_error_v,
   max(c.grad_rel_error_q, c.grad_rel_error_k, c.grad_rel_error_v) AS grad_rel_error_max,  -- the worst gradient
-  c.sdpa_backend_backward
+  c.sdpa_backend_backward,
+  c.energy_j, c.energy_power_w,                             -- joules per pass and watts (NULL when not measured)
+  c.flops / 1e12 / c.energy_j AS tflop_per_joule
 FROM cases c JOIN runs r USING (run_id)
 LEFT JOIN run_devices d ON d.run_id = c.run_id AND d.device = c.device AND d.shard_index IS c.shard_index;

@@ -304,6 +304,10 @@ const Table<NewCase>& cases_table() {
         {"grad_rel_error_k", [](const C& c) { return to_value(c.result.grad_rel_error_k); }},
         {"grad_rel_error_v", [](const C& c) { return to_value(c.result.grad_rel_error_v); }},
         {"sdpa_backend_backward", [](const C& c) { return null_if_empty(c.result.sdpa_backend_backward); }},
+        {"energy_j", [](const C& c) { return to_value(c.result.energy_j); }},
+        {"energy_power_w", [](const C& c) { return to_value(c.result.energy_power_w); }},
+        {"energy_window_s", [](const C& c) { return to_value(c.result.energy_window_s); }},
+        {"energy_passes", [](const C& c) { return to_value(c.result.energy_passes); }},
     });
     return Table<C>{"cases", {"run_id"}, std::move(fields)};
   }();

@@ -172,6 +172,28 @@ TEST_F(Cli, PassesOtherThanForwardArePlannedRunAndStoredAsCasesOfTheirOwn) {
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE pass = 'forward' AND grad_rel_error_q IS NOT NULL").getInt(), 0);
 }
 
+// Issue 24: the energy window reads NVML's counter, which a CPU has not. A CPU
+// run with measure.energy_window_ms set runs as without: every energy column
+// NULL, no window run (timing takes no 300 ms per case), no warning about it.
+TEST_F(Cli, ACpuRunLeavesTheEnergyColumnsNull) {
+  const std::string config = write("window.yaml", std::string(kTinyConfig) + "passes: [forward, forward_backward]\n");
+  std::string text = read_file(config);
+  text.replace(text.find("max_case_seconds: 1}"), 20, "max_case_seconds: 1, energy_window_ms: 300}");
+  std::ofstream(config) << text;
+  const Outcome ran = run("run " + config + " --device cpu --db " + path("r.db"));
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  EXPECT_EQ(ran.output.find("energy"), std::string::npos) << ran.output;
+  SQLite::Database db(path("r.db"));
+  EXPECT_NE(db.execAndGet("SELECT config_yaml FROM runs").getString().find("energy_window_ms: 300"), std::string::npos);
+  EXPECT_GT(db.execAndGet("SELECT count(*) FROM cases WHERE status = 'ok'").getInt(), 0);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE energy_j IS NOT NULL OR energy_power_w IS NOT NULL OR "
+                          "energy_window_s IS NOT NULL OR energy_passes IS NOT NULL").getInt(), 0);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE energy_j IS NOT NULL OR tflop_per_joule IS NOT NULL")
+                .getInt(), 0);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE warnings LIKE '%energy%'").getInt(), 0);
+  EXPECT_LT(db.execAndGet("SELECT max(timing_seconds) FROM cases").getDouble(), 0.3);
+}
+
 TEST_F(Cli, VariantsListsEveryVariantAndWhereItRuns) {
   const Outcome outcome = run("variants --device cpu");
   EXPECT_EQ(outcome.exit_code, 0);

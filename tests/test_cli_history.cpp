@@ -153,6 +153,49 @@ TEST_F(CliNightlyHistory, TheWindowIgnoresOneOddNightAndHistoryMarksIt) {
   EXPECT_EQ(lines_of(text.output), 11u) << text.output;  // a header and 10 rows
 }
 
+// Energy per pass (schema 11) night by night: the CPU nights store none, so it is
+// planted into the history's files. history shows energy_j where a night has it
+// (null elsewhere), in the table and in the page's data; a 30% energy change is
+// compare's note, so it marks no night changed; without energy, no column.
+TEST_F(CliNightlyHistory, EnergyPerPassIsAColumnWhereANightHasItAndNoChangeByItself) {
+  good_nights(2);
+  const Outcome without = history(history_ + " --format csv --threshold 99");
+  ASSERT_EQ(without.exit_code, 0) << without.output;
+  EXPECT_FALSE(contains(without.output, "energy_j")) << without.output;
+
+  std::vector<std::string> nights;
+  for (const auto& entry : fs::directory_iterator(history_)) {
+    if (entry.path().extension() == ".db") nights.push_back(entry.path().string());
+  }
+  std::sort(nights.begin(), nights.end());
+  ASSERT_EQ(nights.size(), 2u);
+  for (std::size_t i = 0; i < nights.size(); ++i) {
+    fs::permissions(nights[i], fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::add);
+    SQLite::Database db(nights[i], SQLite::OPEN_READWRITE);
+    db.exec(std::string("UPDATE cases SET energy_j = ") + (i == 0 ? "0.01" : "0.013") +
+            ", energy_power_w = 120, energy_window_s = 0.5, energy_passes = 5000 WHERE variant = 'naive'");
+  }
+  const Outcome table = history(history_ + " --format json --threshold 99 --html " + path("history.html"));
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  const nlohmann::json rows = nlohmann::json::parse(table.output.substr(0, table.output.rfind(']') + 1));
+  ASSERT_EQ(rows.size(), 4u) << table.output;  // 2 cases x 2 nights
+  std::vector<double> naive;
+  for (const auto& row : rows) {
+    ASSERT_TRUE(row.contains("energy_j")) << row;
+    if (row["case"] == "naive 1x4x256x32 fp32 causal cpu") {
+      naive.push_back(row["energy_j"].get<double>());
+    } else {
+      EXPECT_TRUE(row["energy_j"].is_null()) << row;
+    }
+    EXPECT_TRUE(row["changed"].is_null()) << row;  // +30% energy: a note, no change
+  }
+  EXPECT_EQ(naive, (std::vector<double>{0.01, 0.013}));
+  const std::string page = read(path("history.html"));
+  EXPECT_TRUE(contains(page, "\"energy_j\":[0.01,0.013]")) << page.substr(0, 2000);
+  EXPECT_TRUE(contains(page, "\"energy_j\":[null,null]")) << page.substr(0, 2000);
+  EXPECT_TRUE(contains(page, "energy per pass: ")) << "the tooltip's line";
+}
+
 TEST_F(CliNightlyHistory, ABackendChangeFailsAtOnceWhileATimeWaits) {
   good_nights(2);
   // The last night's sdpa_math ran another backend (on the CPU there are no kernel

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "runner/common/sha256.hpp"
+#include "storage/store.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
 
@@ -245,7 +246,8 @@ TEST_F(CliMerge, RefusesAnInputOfAnotherSchemaVersion) {
   fs::copy_file(ATTNSWEEP_SOURCE_DIR "/tests/data/schema_v5.db", old);
   const std::string hash = file_hash(old);
   expect_refused(path("merged.db"), {run_shard("0/3", "s0.db"), old},
-                 "v5.db: database schema version 5, but merge takes version 10 only");
+                 "v5.db: database schema version 5, but merge takes version " +
+                     std::to_string(attnsweep::storage::kSchemaVersion) + " only");
   EXPECT_EQ(file_hash(old), hash);
 }
 

@@ -841,4 +841,123 @@ TEST_F(CliReportPasses, MarkdownHasOneSectionPerPassWithThePassAndTheWorstGradie
             std::string::npos) << md;
 }
 
+// ---- energy per pass (issue 24) -----------------------------------------------
+// The passes' run above with the energy window's columns planted as a GPU at
+// 600 W gives them: joules per pass = median x 600 W, for the forward and
+// forward_backward cases (a backward has none). The report shows an energy
+// section, two charts per pass that has energy and two table columns; a run
+// without energy shows none of it.
+class CliReportEnergy : public CliReportPasses {
+ protected:
+  void plant_energy() {
+    SQLite::Database(db_, SQLite::OPEN_READWRITE)
+        .exec("UPDATE cases SET energy_power_w = 600, energy_j = gpu_time_us_median * 600e-6, energy_window_s = 0.5, "
+              "energy_passes = CAST(0.5 / (gpu_time_us_median * 1e-6) AS INTEGER) "
+              "WHERE pass != 'backward' AND status = 'ok'");
+  }
+};
+
+TEST_F(CliReportEnergy, TheHtmlHasAnEnergySectionWhenARunHasEnergyAndEachCasesJoulesAndTflopPerJoule) {
+  const std::string before = scratch_.path("before.html");
+  ASSERT_EQ(run("report " + db_ + " -o " + before).exit_code, 0);
+  const std::string plain = read_file(before);
+  EXPECT_EQ(plain.find("charts-energy"), std::string::npos) << "no energy: no section, no link";
+  EXPECT_TRUE(embedded_data(plain)["cases"][0]["energy_j"].is_null());
+
+  plant_energy();
+  const std::string report = scratch_.path("r.html");
+  ASSERT_EQ(run("report " + db_ + " -o " + report).exit_code, 0);
+  const std::string html = read_file(report);
+  EXPECT_NE(html.find("<a href=\"#charts-energy\">Energy</a>"), std::string::npos);
+  EXPECT_NE(html.find("<section id=\"charts-energy\"><h2>Energy per pass</h2>"), std::string::npos);
+  EXPECT_NE(html.find("Backward cases have none"), std::string::npos);
+  EXPECT_LT(html.find("id=\"charts-roofline\""), html.find("id=\"charts-energy\""));  // next to the roofline
+  EXPECT_LT(html.find("id=\"charts-energy\""), html.find("id=\"charts-kernels\""));
+  const json data = embedded_data(html);
+  const auto find = [&](const std::string& variant, const std::string& pass) {
+    for (const json& c : data["cases"]) {
+      if (c["variant"] == variant && c["pass"] == pass) return c;
+    }
+    return json();
+  };
+  const json flash = find("sdpa_flash", "forward");
+  EXPECT_NEAR(flash["energy_j"].get<double>(), 96 * 600e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(flash["energy_power_w"].get<double>(), 600);
+  EXPECT_NEAR(flash["tflop_per_joule"].get<double>(), 1e9 / 1e12 / (96 * 600e-6), 1e-9);
+  const json step = find("sdpa_auto", "forward_backward");
+  EXPECT_NEAR(step["energy_j"].get<double>(), 270 * 600e-6, 1e-12);
+  EXPECT_NEAR(step["tflop_per_joule"].get<double>(), 3.5e9 / 1e12 / (270 * 600e-6), 1e-9);
+  EXPECT_TRUE(find("sdpa_flash", "backward")["energy_j"].is_null());
+  EXPECT_TRUE(find("sdpa_cudnn", "backward")["tflop_per_joule"].is_null());
+}
+
+TEST_F(CliReportEnergy, ChromiumDrawsTheEnergyChartsOfEachPassThatHasEnergy) {
+  const std::string browser = chromium();
+  if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
+  plant_energy();
+  const std::string report = scratch_.path("r.html");
+  ASSERT_EQ(run("report " + db_ + " -o " + report).exit_code, 0);
+  const std::string flags = " --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir=" +
+                            scratch_.path("chromium") + " --virtual-time-budget=10000 ";
+  const json probe_out = probe_in_chromium(browser, report, flags);
+  ASSERT_TRUE(probe_out.is_object());
+  const std::string text = probe_out.dump();
+  EXPECT_EQ(probe_out["errors"], json::array()) << text;
+  EXPECT_EQ(probe_out["errors_after_clicks"], json::array()) << text;
+  for (const std::string pass : {"forward", "backward", "forward_backward"}) {
+    const json& view = probe_out["by_pass"][pass];
+    ASSERT_TRUE(view.is_object()) << pass << "\n" << text;
+    const json& charts = view["charts"];
+    if (pass == "backward") {
+      EXPECT_FALSE(charts.contains("energy") || charts.contains("tflop-per-joule")) << text;
+      continue;
+    }
+    EXPECT_EQ(charts["energy"], 1) << pass << "\n" << text;
+    EXPECT_EQ(charts["tflop-per-joule"], 1) << pass << "\n" << text;
+    EXPECT_EQ(view["points"]["energy"], 3) << pass << "\n" << text;  // naive, sdpa_flash, sdpa_auto
+    EXPECT_EQ(view["drawn"], 7) << pass << "\n" << text;  // time, speed-up, roofline, ceiling share, 2 energy, kernels
+    const std::string noun = pass == "forward_backward" ? "forward+backward" : pass;
+    EXPECT_NE(view["titles"].dump().find("bf16, head_dim 64: energy per " + noun), std::string::npos) << text;
+    // The table's two energy columns, flash's values in them.
+    const json& headers = view["headers"];
+    const auto at = [&](const char* name) {
+      return static_cast<std::size_t>(std::find(headers.begin(), headers.end(), name) - headers.begin());
+    };
+    ASSERT_LT(at("energy (J)"), headers.size()) << headers.dump();
+    ASSERT_LT(at("TFLOP/J"), headers.size()) << headers.dump();
+    bool flash = false;
+    for (const json& cells : view["cells"]) {
+      if (cells[0] != "sdpa_flash") continue;
+      flash = true;
+      EXPECT_EQ(cells[at("energy (J)")], pass == "forward" ? "0.0576" : "0.240") << cells.dump();
+      EXPECT_EQ(cells[at("TFLOP/J")], pass == "forward" ? "0.0174" : "0.0146") << cells.dump();
+    }
+    EXPECT_TRUE(flash) << view.dump();
+  }
+}
+
+TEST_F(CliReportEnergy, MarkdownHasTheEnergyColumnsOnlyWhereAPassHasEnergy) {
+  const attnsweep::testing::Outcome plain = run("report " + db_ + " --format markdown");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_EQ(plain.output.find("energy"), std::string::npos) << plain.output;
+  plant_energy();
+  const attnsweep::testing::Outcome outcome = run("report " + db_ + " --format markdown");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  const std::string& md = outcome.output;
+  const auto forward = md.find("\n## Results: forward\n"), backward = md.find("\n## Results: backward\n"),
+             both = md.find("\n## Results: forward_backward\n"), failures = md.find("\n## Unsupported and failed cases\n");
+  ASSERT_TRUE(forward < backward && backward < both && both < failures) << md;
+  const std::string forward_part = md.substr(forward, backward - forward), backward_part = md.substr(backward, both - backward),
+                    both_part = md.substr(both, failures - both);
+  EXPECT_NE(forward_part.find("| TFLOP/s | of ceiling | energy (J) | TFLOP/J | rel. error |"), std::string::npos) << forward_part;
+  EXPECT_NE(forward_part.find("| sdpa_flash | 8x16x1024x64 | bf16 | causal | forward | ok | 1 | 0 | 0 | 96.0 |"),
+            std::string::npos) << forward_part;
+  EXPECT_NE(forward_part.find("| 0.0576 | 0.0174 |"), std::string::npos) << forward_part;
+  EXPECT_NE(forward_part.find("energy: joules per pass from NVML's energy counter"), std::string::npos) << forward_part;
+  EXPECT_NE(both_part.find("| 0.24 | 0.0146 |"), std::string::npos) << both_part;  // flash's training step: 400 us x 600 W
+  // The backward's table: no energy, no energy columns, no legend for them.
+  EXPECT_EQ(backward_part.find("energy"), std::string::npos) << backward_part;
+  EXPECT_EQ(backward_part.find("TFLOP/J"), std::string::npos) << backward_part;
+}
+
 }  // namespace

@@ -317,6 +317,90 @@ TEST_F(Compare, ReportsExactlyThePlantedRegressions) {
   EXPECT_EQ(headline(comparison), "attnsweep compare: 4 regressions, 0 improvements, 6 same");
 }
 
+// Energy per pass (schema 11): a change beyond CompareSettings::energy_change (10%)
+// is a note with both energies, never a regression or an improvement; under it,
+// nothing; on one side only, nothing but the JSON's two values; none beside
+// another process (the counter is the whole GPU's). The time stays compare's.
+TEST_F(Compare, AnEnergyChangeBeyondTenPercentIsANoteNeverCounted) {
+  const std::string candidate = copy("energy.db");
+  const int more = index_of("sdpa_flash", 1024), less = index_of("sdpa_cudnn", 1024);
+  const int within = index_of("sdpa_efficient", 1024), one_sided = index_of("naive", 1024);
+  const int shared = index_of("sdpa_auto", 1024);
+  const auto set_energy = [&](const std::string& path, int plan_index, double joules, double watts) {
+    plant(path, "UPDATE cases SET energy_j = " + std::to_string(joules) + ", energy_power_w = " +
+                    std::to_string(watts) + ", energy_window_s = 0.5, energy_passes = 1000 WHERE case_id = " +
+                    case_id(plan_index));
+  };
+  for (const int plan_index : {more, less, within, shared}) set_energy(baseline_, plan_index, 0.0500, 520);
+  set_energy(candidate, more, 0.0600, 600);    // +20%
+  set_energy(candidate, less, 0.0400, 420);    // -20%
+  set_energy(candidate, within, 0.0540, 560);  // +8%: within the counter's noise
+  set_energy(candidate, one_sided, 0.9, 650);  // measured tonight only
+  set_energy(candidate, shared, 0.0800, 690);  // +60%, but another process shared the GPU
+  plant(candidate, "UPDATE cases SET other_processes = 1 WHERE case_id = " + case_id(shared));
+
+  const Comparison comparison = compare(candidate);
+  EXPECT_FALSE(comparison.has_regression()) << render(comparison, Format::text);
+  EXPECT_EQ(comparison.regressions(), 0);
+  EXPECT_EQ(comparison.improvements(), 0);
+  EXPECT_EQ(findings_of(comparison), (std::multiset<std::string>{label_of(more) + " | energy energy_j info",
+                                                                 label_of(less) + " | energy energy_j info"}))
+      << render(comparison, Format::text);
+  const CaseComparison& up = case_named(comparison, more);
+  ASSERT_EQ(up.findings.size(), 1u);
+  EXPECT_EQ(up.findings[0].baseline, "0.0500 J");
+  EXPECT_EQ(up.findings[0].candidate, "0.0600 J");
+  EXPECT_EQ(up.findings[0].detail,
+            "energy per pass +20.0%, average power 520 -> 600 W (beyond 10%; informational: NVML's energy counter)");
+  EXPECT_EQ(up.time.verdict, TimeVerdict::same);  // the time is judged as ever
+  EXPECT_NEAR(*up.energy.ratio, 1.2, 1e-9);
+  EXPECT_EQ(case_named(comparison, less).findings.at(0).detail.substr(0, 22), "energy per pass -20.0%");
+  EXPECT_NEAR(*case_named(comparison, within).energy.ratio, 1.08, 1e-9);
+  const CaseComparison& tonight_only = case_named(comparison, one_sided);
+  EXPECT_FALSE(tonight_only.energy.baseline_j.has_value());
+  EXPECT_EQ(tonight_only.energy.candidate_j, 0.9);
+  EXPECT_FALSE(tonight_only.energy.ratio.has_value());
+  EXPECT_TRUE(case_named(comparison, shared).findings.empty());
+  // Notes leave the exit code alone: two cases are not "same", none regressed.
+  EXPECT_EQ(comparison.notes(), 2);
+  EXPECT_EQ(headline(comparison), "attnsweep compare: 0 regressions, 0 improvements, 8 same, 1 not judged (INCONCLUSIVE)");
+
+  // A wider threshold: no note.
+  CompareSettings wide;
+  wide.energy_change = 0.25;
+  EXPECT_EQ(compare(candidate, wide).notes(), 0);
+
+  // JSON: both energies of every case (null where not measured), the ratio, and the threshold.
+  const nlohmann::json json = nlohmann::json::parse(render(comparison, Format::json));
+  EXPECT_EQ(json["settings"]["energy_change"], 0.1);
+  for (const nlohmann::json& c : json["cases"]) {
+    const std::string label = c["key"]["label"];
+    const nlohmann::json& energy = c["energy"];
+    if (label == label_of(more)) {
+      EXPECT_DOUBLE_EQ(energy["baseline_j"].get<double>(), 0.05);
+      EXPECT_DOUBLE_EQ(energy["candidate_j"].get<double>(), 0.06);
+      EXPECT_DOUBLE_EQ(energy["baseline_power_w"].get<double>(), 520);
+      EXPECT_DOUBLE_EQ(energy["candidate_power_w"].get<double>(), 600);
+      EXPECT_NEAR(energy["ratio"].get<double>(), 1.2, 1e-9);
+      EXPECT_EQ(c["findings"][0]["check"], "energy");
+      EXPECT_EQ(c["findings"][0]["severity"], "info");
+    } else if (label == label_of(one_sided)) {
+      EXPECT_TRUE(energy["baseline_j"].is_null());
+      EXPECT_DOUBLE_EQ(energy["candidate_j"].get<double>(), 0.9);
+      EXPECT_TRUE(energy["ratio"].is_null());
+    } else if (label == label_of(index_of("sdpa_math", 1024))) {
+      EXPECT_EQ(energy, nlohmann::json({{"baseline_j", nullptr}, {"candidate_j", nullptr}, {"baseline_power_w", nullptr},
+                                        {"candidate_power_w", nullptr}, {"ratio", nullptr}}));
+    }
+  }
+  // Text: the finding's row, counted as a note.
+  const std::string text = render(comparison, Format::text);
+  EXPECT_NE(text.find("  energy  energy_j  0.0500 J  0.0600 J   note    energy per pass +20.0%, average power 520 -> 600 W"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(render(comparison, Format::markdown).find("| energy info | 2 |"), std::string::npos);
+}
+
 // Kernel-level differences (docs/compare.md, "Kernel differences") go with a
 // count, backend or time change, and with nothing else: not a status change,
 // an AMBIGUOUS time, a numerics change, or a SAME case.

@@ -75,6 +75,7 @@ TEST(Config, DefaultsWhenOptionalKeysAreAbsent) {
   EXPECT_EQ(config.measure.max_samples, defaults.max_samples);
   EXPECT_TRUE(config.measure.accuracy_check);
   EXPECT_FALSE(config.measure.traces);
+  EXPECT_DOUBLE_EQ(config.measure.energy_window_ms, 0);  // off: the sweep takes no longer than before
 }
 
 TEST(Config, AllVariantsAndScalarsAsOneElementLists) {
@@ -105,6 +106,7 @@ TEST(Config, MeasureSettingsAreRead) {
   burst_cooldown_max_ms: 250
   burst_cooldown_case_max_s: 7.5
   burst_cooldown_run_max_s: 90
+  energy_window_ms: 300
 device: cuda:1
 seed: 42
 )", "s.yaml");
@@ -128,6 +130,7 @@ seed: 42
   EXPECT_DOUBLE_EQ(config.measure.burst_cooldown_max_ms, 250);
   EXPECT_DOUBLE_EQ(config.measure.burst_cooldown_case_max_s, 7.5);
   EXPECT_DOUBLE_EQ(config.measure.burst_cooldown_run_max_s, 90);
+  EXPECT_DOUBLE_EQ(config.measure.energy_window_ms, 300);
   EXPECT_EQ(config.device, Device::cuda(1));
   EXPECT_EQ(config.seed, 42u);
 }
@@ -250,6 +253,17 @@ TEST(ConfigRejects, BadBooleansNumbersAndDevice) {
                   {"measure.burst_cooldown_run_max_s"});
   expect_rejected(std::string(kMinimal) + "measure: {burst_cooldown_run_max_s: [300]}\n",
                   {"measure.burst_cooldown_run_max_s"});
+  // The energy window (issue 24): 0 (off) up to a minute, in milliseconds; named by file, line and column.
+  expect_rejected(std::string(kMinimal) + "measure:\n  energy_window_ms: 90000\n",
+                  {"sweep.yaml:10:21", "measure.energy_window_ms", "must be 0 (off) or at most 60000 (a minute per case), got 90000"});
+  expect_rejected(std::string(kMinimal) + "measure: {energy_window_ms: -1}\n",
+                  {"measure.energy_window_ms", "must be at least 0, got -1"});
+  expect_rejected(std::string(kMinimal) + "measure: {energy_window_ms: 1s}\n",
+                  {"measure.energy_window_ms", "expected a number, got '1s'"});
+  expect_rejected(std::string(kMinimal) + "measure: {energy_window_ms: [300]}\n",
+                  {"measure.energy_window_ms", "expected a number, got a list"});
+  expect_rejected(std::string(kMinimal) + "measure: {energy_window: 300}\n",
+                  {"measure.energy_window", "unknown key; did you mean 'energy_window_ms'?"});
   expect_rejected(std::string(kMinimal) + "measure: [1]\n", {"measure", "expected a mapping"});
   expect_rejected(std::string(kMinimal) + "device: tpu\n", {"sweep.yaml:9:9", "device", "allowed: auto, cpu, cuda, cuda:N"});
   expect_rejected(std::string(kMinimal) + "seed: -1\n", {"seed", "got -1"});

@@ -257,6 +257,8 @@ std::vector<std::string> lines_with(const std::string& text, const std::vector<s
 
 class RealKernelDifferences : public ::testing::Test {
  protected:
+  // A copy of a saved excerpt, brought to this attnsweep's schema (the Store
+  // migrates a file of an older version when it opens it) so that a RunReader reads it.
   std::string copy(const std::string& data, const std::string& name) {
     const std::string path = scratch_.path(name);
     fs::copy_file(source_data(data), path);

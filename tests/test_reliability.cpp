@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "runner/common/sha256.hpp"
+#include "storage/store.hpp"
 #include "tests/support/scratch_directory.hpp"
 
 namespace {
@@ -432,9 +433,11 @@ TEST_F(BadInput, MalformedCommandLinesAndDatabasesAreOneClearLineAndExitTwo) {
   EXPECT_EQ(read_file(text), "plain text notes, not a database, long enough for a SQLite header.....");
   {
     SQLite::Database newer(path("newer.db"), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    newer.exec("PRAGMA application_id = 1635021934; PRAGMA user_version = 11");
+    newer.exec("PRAGMA application_id = 1635021934; PRAGMA user_version = " +
+               std::to_string(attnsweep::storage::kSchemaVersion + 1));
   }
-  expect_rejected({"run", good, "--device", "cpu", "--db", path("newer.db")}, "schema version 11 is newer");
+  expect_rejected({"run", good, "--device", "cpu", "--db", path("newer.db")},
+                  "schema version " + std::to_string(attnsweep::storage::kSchemaVersion + 1) + " is newer");
   expect_rejected({"run", good, "--device", "cpu", "--db", db_, "--traces", "/proc/attnsweep-traces"}, "cannot create the trace directory");
   expect_rejected({"plan", good, "--device", "gpu"}, "unknown device 'gpu'");
   expect_rejected({"query", path("absent.db"), "SELECT 1"}, "database not found");

@@ -290,6 +290,48 @@ TEST_F(RunReaderTest, ThePassAndTheBackwardColumnsComeBackAsStored) {
             "forward:null,backward:0.0025");
 }
 
+// Schema 11: the energy window's four columns come back as stored, NULL where
+// none was measured; the results view adds TFLOP per joule (flops / 1e12 / energy_j).
+TEST_F(RunReaderTest, TheEnergyColumnsComeBackAndTheViewGivesTflopPerJoule) {
+  Store store(path_);
+  const std::int64_t run_id = store.begin_run(run_record("energy"));
+  auto [measured, measured_result] = gpu_case();  // 1e9 FLOPs per pass
+  measured_result.energy_j = 0.0125;
+  measured_result.energy_power_w = 612.5;
+  measured_result.energy_window_s = 0.3125;
+  measured_result.energy_passes = 3920;
+  store.add_case(run_id, measured, measured_result);
+  auto [unmeasured, unmeasured_result] = gpu_case();
+  unmeasured.plan_index = 3;
+  store.add_case(run_id, unmeasured, unmeasured_result);
+  auto [on_cpu, cpu_result] = cpu_case();
+  store.add_case(run_id, on_cpu, cpu_result);
+  store.finish_run(run_id, RunStatus::done);
+
+  const auto cases = RunReader(path_).cases(run_id);
+  ASSERT_EQ(cases.size(), 3u);  // by plan_index: the CPU case (0), the measured (2), the unmeasured (3)
+  const CaseRow& row = cases[1];
+  EXPECT_EQ(row.energy_j, 0.0125);
+  EXPECT_EQ(row.energy_power_w, 612.5);
+  EXPECT_EQ(row.energy_window_s, 0.3125);
+  EXPECT_EQ(row.energy_passes, 3920);
+  ASSERT_TRUE(row.tflop_per_joule().has_value());
+  EXPECT_DOUBLE_EQ(*row.tflop_per_joule(), 1e9 / 1e12 / 0.0125);  // 0.08 TFLOP/J
+  for (const CaseRow* none : {&cases[0], &cases[2]}) {
+    EXPECT_FALSE(none->energy_j || none->energy_power_w || none->energy_window_s || none->energy_passes);
+    EXPECT_FALSE(none->tflop_per_joule());
+  }
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(plan_index || ':' || ifnull(energy_j, 'null') || ':' || "
+                          "ifnull(energy_power_w, 'null') || ':' || ifnull(round(tflop_per_joule, 6), 'null'), ',') "
+                          "FROM (SELECT * FROM results ORDER BY plan_index)").getString(),
+            "0:null:null:null,2:0.0125:612.5:0.08,3:null:null:null");
+  // A zero energy (planted: the store never writes one) gives no ratio, not an error.
+  SQLite::Database writable(path_, SQLite::OPEN_READWRITE);
+  writable.exec("UPDATE cases SET energy_j = 0 WHERE plan_index = 3");
+  EXPECT_TRUE(writable.execAndGet("SELECT tflop_per_joule FROM results WHERE plan_index = 3").isNull());
+}
+
 TEST_F(RunReaderTest, GpuCaseComesBackFieldByField) {
   const auto run_id = write_run();
   const RunReader reader(path_);

@@ -188,6 +188,18 @@ TEST(Cost, FollowsWorkDtypeAndVariant) {
   EXPECT_GT(expected_case_ns(Case{0, "sdpa_flash", small, Dtype::bf16, true}, measure), without_graph);
 }
 
+// Issue 24: the energy window adds its length and the two waits for a step of
+// NVML's counter (0.1 s together) to a case's expected time; off, nothing.
+TEST(Cost, TheEnergyWindowAddsItsLengthAndTheCountersTwoSteps) {
+  const Case c{0, "sdpa_flash", Shape{8, 16, 16, 1024, 1024, 64}, Dtype::bf16, true};
+  MeasureSettings off;
+  MeasureSettings on = off;
+  on.energy_window_ms = 500;
+  EXPECT_EQ(expected_case_ns(c, on) - expected_case_ns(c, off), 500000000 + 100000000);
+  on.energy_window_ms = 60000;
+  EXPECT_EQ(expected_case_ns(c, on) - expected_case_ns(c, off), 60000000000 + 100000000);
+}
+
 // Issue 23: each timed sample of a backward runs an untimed forward and the
 // backward (2.5 forwards), forward_backward times both: 3.5x the forward's GPU
 // time per pass, warm-up and profiled passes alike. A forward costs what it did.

@@ -430,7 +430,8 @@ TEST_F(StoreTest, MigratesASavedVersionNineDatabase) {
 // tests/data/schema_v10.db: schema_v9.db with a second run appended by the build of commit 2d5c259
 // (schema 10): `attnsweep run` of naive 1x2x16x8 fp32 on the CPU, passes forward and backward, so
 // version 10's own columns (pass, grad_rel_error_*) have values to keep. Version 11 adds the validity
-// label and the graph checks: NULL for every older case (never judged, not "ok").
+// label and the graph checks, and the energy window's columns: NULL for every older case (never judged,
+// not "ok"; no energy measured).
 TEST_F(StoreTest, MigratesASavedVersionTenDatabase) {
   ASSERT_NO_FATAL_FAILURE(copy_saved_database(10, path_));
   { Store store(path_); }
@@ -446,6 +447,10 @@ TEST_F(StoreTest, MigratesASavedVersionTenDatabase) {
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE validity IS NULL AND validity_reasons IS NULL AND "
                           "graph_kernels_per_replay IS NULL AND graph_output_rel_diff IS NULL").getInt(), 4);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE validity IS NULL").getInt(), 4);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE energy_j IS NULL AND energy_power_w IS NULL AND "
+                          "energy_window_s IS NULL AND energy_passes IS NULL").getInt(), 4);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE energy_j IS NULL AND energy_power_w IS NULL AND "
+                          "tflop_per_joule IS NULL").getInt(), 4);
 }
 
 TEST_F(StoreTest, TheValidityLabelIsStoredWithItsReasonsAndTheSchemaRefusesAnotherLabel) {

@@ -227,6 +227,8 @@ int main(int argc, char** argv) {
       "Why a case changed: with a count, backend, FASTER or SLOWER finding come its kernels that differ (added,\n"
       "removed; launches per pass, grid, block, registers, shared memory, occupancy, share of kernel time),\n"
       "names shortened (json: in full).\n"
+      "Energy per pass (runs with measure.energy_window_ms) more than 10% apart on both sides is a note, never\n"
+      "counted: NVML's energy counter is coarse (json: both energies of every case).\n"
       "Environment differences (driver, torch, git SHA, env_vars, ...) are listed first and never fail by\n"
       "themselves; cases in one run only are listed. Both databases are only read.\n"
       "Exit codes: 0 no regression, 1 a regression, 2 bad input (missing file, not an attnsweep database,\n"
@@ -415,7 +417,8 @@ int main(int argc, char** argv) {
   history_command->footer(
       "A night is marked changed for a case when attnsweep compare of it against the night before counts a\n"
       "finding (status, kernel counts, backend, numerics, or a FASTER or SLOWER time); the environment column\n"
-      "then lists what differed between the two nights. Energy columns appear once runs store energy.\n"
+      "then lists what differed between the two nights. energy_j (joules per pass) is a column when a night\n"
+      "stored it (measure.energy_window_ms).\n"
       "Exit codes: 0; 1 a failure while reading; 2 bad input (no such folder, no readable night, a bad option).\n"
       "docs/reproducibility.md");
   std::string variants_device;

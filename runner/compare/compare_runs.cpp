@@ -399,6 +399,33 @@ void add_time_finding(const TimeComparison& time, std::vector<Finding>& findings
   findings.push_back(std::move(finding));
 }
 
+EnergyComparison compare_energy(const CaseRow& baseline, const CaseRow& candidate) {
+  EnergyComparison energy{baseline.energy_j, candidate.energy_j, baseline.energy_power_w, candidate.energy_power_w,
+                          std::nullopt};
+  if (energy.baseline_j && energy.candidate_j && *energy.baseline_j > 0) {
+    energy.ratio = *energy.candidate_j / *energy.baseline_j;
+  }
+  return energy;
+}
+
+// Energy per pass further apart than settings.energy_change: a note, never
+// counted (the counter is coarse; docs/compare.md). None where another process
+// computed on the GPU on either side: the counter is the whole GPU's.
+void add_energy_finding(const CaseRow& baseline, const CaseRow& candidate, const EnergyComparison& energy,
+                        const CompareSettings& settings, std::vector<Finding>& findings) {
+  if (!energy.ratio || std::fabs(*energy.ratio - 1) <= settings.energy_change) return;
+  if (baseline.other_processes.value_or(0) > 0 || candidate.other_processes.value_or(0) > 0) return;
+  const auto joules = [](double value) { return text::fixed(value, value < 0.01 ? 5 : value < 1 ? 4 : 3) + " J"; };
+  std::string detail = "energy per pass " + signed_percent(*energy.ratio);
+  if (energy.baseline_power_w && energy.candidate_power_w) {
+    detail += ", average power " + text::fixed(*energy.baseline_power_w, 0) + " -> " +
+              text::fixed(*energy.candidate_power_w, 0) + " W";
+  }
+  detail += " (beyond " + percent(settings.energy_change) + "; informational: NVML's energy counter)";
+  findings.push_back(
+      {Check::energy, Severity::info, "energy_j", joules(*energy.baseline_j), joules(*energy.candidate_j), detail});
+}
+
 // Why the time of a case cannot be judged (CaseComparison::unjudged), or "".
 std::string why_unjudged(const CaseRow& baseline, const CaseRow& candidate, const TimeComparison& time) {
   // Only cases with a time on both sides can lack a judgement of it.
@@ -456,6 +483,8 @@ CaseComparison compare_case(const storage::RunReader& baseline_reader, const Cas
     result.time.reason = suspect_reason(baseline, candidate);
   }
   add_time_finding(result.time, result.findings);
+  result.energy = compare_energy(baseline, candidate);
+  add_energy_finding(baseline, candidate, result.energy, settings, result.findings);
   if (explains_with_kernels(result)) {
     result.kernels = kernel_differences(baseline_reader.kernels(baseline.case_id),
                                         candidate_reader.kernels(candidate.case_id), settings.kernels);
@@ -571,8 +600,15 @@ const char* to_string(Check check) {
     case Check::backend: return "backend";
     case Check::numerics: return "numerics";
     case Check::time: return "time";
+    case Check::energy: return "energy";
   }
   return "?";
+}
+
+const std::vector<Check>& checks() {
+  static const std::vector<Check> all = {Check::status, Check::counts, Check::backend, Check::numerics, Check::time,
+                                         Check::energy};
+  return all;
 }
 
 const char* to_string(Severity severity) {

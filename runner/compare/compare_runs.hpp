@@ -60,6 +60,10 @@ struct CompareSettings {
   double bf16_tolerance = 1.6e-2, fp16_tolerance = 2e-3, fp32_tolerance = 1e-4;
   // What the kernel-level differences of a changed case list (kernel_differences.hpp).
   KernelDifferenceSettings kernels;
+  // Energy per pass (cases.energy_j) further apart than this share is a note,
+  // never a regression or an improvement: NVML's energy counter is coarse, and
+  // the same case moved by up to this much between windows (docs/compare.md).
+  double energy_change = 0.10;
 
   double tolerance(Dtype dtype) const;
 };
@@ -93,9 +97,10 @@ struct TimeComparison {
 };
 
 // What a finding is about, and whether it counts.
-enum class Check { status, counts, backend, numerics, time };
+enum class Check { status, counts, backend, numerics, time, energy };
 enum class Severity { regression, improvement, info };  // info: reported, never counted
-const char* to_string(Check check);        // status, counts, backend, numerics, time
+const char* to_string(Check check);        // status, counts, backend, numerics, time, energy
+const std::vector<Check>& checks();        // in declaration order
 const char* to_string(Severity severity);  // regression, improvement, info
 
 struct Finding {
@@ -106,13 +111,22 @@ struct Finding {
   std::string detail;               // one sentence for a reader
 };
 
+// The energy per pass of a case in both runs (cases.energy_j; empty where not
+// measured), what the JSON output and the energy note are made of.
+struct EnergyComparison {
+  std::optional<double> baseline_j, candidate_j;              // joules per pass
+  std::optional<double> baseline_power_w, candidate_power_w;  // average power in the window
+  std::optional<double> ratio;                                // candidate_j / baseline_j, both measured
+};
+
 // One case present in both runs.
 struct CaseComparison {
   CaseKey key;
   std::int64_t baseline_case_id = 0, candidate_case_id = 0;
   CaseStatus baseline_status = CaseStatus::ok, candidate_status = CaseStatus::ok;
   TimeComparison time;
-  std::vector<Finding> findings;  // status, counts, backend, numerics, then time
+  EnergyComparison energy;
+  std::vector<Finding> findings;  // status, counts, backend, numerics, time, then energy
 
   // Why it changed, kernel by kernel: set when a count or the backend changed
   // (both recorded) or the time is FASTER or SLOWER (marked or not), on CUDA.

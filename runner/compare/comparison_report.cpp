@@ -89,7 +89,7 @@ Table counts_table(const Comparison& comparison) {
   if (comparison.marked_cases() > 0) {
     table.add_row({Cell::text("time MARKED by a power or thermal cap"), Cell::integer(comparison.marked_cases())});
   }
-  for (Check check : {Check::status, Check::counts, Check::backend, Check::numerics, Check::time}) {
+  for (Check check : checks()) {
     for (Severity severity : {Severity::regression, Severity::improvement, Severity::info}) {
       int count = 0;
       for (const CaseComparison& c : comparison.cases) {
@@ -429,6 +429,14 @@ Json time_json(const TimeComparison& time) {
               {"candidate_thermal_cap_share", optional_number(time.candidate_thermal_cap_share)}};
 }
 
+Json energy_json(const EnergyComparison& energy) {
+  return Json{{"baseline_j", optional_number(energy.baseline_j)},
+              {"candidate_j", optional_number(energy.candidate_j)},
+              {"baseline_power_w", optional_number(energy.baseline_power_w)},
+              {"candidate_power_w", optional_number(energy.candidate_power_w)},
+              {"ratio", optional_number(energy.ratio)}};
+}
+
 Json side_json(const std::optional<KernelSide>& side) {
   if (!side) return nullptr;
   const auto optional_integer = [](const auto& value) { return value ? Json(*value) : Json(nullptr); };
@@ -496,6 +504,7 @@ std::string render_json(const Comparison& comparison) {
                          {"candidate_status", to_string(c.candidate_status)},
                          {"same", c.same()},
                          {"time", time_json(c.time)},
+                         {"energy", energy_json(c.energy)},
                          {"not_judged", c.unjudged},
                          {"findings", findings},
                          {"kernel_differences", kernels_json(c.kernels)}});
@@ -530,6 +539,7 @@ std::string render_json(const Comparison& comparison) {
             {"min_kept_samples", settings.min_kept_samples},
             {"cap_share_difference", settings.cap_share_difference},
             {"numerics_worse_factor", settings.numerics_worse_factor},
+            {"energy_change", settings.energy_change},
             {"tolerances", Json{{"bf16", settings.bf16_tolerance},
                                 {"fp16", settings.fp16_tolerance},
                                 {"fp32", settings.fp32_tolerance}}},

@@ -33,6 +33,9 @@ constexpr std::int64_t kMaxDimension = std::int64_t(1) << 24;
 // A config nests at most 5 levels (top, shapes list, block, zip list, row); far
 // deeper is a runaway bracket, refused long before yaml-cpp's recursion limit.
 constexpr int kMaxNesting = 32;
+// measure.energy_window_ms at most: a minute of back-to-back passes per case is
+// far past what the counter needs; more is a unit mistake (seconds for ms).
+constexpr double kMaxEnergyWindowMs = 60000;
 
 const std::vector<std::string> kTopLevelKeys = {"name",   "description", "device", "seed",    "variants", "dtypes",
                                                 "causal", "passes",      "shapes", "exclude", "measure"};
@@ -676,6 +679,14 @@ class Loader {
     }
     if (node["burst_cooldown_run_max_s"]) {
       settings.burst_cooldown_run_max_s = number(node["burst_cooldown_run_max_s"], "measure.burst_cooldown_run_max_s", 0);
+    }
+    if (node["energy_window_ms"]) {
+      settings.energy_window_ms = number(node["energy_window_ms"], "measure.energy_window_ms", 0, true);
+      if (settings.energy_window_ms > kMaxEnergyWindowMs) {
+        fail(node["energy_window_ms"], "measure.energy_window_ms",
+             "must be 0 (off) or at most " + text::fixed(kMaxEnergyWindowMs, 0) + " (a minute per case), got " +
+                 node["energy_window_ms"].Scalar());
+      }
     }
     if (settings.max_samples < settings.min_samples) {
       fail(node["max_samples"] ? node["max_samples"] : node, "measure.max_samples",

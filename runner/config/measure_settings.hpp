@@ -31,6 +31,11 @@ struct MeasureSettings {
   // one shared with another process, made a 7 s night take 243 s: issue 21, item 4).
   double burst_cooldown_case_max_s = 20;
   double burst_cooldown_run_max_s = 300;
+  // CUDA: after the eager samples, run the pass back to back for at least this many milliseconds
+  // between two steps of NVML's energy counter: joules per pass and average power (docs/measurement.md,
+  // "Energy"). 0, the default, turns it off: it adds this much time (and up to 0.4 s of waiting for the
+  // counter) to every case.
+  double energy_window_ms = 0;
 
   static std::vector<std::string> keys();
 };

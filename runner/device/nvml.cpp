@@ -44,6 +44,7 @@ struct Library {
   int (*temperature)(void*, int, unsigned*) = nullptr;
   int (*compute_processes)(void*, unsigned*, ProcessInfo*) = nullptr;
   int (*utilization)(void*, Utilization*) = nullptr;
+  int (*total_energy)(void*, unsigned long long*) = nullptr;  // millijoules
   bool ready = false;
 
   Library() {
@@ -68,6 +69,7 @@ struct Library {
       compute_processes = symbol<int (*)(void*, unsigned*, ProcessInfo*)>(handle, "nvmlDeviceGetComputeRunningProcesses_v3");
     }
     utilization = symbol<int (*)(void*, Utilization*)>(handle, "nvmlDeviceGetUtilizationRates");
+    total_energy = symbol<int (*)(void*, unsigned long long*)>(handle, "nvmlDeviceGetTotalEnergyConsumption");
     ready = init && system_driver_version && handle_by_pci_bus_id && clock_info && max_clock_info && init() == 0;
   }
 };
@@ -185,6 +187,12 @@ std::optional<unsigned> Device::utilization_percent() const {
   Utilization rates{};
   if (!handle_ || !library().utilization || library().utilization(handle_, &rates) != 0) return std::nullopt;
   return rates.gpu;
+}
+
+std::optional<std::uint64_t> Device::total_energy_mj() const {
+  unsigned long long millijoules = 0;
+  if (!handle_ || !library().total_energy || library().total_energy(handle_, &millijoules) != 0) return std::nullopt;
+  return static_cast<std::uint64_t>(millijoules);
 }
 
 }  // namespace attnsweep::nvml

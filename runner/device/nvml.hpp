@@ -1,6 +1,6 @@
 #pragma once
 // The few NVML calls attnsweep needs (driver version, clocks, clock event
-// reasons, power limit, temperature), through libnvidia-ml loaded at run time:
+// reasons, power limit, temperature, the energy counter), through libnvidia-ml loaded at run time:
 // the binary runs without it, and NVML reads clocks without touching the CUDA
 // context. attnsweep only reads; it never sets clocks or limits.
 #include <cstdint>
@@ -52,6 +52,11 @@ class Device {
   std::optional<std::vector<unsigned>> compute_process_ids() const;
   // Percent of NVML's last sample period (1/6 s to 1 s) in which a kernel ran, any process's.
   std::optional<unsigned> utilization_percent() const;
+  // The GPU's energy counter: millijoules since the driver was loaded
+  // (nvmlDeviceGetTotalEnergyConsumption, Volta and later). Empty where the
+  // driver lacks the call or the GPU the counter. It advances in steps (docs/
+  // measurement.md, "Energy"): a difference means something only between two steps.
+  std::optional<std::uint64_t> total_energy_mj() const;
 
  private:
   void* handle_ = nullptr;

@@ -53,6 +53,12 @@ struct CaseResult {
   // float64 autograd, and for sdpa_* the backend that ran the backward.
   std::optional<double> grad_rel_error_q, grad_rel_error_k, grad_rel_error_v;
   std::string sdpa_backend_backward;
+  // The energy window (measure.energy_window_ms; docs/measurement.md, "Energy"):
+  // joules per pass and the average power between two steps of NVML's energy
+  // counter, the host seconds between those steps and the passes run in them.
+  // Empty on the CPU, where NVML has no counter, for backward cases, and when off.
+  std::optional<double> energy_j, energy_power_w, energy_window_s;
+  std::optional<int> energy_passes;
   std::optional<std::int64_t> peak_mem_bytes;
   double flops = 0;
   double min_bytes = 0;

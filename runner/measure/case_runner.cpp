@@ -20,10 +20,12 @@
 #include "runner/device/device.hpp"
 #include "runner/device/environment.hpp"
 #include "runner/device/gpu_sharing.hpp"
+#include "runner/device/nvml.hpp"
 #include "runner/device/torch_device.hpp"
 #include "runner/measure/accuracy.hpp"
 #include "runner/measure/consistent_profile.hpp"
 #include "runner/measure/device_copy.hpp"
+#include "runner/measure/energy_window.hpp"
 #include "runner/measure/failed_result.hpp"
 #include "runner/measure/gradient_check.hpp"
 #include "runner/measure/graph_timing.hpp"
@@ -122,6 +124,7 @@ struct CaseRunner::Impl {
   std::optional<AttentionInputs> leaves;
   at::Tensor grad_output;
   double run_cooldown_left_s;  // burst: what is left of this process's cool-down allowance
+  std::optional<nvml::Device> energy_counter;  // the GPU's, found at the first energy window
 
   Impl(const Device& device_in, MeasureSettings settings_in, std::uint64_t seed_in)
       : device(device_in),
@@ -231,6 +234,34 @@ struct CaseRunner::Impl {
     result.numerics = judge_numerics(finite ? worst : std::nullopt, c.dtype);
   }
 
+  // The energy window (energy_window.hpp, docs/measurement.md "Energy") after the
+  // eager samples: in the burst regime from a GPU cooled down as before every
+  // sample, in the sustained one right after them. A backward needs an untimed
+  // forward before every pass, whose energy the counter cannot tell apart: none.
+  void measure_energy(const Case& c, const TimedPass& pass, const SamplingSettings& sampling, CaseResult& result) {
+    if (c.pass == Pass::backward) return;
+    if (!energy_counter) energy_counter = nvml::Device::of_cuda_device(device.cuda_index());
+    if (sampling.regime == MeasureRegime::burst) {
+      result.cooldown_seconds += cool_down_within_budget(*timer, sampling, result);
+    }
+    EnergyWindowSettings window;
+    window.window_s = settings.energy_window_ms / 1000.0;
+    const nvml::Device& counter = *energy_counter;
+    const EnergyWindowOutcome outcome =
+        measure_energy_window({[&counter] { return counter.total_energy_mj(); }, pass.call,
+                               [this] { synchronize_device(device); }},
+                              window);
+    if (!outcome.measurement) {
+      result.warnings.push_back("energy not measured: " + outcome.why_not);
+      return;
+    }
+    const EnergyMeasurement& measured = *outcome.measurement;
+    result.energy_j = measured.joules_per_pass;
+    result.energy_power_w = measured.power_w;
+    result.energy_window_s = measured.window_s;
+    result.energy_passes = measured.passes;
+  }
+
   void measure(const Case& c, const Variant& variant, const std::string& trace_path, CaseResult& result) {
     PhaseClock clock;
     const AttentionInputs& shared_inputs = inputs_for(c);
@@ -302,7 +333,8 @@ struct CaseRunner::Impl {
     SamplingSettings sampling = SamplingSettings::from(settings);
     sampling.cooldown_budget = &cooldown;
     time_eager(*timer, pass.call, sampling, device.is_cuda(), settings.hide_launch_latency, result, pass.before);
-    clock.end(result.phases.timing);
+    if (device.is_cuda() && settings.energy_window_ms > 0) measure_energy(c, pass, sampling, result);
+    clock.end(result.phases.timing);  // the energy window included
     std::optional<CapturedGraph> graph;
     if (graphs) {
       graph = time_graph(*timer, pass.captured, [&] { return pass.results(); }, sampling, result, pass.before_capture);

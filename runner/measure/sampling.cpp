@@ -13,9 +13,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// One cool-down, as long as the case's and the run's allowances let it be; the
-// first time either runs out, the case says so (a warning) and later samples
-// are taken without cooling down.
+}  // namespace
+
 double cool_down_within_budget(Timer& timer, const SamplingSettings& settings, CaseResult& result) {
   CooldownBudget* budget = settings.cooldown_budget;
   if (!budget) return timer.cool_down(settings.burst_cooldown_max_s);
@@ -37,8 +36,6 @@ double cool_down_within_budget(Timer& timer, const SamplingSettings& settings, C
   if (budget->run_left_s) *budget->run_left_s -= spent;
   return spent;
 }
-
-}  // namespace
 
 std::vector<double> sample_until_stop(Timer& timer, const std::function<void()>& call, SampleMode mode,
                                       const SamplingSettings& settings, CaseResult& result,

@@ -33,6 +33,13 @@ struct SamplingSettings {
   }
 };
 
+// The burst regime's cool-down (Timer::cool_down), as long as the case's and
+// the run's allowances let it be; returns the seconds spent. The first time
+// either runs out, the case says so (a warning) and later samples are taken
+// without cooling down. sample_until_stop calls it before every sample, the
+// energy window once before it starts.
+double cool_down_within_budget(Timer& timer, const SamplingSettings& settings, CaseResult& result);
+
 // Appends every sample to result.samples and returns the kept times (us). In
 // eager mode it also sets result.stop_reason. Throws Interrupted on a stop request.
 // `before`, when set, runs ahead of each sample, outside its interval (and

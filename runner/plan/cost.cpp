@@ -20,6 +20,9 @@ constexpr std::int64_t kLaunchFloorNs = 20000;         // a forward of a tiny sh
 constexpr std::int64_t kSampleOverheadNs = 60000;      // per timed sample: L2 flush, events, synchronization
 constexpr std::int64_t kCaseOverheadNs = 150000000;    // per case: profiler sessions, inputs, bookkeeping (bench: 64 cases in 9.2 s)
 constexpr int kFp32Factor = 8;
+// The energy window's two waits for a step of NVML's energy counter (at most 0.2 s each;
+// about half a step period on average, the period being tens of milliseconds).
+constexpr std::int64_t kEnergyStepWaitsNs = 100000000;
 
 std::int64_t clamp_cost(Wide value) { return value > static_cast<Wide>(kMaxCost) ? kMaxCost : static_cast<std::int64_t>(value); }
 
@@ -70,6 +73,11 @@ std::int64_t expected_case_ns(const Case& c, const MeasureSettings& measure) {
                                       nanoseconds(measure.min_gpu_seconds));
   std::int64_t timing = std::min(wanted, std::max(nanoseconds(measure.max_case_seconds), sample));
   if (measure.cuda_graph) timing *= 2;
+  // The energy window (CUDA only, as the graph replays; counted alike, whatever the device).
+  if (measure.energy_window_ms > 0) {
+    timing = clamp_cost(static_cast<Wide>(timing) + static_cast<Wide>(nanoseconds(measure.energy_window_ms / 1000)) +
+                        static_cast<Wide>(kEnergyStepWaitsNs));
+  }
   const Wide forwards = static_cast<Wide>(std::max(0, measure.warmup)) + static_cast<Wide>(std::max(0, measure.profiled_forwards)) + 1;
   return clamp_cost(static_cast<Wide>(kCaseOverheadNs) + static_cast<Wide>(timing) + forwards * static_cast<Wide>(one_pass));
 }

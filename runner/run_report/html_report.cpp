@@ -85,6 +85,9 @@ json case_json(const ReportCase& c, int index) {
           {"other_processes", optional_json(r.other_processes)},
           {"samples", optional_json(r.samples)},
           {"power_cap_share", optional_json(r.power_cap_share)},
+          {"energy_j", r.status == CaseStatus::ok ? optional_json(r.energy_j) : json(nullptr)},
+          {"energy_power_w", r.status == CaseStatus::ok ? optional_json(r.energy_power_w) : json(nullptr)},
+          {"tflop_per_joule", r.status == CaseStatus::ok ? optional_json(r.tflop_per_joule()) : json(nullptr)},
           {"vs_naive", optional_json(c.speedup_over_naive)},
           {"vs_previous", optional_json(c.speedup_over_previous)},
           {"verdict", c.previous ? json(compare::to_string(c.previous->time.verdict)) : json(nullptr)},
@@ -190,6 +193,21 @@ void write_html_report(std::ostream& out, const RunReport& report) {
   // the notes speak of passes; a forward-only run reads word for word as it always did.
   const bool several_passes = report.by_pass();
   const std::string per = several_passes ? "pass" : "forward";
+  // The energy charts, only where a case has energy: a run without reads as it always did.
+  const bool energy = report.has_energy();
+  const std::string energy_section =
+      !energy ? ""
+              : "<section id=\"charts-energy\"><h2>Energy per " + per + "</h2><p class=\"note\">Joules per " + per +
+                    " from NVML's energy counter, read between two of its steps over a window of " +
+                    (several_passes ? "passes" : "forwards") +
+                    " run back to back after the samples (measure.energy_window_ms, in the run's regime; "
+                    "docs/measurement.md, \"Energy\"), and the FLOPs of the " + per +
+                    " over its energy: TFLOP per joule. The counter is the whole GPU's and coarse: differences under "
+                    "10% are within its noise (docs/compare.md)." +
+                    (several_passes ? " Backward cases have none: each needs an untimed forward the counter cannot "
+                                      "tell apart."
+                                    : "") +
+                    "</p><div class=\"charts\" id=\"energy-charts\"></div></section>\n";
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       << "<meta name=\"generator\" content=\"attnsweep " << kVersion << "\">\n"
@@ -197,7 +215,8 @@ void write_html_report(std::ostream& out, const RunReport& report) {
       << "<style>\n" << embedded::report_css << "</style>\n</head>\n<body>\n"
       << "<header id=\"header\"></header>\n<nav>"
       << "<a href=\"#charts-time\">Time</a><a href=\"#charts-speedup\">Speed-up</a>"
-      << "<a href=\"#charts-roofline\">Roofline</a><a href=\"#charts-kernels\">Kernels</a>"
+      << "<a href=\"#charts-roofline\">Roofline</a>" << (energy ? "<a href=\"#charts-energy\">Energy</a>" : "")
+      << "<a href=\"#charts-kernels\">Kernels</a>"
       << (report.comparison ? "<a href=\"#comparison\">Compared</a>" : "")
       << "<a href=\"#results\">Results</a><a href=\"#failures\">Unsupported and failed</a>"
       << "<a href=\"#environment\">Environment</a></nav>\n<main>\n"
@@ -216,6 +235,7 @@ void write_html_report(std::ostream& out, const RunReport& report) {
                          : "intensity (FLOPs over the minimum bytes a forward must move, docs/schema.md flop_convention). ")
       << "The roof is the bf16 matmul and copy ceilings measured at run start; fp32 and fp16 are drawn against the same "
          "roof.</p><div class=\"charts\" id=\"roofline-charts\"></div></section>\n"
+      << energy_section
       << "<section id=\"charts-kernels\"><h2>Kernels per " << per << "</h2><div class=\"charts\" id=\"kernel-charts\">"
          "</div></section>\n"
       << "<section id=\"comparison\"><h2>Compared with the previous run</h2></section>\n"

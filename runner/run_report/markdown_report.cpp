@@ -1,5 +1,6 @@
 #include "runner/run_report/markdown_report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -30,6 +31,15 @@ Cell percent(const std::optional<double>& value) {
   if (!value) return Cell::null();
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.1f%%", 100 * *value);
+  return Cell::text(buffer);
+}
+
+// Three significant digits, for joules (a small forward takes millijoules, a
+// training step whole joules) and TFLOP per joule alike.
+Cell three_digits(const std::optional<double>& value) {
+  if (!value) return Cell::null();
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3g", *value);
   return Cell::text(buffer);
 }
 
@@ -90,6 +100,8 @@ Table results_table(const RunReport& r, std::optional<Pass> pass, bool pass_colu
       {"CPU dispatch", "us", Align::right},
       {"TFLOP/s", "", Align::right},
       {"of ceiling", "", Align::right},
+      {"energy", "J", Align::right},
+      {"TFLOP/J", "", Align::right},
       {"rel. error", "", Align::right},
       {"grad error", "", Align::right},
       {"numerics"},
@@ -118,6 +130,8 @@ Table results_table(const RunReport& r, std::optional<Pass> pass, bool pass_colu
         ok ? real_or_null(row.cpu_dispatch_us_median, 1) : Cell::null(),
         ok ? real_or_null(row.tflops, 2) : Cell::null(),
         ok ? percent(c.tflops_share) : Cell::null(),
+        ok ? three_digits(row.energy_j) : Cell::null(),
+        ok ? three_digits(row.tflop_per_joule()) : Cell::null(),
         ok ? scientific_cell(row.rel_error) : Cell::null(),
         ok ? scientific_cell(row.worst_grad_rel_error()) : Cell::null(),
         row.numerics.empty() ? Cell::null() : Cell::text(row.numerics),
@@ -153,6 +167,15 @@ Table failures_table(const RunReport& r, bool pass_column) {
     table.add_row(std::move(cells));
   }
   return table;
+}
+
+// What the energy columns mean, for a table that has them.
+std::string energy_legend(bool several_passes) {
+  const std::string per = several_passes ? "pass" : "forward";
+  return " energy: joules per " + per + " from NVML's energy counter over a window of " + per +
+         (several_passes ? "es" : "s") +
+         " run back to back (measure.energy_window_ms; docs/measurement.md, \"Energy\"; coarse: differences under 10% "
+         "are noise); TFLOP/J: the " + per + "'s FLOPs over it.";
 }
 
 // What the columns of one pass's table mean.
@@ -198,13 +221,16 @@ void write_markdown_report(std::ostream& out, const RunReport& r) {
     } else {
       report::write_table(out, without_empty_columns(results_table(r, std::nullopt, false)), report::Format::markdown);
     }
-    out << "\n" << results_legend(Pass::forward, false) << "\n";
+    out << "\n" << results_legend(Pass::forward, false) << (r.has_energy() ? energy_legend(false) : "") << "\n";
   }
   if (several_passes) {
     for (const Pass pass : passes) {
       out << "\n## Results: " << to_string(pass) << "\n\n";
       report::write_table(out, without_empty_columns(results_table(r, pass, true)), report::Format::markdown);
-      out << "\n" << results_legend(pass, true) << "\n";
+      const bool energy = std::any_of(r.cases.begin(), r.cases.end(), [&](const ReportCase& c) {
+        return c.row.identity.pass == pass && c.row.energy_j.has_value();
+      });
+      out << "\n" << results_legend(pass, true) << (energy ? energy_legend(true) : "") << "\n";
     }
   }
   if (r.comparison) {

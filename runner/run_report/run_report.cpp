@@ -143,6 +143,10 @@ bool RunReport::by_pass() const {
   return std::any_of(cases.begin(), cases.end(), [](const auto& c) { return c.row.identity.pass != Pass::forward; });
 }
 
+bool RunReport::has_energy() const {
+  return std::any_of(cases.begin(), cases.end(), [](const auto& c) { return c.row.energy_j.has_value(); });
+}
+
 RunReport build_run_report(const ReportRequest& request) {
   const auto database = compare::open_readable(request.db_path, "");
   const storage::RunReader& reader = database->reader();

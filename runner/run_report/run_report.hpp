@@ -55,6 +55,9 @@ struct RunReport {
   // pass at a time (a selector in the HTML, a markdown section each) and names
   // the pass in its tables. False: it reads as a forward-only report always did.
   bool by_pass() const;
+  // A case has its energy per pass (cases.energy_j): the report then shows the
+  // energy charts and columns; without, it reads as it did before energy was measured.
+  bool has_energy() const;
 };
 
 

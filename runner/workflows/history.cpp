@@ -90,6 +90,7 @@ for (const family of data.families) {
         const line = family.lines[item.datasetIndex];
         const lines = [];
         if (line.kernels[item.dataIndex] !== null) lines.push('kernels per forward: ' + line.kernels[item.dataIndex]);
+        if (line.energy_j[item.dataIndex] !== null) lines.push('energy per pass: ' + line.energy_j[item.dataIndex].toPrecision(3) + ' J');
         if (line.changed[item.dataIndex]) lines.push('changed: ' + line.changed[item.dataIndex]);
         const environment = data.environment[item.dataIndex];
         if (line.changed[item.dataIndex] && environment) lines.push('environment: ' + environment);
@@ -200,6 +201,7 @@ History read_history(const HistoryRequest& request) {
       point.status = row.status;
       if (row.status == CaseStatus::ok) point.median_us = row.median_us();
       point.kernels_per_forward = row.kernels_per_forward;
+      if (row.status == CaseStatus::ok) point.energy_j = row.energy_j;
       points.emplace(std::make_pair(key, i), std::move(point));
     }
     // Against the nearest earlier night that nightly could have used: finished,
@@ -239,10 +241,10 @@ report::Table history_table(const History& history) {
   using report::Align;
   using report::Cell;
   const bool energy = std::any_of(history.points.begin(), history.points.end(),
-                                  [](const HistoryPoint& p) { return p.joules_per_forward.has_value(); });
+                                  [](const HistoryPoint& p) { return p.energy_j.has_value(); });
   report::Table table;
   table.columns = {{"night"}, {"case"}, {"status"}, {"median_us", "us", Align::right}, {"kernels", "", Align::right}};
-  if (energy) table.columns.push_back({"joules_per_forward", "J", Align::right});
+  if (energy) table.columns.push_back({"energy_j", "J", Align::right});
   table.columns.push_back({"changed", "", Align::left, ""});
   table.columns.push_back({"environment", "", Align::left, ""});
   for (const HistoryPoint& p : history.points) {
@@ -250,7 +252,7 @@ report::Table history_table(const History& history) {
     std::vector<Cell> row = {Cell::text(night.stamp), Cell::text(p.key.label()), Cell::text(to_string(p.status)),
                              p.median_us ? Cell::real(*p.median_us, 1) : Cell::null(),
                              p.kernels_per_forward ? Cell::integer(*p.kernels_per_forward) : Cell::null()};
-    if (energy) row.push_back(p.joules_per_forward ? Cell::real(*p.joules_per_forward, 4) : Cell::null());
+    if (energy) row.push_back(p.energy_j ? Cell::real(*p.energy_j, 4) : Cell::null());
     row.push_back(p.changed.empty() ? Cell::null() : Cell::text(p.changed));
     const std::string environment = environment_text(night.environment);
     row.push_back(p.changed.empty() || environment.empty() ? Cell::null() : Cell::text(environment));
@@ -281,11 +283,13 @@ std::string history_html(const History& history) {
       lines[{family, p.key.variant}] = {{"variant", p.key.variant},
                                         {"median_us", std::vector<json>(n, nullptr)},
                                         {"kernels", std::vector<json>(n, nullptr)},
+                                        {"energy_j", std::vector<json>(n, nullptr)},
                                         {"changed", std::vector<json>(n, "")}};
     }
     json& line = lines[{family, p.key.variant}];
     if (p.median_us) line["median_us"][p.night] = *p.median_us;
     if (p.kernels_per_forward) line["kernels"][p.night] = *p.kernels_per_forward;
+    if (p.energy_j) line["energy_j"][p.night] = *p.energy_j;
     line["changed"][p.night] = p.changed;
   }
   data["families"] = json::array();

@@ -1,7 +1,7 @@
 #pragma once
 // `attnsweep history DIR`: the nights of a nightly history folder side by side
-// (docs/reproducibility.md, "History"): each case's median and kernel count
-// night by night, the nights on which a case changed (compare's counted
+// (docs/reproducibility.md, "History"): each case's median, kernel count and
+// energy per pass night by night, the nights on which a case changed (compare's counted
 // findings against the night before) marked, with the environment differences
 // that came with them (compare's), as a table or as an HTML page of one chart
 // per case family. The folder is only read: each night is copied out first.
@@ -39,9 +39,10 @@ struct HistoryPoint {
   CaseStatus status = CaseStatus::ok;
   std::optional<double> median_us;
   std::optional<int> kernels_per_forward;
-  // Energy per forward (issue 24, not measured yet): stays empty until the
-  // schema stores it; the table and the page show its column only when a night has it.
-  std::optional<double> joules_per_forward;
+  // Joules per pass (cases.energy_j, schema 11): empty where the night did not
+  // measure it (measure.energy_window_ms off, the CPU, a backward case, nights
+  // before schema 11); the table shows its column, and the page its tooltip line, only when a night has it.
+  std::optional<double> energy_j;
   std::string changed;  // compare's counted findings against the night before, "; "-joined; empty: none
 };
 
@@ -57,7 +58,7 @@ struct History {
 History read_history(const HistoryRequest& request);
 
 // One row per case and night: night, case, status, median_us, kernels_per_forward
-// (joules_per_forward when known), changed, and the night's environment differences on changed rows.
+// (energy_j when a night has it), changed, and the night's environment differences on changed rows.
 report::Table history_table(const History& history);
 
 // One HTML file: a table of the nights with their environment differences, and

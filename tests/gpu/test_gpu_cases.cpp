@@ -15,6 +15,7 @@
 
 #include "runner/measure/case_runner.hpp"
 #include "runner/device/device.hpp"
+#include "runner/device/nvml.hpp"
 #include "runner/measure/inputs.hpp"
 
 namespace attnsweep {
@@ -346,6 +347,62 @@ TEST(GpuProtocol, ClockReasonsPerSampleAndTheBurstRegimesCoolDown) {
                 *r.thermal_cap_share, r.cooldown_seconds,
                 static_cast<unsigned long long>(r.samples.front().clock_event_reasons.value_or(0)));
   }
+}
+
+// Issue 24: the energy window with measure.energy_window_ms 300, in both
+// regimes. Joules per pass from NVML's counter, a power a GPU can draw, the
+// window at least as long as asked and mostly busy with the passes; a training
+// step costs more than its forward; a backward has none; without the window, none.
+TEST(GpuEnergy, TheEnergyWindowGivesJoulesPerPassAndThePowerOfNvmlsCounter) {
+  SKIP_WITHOUT_CUDA();
+  if (!nvml::Device::of_cuda_device(0).total_energy_mj()) {
+    GTEST_SKIP() << "NVML has no energy counter on this GPU (nvmlDeviceGetTotalEnergyConsumption)";
+  }
+  for (const MeasureRegime regime : {MeasureRegime::sustained, MeasureRegime::burst}) {
+    SCOPED_TRACE(to_string(regime));
+    MeasureSettings settings = quick_settings();
+    settings.regime = regime;
+    settings.cuda_graph = false;
+    settings.energy_window_ms = 300;
+    CaseRunner runner(Device::cuda(0), settings, 0);
+    std::map<Pass, CaseResult> results;
+    for (const Pass pass : {Pass::forward, Pass::backward, Pass::forward_backward}) {
+      Case c = study_case("sdpa_flash");
+      c.pass = pass;
+      results[pass] = runner.run(c);
+      ASSERT_EQ(results[pass].status, CaseStatus::ok) << results[pass].error_message;
+    }
+    for (const Pass pass : {Pass::forward, Pass::forward_backward}) {
+      const CaseResult& r = results[pass];
+      SCOPED_TRACE(to_string(pass));
+      std::string warnings;
+      for (const auto& warning : r.warnings) warnings += warning + "; ";
+      ASSERT_TRUE(r.energy_j && r.energy_power_w && r.energy_window_s && r.energy_passes) << warnings;
+      EXPECT_GT(*r.energy_j, 0);
+      EXPECT_GT(*r.energy_power_w, 50);
+      EXPECT_LT(*r.energy_power_w, 1000);
+      EXPECT_GE(*r.energy_passes, 1);
+      EXPECT_GE(*r.energy_window_s, 0.3);
+      EXPECT_NEAR(*r.energy_j * *r.energy_passes / *r.energy_window_s, *r.energy_power_w, 1e-6 * *r.energy_power_w);
+      // The GPU spent most of the window on the passes: passes x the sampled median against the window
+      // (the samples flush the L2 and the window does not, so it may pass 1; the tail idles until the step).
+      const double busy = *r.energy_passes * r.gpu_time_us->median * 1e-6 / *r.energy_window_s;
+      EXPECT_GT(busy, 0.4);
+      EXPECT_LT(busy, 1.5);
+      std::printf("%-9s %-16s %.1f us median, energy %.4f J per pass, %.0f W, %d passes in %.3f s (busy %.2f), "
+                  "%.3f TFLOP/J, cool-down %.3f s\n",
+                  to_string(regime), to_string(pass), r.gpu_time_us->median, *r.energy_j, *r.energy_power_w,
+                  *r.energy_passes, *r.energy_window_s, busy, r.flops / 1e12 / *r.energy_j, r.cooldown_seconds);
+    }
+    EXPECT_GT(*results[Pass::forward_backward].energy_j, 1.5 * *results[Pass::forward].energy_j);
+    const CaseResult& backward = results[Pass::backward];
+    EXPECT_FALSE(backward.energy_j || backward.energy_power_w || backward.energy_window_s || backward.energy_passes);
+    for (const auto& warning : backward.warnings) EXPECT_EQ(warning.find("energy"), std::string::npos) << warning;
+  }
+  CaseRunner without(Device::cuda(0), quick_settings(), 0);
+  const CaseResult off = without.run(study_case("sdpa_flash"));
+  ASSERT_EQ(off.status, CaseStatus::ok) << off.error_message;
+  EXPECT_FALSE(off.energy_j || off.energy_power_w || off.energy_window_s || off.energy_passes);
 }
 
 }  // namespace

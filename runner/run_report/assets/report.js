@@ -36,6 +36,9 @@
   const fixed = (value, digits) => (value === null || value === undefined ? "" : Number(value).toFixed(digits));
   const sci = (value) => (value === null || value === undefined ? "" : Number(value).toExponential(1));
   const times = (value) => (value === null || value === undefined ? "" : Number(value).toFixed(value < 10 ? 2 : 1) + "x");
+  // Three significant digits, for joules (a small forward takes millijoules, a training step at 8k
+  // whole joules) and TFLOP per joule alike.
+  const joules = (value) => (value === null || value === undefined ? "" : Number(value).toPrecision(3));
   const pct = (value) => (value === null || value === undefined ? "" : (100 * value).toFixed(value < 0.1 ? 1 : 0) + "%");
   const mask = (c) => (c.causal ? "causal" : "full");
   // As Case::label: a pass other than forward is named at the end.
@@ -200,6 +203,10 @@
     { name: "CPU dispatch (µs)", num: true, value: (c) => fixed(c.dispatch_us, 1), sort: (c) => c.dispatch_us },
     { name: "TFLOP/s", num: true, value: (c) => fixed(c.tflops, c.tflops < 10 ? 2 : 1), sort: (c) => c.tflops },
     { name: "of ceiling", num: true, value: (c) => pct(c.tflops_share), sort: (c) => c.tflops_share },
+    // The energy window (docs/measurement.md, "Energy"): each case's joules and TFLOP per joule; the power in the tooltip.
+    { name: "energy (J)", num: true, value: (c) => joules(c.energy_j), sort: (c) => c.energy_j,
+      title: (c) => (c.energy_power_w ? `average power ${c.energy_power_w.toFixed(0)} W` : "") },
+    { name: "TFLOP/J", num: true, value: (c) => joules(c.tflop_per_joule), sort: (c) => c.tflop_per_joule },
     { name: "rel. error", num: true, value: (c) => sci(c.rel_error), sort: (c) => c.rel_error },
     // Backward passes: the worst of dq, dk and dv against float64 autograd (each in the tooltip).
     { name: "grad error", num: true, value: (c) => sci(c.grad_rel_error), sort: (c) => c.grad_rel_error,
@@ -405,6 +412,52 @@
     }
   }
 
+  // Joules of each case against sequence length (one chart per dtype and head_dim, as
+  // the time charts), and the median TFLOP per joule of each variant per dtype.
+  // The section is there only when a case of the run has energy.
+  function renderEnergy() {
+    const container = document.getElementById("energy-charts");
+    if (!container) return;
+    const measured = timed.filter((c) => c.energy_j > 0);
+    if (!measured.length) {
+      return container.append(el("p", { class: "empty" }, severalPasses && pass === "backward"
+        ? "backward cases have no energy: each needs an untimed forward the counter cannot tell apart"
+        : `no ${severalPasses ? pass + " " : ""}case has its energy`));
+    }
+    const energyTooltip = { callbacks: { label(context) {
+      const c = cases[context.raw.index];
+      return `${label(c)}: ${joules(c.energy_j)} J` + (c.energy_power_w ? `, ${c.energy_power_w.toFixed(0)} W` : "") +
+             (c.tflop_per_joule ? `, ${joules(c.tflop_per_joule)} TFLOP/J` : "");
+    } } };
+    for (const [name, group] of groups(measured)) {
+      const datasets = series(group, (c) => c.energy_j);
+      addChart(container, "energy", `${name}: energy per ${per()}`, {
+        type: "scatter", data: { datasets: datasets },
+        options: { scales: { x: fitted(axis("sequence length (keys)", true), xs(datasets), true),
+                             y: fitted(axis(`joules per ${per()}`, true), ys(datasets), false) },
+                   plugins: { tooltip: energyTooltip } },
+      });
+    }
+    const rated = measured.filter((c) => c.tflop_per_joule > 0);
+    if (!rated.length) return;
+    const dtypes = [...new Set(rated.map((c) => c.dtype))].sort();
+    const shown = variants.filter((v) => rated.some((c) => c.variant === v));
+    const shades = ["#2f6fd6", "#d1495b", "#1f8a4c"];
+    const median = (values) => { const s = [...values].sort((a, b) => a - b); return s[Math.floor((s.length - 1) / 2)]; };
+    addChart(container, "tflop-per-joule", `TFLOP per joule (median over the variant's cases)`, {
+      type: "bar",
+      data: { labels: shown, datasets: dtypes.map((dtype, i) => ({
+        label: dtype, backgroundColor: shades[i % shades.length],
+        data: shown.map((v) => {
+          const values = rated.filter((c) => c.variant === v && c.dtype === dtype).map((c) => c.tflop_per_joule);
+          return values.length ? median(values) : null;
+        }),
+      })) },
+      options: { scales: { y: { title: { display: true, text: "TFLOP per joule" }, beginAtZero: true } },
+                 plugins: { tooltip: { callbacks: { label: (context) => `${context.dataset.label}: ${joules(context.raw)} TFLOP/J` } } } },
+    });
+  }
+
   function renderKernelCounts() {
     const container = document.getElementById("kernel-charts");
     const counted = view.filter((c) => c.status === "ok" && c.kernels !== null && c.kernels !== undefined);
@@ -494,7 +547,7 @@
     }
     const notes = view.reduce((n, x) => n + (x.findings || []).filter((f) => !counted(f.severity)).length, 0);
     if (notes) {
-      section.append(el("details", {}, el("summary", {}, `${notes} notes (not counted: ambiguous times, verdicts marked by a power-cap difference)`),
+      section.append(el("details", {}, el("summary", {}, `${notes} notes (not counted: ambiguous times, verdicts marked by a power-cap difference, energy changes)`),
                         findingsTable((severity) => !counted(severity))));
     }
     for (const [title, list] of [["Only in the previous run", c.only_in_baseline], ["Only in this run", c.only_in_candidate]]) {
@@ -533,12 +586,16 @@
   function renderView() {
     for (const { chart } of charts) chart.destroy();
     charts.length = 0;
-    for (const id of ["time-charts", "speedup-charts", "roofline-charts", "kernel-charts"]) document.getElementById(id).replaceChildren();
+    for (const id of ["time-charts", "speedup-charts", "roofline-charts", "energy-charts", "kernel-charts"]) {
+      const container = document.getElementById(id);
+      if (container) container.replaceChildren();  // energy-charts: only in a run with energy
+    }
     for (const old of document.querySelectorAll("#previous-heading, #previous-charts, .no-roof")) old.remove();
     timed = view.filter((c) => c.status === "ok" && c.time_us > 0);
     renderTable();
     renderTimeCharts();
     renderRoofline();
+    renderEnergy();
     renderKernelCounts();
     renderSpeedups();
     renderComparison();
