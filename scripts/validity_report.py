@@ -27,8 +27,9 @@ def main(argv):
             "SELECT variant, batch || 'x' || heads || (CASE WHEN kv_heads != heads THEN '/' || kv_heads ELSE '' END)"
             " || 'x' || seq_len_q || (CASE WHEN seq_len_kv != seq_len_q THEN ':' || seq_len_kv ELSE '' END)"
             " || 'x' || head_dim, dtype, pass, status, validity, validity_reasons, gpu_time_us_median,"
-            " kernel_time_us_per_forward, launch_latency_hidden, kernels_per_forward, graph_kernels_per_replay,"
-            " graph_output_rel_diff, graph_time_us_median FROM cases WHERE run_id = ? ORDER BY plan_index",
+            " kernel_time_us_per_forward, launch_latency_hidden, kernels_per_forward, graph_launches_per_replay,"
+            " graph_output_rel_diff, graph_time_us_median, ifnull(memcpy_per_forward, 0) FROM cases WHERE run_id = ?"
+            " ORDER BY plan_index",
             (run_id,)).fetchall()
         name = db.execute("SELECT name || ', ' || started_at || ', ' || ifnull(device_name, device) FROM runs"
                           " WHERE run_id = ?", (run_id,)).fetchone()[0]
@@ -65,11 +66,12 @@ def main(argv):
 
     graphs = [c for c in cases if c[4] == "ok" and c[11] is not None]
     if graphs:
-        equal = sum(1 for c in graphs if c[11] == c[10])
-        print(f"\nCUDA-graph replays profiled: {len(graphs)}; kernel count equal to the eager pass's: {equal}.")
+        # Kernels and copies on both sides: a graph may run a device-to-device copy as a kernel.
+        equal = sum(1 for c in graphs if c[11] == c[10] + c[14])
+        print(f"\nCUDA-graph replays profiled: {len(graphs)}; kernels and copies equal to the eager pass's: {equal}.")
         for c in graphs:
-            if c[11] != c[10]:
-                print(f"- {c[0]} {c[1]} {c[2]} {c[3]}: replay {c[11]}, eager {c[10]}")
+            if c[11] != c[10] + c[14]:
+                print(f"- {c[0]} {c[1]} {c[2]} {c[3]}: replay {c[11]}, eager {c[10] + c[14]}")
         by_dtype = {}
         for c in cases:
             if c[4] == "ok" and c[12] is not None:

@@ -141,7 +141,7 @@ const Table<CaseRow>& case_rows() {
                                member<C>("sdpa_backend_backward", &C::sdpa_backend_backward),
                                member<C>("validity", &C::validity),
                                member<C>("validity_reasons", &C::validity_reasons),
-                               member<C>("graph_kernels_per_replay", &C::graph_kernels_per_replay),
+                               member<C>("graph_launches_per_replay", &C::graph_launches_per_replay),
                                member<C>("graph_output_rel_diff", &C::graph_output_rel_diff),
                                member<C>("energy_j", &C::energy_j),
                                member<C>("energy_power_w", &C::energy_power_w),

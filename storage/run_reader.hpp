@@ -82,7 +82,7 @@ struct CaseRow {
   // Schema 10: backward passes' gradient errors and backend (NULL/"" for forward cases).
   std::optional<double> grad_rel_error_q, grad_rel_error_k, grad_rel_error_v;
   std::string validity, validity_reasons;  // empty: not judged (not timed, or stored before schema 11)
-  std::optional<int> graph_kernels_per_replay;
+  std::optional<int> graph_launches_per_replay;
   std::optional<double> graph_output_rel_diff;
   bool suspect() const { return validity == "suspect"; }
   std::string sdpa_backend_backward;

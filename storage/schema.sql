@@ -25,7 +25,7 @@
 -- 10 the pass axis (issue 23): cases gains pass ('forward' for every older case), grad_rel_error_q,
 -- grad_rel_error_k, grad_rel_error_v and sdpa_backend_backward (NULL until the backward is measured);
 -- the results view gains pass and the three gradient errors; 11 trust signals (issue 24): cases gains validity
--- ('ok' or 'suspect'), validity_reasons, graph_kernels_per_replay and graph_output_rel_diff (NULL for older
+-- ('ok' or 'suspect'), validity_reasons, graph_launches_per_replay and graph_output_rel_diff (NULL for older
 -- cases: never judged), and the results view gains validity and validity_reasons; also energy per pass:
 -- cases gains energy_j, energy_power_w, energy_window_s and energy_passes (NULL unless
 -- measure.energy_window_ms was set on a GPU with NVML's energy counter), and the results view gains
@@ -166,8 +166,9 @@ CREATE TABLE IF NOT EXISTS cases (
   graph_time_us_min  REAL,
   graph_samples      INTEGER,
   graph_error        TEXT,                     -- why the forward could not be captured or replayed
-  graph_kernels_per_replay INTEGER,            -- kernels one profiled CUDA-graph replay launched (to compare with
-                                               --   kernels_per_forward); NULL when not replayed or not recorded
+  graph_launches_per_replay INTEGER,           -- kernels and copies one profiled CUDA-graph replay launched (compare
+                                               --   with kernels_per_forward + memcpy_per_forward: a graph may run a
+                                               --   copy as a kernel); NULL when not replayed or not recorded
   graph_output_rel_diff REAL,                  -- ||replays' output - eager output||_F / ||eager||_F after the
                                                --   replays (dq, dk, dv: the largest); NULL when not checked or not finite
   sm_clock_mhz_mean  REAL,                     -- mean SM clock over the kept eager samples

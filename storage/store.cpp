@@ -267,7 +267,7 @@ const Table<NewCase>& cases_table() {
         {"graph_samples",
          [](const C& c) { return c.result.graph_time_us ? to_value(c.result.graph_time_us->count) : Value{}; }},
         {"graph_error", [](const C& c) { return null_if_empty(c.result.graph_error); }},
-        {"graph_kernels_per_replay", [](const C& c) { return to_value(c.result.graph_kernels_per_replay); }},
+        {"graph_launches_per_replay", [](const C& c) { return to_value(c.result.graph_launches_per_replay); }},
         {"graph_output_rel_diff", [](const C& c) {
            return c.result.graph_output_rel_diff ? null_unless_finite(*c.result.graph_output_rel_diff) : Value{};
          }},

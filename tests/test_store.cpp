@@ -445,7 +445,7 @@ TEST_F(StoreTest, MigratesASavedVersionTenDatabase) {
             "naive:forward:ok,sdpa_efficient:forward:unsupported,naive:forward:ok,naive:backward:ok");
   EXPECT_GT(db.execAndGet("SELECT grad_rel_error_q FROM cases WHERE pass = 'backward'").getDouble(), 0);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE validity IS NULL AND validity_reasons IS NULL AND "
-                          "graph_kernels_per_replay IS NULL AND graph_output_rel_diff IS NULL").getInt(), 4);
+                          "graph_launches_per_replay IS NULL AND graph_output_rel_diff IS NULL").getInt(), 4);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE validity IS NULL").getInt(), 4);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE energy_j IS NULL AND energy_power_w IS NULL AND "
                           "energy_window_s IS NULL AND energy_passes IS NULL").getInt(), 4);
@@ -460,11 +460,11 @@ TEST_F(StoreTest, TheValidityLabelIsStoredWithItsReasonsAndTheSchemaRefusesAnoth
   r.device = Device::cpu();
   r.validity = "suspect";
   r.validity_reasons = {"few_samples: 4 kept sample(s), under min_samples 10", "shared_gpu: 1 other"};
-  r.graph_kernels_per_replay = 3;
+  r.graph_launches_per_replay = 3;
   r.graph_output_rel_diff = std::numeric_limits<double>::quiet_NaN();  // not finite: NULL
   store.add_case(run_id, Case{0, "naive", Shape{1, 1, 1, 8, 8, 8}, Dtype::fp32, true}, r);
   SQLite::Database db(path_, SQLite::OPEN_READWRITE);
-  EXPECT_EQ(db.execAndGet("SELECT validity || '|' || validity_reasons || '|' || graph_kernels_per_replay || '|' || "
+  EXPECT_EQ(db.execAndGet("SELECT validity || '|' || validity_reasons || '|' || graph_launches_per_replay || '|' || "
                           "ifnull(graph_output_rel_diff, 'null') FROM cases").getString(),
             "suspect|few_samples: 4 kept sample(s), under min_samples 10; shared_gpu: 1 other|3|null");
   try {

@@ -28,7 +28,7 @@ CaseResult healthy_cuda_case() {
   profile.kernels_each_forward = {1, 1, 1};
   profile.kernel_time_us_per_forward = 57.3;
   r.profile = profile;
-  r.graph_kernels_per_replay = 1;
+  r.graph_launches_per_replay = 1;
   r.graph_output_rel_diff = 0.0;
   r.power_cap_share = 0.0;
   r.thermal_cap_share = 0.0;
@@ -82,7 +82,7 @@ TEST(Validity, TheEventBoundIsTheLargerOfAShareAndAFixedAllowancePerKernel) {
   CaseResult small = healthy_cuda_case();
   small.gpu_time_us->median = 12.0;
   small.profile->kernels_each_forward = {3, 3, 3};
-  small.graph_kernels_per_replay = 3;
+  small.graph_launches_per_replay = 3;
   small.profile->kernel_time_us_per_forward = 8.0;
   EXPECT_EQ(judged(small), "ok");
   small.profile->kernel_time_us_per_forward = 3.9;  // 8.1 us missing: more than 8
@@ -106,9 +106,9 @@ TEST(Validity, TheEventCheckNeedsLaunchLatencyHeldOutAndConsistentCounts) {
 
 TEST(Validity, AGraphReplayWithOtherKernelsOrAnotherOutputIsSuspect) {
   CaseResult dropped = healthy_cuda_case();
-  dropped.graph_kernels_per_replay = 0;
+  dropped.graph_launches_per_replay = 0;
   EXPECT_EQ(judged(dropped),
-            "suspect graph_kernel_count: a profiled CUDA-graph replay launched 0 kernel(s), an eager pass 1");
+            "suspect graph_kernel_count: a profiled CUDA-graph replay launched 0 kernel(s) and copies, an eager pass 1");
   CaseResult stale = healthy_cuda_case();
   stale.graph_output_rel_diff = std::numeric_limits<double>::quiet_NaN();  // left as the NaN it was filled with
   EXPECT_EQ(judged(stale),
@@ -117,6 +117,15 @@ TEST(Validity, AGraphReplayWithOtherKernelsOrAnotherOutputIsSuspect) {
   different.graph_output_rel_diff = 0.5;
   EXPECT_EQ(judged(different), "suspect graph_output: the CUDA-graph replays' output differs from the eager output "
                                "by 5.00e-01 (relative; bound 1.60e-02)");
+  // A copy that the graph runs as a kernel (naive's clone on the H200): 5 kernels
+  // and 1 memcpy eagerly, 6 kernels replayed, the same work.
+  CaseResult copy_as_kernel = healthy_cuda_case();
+  copy_as_kernel.profile->kernels_each_forward = {5, 5, 5};
+  copy_as_kernel.profile->memcpy_each_forward = {1, 1, 1};
+  copy_as_kernel.graph_launches_per_replay = 6;
+  copy_as_kernel.gpu_time_us->median = 560.0;
+  copy_as_kernel.profile->kernel_time_us_per_forward = 550.0;
+  EXPECT_EQ(judged(copy_as_kernel), "ok");
   CaseResult nondeterministic = healthy_cuda_case();
   nondeterministic.graph_output_rel_diff = 1e-3;  // atomics in a backward: within the dtype's bound
   EXPECT_EQ(judged(nondeterministic), "ok");

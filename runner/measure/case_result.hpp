@@ -69,9 +69,9 @@ struct CaseResult {
   std::vector<TimingSample> samples;      // eager and graph samples, in the order taken
   std::optional<SampleStatistics> graph_time_us;  // CUDA-graph replays
   std::string graph_error;                // why the graph was not timed
-  // The graph checks (docs/measurement.md, "Validity"): kernels one profiled
-  // replay launched, and the replays' output against the eager output.
-  std::optional<int> graph_kernels_per_replay;
+  // The graph checks (docs/measurement.md, "Validity"): kernels and copies one
+  // profiled replay launched, and the replays' output against the eager output.
+  std::optional<int> graph_launches_per_replay;
   std::optional<double> graph_output_rel_diff;  // NaN when the replays' output is not finite
   // `ok`, or `suspect` with its reasons ("code: detail"); empty for a case that was not timed.
   std::string validity;

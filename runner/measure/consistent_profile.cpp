@@ -6,13 +6,23 @@ namespace attnsweep {
 
 namespace {
 
-// Every replay was recorded and launched the same kernels (zero included: a
-// replay that launches nothing is a finding, not a dropped record, once its
-// label was seen and the forwards' records were complete).
+// Kernels and copies of replay (or forward) i: a CUDA graph may run a
+// device-to-device copy as a kernel (seen on the H200: naive's clone is one
+// memcpy eagerly and one more kernel in the replay), so the two are counted
+// together. Memsets stay memsets in a graph and are left out of both sides.
+int launches(const ProfileSummary& summary, std::size_t i) {
+  return summary.kernels_each_forward[i] + summary.memcpy_each_forward[i];
+}
+
+// Every replay was recorded and launched the same (zero included: a replay
+// that launches nothing is a finding, not a dropped record, once its label was
+// seen and the forwards' records were complete).
 bool replays_agree(const ProfileSummary& replays) {
-  const auto& counts = replays.kernels_each_forward;
-  return replays.labels_recorded && !counts.empty() &&
-         std::all_of(counts.begin(), counts.end(), [&](int n) { return n == counts.front(); });
+  if (!replays.labels_recorded || replays.kernels_each_forward.empty()) return false;
+  for (std::size_t i = 1; i < replays.kernels_each_forward.size(); ++i) {
+    if (launches(replays, i) != launches(replays, 0)) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -34,10 +44,10 @@ void ConsistentProfiler::profile(const std::function<void()>& call, int forwards
   }
   if (replay) {
     if (summary.counts_consistent && replays_agree(replays)) {
-      result.graph_kernels_per_replay = replays.kernels_each_forward.front();
+      result.graph_launches_per_replay = launches(replays, 0);
     } else {
       result.warnings.push_back("the profiled CUDA-graph replays did not all show the same kernels; "
-                                "graph_kernels_per_replay left empty");
+                                "graph_launches_per_replay left empty");
     }
   }
   if (!summary.counts_consistent) {

@@ -20,7 +20,7 @@ class ConsistentProfiler {
   // of a process also pays CUPTI's start-up in a throwaway session. `before`,
   // when set, runs ahead of each profiled pass, outside its label (a backward's forward).
   // `replay`, when set (a CUDA graph of the pass), is profiled as many times in
-  // the same session and sets result.graph_kernels_per_replay.
+  // the same session and sets result.graph_launches_per_replay (kernels and copies).
   void profile(const std::function<void()>& call, int forwards, int max_attempts, const std::string& trace_path,
                CaseResult& result, const std::function<void()>& before = {},
                const std::function<void()>& replay = {});

@@ -58,11 +58,15 @@ void judge_validity(const Case& c, const ValidityLimits& limits, CaseResult& res
                         text::fixed(kernels / event, 2) + "; allowed +-" + text::fixed(allowed, 1) + " us)");
     }
   }
-  if (result.graph_kernels_per_replay && counts_known &&
-      *result.graph_kernels_per_replay != result.profile->kernels_each_forward.front()) {
+  // Kernels and copies together: a graph may run a device-to-device copy as a kernel.
+  const int eager_launches =
+      counts_known ? result.profile->kernels_each_forward.front() +
+                         (result.profile->memcpy_each_forward.empty() ? 0 : result.profile->memcpy_each_forward.front())
+                   : 0;
+  if (result.graph_launches_per_replay && counts_known && *result.graph_launches_per_replay != eager_launches) {
     reasons.push_back("graph_kernel_count: a profiled CUDA-graph replay launched " +
-                      std::to_string(*result.graph_kernels_per_replay) + " kernel(s), an eager pass " +
-                      std::to_string(result.profile->kernels_each_forward.front()));
+                      std::to_string(*result.graph_launches_per_replay) + " kernel(s) and copies, an eager pass " +
+                      std::to_string(eager_launches));
   }
   if (result.graph_output_rel_diff) {
     const double diff = *result.graph_output_rel_diff;
