@@ -274,4 +274,17 @@ std::map<std::string, std::string> env_vars_of(const std::string& json_text) {
   return variables;
 }
 
+std::vector<std::string> CaseRow::validity_codes() const {
+  std::vector<std::string> codes;
+  std::size_t start = 0;
+  while (start < validity_reasons.size()) {
+    std::size_t end = validity_reasons.find("; ", start);
+    if (end == std::string::npos) end = validity_reasons.size();
+    const std::string reason = validity_reasons.substr(start, end - start);
+    codes.push_back(reason.substr(0, reason.find(':')));
+    start = end + 2;
+  }
+  return codes;
+}
+
 }  // namespace attnsweep::storage

@@ -85,6 +85,8 @@ struct CaseRow {
   std::optional<int> graph_launches_per_replay;
   std::optional<double> graph_output_rel_diff;
   bool suspect() const { return validity == "suspect"; }
+  // The codes of validity_reasons ("power_capped: ...; few_samples: ..." -> power_capped, few_samples).
+  std::vector<std::string> validity_codes() const;
   std::string sdpa_backend_backward;
   // Schema 11: the energy window (NULL when not measured): joules per pass, watts,
   // the window's seconds and the passes run in it.

@@ -157,6 +157,20 @@ TEST_F(CliCompare, ASuspectCaseGetsNoTimeVerdictAndSaysWhy) {
   EXPECT_NE(outcome.output.find("SUSPECT, time not judged: the candidate is suspect (power_capped, few_samples)"),
             std::string::npos) << outcome.output;
   EXPECT_NE(outcome.output.find("SUSPECT 1"), std::string::npos) << outcome.output;
+  // ok in the baseline, suspect now: a note of its own, never counted.
+  EXPECT_NE(outcome.output.find("validity"), std::string::npos) << outcome.output;
+  EXPECT_NE(outcome.output.find("suspect (power_capped, few_samples)"), std::string::npos) << outcome.output;
+  // With a power-cap share that differs too (what power_capped comes with), still SUSPECT:
+  // neither a cap-marked SLOWER nor INCONCLUSIVE (exit 4).
+  plant(candidate, "UPDATE cases SET power_cap_share = 1.0 WHERE plan_index = 0");
+  plant(baseline_, "UPDATE cases SET power_cap_share = 0.0 WHERE plan_index = 0");
+  const Outcome capped = compare(baseline_ + " " + candidate, candidate);
+  EXPECT_EQ(capped.exit_code, 0) << capped.output;
+  EXPECT_NE(capped.output.find("SUSPECT, time not judged: the candidate is suspect (power_capped, few_samples)"),
+            std::string::npos) << capped.output;
+  EXPECT_EQ(capped.output.find("INCONCLUSIVE"), std::string::npos) << capped.output;
+  plant(candidate, "UPDATE cases SET power_cap_share = NULL");
+  plant(baseline_, "UPDATE cases SET power_cap_share = NULL");
   // The same slowdown without the label is a regression, as before.
   plant(candidate, "UPDATE cases SET validity = 'ok', validity_reasons = NULL");
   EXPECT_EQ(compare(baseline_ + " " + candidate, candidate).exit_code, 1);

@@ -85,6 +85,23 @@ TEST(NightWindow, ASuspectNightIsNotJudgedAndNotPartOfTheWindow) {
   EXPECT_EQ(judged.tonight.time.verdict, compare::TimeVerdict::same) << judged.tonight.time.reason;
 }
 
+// A suspect night between two slow nights neither extends nor breaks the
+// streak, and the windows look one night further back past it.
+TEST(NightWindow, ASuspectNightInsideAStreakIsSkipped) {
+  std::vector<Night> nights = nights_at({7000, 7000, 7000, 1000, 1000, 1000, 1000, 1000});
+  nights[1][kKey].suspect = true;
+  const CaseAlert a = alert(nights, 5, 2);
+  EXPECT_EQ(a.alert, Alert::regression);
+  EXPECT_EQ(a.streak, 2);
+  // Tonight's window: night 2 (7000) and four good ones; its median night a good one.
+  EXPECT_EQ(a.tonight.nights, 5);
+  // slow, normal, slow: the normal night breaks the streak; labelled suspect, it does not.
+  std::vector<Night> broken = nights_at({7000, 1000, 7000, 1000, 1000, 1000, 1000, 1000});
+  EXPECT_EQ(alert(broken, 5, 2).alert, Alert::watch);
+  broken[1][kKey].suspect = true;
+  EXPECT_EQ(alert(broken, 5, 2).alert, Alert::regression);
+}
+
 TEST(NightWindow, AWindowTooShortForTheAlertRuleIsRefused) {
   EXPECT_NO_THROW(check_window_settings(WindowSettings{5, 2}));
   EXPECT_NO_THROW(check_window_settings(WindowSettings{1, 1}));

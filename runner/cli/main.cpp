@@ -377,7 +377,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   auto* window = nightly_command->add_option(
       "--window", nightly.window,
-      "N: with --history, each case's time is judged against the last N good nights (the median of their medians)");
+      "N: with --history, each case's time is judged against the last N good nights: the samples of the night whose "
+      "median is the middle one (the lower middle of an even count); nights on which the case was suspect are left out");
   window->capture_default_str();
   auto* consecutive = nightly_command->add_option(
       "--consecutive", nightly.consecutive,
@@ -392,8 +393,10 @@ int main(int argc, char** argv) {
       "change fails at once); times with the window of the last --window good nights, and a slowdown fails\n"
       "only on --consecutive nights in a row (a first slow night is a WATCH item). A good night: finished, on\n"
       "tonight's kind of device, no case beside another process on its GPU. attnsweep history DIR shows them.\n"
+      "A case whose validity label is suspect (cases.validity) gets no time verdict and is listed apart.\n"
       "Exit codes: 0 no regression; 1 a regression, the sweep did not finish, no case matched the baseline,\n"
-      "or the copy into DIR failed; 2 bad input (nothing ran); 130/143 SIGINT/SIGTERM after the sweep (the\n"
+      "or the copy into DIR failed; 2 bad input (nothing ran); 4 INCONCLUSIVE (no regression, but cases\n"
+      "measured beside another process could not be judged); 130/143 SIGINT/SIGTERM after the sweep (the\n"
       "files written all the same). docs/reproducibility.md");
   cli::HistoryOptions history_options;
   auto* history_command = app.add_subcommand(

@@ -477,10 +477,23 @@ CaseComparison compare_case(const storage::RunReader& baseline_reader, const Cas
       (result.time.verdict == TimeVerdict::faster || result.time.verdict == TimeVerdict::slower)) {
     result.time.cap_mark = result.unjudged;  // reported, not counted either way
   }
-  if (result.unjudged.empty() && baseline.status == CaseStatus::ok && candidate.status == CaseStatus::ok &&
-      (baseline.suspect() || candidate.suspect())) {
+  // A suspect side takes the time verdict from every mark (a cap-share change
+  // comes with power_capped, the most common reason); only a shared GPU and a
+  // non-finite output stay unjudged, as they were before labels existed.
+  const bool capped_mark_only = result.unjudged.rfind("SLOWER while", 0) == 0;
+  if ((result.unjudged.empty() || capped_mark_only) && baseline.status == CaseStatus::ok &&
+      candidate.status == CaseStatus::ok && (baseline.suspect() || candidate.suspect())) {
+    result.unjudged.clear();
+    result.time.cap_mark.clear();
     result.time.verdict = TimeVerdict::suspect;
     result.time.reason = suspect_reason(baseline, candidate);
+  }
+  // A case that was ok and is suspect now is news in itself (a graph that lost
+  // its kernels, a GPU now capped): a note, never counted.
+  if (baseline.validity == "ok" && candidate.suspect()) {
+    result.findings.push_back({Check::validity, Severity::info, "validity", "ok",
+                               "suspect (" + text::join(candidate.validity_codes(), ", ") + ")",
+                               candidate.validity_reasons});
   }
   add_time_finding(result.time, result.findings);
   result.energy = compare_energy(baseline, candidate);
@@ -557,18 +570,7 @@ double CompareSettings::tolerance(Dtype dtype) const {
 // Which side is suspect and why, by the reasons' codes: "the candidate is
 // suspect (power_capped, not_converged)"; both sides when both are.
 std::string suspect_reason(const CaseRow& baseline, const CaseRow& candidate) {
-  const auto codes = [](const CaseRow& row) {
-    std::string out;
-    std::size_t start = 0;
-    while (start < row.validity_reasons.size()) {
-      std::size_t end = row.validity_reasons.find("; ", start);
-      if (end == std::string::npos) end = row.validity_reasons.size();
-      const std::string reason = row.validity_reasons.substr(start, end - start);
-      out += (out.empty() ? "" : ", ") + reason.substr(0, reason.find(':'));
-      start = end + 2;
-    }
-    return out;
-  };
+  const auto codes = [](const CaseRow& row) { return text::join(row.validity_codes(), ", "); };
   std::vector<std::string> sides;
   if (candidate.suspect()) sides.push_back("the candidate is suspect (" + codes(candidate) + ")");
   if (baseline.suspect()) sides.push_back("the baseline is suspect (" + codes(baseline) + ")");
@@ -601,13 +603,14 @@ const char* to_string(Check check) {
     case Check::numerics: return "numerics";
     case Check::time: return "time";
     case Check::energy: return "energy";
+    case Check::validity: return "validity";
   }
   return "?";
 }
 
 const std::vector<Check>& checks() {
   static const std::vector<Check> all = {Check::status, Check::counts, Check::backend, Check::numerics, Check::time,
-                                         Check::energy};
+                                         Check::energy, Check::validity};
   return all;
 }
 

@@ -61,8 +61,9 @@ struct CompareSettings {
   // What the kernel-level differences of a changed case list (kernel_differences.hpp).
   KernelDifferenceSettings kernels;
   // Energy per pass (cases.energy_j) further apart than this share is a note,
-  // never a regression or an improvement: NVML's energy counter is coarse, and
-  // the same case moved by up to this much between windows (docs/compare.md).
+  // never a regression or an improvement: NVML's energy counter steps every
+  // 100 ms on the H200; aligned windows repeat to about 1%, and a window's
+  // length and the GPU's state move a figure by more (docs/compare.md).
   double energy_change = 0.10;
 
   double tolerance(Dtype dtype) const;
@@ -97,9 +98,9 @@ struct TimeComparison {
 };
 
 // What a finding is about, and whether it counts.
-enum class Check { status, counts, backend, numerics, time, energy };
+enum class Check { status, counts, backend, numerics, time, energy, validity };
 enum class Severity { regression, improvement, info };  // info: reported, never counted
-const char* to_string(Check check);        // status, counts, backend, numerics, time, energy
+const char* to_string(Check check);        // status, counts, backend, numerics, time, energy, validity
 const std::vector<Check>& checks();        // in declaration order
 const char* to_string(Severity severity);  // regression, improvement, info
 

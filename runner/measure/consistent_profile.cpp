@@ -1,6 +1,7 @@
 #include "runner/measure/consistent_profile.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace attnsweep {
 
@@ -35,12 +36,20 @@ void ConsistentProfiler::profile(const std::function<void()>& call, int forwards
     warm_ = true;
   }
   ProfileSummary summary, replays;
+  std::optional<ProfileSummary> consistent;  // the first attempt whose eager counts agreed
   for (int attempt = 1; attempt <= max_attempts; ++attempt) {
     const auto events = profiler_.profile(call, forwards, trace_path, before, replay);
     summary = attribute_events(events, forwards, cuda_);
     summary.attempts = attempt;
     if (replay) replays = attribute_events(events, forwards, cuda_, Labelled::replays);
+    if (summary.counts_consistent && !consistent) consistent = summary;
     if (summary.counts_consistent && (!replay || replays_agree(replays))) break;
+  }
+  // A retry for the replays alone must not trade agreeing eager counts for disagreeing ones.
+  if (!summary.counts_consistent && consistent) {
+    const int attempts = summary.attempts;
+    summary = *consistent;
+    summary.attempts = attempts;
   }
   if (replay) {
     if (summary.counts_consistent && replays_agree(replays)) {

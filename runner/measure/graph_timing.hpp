@@ -24,6 +24,7 @@ namespace attnsweep {
 
 // A captured pass and the tensors its replays write (the output of a forward,
 // dq, dk and dv of a backward): static, so every replay writes the same memory.
+// The caller copies them out after the timed replays and clears `outputs`.
 struct CapturedGraph {
   std::shared_ptr<at::cuda::CUDAGraph> graph;
   std::vector<at::Tensor> outputs;

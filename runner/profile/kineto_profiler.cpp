@@ -151,6 +151,16 @@ std::vector<ProfiledEvent> KinetoProfiler::profile(const std::function<void()>& 
   profiler::prepareProfiler(config, activities);
   synchronize_device(device_);
   profiler::enableProfiler(config, activities);
+  // The replays first: a captured backward reads what the forward before its
+  // capture saved, which the first `before` of the eager passes frees.
+  if (replay) {
+    for (int i = 0; i < forwards; ++i) {
+      const std::string label = replay_label(i);
+      RECORD_USER_SCOPE(label);
+      replay();
+    }
+    synchronize_device(device_);
+  }
   for (int i = 0; i < forwards; ++i) {
     if (before) {
       before();
@@ -159,14 +169,6 @@ std::vector<ProfiledEvent> KinetoProfiler::profile(const std::function<void()>& 
     const std::string label = forward_label(i);
     RECORD_USER_SCOPE(label);
     forward();
-  }
-  if (replay) {
-    synchronize_device(device_);
-    for (int i = 0; i < forwards; ++i) {
-      const std::string label = replay_label(i);
-      RECORD_USER_SCOPE(label);
-      replay();
-    }
   }
   synchronize_device(device_);
   std::unique_ptr<profiler::ProfilerResult> result = profiler::disableProfiler();

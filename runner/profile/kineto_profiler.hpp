@@ -34,8 +34,9 @@ class KinetoProfiler {
   // none of its work is charged to the call (a backward's forward). A
   // backward's kernels are launched by autograd's device thread while the
   // calling thread waits inside the label: attribution is by time, any thread.
-  // `replay`, when set, then runs `forwards` times more, each under
-  // replay_label(i) (a CUDA graph's replay, whose kernels are counted apart).
+  // `replay`, when set, runs `forwards` times first, each under replay_label(i)
+  // (a CUDA graph's replay, whose kernels are counted apart), before the
+  // labelled calls and their `before` (which may free what a replay reads).
   std::vector<ProfiledEvent> profile(const std::function<void()>& forward, int forwards,
                                      const std::string& trace_path, const std::function<void()>& before = {},
                                      const std::function<void()>& replay = {});

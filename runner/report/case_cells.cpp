@@ -26,23 +26,10 @@ Cell real_or_null(const std::optional<double>& value, int digits) {
 
 namespace attnsweep::report {
 
-std::vector<std::string> validity_codes(const std::string& reasons) {
-  std::vector<std::string> codes;
-  std::size_t start = 0;
-  while (start < reasons.size()) {
-    std::size_t end = reasons.find("; ", start);
-    if (end == std::string::npos) end = reasons.size();
-    const std::string reason = reasons.substr(start, end - start);
-    codes.push_back(reason.substr(0, reason.find(':')));
-    start = end + 2;
-  }
-  return codes;
-}
-
 std::string validity_text(const storage::CaseRow& row) {
   if (row.validity != "suspect") return row.validity;
   std::string text = "suspect:";
-  const auto codes = validity_codes(row.validity_reasons);
+  const auto codes = row.validity_codes();
   for (std::size_t i = 0; i < codes.size(); ++i) text += (i ? "," : " ") + codes[i];
   return text;
 }

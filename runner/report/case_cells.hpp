@@ -16,10 +16,8 @@ Cell count_cell(const storage::CaseRow& row, const std::optional<int>& count);
 Cell scientific_cell(const std::optional<double>& value);
 // A real with `digits` decimals; null when unknown.
 Cell real_or_null(const std::optional<double>& value, int digits);
-// The codes of stored validity reasons ("power_capped: ...; few_samples: ..." ->
-// power_capped, few_samples), and the label as tables show it: "ok", or
-// "suspect: power_capped,few_samples"; empty when the case was not judged.
-std::vector<std::string> validity_codes(const std::string& reasons);
+// The validity label as tables show it: "ok", or "suspect: power_capped,few_samples"
+// (CaseRow::validity_codes); empty when the case was not judged.
 std::string validity_text(const storage::CaseRow& row);
 
 }  // namespace attnsweep::report

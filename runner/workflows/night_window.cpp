@@ -29,17 +29,32 @@ std::optional<double> median_share(const std::vector<const NightCase*>& nights,
   return median_of(known);
 }
 
+// The case on night i, or null.
+const NightCase* case_on(const compare::CaseKey& key, const Night& night) {
+  const auto there = night.find(key);
+  return there == night.end() ? nullptr : &there->second;
+}
+
+// The window of night `index`: the `window` nights after it, a night on which
+// the case was suspect not counted (it is no baseline, and the window looks one
+// night further back instead).
+std::vector<const NightCase*> window_of(const compare::CaseKey& key, const std::vector<const Night*>& nights,
+                                        std::size_t index, const WindowSettings& window) {
+  std::vector<const NightCase*> earlier;
+  for (std::size_t i = index + 1; i < nights.size() && earlier.size() < static_cast<std::size_t>(window.window); ++i) {
+    const NightCase* c = case_on(key, *nights[i]);
+    if (c && c->suspect) continue;
+    earlier.push_back(c);
+  }
+  return earlier;
+}
+
 // Whether night `index` of `nights` was slower than its own window (the nights after it).
 bool slower_than_its_window(const compare::CaseKey& key, const std::vector<const Night*>& nights, std::size_t index,
                             const WindowSettings& window, const compare::CompareSettings& settings) {
-  const auto found = nights[index]->find(key);
-  if (found == nights[index]->end()) return false;
-  std::vector<const NightCase*> earlier;
-  for (std::size_t i = index + 1; i < nights.size() && earlier.size() < static_cast<std::size_t>(window.window); ++i) {
-    const auto there = nights[i]->find(key);
-    earlier.push_back(there == nights[i]->end() ? nullptr : &there->second);
-  }
-  const WindowTime time = judge_against_window(found->second, earlier, settings);
+  const NightCase* c = case_on(key, *nights[index]);
+  if (!c) return false;
+  const WindowTime time = judge_against_window(*c, window_of(key, nights, index, window), settings);
   return time.time.verdict == TimeVerdict::slower && !time.time.marked();
 }
 
@@ -141,16 +156,15 @@ CaseAlert alert_for(const compare::CaseKey& key, const std::vector<const Night*>
   if (nights.empty()) return alert;
   const auto found = nights[0]->find(key);
   if (found == nights[0]->end()) return alert;
-  std::vector<const NightCase*> earlier;
-  for (std::size_t i = 1; i < nights.size() && earlier.size() < static_cast<std::size_t>(window.window); ++i) {
-    const auto there = nights[i]->find(key);
-    earlier.push_back(there == nights[i]->end() ? nullptr : &there->second);
-  }
-  alert.tonight = judge_against_window(found->second, earlier, settings);
+  alert.tonight = judge_against_window(found->second, window_of(key, nights, 0, window), settings);
   if (alert.tonight.time.verdict != TimeVerdict::slower || alert.tonight.time.marked()) return alert;
   alert.streak = 1;
-  while (alert.streak < window.consecutive && static_cast<std::size_t>(alert.streak) < nights.size() &&
-         slower_than_its_window(key, nights, alert.streak, window, settings)) {
+  // Earlier nights, newest first: a night on which the case was suspect neither
+  // extends the streak nor breaks it.
+  for (std::size_t i = 1; alert.streak < window.consecutive && i < nights.size(); ++i) {
+    const NightCase* c = case_on(key, *nights[i]);
+    if (c && c->suspect) continue;
+    if (!slower_than_its_window(key, nights, i, window, settings)) break;
     ++alert.streak;
   }
   alert.alert = alert.streak >= window.consecutive ? Alert::regression : Alert::watch;
