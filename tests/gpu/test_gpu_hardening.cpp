@@ -206,7 +206,10 @@ TEST(GpuValidity, GraphChecksLeavePeakMemoryAsItIsAndHoldForBackwardPasses) {
   const Outcome b = run_attnsweep("--log-level off run " + scratch.write("without.yaml", body + "false}\n") +
                                   " --device cuda --db " + without);
   ASSERT_EQ(b.exit_code, 0) << b.output;
-  EXPECT_EQ(scalar(with, "SELECT count(*) FROM cases WHERE status = 'ok' AND validity = 'ok' AND "
+  // The checks of this test only: the samples' own state (caps, noise) is another matter.
+  EXPECT_EQ(scalar(with, "SELECT count(*) FROM cases WHERE status = 'ok' AND validity IS NOT NULL AND "
+                         "ifnull(validity_reasons, '') NOT LIKE '%graph_%' AND "
+                         "ifnull(validity_reasons, '') NOT LIKE '%event_vs_kernels%' AND "
                          "graph_launches_per_replay = kernels_per_forward + memcpy_per_forward AND "
                          "graph_output_rel_diff < 1.6e-2"),
             "6")
