@@ -176,13 +176,6 @@ struct CaseRunner::Impl {
     c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(device.cuda_index()));
   }
 
-  // The peak counted from what is allocated now (no synchronize, nothing freed).
-  void reset_peak_statistics() {
-    if (device.is_cuda()) {
-      c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(device.cuda_index()));
-    }
-  }
-
   std::optional<std::int64_t> peak_memory_bytes() const {
     if (!device.is_cuda()) return std::nullopt;
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device.cuda_index()));
@@ -342,11 +335,6 @@ struct CaseRunner::Impl {
     time_eager(*timer, pass.call, sampling, device.is_cuda(), settings.hide_launch_latency, result, pass.before);
     if (device.is_cuda() && settings.energy_window_ms > 0) measure_energy(c, pass, sampling, result);
     clock.end(result.phases.timing);  // the energy window included
-    // The peak of the warm-up and the eager samples. A graph's capture allocates
-    // in a pool of its own, alongside what the eager passes hold (the H200 saw
-    // sdpa_math's peak 33 to 168 MiB higher with graphs than without): not the
-    // pass's memory, so the peak is read before it and again over the profile phase.
-    const std::optional<std::int64_t> eager_peak = peak_memory_bytes();
     std::optional<CapturedGraph> graph;
     std::vector<at::Tensor> graph_results;
     if (graphs) {
@@ -361,7 +349,6 @@ struct CaseRunner::Impl {
       }
     }
     clock.end(result.phases.graph);
-    if (graphs) reset_peak_statistics();
     result.cooldown_budget_exhausted = cooldown.exhausted;
     std::function<void()> replay;
     if (graph) replay = [&] { graph->replay(); };
@@ -369,7 +356,6 @@ struct CaseRunner::Impl {
                      pass.before, replay);
     clock.end(result.phases.profile);
     result.peak_mem_bytes = peak_memory_bytes();
-    if (eager_peak && result.peak_mem_bytes) result.peak_mem_bytes = std::max(*eager_peak, *result.peak_mem_bytes);
     // After the peak was read: the float64 difference allocates.
     if (!graph_results.empty() && !eager_results.empty()) {
       result.graph_output_rel_diff = graph_output_difference(graph_results, eager_results);
