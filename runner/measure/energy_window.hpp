@@ -1,6 +1,6 @@
 #pragma once
 // The energy of one pass (docs/measurement.md, "Energy"). NVML's energy counter
-// advances in steps, tens of milliseconds apart, so the difference over one
+// advances in steps (every 100 ms on the H200), so the difference over one
 // sample, or over any stretch that does not begin and end on a step, is mostly
 // the rounding of the steps (issue 24 read 279 W and 800 W over 46 ms of the
 // same kernel against a 700 W limit). So the window starts on a step of the
