@@ -43,18 +43,22 @@ void judge_validity(const Case& c, const ValidityLimits& limits, CaseResult& res
   if (result.profile && !result.profile->counts_consistent) {
     reasons.push_back("counts_inconsistent: the profiled passes did not all show the same kernels");
   }
+  // Kernels and copies of an eager pass, counted together: a graph may run a
+  // device-to-device copy as a kernel.
+  const int eager_launches =
+      counts_known ? result.profile->kernels_each_forward.front() +
+                         (result.profile->memcpy_each_forward.empty() ? 0 : result.profile->memcpy_each_forward.front())
+                   : 0;
   // Only for a pass that is GPU work alone: with launch latency held out of the
   // events, their interval is the pass's kernels and the gaps between them.
   if (result.gpu_time_us && result.launch_latency_hidden.value_or(false) && counts_known &&
       result.profile->kernel_time_us_per_forward > 0) {
     const double event = result.gpu_time_us->median;
     const double kernels = result.profile->kernel_time_us_per_forward;
-    const int launches = result.profile->kernels_each_forward.front() +
-                         (result.profile->memcpy_each_forward.empty() ? 0 : result.profile->memcpy_each_forward.front());
     const bool kernels_longer = kernels > event;
     const double allowed = kernels_longer ? std::max(kEventKernelRelative * event, kKernelsOverEventsUs)
                                           : std::max(kEventKernelRelative * event,
-                                                     kEventsOverKernelsUs + kEventsOverKernelsPerLaunchUs * launches);
+                                                     kEventsOverKernelsUs + kEventsOverKernelsPerLaunchUs * eager_launches);
     if (std::abs(kernels - event) > allowed) {
       reasons.push_back("event_vs_kernels: the profiler's kernel time is " + text::fixed(kernels, 1) +
                         " us per pass, the event median " + text::fixed(event, 1) + " us (ratio " +
@@ -62,11 +66,6 @@ void judge_validity(const Case& c, const ValidityLimits& limits, CaseResult& res
                         " longer by more than the allowed " + text::fixed(allowed, 1) + " us)");
     }
   }
-  // Kernels and copies together: a graph may run a device-to-device copy as a kernel.
-  const int eager_launches =
-      counts_known ? result.profile->kernels_each_forward.front() +
-                         (result.profile->memcpy_each_forward.empty() ? 0 : result.profile->memcpy_each_forward.front())
-                   : 0;
   if (result.graph_launches_per_replay && counts_known && *result.graph_launches_per_replay != eager_launches) {
     reasons.push_back("graph_kernel_count: a profiled CUDA-graph replay launched " +
                       std::to_string(*result.graph_launches_per_replay) + " kernel(s) and copies, an eager pass " +
