@@ -24,6 +24,7 @@
 
 #include "runner/common/errors.hpp"
 #include "runner/common/file_kind.hpp"
+#include "runner/common/text.hpp"
 #include "runner/measure/validity.hpp"
 #include "schema_sql.hpp"
 #include "storage/database_files.hpp"
@@ -495,14 +496,7 @@ std::string random_uuid() {
   return text;
 }
 
-std::string utc_now_iso8601() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return buffer;
-}
+std::string utc_now_iso8601() { return text::utc_now("%Y-%m-%dT%H:%M:%SZ"); }
 
 struct Store::Impl {
   SQLite::Database database;

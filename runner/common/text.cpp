@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 
 namespace attnsweep::text {
 
@@ -81,6 +82,15 @@ std::string one_line(const std::string& text) {
     if (!line.empty() && i < text.size()) line += ' ';
   }
   return line;
+}
+
+std::string utc_now(const char* format) {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[64];
+  std::strftime(text, sizeof text, format, &utc);
+  return text;
 }
 
 }  // namespace attnsweep::text

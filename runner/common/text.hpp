@@ -20,6 +20,9 @@ std::string shell_quote(const std::string& word);
 // Fixed-point formatting with `digits` decimals.
 std::string fixed(double value, int digits);
 
+// The time now in UTC, by strftime's `format` ("%Y-%m-%dT%H:%M:%SZ", "%Y%m%dT%H%M%SZ").
+std::string utc_now(const char* format);
+
 // The text up to its first line break (a c10::Error's message; its backtrace follows).
 std::string first_line(const std::string& text);
 

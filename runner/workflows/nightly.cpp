@@ -30,14 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string utc_stamp() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y%m%dT%H%M%SZ", &utc);
-  return text;
-}
+std::string utc_stamp() { return text::utc_now("%Y%m%dT%H%M%SZ"); }
 
 bool is_directory(const std::string& path) {
   struct stat info {};
