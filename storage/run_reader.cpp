@@ -75,6 +75,21 @@ const Table<RunRow>& run_rows() {
   return table;
 }
 
+// `causal` and `causal_bottom_right` (schema 12) together give the mask's
+// alignment: each column, when 1, sets its own; `causal` comes first, so a
+// bottom-right 1 read after it wins. A 0 of `causal` leaves no alignment.
+fields::Field<CaseRow> mask_alignment(const char* column, CausalAlignment when_set) {
+  return fields::Field<CaseRow>{column,
+                        [when_set](const CaseRow& c) { return fields::to_value(c.identity.mask.causal == when_set); },
+                        [when_set](const SQLite::Column& value, const fields::Where&, CaseRow& c) {
+                          if (value.getInt() != 0) {
+                            c.identity.mask.causal = when_set;
+                          } else if (when_set == CausalAlignment::top_left) {
+                            c.identity.mask.causal = CausalAlignment::none;
+                          }
+                        }};
+}
+
 // The columns of `cases` a CaseRow holds.
 const Table<CaseRow>& case_rows() {
   using C = CaseRow;
@@ -91,7 +106,10 @@ const Table<CaseRow>& case_rows() {
                                member<C>("seq_len_kv", [](auto& c) -> auto& { return c.identity.shape.seq_len_kv; }),
                                member<C>("head_dim", [](auto& c) -> auto& { return c.identity.shape.head_dim; }),
                                member<C>("dtype", [](auto& c) -> auto& { return c.identity.dtype; }),
-                               member<C>("causal", [](auto& c) -> auto& { return c.identity.causal; }),
+                               mask_alignment("causal", CausalAlignment::top_left),
+                               mask_alignment("causal_bottom_right", CausalAlignment::bottom_right),
+                               member<C>("window_left", [](auto& c) -> auto& { return c.identity.mask.window_left; }),
+                               member<C>("window_right", [](auto& c) -> auto& { return c.identity.mask.window_right; }),
                                member<C>("pass", [](auto& c) -> auto& { return c.identity.pass; }),
                                member<C>("device", &C::device),
                                member<C>("status", &C::status),

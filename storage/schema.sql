@@ -120,6 +120,10 @@ CREATE TABLE IF NOT EXISTS cases (
   head_dim           INTEGER NOT NULL,
   dtype              TEXT NOT NULL CHECK (dtype IN ('bf16', 'fp16', 'fp32')),
   causal             INTEGER NOT NULL CHECK (causal IN (0, 1)),
+  causal_bottom_right INTEGER NOT NULL DEFAULT 0 CHECK (causal_bottom_right IN (0, 1)),
+                                               -- 1: the causal mask is aligned to the bottom right (version 12)
+  window_left        INTEGER CHECK (window_left >= 0),   -- sliding window: keys before the diagonal; NULL: no bound
+  window_right       INTEGER CHECK (window_right >= 0),  -- keys after it; NULL: no bound (0 under a causal mask)
   pass               TEXT NOT NULL DEFAULT 'forward' CHECK (pass IN ('forward', 'backward', 'forward_backward')),
                                                -- what the case times; every case before version 10 is a forward
   device             TEXT NOT NULL,
@@ -307,8 +311,19 @@ SELECT
   r.run_id, r.name AS run_name, r.started_at, r.device_name, r.torch_version,
   c.case_id, c.plan_index, c.variant, c.batch, c.heads, c.kv_heads, c.seq_len_q, c.seq_len_kv, c.head_dim,
   c.dtype, c.causal, c.pass, c.device, c.status, c.sdpa_backend,
+  c.causal_bottom_right, c.window_left, c.window_right,
+  -- the mask as attnsweep labels it: 'full', 'causal', 'causal_bottom_right', with a window ' window[L,R]'
+  CASE WHEN c.causal = 0 AND c.window_left IS NULL AND c.window_right IS NULL THEN 'full'
+       ELSE trim(CASE WHEN c.causal = 0 THEN '' WHEN c.causal_bottom_right = 1 THEN 'causal_bottom_right' ELSE 'causal' END ||
+                 CASE WHEN c.window_left IS NULL AND c.window_right IS NULL THEN ''
+                      ELSE ' window[' || ifnull(c.window_left, 'inf') || ',' || ifnull(c.window_right, 'inf') || ']' END)
+  END AS mask,
   c.kernels_per_forward, c.memcpy_per_forward, c.memset_per_forward, c.cpu_ops_per_forward,
   COALESCE(c.gpu_time_us_median, c.cpu_time_us_median) AS time_us_median,
+  -- query tokens (batch x seq_len_q) per second of the median pass, and microseconds per token:
+  -- for decoding, new tokens per second across the batch
+  c.batch * c.seq_len_q / (COALESCE(c.gpu_time_us_median, c.cpu_time_us_median) * 1e-6) AS tokens_per_s,
+  COALESCE(c.gpu_time_us_median, c.cpu_time_us_median) / (c.batch * c.seq_len_q) AS us_per_token,
   c.median_ci_rel,                                          -- the median is known to +- this share (95%)
   c.gpu_time_us_median, c.cpu_time_us_median, c.cpu_dispatch_us_median,
   c.graph_time_us_median, c.tflops, c.bandwidth_gbps,
@@ -321,7 +336,8 @@ SELECT
   c.validity, c.validity_reasons,                           -- 'ok' or 'suspect' and why (docs/measurement.md)
   -- this case's rel_error over the smallest of the run's variants at the same shape, dtype, mask and pass
   c.rel_error / min(CASE WHEN c.rel_error > 0 THEN c.rel_error END) OVER (PARTITION BY c.run_id, c.batch, c.heads,
-     c.kv_heads, c.seq_len_q, c.seq_len_kv, c.head_dim, c.dtype, c.causal, c.pass, c.device) AS rel_error_vs_best,
+     c.kv_heads, c.seq_len_q, c.seq_len_kv, c.head_dim, c.dtype, c.causal, c.causal_bottom_right, c.window_left, c.window_right,
+     c.pass, c.device) AS rel_error_vs_best,
   c.grad_rel_error_q, c.grad_rel_error_k, c.grad_rel_error_v,
   max(c.grad_rel_error_q, c.grad_rel_error_k, c.grad_rel_error_v) AS grad_rel_error_max,  -- the worst gradient
   c.sdpa_backend_backward,

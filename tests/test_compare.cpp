@@ -79,7 +79,7 @@ Case case_of(const Synthetic& s, int plan_index) {
   c.variant = s.variant;
   c.shape = {8, 16, 16, s.seq_len, s.seq_len, 64};
   c.dtype = s.dtype;
-  c.causal = true;
+  c.mask = Mask(true);
   return c;
 }
 

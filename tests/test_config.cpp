@@ -55,7 +55,7 @@ TEST(Config, ParsesTheStudyConfig) {
   EXPECT_EQ(config.name, "blog");
   EXPECT_EQ(config.variants.size(), 7u);
   EXPECT_EQ(config.dtypes, std::vector<Dtype>{Dtype::bf16});
-  EXPECT_EQ(config.causal, std::vector<bool>{true});
+  EXPECT_EQ(config.masks, std::vector<Mask>{Mask(true)});
   ASSERT_EQ(config.shapes.size(), 1u);
   EXPECT_EQ(config.shapes[0].axes.at("batch"), std::vector<std::int64_t>{8});
   EXPECT_EQ(config.shapes[0].axes.at("seq_len"), std::vector<std::int64_t>{1024});
@@ -69,7 +69,7 @@ TEST(Config, DefaultsWhenOptionalKeysAreAbsent) {
   const Config config = parse_config(kMinimal, "sweep.yaml");
   EXPECT_EQ(config.device, Device::automatic());
   EXPECT_EQ(config.seed, 0u);
-  EXPECT_EQ(config.causal, std::vector<bool>{true});
+  EXPECT_EQ(config.masks, std::vector<Mask>{Mask(true)});
   const MeasureSettings defaults;
   EXPECT_EQ(config.measure.warmup, defaults.warmup);
   EXPECT_EQ(config.measure.max_samples, defaults.max_samples);
@@ -225,7 +225,8 @@ TEST(ConfigRejects, KvHeadsMustDivideHeads) {
 }
 
 TEST(ConfigRejects, BadBooleansNumbersAndDevice) {
-  expect_rejected(std::string(kMinimal) + "causal: maybe\n", {"sweep.yaml:9:9", "causal", "expected true or false, got 'maybe'"});
+  expect_rejected(std::string(kMinimal) + "causal: maybe\n",
+                  {"sweep.yaml:9:9", "causal", "unknown value 'maybe'; allowed: true (top_left), false, top_left or bottom_right"});
   expect_rejected(std::string(kMinimal) + "measure: {target_rel_stdev: 0}\n", {"measure.target_rel_stdev", "must be greater than 0"});
   expect_rejected(std::string(kMinimal) + "measure: {max_case_seconds: soon}\n", {"measure.max_case_seconds", "expected a number"});
   expect_rejected(std::string(kMinimal) + "measure: {min_samples: 10, max_samples: 5}\n", {"measure.max_samples", "at least measure.min_samples (10)"});
@@ -445,6 +446,71 @@ TEST(ConfigFiles, ShippedConfigsAreValid) {
     const Config config = load_config(entry.path().string());
     EXPECT_FALSE(make_plan(config).cases.empty()) << entry.path();
   }
+}
+
+const char* const kServing = R"(
+variants: [naive, sdpa_flash]
+dtypes: [bf16]
+shapes:
+  - {batch: 2, heads: 8, kv_heads: 2, seq_len_q: 4, seq_len_kv: 4096, head_dim: 128}
+)";
+
+// Issue 25: `causal` takes an alignment, `window` a sliding window; they cross.
+TEST(ConfigServing, CausalAlignmentsCrossWindowsIntoMasks) {
+  const Config config = parse_config(std::string(kServing) +
+                                         "causal: [true, bottom_right, false]\n"
+                                         "window: [none, {left: 1024}, {left: 64, right: 0}]\n",
+                                     "s.yaml");
+  ASSERT_EQ(config.masks.size(), 9u);
+  EXPECT_EQ(config.masks[0], Mask(true));
+  EXPECT_EQ(config.masks[1], Mask(CausalAlignment::top_left, 1024, 0));  // right is 0 under a causal mask
+  EXPECT_EQ(config.masks[2], Mask(CausalAlignment::top_left, 64, 0));
+  EXPECT_EQ(config.masks[3], Mask(CausalAlignment::bottom_right, std::nullopt, std::nullopt));
+  EXPECT_EQ(config.masks[6], Mask(false));
+  EXPECT_EQ(config.masks[7], Mask(CausalAlignment::none, 1024, std::nullopt));
+  EXPECT_EQ(config.masks[8], Mask(CausalAlignment::none, 64, 0));
+  EXPECT_EQ(config.masks[7].label(), "window[1024,inf]");
+  EXPECT_EQ(config.masks[4].label(), "causal_bottom_right window[1024,0]");
+  const Plan plan = make_plan(config);
+  ASSERT_EQ(plan.cases.size(), 18u);  // 9 masks x 2 variants
+  EXPECT_EQ(plan.cases[6].label(), "naive 2x8/2x4x4096x128 bf16 causal_bottom_right");
+  // A two-sided window under a causal mask is refused, not silently cut to one side.
+  expect_rejected(std::string(kServing) + "causal: [true, false]\nwindow: {left: 64, right: 64}\n",
+                  {"window.right", "is 64 under causal: top_left"});
+}
+
+TEST(ConfigServing, ExcludeMatchesAnAlignmentOrAnyCausalMask) {
+  const Config config = parse_config(std::string(kServing) +
+                                         "causal: [top_left, bottom_right, false]\n"
+                                         "exclude:\n  - {variant: naive, causal: bottom_right}\n"
+                                         "  - {variant: sdpa_flash, causal: true}\n",
+                                     "s.yaml");
+  const Plan plan = make_plan(config);
+  std::vector<std::string> labels;
+  for (const Case& c : plan.cases) labels.push_back(c.variant + " " + c.mask.label());
+  EXPECT_EQ(labels, (std::vector<std::string>{"naive causal", "naive full", "sdpa_flash full"}));
+}
+
+TEST(ConfigServing, BadWindowsAndMasksThatLeaveAQueryWithoutKeysAreRefused) {
+  expect_rejected(std::string(kServing) + "window: {left: -1}\n", {"sweep.yaml:6:16", "window.left", "between 0 and"});
+  expect_rejected(std::string(kServing) + "window: {lft: 4}\n", {"window", "lft"});
+  expect_rejected(std::string(kServing) + "window: 4096\n", {"sweep.yaml:6:9", "window", "expected a mapping {left: N, right: M}"});
+  expect_rejected(std::string(kServing) + "window: []\n", {"window", "the list is empty"});
+  expect_rejected(std::string(kServing) + "causal: bottom_right\nwindow: {left: 8, right: 4}\n",
+                  {"sweep.yaml:7:26", "window.right", "is 4 under causal: bottom_right", "right: 0 or leave it out"});
+  expect_rejected(std::string(kServing) + "causal: bottom_right\nwindow: {right: 0}\n",
+                  {"window.left", "missing: under a causal mask a window needs left"});
+  expect_rejected(std::string(kServing) + "causal: [top_left, sideways]\n", {"causal", "unknown value 'sideways'"});
+  // More queries than keys, aligned to the bottom right: the first rows see no key.
+  expect_rejected("variants: [naive]\ndtypes: [bf16]\ncausal: bottom_right\n"
+                  "shapes:\n  - {batch: 1, heads: 2, seq_len_q: 8, seq_len_kv: 4, head_dim: 64}\n",
+                  {"sweep.yaml:5:5", "shapes", "with the mask 'causal_bottom_right', query row 0 of shape 1x2x8x4x64 sees no key",
+                   "seq_len_q <= seq_len_kv"});
+  // A window that leaves the top-left diagonal behind: row 6 of 8 queries over 4 keys with 1 key back.
+  expect_rejected("variants: [naive]\ndtypes: [bf16]\ncausal: false\nwindow: {left: 1, right: 0}\n"
+                  "shapes:\n  - {batch: 1, heads: 2, seq_len_q: 2, seq_len_kv: 9, head_dim: 64}\n"
+                  "  - {batch: 1, heads: 2, seq_len_q: 8, seq_len_kv: 4, head_dim: 64}\n",
+                  {"shapes[1]", "query row 0 of shape 1x2x8x4x64 sees no key"});
 }
 
 }  // namespace

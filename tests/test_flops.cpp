@@ -44,5 +44,25 @@ TEST(Flops, ABackwardIsTwoAndAHalfForwardsAndATrainingStepThreeAndAHalf) {
   EXPECT_EQ(std::string(kFlopConvention).rfind("attended_pairs_v1:", 0), 0u);
 }
 
+// Issue 25: only the pairs a serving mask lets through count, and a window reads
+// only the keys some query sees.
+TEST(Flops, ServingMasksCountTheirPairsAndAWindowItsKeys) {
+  const Shape decode{1, 1, 1, 4, 32, 64};  // 4 new queries over a cache of 32 keys
+  const Mask bottom_right(CausalAlignment::bottom_right, std::nullopt, std::nullopt);
+  EXPECT_DOUBLE_EQ(attended_pairs(decode, bottom_right), 29 + 30 + 31 + 32);
+  EXPECT_DOUBLE_EQ(attended_pairs(decode, true), 1 + 2 + 3 + 4);  // the top left, for contrast
+  const Mask sliding(CausalAlignment::bottom_right, 8, 0);        // 8 keys back and the diagonal: 9 a row
+  EXPECT_DOUBLE_EQ(attended_pairs(decode, sliding), 4 * 9);
+  EXPECT_DOUBLE_EQ(attended_pairs(Shape{1, 1, 1, 6, 6, 64}, Mask(CausalAlignment::none, 1, 2)),
+                   3 + 4 + 4 + 4 + 3 + 2);  // two-sided, clipped at both ends
+  // Keys 20..31 are seen (row 0 from 28 - 8, row 3 up to 31): 12 of 32.
+  EXPECT_EQ(sliding.keys_seen(4, 32), 12);
+  EXPECT_DOUBLE_EQ(forward_min_bytes(decode, Dtype::bf16, sliding), 2.0 * (2 * 4 * 64 + 2 * 12 * 64));
+  EXPECT_DOUBLE_EQ(forward_min_bytes(decode, Dtype::bf16, bottom_right), forward_min_bytes(decode, Dtype::bf16));
+  // The stored convention names the masks' rule only where a run has them.
+  EXPECT_EQ(flop_convention(false, false), kFlopConvention);
+  EXPECT_NE(flop_convention(false, true).find("causal bottom-right pairs"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace attnsweep

@@ -28,7 +28,7 @@ shapes: {batch: [1, 2], heads: 4, seq_len: [64, 128], head_dim: 32}
   EXPECT_EQ(plan.cases[1].variant, "sdpa_math");
   EXPECT_EQ(plan.cases[2].variant, "sdpa_flash");
   EXPECT_EQ(plan.cases[0].shape, plan.cases[2].shape);
-  EXPECT_EQ(plan.cases[3].causal, false);
+  EXPECT_EQ(plan.cases[3].mask, Mask(false));
   // Every combination appears exactly once.
   std::set<std::string> labels;
   for (const auto& c : plan.cases) labels.insert(c.label());
@@ -199,7 +199,7 @@ TEST(Plan, PassesVaryFastestSoAVariantsPassesAreAdjacent) {
     EXPECT_EQ(c.variant, base.variant);
     EXPECT_EQ(c.shape, base.shape);
     EXPECT_EQ(c.dtype, base.dtype);
-    EXPECT_EQ(c.causal, base.causal);
+    EXPECT_EQ(c.mask, base.mask);
     EXPECT_EQ(c.same_measurement(base), c.pass == Pass::forward);
     labels.insert(c.label());
   }
@@ -235,7 +235,7 @@ TEST(Plan, ShippedQuickstartCoversGqaAndDecoding) {
   EXPECT_EQ(plan.cases.size(), 42u);
   EXPECT_EQ(plan.excluded, 42);
   bool decoding = false;
-  for (const auto& c : plan.cases) decoding |= c.shape.seq_len_q == 1 && c.shape.kv_heads == 2 && !c.causal;
+  for (const auto& c : plan.cases) decoding |= c.shape.seq_len_q == 1 && c.shape.kv_heads == 2 && !c.mask.is_causal();
   EXPECT_TRUE(decoding);
 }
 
@@ -258,7 +258,7 @@ TEST(Plan, ShippedTrainingConfigHasEveryPassOfEveryVariant) {
   const Config config = load_config(ATTNSWEEP_SOURCE_DIR "/configs/training.yaml");
   EXPECT_EQ(config.passes, (std::vector<Pass>{Pass::forward, Pass::backward, Pass::forward_backward}));
   EXPECT_EQ(config.dtypes, (std::vector<Dtype>{Dtype::bf16, Dtype::fp16}));
-  EXPECT_EQ(config.causal, std::vector<bool>{true});
+  EXPECT_EQ(config.masks, std::vector<Mask>{Mask(true)});
   EXPECT_EQ(config.variants.size(), 7u);
   const Plan plan = make_plan(config);
   EXPECT_EQ(plan.cases.size(), 150u);  // 4 shapes x 2 dtypes x 7 variants x 3 passes, less 3 x 2 x 3 at 8192
@@ -268,7 +268,7 @@ TEST(Plan, ShippedTrainingConfigHasEveryPassOfEveryVariant) {
   for (const Case& c : plan.cases) {
     passes[{c.variant, c.shape.label(), c.dtype}].insert(c.pass);
     shapes.insert(c.shape.label());
-    EXPECT_TRUE(c.causal);
+    EXPECT_TRUE(c.mask.is_causal());
     if (c.shape.seq_len_kv == 8192) {
       EXPECT_TRUE(c.variant != "naive" && c.variant != "naive_inplace" && c.variant != "sdpa_math") << c.label();
     }

@@ -247,9 +247,9 @@ TEST_F(RunReaderTest, CasesComeBackInPlanOrderWithTheirIdentity) {
   EXPECT_EQ(identity.plan_index, 2);
   EXPECT_EQ(identity.shape, (Shape{8, 16, 4, 1024, 2048, 64}));
   EXPECT_EQ(identity.dtype, Dtype::bf16);
-  EXPECT_TRUE(identity.causal);
+  EXPECT_TRUE(identity.mask.is_causal());
   EXPECT_EQ(cases[0].identity.dtype, Dtype::fp32);
-  EXPECT_FALSE(cases[0].identity.causal);
+  EXPECT_FALSE(cases[0].identity.mask.is_causal());
   for (const auto& row : cases) EXPECT_EQ(row.run_id, run_id);
   EXPECT_EQ(reader.stored_plan_indexes(run_id), (std::set<int>{0, 1, 2}));
   EXPECT_TRUE(reader.stored_plan_indexes(run_id + 1).empty());

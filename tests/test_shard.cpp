@@ -40,7 +40,7 @@ std::int64_t cost_of(const Sweep& s, const std::vector<int>& indexes) {
   for (int i : indexes) {
     const Case& c = s.plan.cases[static_cast<std::size_t>(i)];
     total += expected_case_ns(c, s.config.measure);
-    if (groups.insert(c.shape.label() + to_string(c.dtype) + (c.causal ? "c" : "f")).second) {
+    if (groups.insert(c.shape.label() + to_string(c.dtype) + c.mask.label()).second) {
       total += expected_reference_ns(c.shape);
     }
   }

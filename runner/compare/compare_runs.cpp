@@ -534,7 +534,7 @@ void add_run_warnings(const char* side, const ComparedRun& compared, std::size_t
 
 CaseKey CaseKey::of(const CaseRow& row) {
   return {row.identity.variant, row.identity.shape,       row.identity.dtype,
-          row.identity.causal,  row.device.kind(),        row.identity.pass};
+          row.identity.mask,    row.device.kind(),        row.identity.pass};
 }
 
 std::string CaseKey::label() const {
@@ -542,7 +542,7 @@ std::string CaseKey::label() const {
   c.variant = variant;
   c.shape = shape;
   c.dtype = dtype;
-  c.causal = causal;
+  c.mask = mask;
   c.pass = pass;
   return c.label() + (device_kind == DeviceKind::cuda ? " cuda" : " cpu");
 }
@@ -551,7 +551,7 @@ namespace {
 auto tied(const CaseKey& key) {
   const Shape& s = key.shape;
   return std::make_tuple(std::cref(key.variant), s.batch, s.heads, s.kv_heads, s.seq_len_q, s.seq_len_kv, s.head_dim,
-                         key.dtype, key.causal, key.pass, key.device_kind);
+                         key.dtype, key.mask, key.pass, key.device_kind);
 }
 }  // namespace
 

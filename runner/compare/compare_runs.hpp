@@ -25,7 +25,7 @@ struct CaseKey {
   std::string variant;
   Shape shape;
   Dtype dtype = Dtype::bf16;
-  bool causal = true;
+  Mask mask;
   DeviceKind device_kind = DeviceKind::cpu;
   Pass pass = Pass::forward;
 

@@ -399,7 +399,8 @@ Json key_json(const CaseKey& key) {
               {"seq_len_kv", key.shape.seq_len_kv},
               {"head_dim", key.shape.head_dim},
               {"dtype", to_string(key.dtype)},
-              {"causal", key.causal},
+              {"causal", key.mask.is_causal()},
+              {"mask", key.mask.label()},
               {"pass", to_string(key.pass)},
               {"device", key.device_kind == DeviceKind::cuda ? "cuda" : "cpu"}};
 }

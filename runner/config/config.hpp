@@ -8,6 +8,7 @@
 
 #include "runner/common/errors.hpp"
 #include "runner/common/identities.hpp"
+#include "runner/common/mask.hpp"
 #include "runner/config/measure_settings.hpp"
 #include "runner/variants/op_library_spec.hpp"
 
@@ -45,7 +46,10 @@ struct Config {
   std::vector<std::string> variants;                  // in order: catalogue names and op-library names
   std::map<std::string, OpLibrarySpec> op_libraries;  // the variants of kind op_library, by name
   std::vector<Dtype> dtypes;
-  std::vector<bool> causal;
+  // The masks to sweep: `causal` crossed with `window`, each once, in the order
+  // written (default: causal top-left, no window).
+  std::vector<Mask> masks = {Mask(true)};
+  SourceLocation window_where;  // where `window` was written; none when absent
   std::vector<Pass> passes = {Pass::forward};  // what each case times (issue 23); in the order written
   SourceLocation passes_where;                 // where `passes` was written; none when defaulted
   std::vector<ShapeBlock> shapes;

@@ -38,7 +38,9 @@ constexpr int kMaxNesting = 32;
 constexpr double kMaxEnergyWindowMs = 60000;
 
 const std::vector<std::string> kTopLevelKeys = {"name",   "description", "device", "seed",    "variants", "dtypes",
-                                                "causal", "passes",      "shapes", "exclude", "measure"};
+                                                "causal", "window",      "passes", "shapes",  "exclude", "measure"};
+const std::vector<std::string> kWindowKeys = {"left", "right"};
+const char* const kCausalValues = "true (top_left), false, top_left or bottom_right";
 const std::vector<std::string> kShapeKeys = {"batch",     "heads",      "kv_heads", "seq_len",
                                              "seq_len_q", "seq_len_kv", "head_dim", "zip"};
 const std::vector<std::string> kOpLibraryKeys = {"name",  "kind",   "library", "op",    "layout",
@@ -222,7 +224,10 @@ class Loader {
     register_op_library_specs(config.op_libraries);  // the catalogue and registry find them by name
     require(root, "dtypes", "a list of " + text::join(dtype_names(), ", "));
     for (const auto& dtype : names(root["dtypes"], "dtypes", dtype_names())) config.dtypes.push_back(*parse_dtype(dtype));
-    config.causal = root["causal"] ? booleans(root["causal"], "causal") : std::vector<bool>{true};
+    const std::vector<CausalAlignment> alignments =
+        root["causal"] ? causal_alignments(root["causal"], "causal") : std::vector<CausalAlignment>{CausalAlignment::top_left};
+    config.masks = masks(alignments, root["window"]);
+    if (root["window"]) config.window_where = location(root["window"].Mark());
     if (root["passes"]) {
       config.passes_where = location(root["passes"].Mark());
       config.passes = passes(root["passes"]);
@@ -487,6 +492,87 @@ class Loader {
     return spec;
   }
 
+  // causal: true|false|top_left|bottom_right, or a list of them (true is PyTorch's
+  // is_causal, aligned to the top left).
+  std::vector<CausalAlignment> causal_alignments(const YAML::Node& node, const std::string& key) const {
+    std::vector<CausalAlignment> out;
+    for (const auto& item : items(node, key)) {
+      const std::string& raw = item.Scalar();
+      std::optional<CausalAlignment> value;
+      if (raw == "true" || raw == "True") value = CausalAlignment::top_left;
+      if (raw == "false" || raw == "False") value = CausalAlignment::none;
+      if (raw == "top_left" || raw == "bottom_right") value = parse_causal_alignment(raw);
+      if (!value) fail(item, key, std::string("unknown value '") + raw + "'; allowed: " + kCausalValues);
+      if (std::find(out.begin(), out.end(), *value) == out.end()) out.push_back(*value);
+    }
+    return out;
+  }
+
+  // window: {left: N, right: M} (either may be left out: no bound on that side), or
+  // none, or a list of those; crossed with every causal alignment. Under a causal
+  // mask the right bound is 0 (a later key is masked anyway).
+  std::vector<Mask> masks(const std::vector<CausalAlignment>& alignments, const YAML::Node& node) const {
+    struct Window {
+      std::optional<std::int64_t> left, right;
+      YAML::Node where;
+    };
+    std::vector<std::optional<Window>> windows;
+    if (!node) {
+      windows.push_back(std::nullopt);
+    } else {
+      std::vector<YAML::Node> listed;
+      if (node.IsSequence()) {
+        for (const auto& item : node) listed.push_back(item);
+        if (listed.empty()) fail(node, "window", "the list is empty; give at least one window or none");
+      } else {
+        listed.push_back(node);
+      }
+      int index = 0;
+      for (const auto& item : listed) {
+        const std::string key = node.IsSequence() ? "window[" + std::to_string(index++) + "]" : "window";
+        if (item.IsNull() || (item.IsScalar() && item.Scalar() == "none")) {
+          windows.push_back(std::nullopt);
+          continue;
+        }
+        if (!item.IsMap() || item.size() == 0) {
+          fail(item, key, "expected a mapping {left: N, right: M} (keys before and after the diagonal; "
+                          "either may be left out) or none, got a " + kind(item));
+        }
+        check_keys(item, key, kWindowKeys);
+        Window window{std::nullopt, std::nullopt, item};
+        if (item["left"]) window.left = integer(item["left"], key + ".left", 0, kMaxDimension);
+        if (item["right"]) window.right = integer(item["right"], key + ".right", 0, kMaxDimension);
+        windows.push_back(window);
+      }
+    }
+    std::vector<Mask> out;
+    for (const CausalAlignment alignment : alignments) {
+      for (const auto& window : windows) {
+        Mask mask(alignment, std::nullopt, std::nullopt);
+        if (window) {
+          mask.window_left = window->left;
+          mask.window_right = window->right;
+          if (alignment != CausalAlignment::none) {
+            if (window->right && *window->right != 0) {
+              fail(window->where["right"], "window.right",
+                   "is " + std::to_string(*window->right) + " under causal: " + to_string(alignment) +
+                       ", which masks every later key; give right: 0 or leave it out, or causal: false for a "
+                       "two-sided window");
+            }
+            mask.window_right = 0;
+            if (!window->left) {
+              fail(window->where, "window.left",
+                   "missing: under a causal mask a window needs left (keys before the diagonal); without it the "
+                   "mask is the causal mask alone");
+            }
+          }
+        }
+        if (std::find(out.begin(), out.end(), mask) == out.end()) out.push_back(mask);
+      }
+    }
+    return out;
+  }
+
   std::vector<bool> booleans(const YAML::Node& node, const std::string& key) const {
     std::vector<bool> out;
     for (const auto& item : items(node, key)) {
@@ -610,7 +696,14 @@ class Loader {
         } else if (field == "dtype") {
           values = names(entry.second, field_key, dtype_names());
         } else if (field == "causal") {
-          for (bool value : booleans(entry.second, field_key)) values.push_back(value ? "true" : "false");
+          // true matches either alignment; top_left and bottom_right one of them.
+          for (const auto& item : items(entry.second, field_key)) {
+            const std::string& raw = item.Scalar();
+            if (raw == "true" || raw == "True") values.push_back("true");
+            else if (raw == "false" || raw == "False") values.push_back("false");
+            else if (raw == "top_left" || raw == "bottom_right") values.push_back(raw);
+            else fail(item, field_key, "unknown value '" + raw + "'; allowed: " + kCausalValues);
+          }
         } else if (field == "pass") {
           values = names(entry.second, field_key, pass_names());
         } else {

@@ -70,7 +70,10 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
     record.ceiling_copy_gbps = ceilings.copy_gbps;
   }
   record.flop_convention = flop_convention(std::any_of(config.passes.begin(), config.passes.end(),
-                                                      [](Pass pass) { return pass != Pass::forward; }));
+                                                      [](Pass pass) { return pass != Pass::forward; }),
+                                          std::any_of(config.masks.begin(), config.masks.end(), [](const Mask& mask) {
+                                            return mask.windowed() || mask.causal == CausalAlignment::bottom_right;
+                                          }));
   record.measure = config.measure;
   record.planned_cases = run.planned_cases;
   record.sweep_cases = run.sweep_cases;

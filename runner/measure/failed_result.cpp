@@ -7,8 +7,8 @@ namespace attnsweep {
 CaseResult started_result(const Case& c, const Device& device) {
   CaseResult result;
   result.device = device;
-  result.flops = pass_flops(c.shape, c.causal, c.pass);
-  result.min_bytes = pass_min_bytes(c.shape, c.dtype, c.pass);
+  result.flops = pass_flops(c.shape, c.mask, c.pass);
+  result.min_bytes = pass_min_bytes(c.shape, c.dtype, c.pass, c.mask);
   return result;
 }
 

@@ -9,18 +9,13 @@ const char* const kFlopConvention =
     "or for causal (top-left aligned, PyTorch is_causal) sum_i min(i + 1, seq_len_kv); "
     "min_bytes = dtype_bytes * (2 * B*H*Sq*D + 2 * B*KVH*Skv*D)";
 
-double attended_pairs(const Shape& shape, bool causal) {
-  const double sq = static_cast<double>(shape.seq_len_q);
-  const double skv = static_cast<double>(shape.seq_len_kv);
-  if (!causal) return sq * skv;
-  // Rows 0..n-1 with n = min(Sq, Skv) see 1..n keys; the remaining rows see all Skv.
-  const double n = std::min(sq, skv);
-  return n * (n + 1) / 2 + (sq - n) * skv;
+double attended_pairs(const Shape& shape, const Mask& mask) {
+  return mask.attended_pairs(shape.seq_len_q, shape.seq_len_kv);
 }
 
-double forward_flops(const Shape& shape, bool causal) {
+double forward_flops(const Shape& shape, const Mask& mask) {
   return 4.0 * static_cast<double>(shape.batch) * static_cast<double>(shape.heads) *
-         static_cast<double>(shape.head_dim) * attended_pairs(shape, causal);
+         static_cast<double>(shape.head_dim) * attended_pairs(shape, mask);
 }
 
 double flops_per_forward_multiple(Pass pass) {
@@ -32,12 +27,16 @@ double flops_per_forward_multiple(Pass pass) {
   return 1.0;
 }
 
-double pass_flops(const Shape& shape, bool causal, Pass pass) {
-  return flops_per_forward_multiple(pass) * forward_flops(shape, causal);
+double pass_flops(const Shape& shape, const Mask& mask, Pass pass) {
+  return flops_per_forward_multiple(pass) * forward_flops(shape, mask);
 }
 
-std::string flop_convention(bool has_backward_passes) {
+std::string flop_convention(bool has_backward_passes, bool has_serving_masks) {
   std::string text = kFlopConvention;
+  if (has_serving_masks) {
+    text += "; masks: causal bottom-right pairs = sum_i min(i + 1 + seq_len_kv - seq_len_q, seq_len_kv), a window "
+            "clips each row to its keys (docs/measurement.md); min_bytes count only the keys and values some query sees";
+  }
   if (has_backward_passes) {
     text += "; passes (FlashAttention's convention): backward flops = 2.5 * forward, forward_backward = 3.5 * "
             "forward; backward and forward_backward min_bytes = dtype_bytes * (4 * B*H*Sq*D + 4 * B*KVH*Skv*D)";
@@ -45,18 +44,20 @@ std::string flop_convention(bool has_backward_passes) {
   return text;
 }
 
-double forward_min_bytes(const Shape& shape, Dtype dtype) {
+double forward_min_bytes(const Shape& shape, Dtype dtype, const Mask& mask) {
   const double b = static_cast<double>(shape.batch), d = static_cast<double>(shape.head_dim);
+  const double keys = static_cast<double>(mask.keys_seen(shape.seq_len_q, shape.seq_len_kv));
   const double q_and_out = 2 * b * static_cast<double>(shape.heads) * static_cast<double>(shape.seq_len_q) * d;
-  const double k_and_v = 2 * b * static_cast<double>(shape.kv_heads) * static_cast<double>(shape.seq_len_kv) * d;
+  const double k_and_v = 2 * b * static_cast<double>(shape.kv_heads) * keys * d;
   return dtype_bytes(dtype) * (q_and_out + k_and_v);
 }
 
-double pass_min_bytes(const Shape& shape, Dtype dtype, Pass pass) {
-  if (pass == Pass::forward) return forward_min_bytes(shape, dtype);
+double pass_min_bytes(const Shape& shape, Dtype dtype, Pass pass, const Mask& mask) {
+  if (pass == Pass::forward) return forward_min_bytes(shape, dtype, mask);
   const double b = static_cast<double>(shape.batch), d = static_cast<double>(shape.head_dim);
+  const double keys = static_cast<double>(mask.keys_seen(shape.seq_len_q, shape.seq_len_kv));
   const double query_side = 4 * b * static_cast<double>(shape.heads) * static_cast<double>(shape.seq_len_q) * d;
-  const double key_side = 4 * b * static_cast<double>(shape.kv_heads) * static_cast<double>(shape.seq_len_kv) * d;
+  const double key_side = 4 * b * static_cast<double>(shape.kv_heads) * keys * d;
   return dtype_bytes(dtype) * (query_side + key_side);
 }
 

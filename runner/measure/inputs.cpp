@@ -51,12 +51,23 @@ AttentionInputs make_inputs(const Case& c, const Device& device, std::uint64_t s
   inputs.query = draw(s.heads, s.seq_len_q);
   inputs.key = draw(s.kv_heads, s.seq_len_kv);
   inputs.value = draw(s.kv_heads, s.seq_len_kv);
-  inputs.causal = c.causal;
+  inputs.mask = c.mask;
+  inputs.causal = c.mask.is_top_left_causal_on(s.seq_len_q, s.seq_len_kv);
   inputs.grouped = s.kv_heads != s.heads;
   inputs.scale = 1.0 / std::sqrt(static_cast<double>(s.head_dim));
-  if (c.causal) {
-    // Top-left aligned, as PyTorch's is_causal: query i sees keys 0..i.
-    inputs.causal_mask = at::ones({s.seq_len_q, s.seq_len_kv}, at::TensorOptions().device(where).dtype(at::kBool)).triu(1);
+  if (c.mask.any()) {
+    // Query row i sees keys [first, last] around its diagonal i + offset
+    // (Mask::keys_of_row): built from index grids, once per case.
+    const auto index = at::TensorOptions().device(where).dtype(at::kLong);
+    const at::Tensor row = at::arange(s.seq_len_q, index).unsqueeze(1);
+    const at::Tensor key = at::arange(s.seq_len_kv, index).unsqueeze(0);
+    const at::Tensor diagonal = row + c.mask.diagonal_offset(s.seq_len_q, s.seq_len_kv);
+    at::Tensor masked = at::zeros({s.seq_len_q, s.seq_len_kv}, at::TensorOptions().device(where).dtype(at::kBool));
+    if (c.mask.is_causal()) masked = masked.logical_or(key > diagonal);
+    if (c.mask.window_left) masked = masked.logical_or(key < diagonal - *c.mask.window_left);
+    if (c.mask.window_right) masked = masked.logical_or(key > diagonal + *c.mask.window_right);
+    inputs.masked_out = masked;
+    if (!inputs.causal) inputs.attend = masked.logical_not();
   }
   return inputs;
 }

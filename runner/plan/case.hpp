@@ -6,6 +6,7 @@
 
 #include "runner/common/errors.hpp"
 #include "runner/common/identities.hpp"
+#include "runner/common/mask.hpp"
 
 namespace attnsweep {
 
@@ -30,7 +31,7 @@ struct Case {
   std::string variant;
   Shape shape;
   Dtype dtype = Dtype::bf16;
-  bool causal = true;
+  Mask mask;  // causal top-left unless the config says otherwise
   SourceLocation where;  // the `shapes` entry it came from, for messages about the case (not stored)
   Pass pass = Pass::forward;
 
@@ -40,7 +41,7 @@ struct Case {
   // The same measurement: variant, shape, dtype, mask and pass (not plan_index
   // or where). What merge, resume and compare match cases by.
   bool same_measurement(const Case& other) const {
-    return variant == other.variant && shape == other.shape && dtype == other.dtype && causal == other.causal &&
+    return variant == other.variant && shape == other.shape && dtype == other.dtype && mask == other.mask &&
            pass == other.pass;
   }
 };

@@ -21,7 +21,7 @@ std::string Shape::label() const {
 }
 
 std::string Case::label() const {
-  std::string text = variant + " " + shape.label() + " " + to_string(dtype) + (causal ? " causal" : " full");
+  std::string text = variant + " " + shape.label() + " " + to_string(dtype) + " " + mask.label();
   return pass == Pass::forward ? text : text + " " + to_string(pass);
 }
 
@@ -73,7 +73,7 @@ Shape to_shape(const AxisValues& values) {
 std::string field_value(const Case& c, const std::string& field) {
   if (field == "variant") return c.variant;
   if (field == "dtype") return to_string(c.dtype);
-  if (field == "causal") return c.causal ? "true" : "false";
+
   if (field == "batch") return std::to_string(c.shape.batch);
   if (field == "heads") return std::to_string(c.shape.heads);
   if (field == "kv_heads") return std::to_string(c.shape.kv_heads);
@@ -91,7 +91,12 @@ bool matches(const ExcludeRule& rule, const Case& c) {
     auto any = [&](const std::string& actual) {
       return std::find(values.begin(), values.end(), actual) != values.end();
     };
-    if (field == "seq_len") {
+    if (field == "causal") {
+      // true matches either causal alignment; top_left and bottom_right one of them.
+      const bool hit = any(c.mask.is_causal() ? "true" : "false") ||
+                       (c.mask.is_causal() && any(to_string(c.mask.causal)));
+      if (!hit) return false;
+    } else if (field == "seq_len") {
       // seq_len matches cases whose query and key/value lengths both equal it.
       if (c.shape.seq_len_q != c.shape.seq_len_kv || !any(std::to_string(c.shape.seq_len_q))) return false;
     } else if (!any(field_value(c, field))) {
@@ -122,7 +127,7 @@ Plan make_plan(const Config& config) {
   std::size_t listed = 0;
   for (const auto& block : config.shapes) listed = std::min(listed + listed_shapes(block), kMaxCases + 1);
   const std::size_t total = capped_product(
-      capped_product(capped_product(capped_product(listed, config.dtypes.size()), config.causal.size()),
+      capped_product(capped_product(capped_product(listed, config.dtypes.size()), config.masks.size()),
                      config.variants.size()),
       config.passes.size());
   if (total > kMaxCases) {
@@ -144,10 +149,22 @@ Plan make_plan(const Config& config) {
                           "kv_heads (" + std::to_string(shape.kv_heads) + ") must divide heads (" +
                               std::to_string(shape.heads) + ") for grouped-query attention");
       }
+      for (const Mask& mask : config.masks) {
+        // A query row that sees no key has no softmax (0/0): FlashAttention writes
+        // zeros there and PyTorch's math NaN. Such a mask is refused, not measured.
+        if (const auto row = mask.first_empty_row(shape.seq_len_q, shape.seq_len_kv)) {
+          throw ConfigError(config.source_path, block.where, key,
+                            "with the mask '" + mask.label() + "', query row " + std::to_string(*row) + " of shape " +
+                                shape.label() + " sees no key (seq_len_q " + std::to_string(shape.seq_len_q) +
+                                ", seq_len_kv " + std::to_string(shape.seq_len_kv) +
+                                "); a bottom-right mask needs seq_len_q <= seq_len_kv, a window must reach every "
+                                "query's keys");
+        }
+      }
       if (seen.insert({shape.batch, shape.heads, shape.kv_heads, shape.seq_len_q, shape.seq_len_kv, shape.head_dim}).second) {
         shapes.emplace_back(shape, block.where);
       } else {
-        plan.duplicates += static_cast<int>(config.dtypes.size() * config.causal.size() * config.variants.size() *
+        plan.duplicates += static_cast<int>(config.dtypes.size() * config.masks.size() * config.variants.size() *
                                             config.passes.size());
       }
     }
@@ -157,10 +174,10 @@ Plan make_plan(const Config& config) {
   // (the default) the plan is exactly what it was before the pass axis.
   for (const auto& [shape, where] : shapes) {
     for (const auto& dtype : config.dtypes) {
-      for (bool causal : config.causal) {
+      for (const Mask& mask : config.masks) {
         for (const auto& variant : config.variants) {
           for (const Pass pass : config.passes) {
-            Case c{0, variant, shape, dtype, causal, where, pass};
+            Case c{0, variant, shape, dtype, mask, where, pass};
             const bool excluded = std::any_of(config.exclude.begin(), config.exclude.end(),
                                               [&](const ExcludeRule& rule) { return matches(rule, c); });
             if (excluded) {

@@ -21,7 +21,7 @@ Table plan_table(const Plan& plan, const Device& device) {
                    {"seq_len_kv", "", Align::right},
                    {"head_dim", "", Align::right},
                    {"dtype"},
-                   {"causal"}};
+                   {"mask"}};
   if (show_pass) table.columns.push_back({"pass"});
   table.columns.push_back({"note", "", Align::left, ""});
   for (const Case& c : plan.cases) {
@@ -31,7 +31,7 @@ Table plan_table(const Plan& plan, const Device& device) {
                              Cell::integer(c.shape.batch),     Cell::integer(c.shape.heads),
                              Cell::integer(c.shape.kv_heads),  Cell::integer(c.shape.seq_len_q),
                              Cell::integer(c.shape.seq_len_kv), Cell::integer(c.shape.head_dim),
-                             Cell::text(to_string(c.dtype)),   Cell::text(c.causal ? "yes" : "no")};
+                             Cell::text(to_string(c.dtype)),   Cell::text(c.mask.label())};
     if (show_pass) row.push_back(Cell::text(to_string(c.pass)));
     row.push_back(runs ? Cell::null() : Cell::text("unsupported on " + device.to_string()));
     table.add_row(row);

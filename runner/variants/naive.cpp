@@ -17,12 +17,12 @@ at::Tensor naive_attention(const AttentionInputs& inputs, MaskMode mode) {
   }
   at::Tensor scores = at::matmul(inputs.query, key.transpose(-2, -1));
   scores = scores * inputs.scale;
-  if (inputs.causal) {
+  if (inputs.masked_out.defined()) {
     const double minus_infinity = -std::numeric_limits<double>::infinity();
     if (mode == MaskMode::in_place) {
-      scores.masked_fill_(inputs.causal_mask, minus_infinity);
+      scores.masked_fill_(inputs.masked_out, minus_infinity);
     } else {
-      scores = scores.masked_fill(inputs.causal_mask, minus_infinity);
+      scores = scores.masked_fill(inputs.masked_out, minus_infinity);
     }
   }
   return at::matmul(at::softmax(scores, -1), value);

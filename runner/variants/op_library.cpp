@@ -198,6 +198,12 @@ class OpLibraryVariant final : public Variant {
   // (FlashAttention-3's wheel), with a plain std::exception: both are refusals.
   // Anything else thrown is not a refusal but a defect of the op: an error.
   Support check(const AttentionInputs& inputs) const override {
+    // The mapping hands an op the causal flag alone, meaning PyTorch's is_causal.
+    if (inputs.mask.any() && !inputs.causal) {
+      return {false, "the mask '" + inputs.mask.label() +
+                         "' cannot be passed: an op library's mapping gives the op a causal flag only (PyTorch's "
+                         "is_causal, aligned to the top left), not a bottom-right alignment or a window"};
+    }
     try {
       (void)forward(inputs);
       return {};

@@ -2,7 +2,10 @@
 
 #include <ATen/Context.h>
 #include <ATen/native/transformers/cuda/sdp_utils.h>
+#include <ATen/ops/_efficient_attention_forward.h>
+#include <ATen/ops/_flash_attention_forward.h>
 #include <ATen/ops/_fused_sdp_choice.h>
+#include <ATen/ops/_scaled_dot_product_flash_attention.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
 #include <c10/util/Exception.h>
 #include <torch/csrc/autograd/function.h>
@@ -30,8 +33,72 @@ class WarningCollector final : public c10::WarningHandler {
   std::vector<std::string> messages;
 };
 
+std::optional<at::Tensor> attn_mask_of(const AttentionInputs& inputs) {
+  if (inputs.attend.defined()) return inputs.attend;
+  return std::nullopt;
+}
+
 sdp::sdp_params params_of(const AttentionInputs& inputs) {
-  return sdp::sdp_params{inputs.query, inputs.key, inputs.value, std::nullopt, 0.0, inputs.causal, inputs.grouped};
+  return sdp::sdp_params{inputs.query, inputs.key, inputs.value, attn_mask_of(inputs), 0.0, inputs.causal, inputs.grouped};
+}
+
+// How a variant runs a mask that PyTorch's is_causal flag does not describe
+// (docs/measurement.md, "Masks"): the way PyTorch's own
+// torch.nn.attention.bias.causal_lower_right dispatches it (flash's causal flag,
+// which FlashAttention aligns to the bottom right; the memory-efficient kernel's
+// bottom-right mask type), FlashAttention's window sizes, or else SDPA with the
+// mask as a boolean attn_mask.
+enum class MaskRoute { sdpa, flash_bottom_right, flash_window, efficient_bottom_right };
+
+MaskRoute route_of(const AttentionInputs& inputs, std::optional<at::SDPBackend> pinned) {
+  if (!inputs.mask.any() || inputs.causal || !pinned) return MaskRoute::sdpa;
+  if (*pinned == at::SDPBackend::flash_attention) {
+    return inputs.mask.windowed() ? MaskRoute::flash_window : MaskRoute::flash_bottom_right;
+  }
+  if (*pinned == at::SDPBackend::efficient_attention && !inputs.mask.windowed() &&
+      inputs.mask.causal == CausalAlignment::bottom_right) {
+    return MaskRoute::efficient_bottom_right;
+  }
+  return MaskRoute::sdpa;
+}
+
+at::Tensor bshd(const at::Tensor& tensor) { return tensor.transpose(1, 2); }
+
+// The memory-efficient kernel takes as many key/value heads as query heads: as
+// PyTorch's SDPA does for it under enable_gqa, the heads are repeated.
+at::Tensor repeated_heads(const at::Tensor& tensor, const AttentionInputs& inputs) {
+  if (!inputs.grouped) return tensor;
+  return tensor.repeat_interleave(inputs.query.size(1) / tensor.size(1), 1);
+}
+
+at::Tensor run_route(MaskRoute route, const AttentionInputs& inputs) {
+  const Mask& mask = inputs.mask;
+  switch (route) {
+    case MaskRoute::flash_bottom_right:
+      return std::get<0>(at::_scaled_dot_product_flash_attention(inputs.query, inputs.key, inputs.value, 0.0,
+                                                                 /*is_causal=*/true, /*return_debug_mask=*/false,
+                                                                 inputs.scale));
+    case MaskRoute::flash_window: {
+      // FlashAttention's window sizes: -1 is no bound; its causal flag bounds the right at 0.
+      const auto output = std::get<0>(at::_flash_attention_forward(
+          bshd(inputs.query), bshd(inputs.key), bshd(inputs.value), std::nullopt, std::nullopt, inputs.query.size(2),
+          inputs.key.size(2), 0.0, mask.is_causal(), /*return_debug_mask=*/false, inputs.scale,
+          mask.window_left.value_or(-1), mask.is_causal() ? 0 : mask.window_right.value_or(-1)));
+      return bshd(output);
+    }
+    case MaskRoute::efficient_bottom_right: {
+      const bool needs_grad = at::GradMode::is_enabled() &&
+                              (inputs.query.requires_grad() || inputs.key.requires_grad() || inputs.value.requires_grad());
+      constexpr std::int64_t kBottomRight = 2;  // sdp::CustomMaskType::CausalFromBottomRight
+      const auto output = std::get<0>(at::_efficient_attention_forward(
+          bshd(inputs.query), bshd(repeated_heads(inputs.key, inputs)), bshd(repeated_heads(inputs.value, inputs)),
+          std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt, 0.0, kBottomRight,
+          /*compute_log_sumexp=*/needs_grad, inputs.scale));
+      return bshd(output);
+    }
+    case MaskRoute::sdpa: break;
+  }
+  return call_sdpa(inputs);
 }
 
 // PyTorch's own checker for one CUDA backend, with its reasons (debug = true).
@@ -91,7 +158,7 @@ SdpaBackendGuard::~SdpaBackendGuard() {
 }
 
 at::Tensor call_sdpa(const AttentionInputs& inputs) {
-  return at::scaled_dot_product_attention(inputs.query, inputs.key, inputs.value, /*attn_mask=*/{},
+  return at::scaled_dot_product_attention(inputs.query, inputs.key, inputs.value, attn_mask_of(inputs),
                                           /*dropout_p=*/0.0, inputs.causal, /*scale=*/inputs.scale,
                                           /*enable_gqa=*/inputs.grouped);
 }
@@ -102,7 +169,7 @@ BackendChoice choose_sdpa_backend(const AttentionInputs& inputs) {
   c10::WarningUtils::WarnAlways warn_always(true);
   BackendChoice choice;
   try {
-    const auto raw = at::_fused_sdp_choice(inputs.query, inputs.key, inputs.value, {}, 0.0, inputs.causal,
+    const auto raw = at::_fused_sdp_choice(inputs.query, inputs.key, inputs.value, attn_mask_of(inputs), 0.0, inputs.causal,
                                            inputs.scale, inputs.grouped);
     const auto backend = static_cast<at::SDPBackend>(raw);
     if (backend != at::SDPBackend::error) choice.backend = backend;
@@ -118,10 +185,12 @@ std::string sdpa_backward_backend_of(const at::Tensor& output) {
   if (!root) return "";
   // The node names of PyTorch's derivatives.yaml for the fused SDPA ops (CPU
   // flash included: ScaledDotProductFlashAttentionForCpuBackward0).
+  // The bottom-right and window routes call the kernels' own ops, whose nodes
+  // are FlashAttentionBackward0 and EfficientAttentionBackward0.
   static const std::pair<const char*, const char*> kFused[] = {
-      {"ScaledDotProductFlashAttention", "flash_attention"},
-      {"ScaledDotProductEfficientAttention", "efficient_attention"},
-      {"ScaledDotProductCudnnAttention", "cudnn_attention"},
+      {"FlashAttention", "flash_attention"},
+      {"EfficientAttention", "efficient_attention"},
+      {"CudnnAttention", "cudnn_attention"},
       {"ScaledDotProductFusedAttentionOverrideable", "overrideable"},
   };
   // The whole graph back to the leaves (a few nodes for the fused backends, a
@@ -144,6 +213,27 @@ std::string sdpa_backward_backend_of(const at::Tensor& output) {
 }
 
 Support SdpaVariant::check(const AttentionInputs& inputs) const {
+  const MaskRoute route = route_of(inputs, pinned_);
+  if (route == MaskRoute::sdpa) return check_sdpa(inputs);
+  // The kernel's own op: PyTorch's checks of an unmasked call say whether the
+  // kernel runs these tensors at all; the mask is then the op's own argument.
+  AttentionInputs unmasked = inputs;
+  unmasked.causal = false;
+  unmasked.attend = at::Tensor();
+  if (Support base = check_sdpa(unmasked); !base.supported) return base;
+  if (!inputs.query.is_cuda()) {
+    return {false, "the mask '" + inputs.mask.label() + "' needs " + sdpa_backend_name(*pinned_) +
+                       "'s CUDA kernel: PyTorch's CPU kernel takes the top-left causal flag only"};
+  }
+  if (route == MaskRoute::flash_window && inputs.mask.causal == CausalAlignment::top_left &&
+      inputs.query.size(2) != inputs.key.size(2)) {
+    return {false, "FlashAttention aligns causal masks and windows to the bottom right; a top-left causal window "
+                   "differs from that when seq_len_q != seq_len_kv (use causal: bottom_right)"};
+  }
+  return {};
+}
+
+Support SdpaVariant::check_sdpa(const AttentionInputs& inputs) const {
   SdpaBackendGuard guard(pinned_);
   const BackendChoice choice = choose_sdpa_backend(inputs);
   if (choice.backend && (!pinned_ || *choice.backend == *pinned_)) return {};
@@ -158,7 +248,7 @@ Support SdpaVariant::check(const AttentionInputs& inputs) const {
 
 at::Tensor SdpaVariant::forward(const AttentionInputs& inputs) const {
   SdpaBackendGuard guard(pinned_);
-  return call_sdpa(inputs);
+  return run_route(route_of(inputs, pinned_), inputs);
 }
 
 std::string SdpaVariant::sdpa_backend(const AttentionInputs& inputs) const {

@@ -49,6 +49,8 @@ class SdpaVariant : public Variant {
   std::string sdpa_backend_backward(const at::Tensor& output) const override { return sdpa_backward_backend_of(output); }
 
  private:
+  Support check_sdpa(const AttentionInputs& inputs) const;  // PyTorch's own checks of the SDPA call
+
   std::string name_;
   std::optional<at::SDPBackend> pinned_;
 };

@@ -7,13 +7,19 @@
 #include <optional>
 #include <string>
 
+#include "runner/common/mask.hpp"
+
 namespace attnsweep {
 
 // Inputs in (batch, heads, seq, head_dim) layout, built once per case.
 struct AttentionInputs {
   at::Tensor query, key, value;
-  at::Tensor causal_mask;  // bool (Sq, Skv), true above the diagonal; undefined when not causal
+  Mask mask;                 // the case's (runner/common/mask.hpp)
+  // Whether PyTorch's is_causal flag is exactly the mask: top-left causal, or
+  // bottom-right on a square shape; no window.
   bool causal = false;
+  at::Tensor masked_out;     // bool (Sq, Skv), true where a key is masked; undefined without a mask
+  at::Tensor attend;         // its negation, SDPA's boolean attn_mask; undefined without a mask or where causal says it
   double scale = 1.0;
   bool grouped = false;    // kv_heads < heads
   // Which draw these are: unique in the process, new for every make_inputs. A

@@ -1,0 +1,77 @@
+#include "runner/common/mask.hpp"
+
+#include <algorithm>
+
+namespace attnsweep {
+
+std::string to_string(CausalAlignment alignment) {
+  switch (alignment) {
+    case CausalAlignment::none: return "none";
+    case CausalAlignment::top_left: return "top_left";
+    case CausalAlignment::bottom_right: return "bottom_right";
+  }
+  return "none";
+}
+
+std::optional<CausalAlignment> parse_causal_alignment(const std::string& text) {
+  if (text == "none") return CausalAlignment::none;
+  if (text == "top_left") return CausalAlignment::top_left;
+  if (text == "bottom_right") return CausalAlignment::bottom_right;
+  return std::nullopt;
+}
+
+std::int64_t Mask::diagonal_offset(std::int64_t seq_len_q, std::int64_t seq_len_kv) const {
+  return causal == CausalAlignment::top_left ? 0 : seq_len_kv - seq_len_q;
+}
+
+Mask::KeyRange Mask::keys_of_row(std::int64_t row, std::int64_t seq_len_q, std::int64_t seq_len_kv) const {
+  const std::int64_t diagonal = row + diagonal_offset(seq_len_q, seq_len_kv);
+  std::int64_t first = 0, last = seq_len_kv - 1;
+  if (window_left) first = std::max(first, diagonal - *window_left);
+  if (is_causal()) last = std::min(last, diagonal);
+  if (window_right) last = std::min(last, diagonal + *window_right);
+  return {first, last};
+}
+
+double Mask::attended_pairs(std::int64_t seq_len_q, std::int64_t seq_len_kv) const {
+  if (!any()) return static_cast<double>(seq_len_q) * static_cast<double>(seq_len_kv);
+  double pairs = 0;
+  for (std::int64_t row = 0; row < seq_len_q; ++row) pairs += static_cast<double>(keys_of_row(row, seq_len_q, seq_len_kv).count());
+  return pairs;
+}
+
+std::int64_t Mask::keys_seen(std::int64_t seq_len_q, std::int64_t seq_len_kv) const {
+  if (!windowed() || seq_len_q <= 0) return seq_len_kv;
+  // Each row's range starts and ends at most one key after the previous row's and
+  // holds at least one key (plans refuse empty rows), so the union is one run.
+  const KeyRange first = keys_of_row(0, seq_len_q, seq_len_kv);
+  const KeyRange last = keys_of_row(seq_len_q - 1, seq_len_q, seq_len_kv);
+  return std::max<std::int64_t>(0, last.last - first.first + 1);
+}
+
+std::optional<std::int64_t> Mask::first_empty_row(std::int64_t seq_len_q, std::int64_t seq_len_kv) const {
+  if (!any()) return std::nullopt;
+  for (std::int64_t row = 0; row < seq_len_q; ++row) {
+    if (keys_of_row(row, seq_len_q, seq_len_kv).count() == 0) return row;
+  }
+  return std::nullopt;
+}
+
+bool Mask::is_top_left_causal_on(std::int64_t seq_len_q, std::int64_t seq_len_kv) const {
+  if (windowed() || !is_causal()) return false;
+  return causal == CausalAlignment::top_left || seq_len_q == seq_len_kv;
+}
+
+std::string Mask::label() const {
+  std::string text = causal == CausalAlignment::none       ? (windowed() ? "" : "full")
+                     : causal == CausalAlignment::top_left ? "causal"
+                                                           : "causal_bottom_right";
+  if (windowed()) {
+    const auto side = [](const std::optional<std::int64_t>& bound) { return bound ? std::to_string(*bound) : "inf"; };
+    if (!text.empty()) text += " ";
+    text += "window[" + side(window_left) + "," + side(window_right) + "]";
+  }
+  return text;
+}
+
+}  // namespace attnsweep
