@@ -137,8 +137,8 @@ TEST_F(Cli, PlanOfTheTrainingConfigShowsEachCasesPass) {
   EXPECT_EQ(outcome.exit_code, 0) << outcome.output;
   EXPECT_NE(outcome.output.find("150 cases, 18 excluded"), std::string::npos) << outcome.output;
   EXPECT_NE(outcome.output.find(" pass "), std::string::npos) << outcome.output;
-  for (const char* row : {"sdpa_flash          1     32        32       8192        8192       128  fp16   yes     backward",
-                          "sdpa_cudnn          2     32         8       4096        4096       128  bf16   yes     forward_backward"}) {
+  for (const char* row : {"sdpa_flash          1     32        32       8192        8192       128  fp16   causal  backward",
+                          "sdpa_cudnn          2     32         8       4096        4096       128  bf16   causal  forward_backward"}) {
     EXPECT_NE(outcome.output.find(row), std::string::npos) << row << "\n" << outcome.output;
   }
 }

@@ -451,6 +451,39 @@ TEST_F(StoreTest, MigratesASavedVersionTenDatabase) {
                           "energy_window_s IS NULL AND energy_passes IS NULL").getInt(), 4);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE energy_j IS NULL AND energy_power_w IS NULL AND "
                           "tflop_per_joule IS NULL").getInt(), 4);
+  // Version 12 (issue 25): every older causal mask was PyTorch's is_causal (top left), with no window.
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE causal_bottom_right = 0 AND window_left IS NULL AND "
+                          "window_right IS NULL").getInt(), 4);
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(causal || ':' || mask, ',') FROM (SELECT * FROM results ORDER BY case_id)")
+                .getString(),
+            db.execAndGet("SELECT group_concat(causal || ':' || CASE causal WHEN 1 THEN 'causal' ELSE 'full' END, ',') "
+                          "FROM (SELECT * FROM cases ORDER BY case_id)").getString());
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE status = 'ok' AND abs(tokens_per_s * time_us_median * 1e-6 "
+                          "- batch * seq_len_q) < 1e-6 AND abs(us_per_token * batch * seq_len_q - time_us_median) < 1e-9")
+                .getInt(),
+            3);
+}
+
+// Issue 25: a serving mask is stored in three columns and read back as it was.
+TEST_F(StoreTest, ServingMasksAreStoredAndReadBack) {
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record());
+  CaseResult r;
+  r.device = Device::cpu();
+  const Shape shape{1, 4, 2, 4, 64, 16};
+  const std::vector<Mask> masks = {Mask(true), Mask(false), Mask(CausalAlignment::bottom_right, std::nullopt, std::nullopt),
+                                   Mask(CausalAlignment::bottom_right, 16, 0), Mask(CausalAlignment::none, 8, 4),
+                                   Mask(CausalAlignment::none, std::nullopt, 2)};
+  for (std::size_t i = 0; i < masks.size(); ++i) {
+    store.add_case(run_id, Case{static_cast<int>(i), "naive", shape, Dtype::fp32, masks[i]}, r);
+  }
+  store.finish_run(run_id, RunStatus::done);
+  const auto rows = RunReader(path_).cases(run_id);
+  ASSERT_EQ(rows.size(), masks.size());
+  for (std::size_t i = 0; i < masks.size(); ++i) EXPECT_EQ(rows[i].identity.mask, masks[i]) << masks[i].label();
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(mask, '|') FROM (SELECT mask FROM results ORDER BY plan_index)").getString(),
+            "causal|full|causal_bottom_right|causal_bottom_right window[16,0]|window[8,4]|window[inf,2]");
 }
 
 TEST_F(StoreTest, TheValidityLabelIsStoredWithItsReasonsAndTheSchemaRefusesAnotherLabel) {

@@ -64,13 +64,6 @@ MaskRoute route_of(const AttentionInputs& inputs, std::optional<at::SDPBackend> 
 
 at::Tensor bshd(const at::Tensor& tensor) { return tensor.transpose(1, 2); }
 
-// The memory-efficient kernel takes as many key/value heads as query heads: as
-// PyTorch's SDPA does for it under enable_gqa, the heads are repeated.
-at::Tensor repeated_heads(const at::Tensor& tensor, const AttentionInputs& inputs) {
-  if (!inputs.grouped) return tensor;
-  return tensor.repeat_interleave(inputs.query.size(1) / tensor.size(1), 1);
-}
-
 at::Tensor run_route(MaskRoute route, const AttentionInputs& inputs) {
   const Mask& mask = inputs.mask;
   switch (route) {
@@ -89,9 +82,11 @@ at::Tensor run_route(MaskRoute route, const AttentionInputs& inputs) {
     case MaskRoute::efficient_bottom_right: {
       const bool needs_grad = at::GradMode::is_enabled() &&
                               (inputs.query.requires_grad() || inputs.key.requires_grad() || inputs.value.requires_grad());
-      constexpr std::int64_t kBottomRight = 2;  // sdp::CustomMaskType::CausalFromBottomRight
+      // sdp::CustomMaskType::CausalFromBottomRight. Grouped inputs never get here:
+      // PyTorch's checks refuse them for this kernel (same heads required).
+      constexpr std::int64_t kBottomRight = 2;
       const auto output = std::get<0>(at::_efficient_attention_forward(
-          bshd(inputs.query), bshd(repeated_heads(inputs.key, inputs)), bshd(repeated_heads(inputs.value, inputs)),
+          bshd(inputs.query), bshd(inputs.key), bshd(inputs.value),
           std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt, 0.0, kBottomRight,
           /*compute_log_sumexp=*/needs_grad, inputs.scale));
       return bshd(output);

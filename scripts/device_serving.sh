@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Issue 25's device proof of the serving masks, in one call (about 7 minutes on an H200):
+#  1. build, then the GPU tests of DEVICE_TESTS (default GpuServing|GpuValidity);
+#  2. tests/gpu/configs/serving_proof.yaml (bottom-right causal and a 4096-key window, decoding and
+#     chunked prefill, every built-in variant) swept, then measured again from Python with
+#     PyTorch's own masks, torch.profiler and CUDA events (tests/gpu/serving_reference.py: counts
+#     equal, medians of 200 us or more within 3%);
+#  3. configs/serving.yaml swept for what time is left (SERVING_TIMEOUT seconds; SIGINT stores what
+#     it has), with its report.
+#   device: run(command="bash scripts/device_serving.sh", carry=[".devdeps"], timeout_s=600)
+# $OUT brings back at most 8 files; this writes: machine.txt, serving-proof.md, serving.txt
+# (the sweep's summary), serving.db.gz and serving-report.html, logs.tgz.
+set -uo pipefail
+OUT="${OUT:-$PWD/device-out}"
+WORK="$(mktemp -d /tmp/serving-work.XXXXXX)"
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+cd "$(dirname "$0")/.." || exit 2
+began=$(date +%s)
+elapsed() { echo "$(( $(date +%s) - began )) s"; }
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total,power.limit --format=csv
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
+  nproc | sed 's/^/cpu cores /'
+} 2>&1 | tee "$OUT/machine.txt"
+finish() { tar -C "$WORK" -czf "$OUT/logs.tgz" --exclude='*.db*' . 2> /dev/null; }
+trap finish EXIT
+backup() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()" "$1" "$2"; }
+
+echo "== 1. build and the GPU tests ($(elapsed))"
+tests="${DEVICE_TESTS:-GpuServing|GpuValidity}"
+BUILD_TARGET="attnsweep attnsweep_cli_tests" container/build.sh > "$WORK/build.log" 2>&1
+status=$?
+echo "build exit $status"
+[ -x build/attnsweep ] || { tail -30 "$WORK/build.log"; exit 2; }
+filter="$(echo "$tests" | sed 's/|/.*:/g').*"
+build/attnsweep_cli_tests --gtest_filter="$filter" > "$WORK/gpu_tests.log" 2>&1
+tests_status=$?
+echo "GPU tests ($filter) exit $tests_status"
+grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) \]|Failure" "$WORK/gpu_tests.log" | head -20
+sed -n '/GpuServing.BottomRight/,/\[ *OK\|FAILED/p' "$WORK/gpu_tests.log" | grep -v "^\[" | head -40
+
+echo "== 2. the proof sweep and Python ($(elapsed))"
+timeout -s INT "${PROOF_TIMEOUT:-120}" build/attnsweep run tests/gpu/configs/serving_proof.yaml --db "$WORK/proof.db" \
+  > "$WORK/proof.txt" 2> "$WORK/proof.log"
+echo "attnsweep exit $?"
+cat "$WORK/proof.txt" | head -60
+timeout "${PY_TIMEOUT:-200}" python3 tests/gpu/serving_reference.py "$WORK/proof.db" --out "$WORK/python.jsonl" \
+  > "$OUT/serving-proof.md" 2> "$WORK/python.err"
+proof=$?
+echo "serving_reference.py exit $proof"
+cat "$OUT/serving-proof.md"; tail -5 "$WORK/python.err"
+backup "$WORK/proof.db" "$WORK/proof-copy.db"
+
+echo "== 3. configs/serving.yaml ($(elapsed))"
+timeout -s INT "${SERVING_TIMEOUT:-150}" build/attnsweep run configs/serving.yaml --db "$WORK/serving.db" \
+  > "$OUT/serving.txt" 2> "$WORK/serving.log"
+echo "attnsweep exit $?"
+tail -3 "$WORK/serving.log"
+if [ -s "$WORK/serving.db" ]; then
+  backup "$WORK/serving.db" "$WORK/serving-copy.db"
+  python3 - "$WORK/proof-copy.db" "$WORK/serving-copy.db" <<'PY'
+import sqlite3, sys
+# One file back: the serving sweep with the proof run attached as a second database file would be
+# two; the proof's cases go into serving.db.gz's table proof_cases instead.
+db = sqlite3.connect(sys.argv[2])
+db.execute("ATTACH DATABASE ? AS proof", (sys.argv[1],))
+db.execute("CREATE TABLE proof_cases AS SELECT * FROM proof.results")
+db.commit()
+PY
+  gzip -c "$WORK/serving-copy.db" > "$OUT/serving.db.gz"
+  build/attnsweep report "$WORK/serving.db" -o "$OUT/serving-report.html" > /dev/null 2>> "$WORK/serving.log"
+  python3 - "$WORK/serving.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print(db.execute("SELECT count(*), sum(status = 'ok'), sum(status = 'unsupported'), sum(status NOT IN ('ok', 'unsupported')) FROM cases").fetchone())
+for row in db.execute("SELECT variant, mask, count(*), sum(status = 'ok'), round(avg(CASE WHEN status = 'ok' THEN tokens_per_s END)), "
+                      "group_concat(DISTINCT substr(error_message, 1, 90)) FROM results GROUP BY variant, mask ORDER BY variant, mask"):
+    print(row)
+PY
+fi
+echo "== done in $(elapsed): build $status, GPU tests $tests_status, proof $proof"
+[ "$status" = 0 ] && [ "$tests_status" = 0 ] && [ "$proof" = 0 ] || exit 1
