@@ -14,11 +14,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -116,7 +118,16 @@ function snapshot() {
       return Array.prototype.map.call(tr.children, function (td) { return td.textContent; }); }),
     failures: document.querySelectorAll('#failures tbody tr').length,
     failures_text: document.getElementById('failures').textContent,
-    selected: texts('#pass-selector button.selected')};
+    selected: texts('#pass-selector button.selected'),
+    shape_lists: r.shapeLists ? r.shapeLists() : null,
+    time_heading: document.querySelector('#charts-time h2').textContent,
+    shape_note: (function (p) { return p && !p.hidden ? p.textContent : ''; })(document.getElementById('shape-note')),
+    shape_charts: r.charts.filter(function (c) { return /-shapes$/.test(c.kind); }).map(function (c) {
+      return {kind: c.kind, type: c.chart.config.type, title: c.chart.options.plugins.title.text, labels: c.chart.data.labels,
+        legend: c.chart.legend.legendItems.map(function (item) { return item.text; }), y: c.chart.scales.y.type,
+        box: c.chart.canvas.parentNode.className,
+        datasets: c.chart.data.datasets.map(function (d) { return {label: d.label, data: d.data, cases: d.cases || null}; })};
+    })};
 }
 var out = snapshot();
 out.errors = window.__probeErrors;
@@ -958,6 +969,263 @@ TEST_F(CliReportEnergy, MarkdownHasTheEnergyColumnsOnlyWhereAPassHasEnergy) {
   // The backward's table: no energy, no energy columns, no legend for them.
   EXPECT_EQ(backward_part.find("energy"), std::string::npos) << backward_part;
   EXPECT_EQ(backward_part.find("TFLOP/J"), std::string::npos) << backward_part;
+}
+
+
+// ---- lists of shapes (issue 25) ---------------------------------------------
+// A config that lists shapes instead of sweeping a length, as a serving mix
+// does: decoding 1, 4 and 16 queries over caches of 512 to 2048 keys (GQA 8/2),
+// a chunked prefill of 128 queries over 1024 keys and a square prefill, in fp32
+// and bf16 on the CPU. naive, sdpa_math and sdpa_flash run (30 ok);
+// sdpa_efficient is CUDA-only (10 unsupported). Each dtype's charts are a
+// group of bars per shape, a bar per variant (docs/report.md, "Length sweeps
+// and lists of shapes").
+const char* const kShapeListConfig = R"(name: serving-mix
+device: cpu
+variants: [naive, sdpa_math, sdpa_flash, sdpa_efficient]
+dtypes: [fp32, bf16]
+causal: false
+shapes:
+  head_dim: 16
+  zip:
+    - {batch: 1, heads: 8, kv_heads: 2, seq_len_q: 1, seq_len_kv: 512}
+    - {batch: 4, heads: 8, kv_heads: 2, seq_len_q: 4, seq_len_kv: 1024}
+    - {batch: 1, heads: 8, kv_heads: 2, seq_len_q: 16, seq_len_kv: 2048}
+    - {batch: 1, heads: 8, kv_heads: 8, seq_len_q: 128, seq_len_kv: 1024}
+    - {batch: 2, heads: 4, kv_heads: 4, seq_len_q: 256, seq_len_kv: 256}
+measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false}
+)";
+// The shapes as the charts name them, in the order listed.
+const std::vector<std::string> kShapeLabels = {"1x8/2 q=1 k=512", "4x8/2 q=4 k=1024", "1x8/2 q=16 k=2048", "1x8 q=128 k=1024",
+                                               "2x4 q=256 k=256"};
+
+// A shape's category as the report's script writes it (report.js, shapeParts).
+std::string shape_category(const json& c, bool with_mask) {
+  const int b = c["b"], h = c["h"], kvh = c["kvh"], sq = c["sq"], skv = c["skv"];
+  std::string text = std::to_string(b) + "x" + std::to_string(h) + (kvh != h ? "/" + std::to_string(kvh) : "") + " q=" +
+                     std::to_string(sq) + " k=" + std::to_string(skv);
+  return with_mask ? text + (c["causal"].get<bool>() ? " causal" : " full") : text;
+}
+
+class CliReportShapes : public ::testing::Test {
+ protected:
+  // Sweeps `config` on the CPU into a fresh database and writes its report (r.html).
+  void sweep(const std::string& config) {
+    const attnsweep::testing::Outcome outcome =
+        attnsweep::testing::run_attnsweep("-q run " + scratch_.write("sweep.yaml", config) + " --db " + db_);
+    ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+    const attnsweep::testing::Outcome report = attnsweep::testing::run_attnsweep("report " + db_ + " -o " + report_);
+    ASSERT_EQ(report.exit_code, 0) << report.output;
+    data_ = embedded_data(read_file(report_));
+    ASSERT_TRUE(data_.is_object());
+  }
+  std::string flags() const {
+    return " --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir=" + scratch_.path("chromium") +
+           " --virtual-time-budget=10000 ";
+  }
+  // What each bar of a shape chart stands for: its case (found through the dataset's
+  // case indexes) is of the dataset's variant and the category's shape, and the bar's
+  // value is the one the kind shows, from the embedded data. Returns the bars counted.
+  int check_bars(const json& chart, bool with_mask) {
+    const std::string kind = chart["kind"], text = chart.dump();
+    int bars = 0;
+    double low = 1e300, high = 0;
+    for (const json& dataset : chart["datasets"]) {
+      for (std::size_t i = 0; i < dataset["data"].size(); ++i) {
+        if (dataset["data"][i].is_null()) {
+          EXPECT_TRUE(dataset["cases"][i].is_null()) << text;
+          continue;
+        }
+        ++bars;
+        const double value = dataset["data"][i];
+        low = std::min(low, value);
+        high = std::max(high, value);
+        const json& c = data_["cases"][dataset["cases"][i].get<std::size_t>()];
+        EXPECT_EQ(c["variant"], dataset["label"]) << text;
+        EXPECT_EQ(c["status"], "ok") << text;
+        EXPECT_EQ(shape_category(c, with_mask), chart["labels"][i]) << text;
+        EXPECT_EQ(chart["title"].get<std::string>().rfind(c["dtype"].get<std::string>() + ", head_dim " + std::to_string(c["d"].get<int>()) + ": ", 0), 0u)
+            << text;
+        const double time_us = c["time_us"];
+        const double expected = kind == "time-shapes"            ? time_us
+                                : kind == "tokens-shapes"        ? c["b"].get<double>() * c["sq"].get<double>() / (time_us * 1e-6)
+                                : kind == "tflops-shapes"        ? c["tflops"].get<double>()
+                                : kind == "speedup-naive-shapes" ? c["vs_naive"].get<double>()
+                                : kind == "speedup-previous-shapes" ? c["vs_previous"].get<double>()
+                                : kind == "energy-shapes"        ? c["energy_j"].get<double>()
+                                                                 : -1;
+        EXPECT_NEAR(value, expected, 1e-9 * expected) << kind << " " << c.dump();
+      }
+    }
+    // A log axis where the values (and 1x, on a speed-up chart) span more than 20x.
+    if (kind.rfind("speedup-", 0) == 0) low = std::min(low, 1.0), high = std::max(high, 1.0);
+    EXPECT_EQ(chart["y"], high / low > 20 ? "logarithmic" : "linear") << text;
+    return bars;
+  }
+
+  attnsweep::testing::ScratchDirectory scratch_{"report-shapes"};
+  std::string db_ = scratch_.path("shapes.db"), report_ = scratch_.path("r.html");
+  json data_;
+};
+
+TEST_F(CliReportShapes, TheHtmlOfAListOfShapesCarriesWhatEachShapesBarsNeed) {
+  sweep(kShapeListConfig);
+  ASSERT_EQ(data_["cases"].size(), 40u);
+  std::set<std::string> shapes;
+  int ok = 0;
+  for (const json& c : data_["cases"]) {
+    // The shape's axes apart, as the bars' categories and tokens per second read them.
+    for (const char* field : {"b", "h", "kvh", "sq", "skv", "d"}) ASSERT_TRUE(c[field].is_number_integer()) << field << c.dump();
+    EXPECT_EQ(c["d"], 16);
+    EXPECT_EQ(c["causal"], false);
+    shapes.insert(shape_category(c, false));
+    if (c["variant"] == "sdpa_efficient") {
+      EXPECT_EQ(c["status"], "unsupported") << c.dump();
+      EXPECT_TRUE(c["time_us"].is_null());
+      continue;
+    }
+    ASSERT_EQ(c["status"], "ok") << c.dump();
+    ++ok;
+    EXPECT_GT(c["time_us"].get<double>(), 0) << c.dump();
+    EXPECT_GT(c["tflops"].get<double>(), 0) << c.dump();
+    EXPECT_GT(c["vs_naive"].get<double>(), 0) << c.dump();
+  }
+  EXPECT_EQ(ok, 30);
+  EXPECT_EQ(shapes, std::set<std::string>(kShapeLabels.begin(), kShapeLabels.end()));
+  // The fields the charts of a sweep read are still there under their names: shape, causal, time_us, vs_naive.
+  EXPECT_EQ(data_["cases"][0]["shape"], "1x8/2x1x512x16");
+}
+
+// In Chromium: no line against sequence length, but per dtype a group of bars per
+// shape for the time, tokens per second, TFLOP/s and speed-up over naive; the
+// categories are the listed shapes, the legends the variants that ran, and there
+// is a bar per timed case, each the value of its case.
+TEST_F(CliReportShapes, ChromiumDrawsAGroupOfBarsPerShapeWithTheVariantsSideBySide) {
+  const std::string browser = chromium();
+  if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
+  sweep(kShapeListConfig);
+  const json probe_out = probe_in_chromium(browser, report_, flags());
+  ASSERT_TRUE(probe_out.is_object());
+  const std::string text = probe_out.dump();
+  EXPECT_EQ(probe_out["errors"], json::array()) << text;
+  EXPECT_EQ(probe_out["rendered"], "yes") << text;
+  EXPECT_EQ(probe_out["charts"], json({{"time-shapes", 2}, {"tokens-shapes", 2}, {"tflops-shapes", 2},
+                                       {"speedup-naive-shapes", 2}, {"roofline", 2}})) << text;
+  EXPECT_EQ(probe_out["drawn"], 10) << text;
+  json lists = probe_out["shape_lists"];
+  std::sort(lists.begin(), lists.end());
+  EXPECT_EQ(lists, json({"bf16, head_dim 16", "fp32, head_dim 16"})) << text;
+  EXPECT_EQ(probe_out["time_heading"], "Time and throughput per shape") << text;
+  EXPECT_EQ(probe_out["shape_note"].get<std::string>().rfind("The cases are a list of shapes, not a sweep of sequence lengths", 0), 0u)
+      << text;
+  std::map<std::string, int> bars;
+  for (const json& chart : probe_out["shape_charts"]) {
+    const std::string kind = chart["kind"];
+    EXPECT_EQ(chart["type"], "bar") << kind;
+    EXPECT_EQ(chart["labels"], json(kShapeLabels)) << kind;
+    const json variants = kind == "speedup-naive-shapes" ? json({"sdpa_math", "sdpa_flash"}) : json({"naive", "sdpa_math", "sdpa_flash"});
+    EXPECT_EQ(chart["legend"], variants) << kind;
+    EXPECT_EQ(chart["box"], "chart") << kind;  // 15 bars: half a row
+    bars[kind] += check_bars(chart, false);
+  }
+  EXPECT_EQ(bars, (std::map<std::string, int>{{"time-shapes", 30}, {"tokens-shapes", 30}, {"tflops-shapes", 30}, {"speedup-naive-shapes", 20}}))
+      << text;
+  EXPECT_NE(probe_out["titles"].dump().find("fp32, head_dim 16: CPU time per forward, per shape"), std::string::npos) << text;
+  EXPECT_NE(probe_out["titles"].dump().find("bf16, head_dim 16: tokens per second, per shape"), std::string::npos) << text;
+  EXPECT_EQ(probe_out["rows"], 40) << text;
+  EXPECT_EQ(probe_out["failures"], 10) << text;
+
+  // A screenshot, kept in the build folder to look at (docs/report-shape-list.png is bench/report_shape_list.yaml's).
+  const std::string screenshot = (fs::current_path() / "report-shapes-screenshot.png").string();
+  fs::remove(screenshot);
+  shell(browser + flags() + "--window-size=1400,3000 --screenshot=" + screenshot + " file://" + report_);
+  EXPECT_GT(read_file(screenshot).size(), 50000u) << screenshot;
+}
+
+// The rule, chart by chart (one per dtype and head_dim): a sweep when its cases
+// are one family (mask, batch x heads/kv_heads, query length) whatever its key
+// lengths, or when every family has 3 or more key lengths; a list of shapes
+// otherwise. One run holds each side of the rule; sweeps are drawn as always.
+TEST_F(CliReportShapes, EachChartIsALengthSweepOrAListOfShapesByTheDocumentedRule) {
+  const std::string browser = chromium();
+  if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
+  sweep(R"(name: sweep-or-list
+device: cpu
+variants: [naive, sdpa_math]
+dtypes: fp32
+causal: [true, false]
+shapes:
+  - {batch: 1, heads: 2, seq_len: [16, 32], head_dim: 8}           # one family of 2 lengths: a sweep
+  - {batch: [1, 2], heads: 2, seq_len: [16, 32, 64], head_dim: 16} # two families of 3 lengths: a sweep
+  - {batch: 1, heads: 2, seq_len: 32, head_dim: 24}                # both masks of one shape: a list
+  - {batch: [1, 2], heads: 2, seq_len: [16, 32], head_dim: 32}     # two families of 2 lengths: a list
+exclude:
+  - {causal: false, head_dim: [8, 16, 32]}
+measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false}
+)");
+  ASSERT_EQ(data_["cases"].size(), 28u);
+  const json probe_out = probe_in_chromium(browser, report_, flags());
+  ASSERT_TRUE(probe_out.is_object());
+  const std::string text = probe_out.dump();
+  EXPECT_EQ(probe_out["errors"], json::array()) << text;
+  json lists = probe_out["shape_lists"];
+  std::sort(lists.begin(), lists.end());
+  EXPECT_EQ(lists, json({"fp32, head_dim 24", "fp32, head_dim 32"})) << text;
+  EXPECT_EQ(probe_out["charts"], json({{"time", 2}, {"time-shapes", 2}, {"tokens-shapes", 2}, {"tflops-shapes", 2},
+                                       {"speedup-naive", 2}, {"speedup-naive-shapes", 2}, {"roofline", 1}})) << text;
+  EXPECT_EQ(probe_out["drawn"], 13) << text;
+  // The sweeps as before: a point per timed case of head_dim 8 and 16 (4 + 12), a line per variant and batch.
+  EXPECT_EQ(probe_out["points"]["time"], 16) << text;
+  EXPECT_EQ(probe_out["points"]["speedup-naive"], 8) << text;
+  const json& titles = probe_out["titles"];
+  EXPECT_EQ(titles[0], "fp32, head_dim 8: CPU time per forward") << text;
+  EXPECT_EQ(titles[1], "fp32, head_dim 16: CPU time per forward") << text;
+  EXPECT_EQ(titles[2], "fp32, head_dim 24: CPU time per forward, per shape") << text;
+  EXPECT_EQ(titles[3], "fp32, head_dim 32: CPU time per forward, per shape") << text;
+  EXPECT_EQ(probe_out["time_heading"], "Time against sequence length, and per shape") << text;
+  EXPECT_EQ(probe_out["shape_note"].get<std::string>().rfind("fp32, head_dim 24; fp32, head_dim 32: the cases are a list of shapes", 0), 0u)
+      << text;
+  for (const json& chart : probe_out["shape_charts"]) {
+    const bool masks = chart["title"].get<std::string>().find("head_dim 24") != std::string::npos;
+    // Both masks of one shape: the mask is part of the category; one mask: it is not.
+    EXPECT_EQ(chart["labels"], masks ? json({"1x2 q=32 k=32 causal", "1x2 q=32 k=32 full"})
+                                     : json({"1x2 q=16 k=16", "1x2 q=32 k=32", "2x2 q=16 k=16", "2x2 q=32 k=32"})) << chart.dump();
+    EXPECT_EQ(chart["legend"], chart["kind"] == "speedup-naive-shapes" ? json({"sdpa_math"}) : json({"naive", "sdpa_math"}))
+        << chart.dump();
+    EXPECT_EQ(check_bars(chart, masks), (masks ? 2 : 4) * (chart["kind"] == "speedup-naive-shapes" ? 1 : 2)) << chart.dump();
+  }
+}
+
+// With --compare and with energy (planted as a GPU's counter would give it: 100 W
+// over each ok case's median), a list of shapes gets the same bars for the speed-up
+// over the previous run and for the joules per forward.
+TEST_F(CliReportShapes, TheSpeedUpOverThePreviousRunAndTheEnergyOfAListOfShapesAreBarsToo) {
+  const std::string browser = chromium();
+  if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
+  sweep(kShapeListConfig);
+  ASSERT_EQ(attnsweep::testing::run_attnsweep("-q run " + scratch_.path("sweep.yaml") + " --db " + db_).exit_code, 0);  // run 2
+  SQLite::Database(db_, SQLite::OPEN_READWRITE)
+      .exec("UPDATE cases SET energy_power_w = 100, energy_j = cpu_time_us_median * 100e-6, energy_window_s = 0.5, energy_passes = 10 "
+            "WHERE run_id = 2 AND status = 'ok'");
+  ASSERT_EQ(attnsweep::testing::run_attnsweep("report " + db_ + " --compare " + db_ + ":1 -o " + report_).exit_code, 0);
+  data_ = embedded_data(read_file(report_));
+  ASSERT_EQ(data_["run"]["run_id"], 2);
+  const json probe_out = probe_in_chromium(browser, report_, flags());
+  ASSERT_TRUE(probe_out.is_object());
+  const std::string text = probe_out.dump();
+  EXPECT_EQ(probe_out["errors"], json::array()) << text;
+  EXPECT_EQ(probe_out["charts"], json({{"time-shapes", 2}, {"tokens-shapes", 2}, {"tflops-shapes", 2}, {"speedup-naive-shapes", 2},
+                                       {"speedup-previous-shapes", 2}, {"energy-shapes", 2}, {"tflop-per-joule", 1}, {"roofline", 2}}))
+      << text;
+  std::map<std::string, int> bars;
+  for (const json& chart : probe_out["shape_charts"]) {
+    EXPECT_EQ(chart["labels"], json(kShapeLabels)) << chart.dump();
+    EXPECT_EQ(chart["legend"], chart["kind"] == "speedup-naive-shapes" ? json({"sdpa_math", "sdpa_flash"})
+                                                                       : json({"naive", "sdpa_math", "sdpa_flash"})) << chart.dump();
+    bars[chart["kind"]] += check_bars(chart, false);
+  }
+  EXPECT_EQ(bars["speedup-previous-shapes"], 30) << text;
+  EXPECT_EQ(bars["energy-shapes"], 30) << text;
 }
 
 }  // namespace

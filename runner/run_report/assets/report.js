@@ -17,7 +17,7 @@
   // What one sample times, in words: "forward", "backward", "forward+backward".
   const per = () => (pass === "forward_backward" ? "forward+backward" : pass);
   window.attnsweepReport = { data: data, charts: charts, passes: passes, selectPass: selectPass,
-                             selectedPass: () => pass };
+                             selectedPass: () => pass, shapeLists: () => [...shapeLists] };
 
   // ---- helpers ---------------------------------------------------------------
   const el = (tag, attrs, ...children) => {
@@ -40,6 +40,7 @@
   // whole joules) and TFLOP per joule alike.
   const joules = (value) => (value === null || value === undefined ? "" : Number(value).toPrecision(3));
   const pct = (value) => (value === null || value === undefined ? "" : (100 * value).toFixed(value < 0.1 ? 1 : 0) + "%");
+  // The one place a case's mask is named: every chart, table, series and family goes through it.
   const mask = (c) => (c.causal ? "causal" : "full");
   // As Case::label: a pass other than forward is named at the end.
   const label = (c) => `${c.variant} ${c.shape} ${c.dtype} ${mask(c)}` + (c.pass && c.pass !== "forward" ? " " + c.pass : "");
@@ -83,8 +84,8 @@
   const xs = (datasets) => datasets.flatMap((d) => d.data.map((p) => p.x));
   const ys = (datasets) => datasets.flatMap((d) => d.data.map((p) => p.y));
 
-  function addChart(container, kind, title, config) {
-    const box = el("div", { class: "chart" });
+  function addChart(container, kind, title, config, wide) {
+    const box = el("div", { class: wide ? "chart wide" : "chart" });
     const canvas = el("canvas", { "data-chart": kind, "aria-label": title, role: "img" });
     box.append(canvas);
     container.append(box);
@@ -99,19 +100,21 @@
 
   // Cases grouped into one chart per dtype and head_dim; within a chart one
   // line per variant (and per mask, and per batch x heads, where those vary).
+  const groupOf = (c) => `${c.dtype}, head_dim ${c.d}`;
   function groups(selected) {
     const byGroup = new Map();
     for (const c of selected) {
-      const key = `${c.dtype}, head_dim ${c.d}`;
+      const key = groupOf(c);
       if (!byGroup.has(key)) byGroup.set(key, []);
       byGroup.get(key).push(c);
     }
     // bf16 before fp16 before fp32, and head_dim 64 before 128.
     return [...byGroup.entries()].sort((a, b) => (a[1][0].dtype < b[1][0].dtype ? -1 : a[1][0].dtype > b[1][0].dtype ? 1 : a[1][0].d - b[1][0].d));
   }
+  // batch x heads (/kv_heads where fewer), and the query length where it is not the key length.
+  const layout = (c) => `${c.b}x${c.h}${c.kvh !== c.h ? "/" + c.kvh : ""}${c.sq !== c.skv ? " q=" + c.sq : ""}`;
   function series(group, value) {
     const masks = new Set(group.map(mask)).size > 1;
-    const layout = (c) => `${c.b}x${c.h}${c.kvh !== c.h ? "/" + c.kvh : ""}${c.sq !== c.skv ? " q=" + c.sq : ""}`;
     const layouts = new Set(group.map(layout)).size > 1;
     const bySeries = new Map();
     for (const c of group) {
@@ -127,10 +130,95 @@
     return [...bySeries.entries()].map(([name, s]) => ({
       label: name, data: s.points.sort((a, b) => a.x - b.x), showLine: true,
       borderColor: colorOf(s.c.variant), backgroundColor: chosen(s.c) ? "transparent" : colorOf(s.c.variant),
-      borderDash: chosen(s.c) ? [2, 3] : masks && !s.c.causal ? [6, 4] : [], pointRadius: chosen(s.c) ? 6 : 3,
+      borderDash: chosen(s.c) ? [2, 3] : masks && mask(s.c) === "full" ? [6, 4] : [], pointRadius: chosen(s.c) ? 6 : 3,
       borderWidth: 2,
     }));
   }
+  // ---- length sweeps and lists of shapes ----------------------------------------
+  // A chart's cases (one dtype and head_dim) are drawn against the key length
+  // when they form a length sweep, and as a list of shapes otherwise: a group of
+  // bars per shape, a bar per variant. The rule (docs/report.md, "Length sweeps
+  // and lists of shapes"): the cases fall into families, the lines a sweep chart
+  // draws for each variant: one mask, one batch x heads/kv_heads and one query
+  // length (the key length, or a query length of its own). They form a length
+  // sweep when there is one family, or when every family has 3 or more distinct
+  // key lengths; anything else is a list of shapes. Decided once per dtype and
+  // head_dim from every case of the view (the shown pass) whatever its status,
+  // so that the time, speed-up and energy charts of a group are drawn alike.
+  let shapeLists = new Set();  // the groups (groupOf) drawn as lists of shapes
+  function classify(selected) {
+    const families = new Map();  // group -> mask and layout -> key lengths
+    for (const c of selected) {
+      const key = groupOf(c), family = mask(c) + " " + layout(c);
+      if (!families.has(key)) families.set(key, new Map());
+      const group = families.get(key);
+      if (!group.has(family)) group.set(family, new Set());
+      group.get(family).add(c.skv);
+    }
+    return new Set([...families.entries()]
+      .filter(([, group]) => group.size > 1 && [...group.values()].some((lengths) => lengths.size < 3))
+      .map(([key]) => key));
+  }
+  // A shape as a category: batch x heads[/kv_heads] q=<queries> k=<keys>, and the
+  // mask where the chart holds several; one line each part under the bars.
+  const shapeParts = (c, masks) => [`${c.b}x${c.h}${c.kvh !== c.h ? "/" + c.kvh : ""}`, `q=${c.sq} k=${c.skv}`].concat(masks ? [mask(c)] : []);
+  // A shape-list chart's data: a category per shape (in plan order), a dataset of bars per variant.
+  function bars(group, value) {
+    const masks = new Set(group.map(mask)).size > 1;
+    const kept = group.filter((c) => { const y = value(c); return y !== null && y !== undefined && y > 0; });
+    const category = (c) => shapeParts(c, masks).join(" ");
+    const labels = [...new Set(kept.map(category))];
+    const lines = labels.map((text) => shapeParts(kept.find((c) => category(c) === text), masks));
+    const datasets = variants.filter((v) => kept.some((c) => c.variant === v)).map((v) => {
+      const at = new Map(kept.filter((c) => c.variant === v).map((c) => [category(c), c]));
+      const chosen = v === "sdpa_auto";  // whichever backend PyTorch chose: a lighter bar beside that backend's
+      return { label: v, data: labels.map((l) => (at.has(l) ? value(at.get(l)) : null)),
+               cases: labels.map((l) => (at.has(l) ? at.get(l).index : null)),
+               backgroundColor: chosen ? colorOf(v) + "66" : colorOf(v), borderColor: colorOf(v), borderWidth: chosen ? 1.5 : 0 };
+    });
+    return { labels: labels, lines: lines, datasets: datasets };
+  }
+  // A dashed line across a bar chart at 1x: as fast as the reference.
+  const parityLine = {
+    id: "parity",
+    afterDatasetsDraw(chart) {
+      const area = chart.chartArea, y = chart.scales.y.getPixelForValue(1);
+      if (!(y >= area.top && y <= area.bottom)) return;
+      const ctx = chart.ctx;
+      ctx.save();
+      ctx.strokeStyle = "#888";
+      ctx.lineWidth = 1;
+      ctx.setLineDash([3, 3]);
+      ctx.beginPath();
+      ctx.moveTo(area.left, y);
+      ctx.lineTo(area.right, y);
+      ctx.stroke();
+      ctx.restore();
+    },
+  };
+  // A bar chart of a shape list: log y axis where its values span more than 20x,
+  // the tooltip's words from `describe(case, value)`; `parity` adds the 1x line.
+  function addShapeChart(container, kind, title, built, yTitle, describe, parity) {
+    if (!built.labels.length) return null;  // no case of the group has this value
+    const values = built.datasets.flatMap((d) => d.data).filter((v) => v !== null).concat(parity ? [1] : []);
+    const low = Math.min(...values), high = Math.max(...values);
+    const log = high / low > 20;
+    const y = Object.assign(axis(yTitle, log), log ? { min: low / 1.5, max: high * 1.5 } : { beginAtZero: true });
+    return addChart(container, kind, title, {
+      type: "bar", data: { labels: built.labels, datasets: built.datasets },
+      options: { scales: { x: { ticks: { autoSkip: false, maxRotation: 0, callback: (value, i) => built.lines[i] }, grid: { display: false } },
+                           y: y },
+                 plugins: { tooltip: { callbacks: { label(context) {
+                   const c = cases[context.dataset.cases[context.dataIndex]];
+                   return describe(c, context.raw);
+                 } } } } },
+      plugins: parity ? [parityLine] : [],
+    }, built.labels.length * built.datasets.length > 24);
+  }
+  // Tokens per second: the queries of the batch (batch x seq_len_q) over the median time.
+  const tokensPerSecond = (c) => (c.b * c.sq) / (c.time_us * 1e-6);
+  const perToken = (c) => `${Number(c.time_us / (c.b * c.sq)).toPrecision(3)} µs per token`;
+  const count3 = (v) => (v >= 1e9 ? (v / 1e9).toPrecision(3) + "G" : v >= 1e6 ? (v / 1e6).toPrecision(3) + "M" : v >= 1e3 ? (v / 1e3).toPrecision(3) + "k" : Number(v).toPrecision(3));
   const caseTooltip = (unit, digits) => ({
     callbacks: {
       label(context) {
@@ -353,14 +441,31 @@
   function renderTimeCharts() {
     const container = document.getElementById("time-charts");
     if (!timed.length) return container.append(el("p", { class: "empty" }, "no case was timed"));
+    const clock = onGpu ? "GPU" : "CPU";
     for (const [name, group] of groups(timed)) {
+      if (shapeLists.has(name)) {
+        addShapeChart(container, "time-shapes", `${name}: ${clock} time per ${per()}, per shape`, bars(group, (c) => c.time_us),
+                      `µs per ${per()} (median)`, (c, y) => `${c.variant}: ${Number(y).toFixed(1)} µs (${perToken(c)})`);
+        continue;
+      }
       const datasets = series(group, (c) => c.time_us);
-      addChart(container, "time", `${name}: ${onGpu ? "GPU" : "CPU"} time per ${per()}`, {
+      addChart(container, "time", `${name}: ${clock} time per ${per()}`, {
         type: "scatter", data: { datasets: datasets },
         options: { scales: { x: fitted(axis("sequence length (keys)", true), xs(datasets), true),
                              y: fitted(axis(`µs per ${per()} (median)`, true), ys(datasets), false) },
                    plugins: { tooltip: caseTooltip(" µs", 1) } },
       });
+    }
+    // Lists of shapes: the throughput of each shape too, in tokens (what serving reads) and in FLOPs.
+    const lists = groups(timed).filter(([name]) => shapeLists.has(name));
+    for (const [name, group] of lists) {
+      addShapeChart(container, "tokens-shapes", `${name}: tokens per second, per shape`, bars(group, tokensPerSecond),
+                    "tokens/s (batch x queries / time)",
+                    (c, y) => `${c.variant}: ${count3(y)} tokens/s (${perToken(c)}; ${c.b} x ${c.sq} tokens in ${Number(c.time_us).toFixed(1)} µs)`);
+    }
+    for (const [name, group] of lists) {
+      addShapeChart(container, "tflops-shapes", `${name}: achieved TFLOP/s, per shape`, bars(group, (c) => c.tflops), "TFLOP/s",
+                    (c, y) => `${c.variant}: ${Number(y).toPrecision(3)} TFLOP/s` + (c.tflops_share ? ` (${pct(c.tflops_share)} of the ceiling)` : ""));
     }
   }
 
@@ -430,6 +535,12 @@
              (c.tflop_per_joule ? `, ${joules(c.tflop_per_joule)} TFLOP/J` : "");
     } } };
     for (const [name, group] of groups(measured)) {
+      if (shapeLists.has(name)) {
+        addShapeChart(container, "energy-shapes", `${name}: energy per ${per()}, per shape`, bars(group, (c) => c.energy_j),
+                      `joules per ${per()}`, (c, y) => `${c.variant}: ${joules(y)} J` + (c.energy_power_w ? `, ${c.energy_power_w.toFixed(0)} W` : "") +
+                                                      (c.tflop_per_joule ? `, ${joules(c.tflop_per_joule)} TFLOP/J` : ""));
+        continue;
+      }
       const datasets = series(group, (c) => c.energy_j);
       addChart(container, "energy", `${name}: energy per ${per()}`, {
         type: "scatter", data: { datasets: datasets },
@@ -487,6 +598,11 @@
     const faster = timed.filter((c) => c.vs_naive > 0 && c.variant !== "naive");
     if (!faster.length) container.append(el("p", { class: "empty" }, `no case has a naive case of the same shape, dtype${severalPasses ? ", mask and pass" : " and mask"} to compare with`));
     for (const [name, group] of groups(faster)) {
+      if (shapeLists.has(name)) {
+        addShapeChart(container, "speedup-naive-shapes", `${name}: speed-up over naive, per shape`, bars(group, (c) => c.vs_naive),
+                      "naive time / variant time (dashed: 1x)", (c, y) => `${c.variant}: ${Number(y).toFixed(2)}x`, true);
+        continue;
+      }
       const datasets = series(group, (c) => c.vs_naive);
       const x = xs(datasets), y = ys(datasets).concat([1]);
       datasets.push(parity(x, "1x: as fast as naive"));
@@ -505,6 +621,11 @@
     heading.after(again);
     if (!previous.length) again.append(el("p", { class: "empty" }, "no case was timed in both runs"));
     for (const [name, group] of groups(previous)) {
+      if (shapeLists.has(name)) {
+        addShapeChart(again, "speedup-previous-shapes", `${name}: previous time / this time, per shape`, bars(group, (c) => c.vs_previous),
+                      "> 1: faster than before (dashed: 1x)", (c, y) => `${c.variant}: ${Number(y).toFixed(3)}x, ${c.verdict}`, true);
+        continue;
+      }
       const datasets = series(group, (c) => c.vs_previous);
       const x = xs(datasets), y = ys(datasets).concat([1]);
       datasets.push(parity(x, "1x: as fast as before"));
@@ -582,6 +703,27 @@
       `Charts: Chart.js ${Chart.version}, embedded. Query the database for more: attnsweep query ${data.meta.db} "SELECT * FROM results WHERE run_id = ${data.run.run_id}".`);
   }
 
+  // The time section's heading and note as the page has them (a length sweep's),
+  // and for lists of shapes (all the view's groups, or some).
+  const timeSection = document.getElementById("charts-time");
+  const timeHeading = timeSection.querySelector("h2"), sweepHeading = timeHeading.textContent;
+  const sweepNote = timeSection.querySelector("p.note"), shapeNote = el("p", { class: "note", id: "shape-note" });
+  sweepNote.after(shapeNote);
+  function nameTimeSection() {
+    const names = groups(view).map(([name]) => name);
+    const lists = names.filter((name) => shapeLists.has(name));
+    timeHeading.textContent = !lists.length ? sweepHeading
+      : lists.length === names.length ? "Time and throughput per shape" : sweepHeading + ", and per shape";
+    sweepNote.hidden = lists.length > 0 && lists.length === names.length;
+    shapeNote.hidden = !lists.length;
+    shapeNote.textContent = !lists.length ? "" :
+      (lists.length === names.length ? "The cases are" : lists.join("; ") + ": the cases are") +
+      " a list of shapes, not a sweep of sequence lengths (docs/report.md, \"Length sweeps and lists of shapes\"): " +
+      "per dtype and head_dim, a group of bars per shape (batch x heads/kv_heads, q = queries, k = keys), a bar per " +
+      "variant, for the median time, tokens per second (batch x queries / median time; µs per token in the tooltip) " +
+      "and achieved TFLOP/s; log scales where the values span more than 20x.";
+  }
+
   // Everything that shows cases, for the selected pass: drawn again from scratch on a change.
   function renderView() {
     for (const { chart } of charts) chart.destroy();
@@ -592,6 +734,8 @@
     }
     for (const old of document.querySelectorAll("#previous-heading, #previous-charts, .no-roof")) old.remove();
     timed = view.filter((c) => c.status === "ok" && c.time_us > 0);
+    shapeLists = classify(view);
+    nameTimeSection();
     renderTable();
     renderTimeCharts();
     renderRoofline();
