@@ -351,7 +351,14 @@ struct CaseRunner::Impl {
     std::optional<CapturedGraph> graph;
     std::vector<at::Tensor> graph_results;
     if (graphs) {
+      // The capture warms up on a stream of its own, and the caching allocator
+      // keeps blocks per stream: without these two empties the eager samples'
+      // cached blocks starve the capture, and the capture's warm-up blocks
+      // starve the profile phase's eager passes (on the H200, sdpa_math of
+      // 8x64/8x4x65536x128 ran out of memory with 64 GiB reserved but unused).
+      c10::cuda::CUDACachingAllocator::emptyCache();
       graph = time_graph(*timer, pass.captured, [&] { return pass.results(); }, sampling, result, pass.before_capture);
+      c10::cuda::CUDACachingAllocator::emptyCache();
       if (graph) {
         // The replays' output right after the timed replays, copied outside the
         // caching allocator; the graph's own tensors are let go, so that they

@@ -41,7 +41,9 @@
   const joules = (value) => (value === null || value === undefined ? "" : Number(value).toPrecision(3));
   const pct = (value) => (value === null || value === undefined ? "" : (100 * value).toFixed(value < 0.1 ? 1 : 0) + "%");
   // The one place a case's mask is named: every chart, table, series and family goes through it.
-  const mask = (c) => (c.causal ? "causal" : "full");
+  // attnsweep's own label ("causal", "causal_bottom_right window[4096,0]", ...); reports of
+  // databases written before masks had alignments and windows carry the flag only.
+  const mask = (c) => c.mask || (c.causal ? "causal" : "full");
   // As Case::label: a pass other than forward is named at the end.
   const label = (c) => `${c.variant} ${c.shape} ${c.dtype} ${mask(c)}` + (c.pass && c.pass !== "forward" ? " " + c.pass : "");
   const failed = (c) => c.status !== "ok" && c.status !== "unsupported";
