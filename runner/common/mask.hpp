@@ -1,5 +1,5 @@
 #pragma once
-// Which (query, key) pairs a case's attention sees (docs/configuration.md, "Masks"):
+// Which (query, key) pairs a case's attention sees (docs/config.md, "Masks"):
 // no mask, a causal mask aligned to the top left (PyTorch's is_causal: query i
 // sees keys 0..i) or to the bottom right (FlashAttention's and the servers': the
 // queries are the last rows of the key sequence, query i sees keys 0..i+Skv-Sq),
