@@ -94,6 +94,30 @@ TEST(Validity, EachWayHasItsAllowanceFromTheH200sHealthyCases) {
   gaps.profile->kernel_time_us_per_forward = 20.0;
   EXPECT_EQ(judged(gaps), "suspect event_vs_kernels: the profiler's kernel time is 20.0 us per pass, the event "
                           "median 40.0 us (ratio 0.50, events longer by more than the allowed 13.0 us)");
+  // The same gaps, and the CUDA graph's replays nearly as long as the events: the GPU's own
+  // gaps between kernels (cuDNN decoding on the H200: 5 kernels of 41.5 us, events 57.6 us,
+  // replays 54.9 us). Replays as short as the kernels leave it suspect.
+  CaseResult confirmed = gaps;
+  confirmed.graph_time_us = SampleStatistics{};
+  confirmed.graph_time_us->median = 36.0;  // 90% of 40
+  EXPECT_EQ(judged(confirmed), "ok");
+  confirmed.graph_time_us->median = 35.9;
+  EXPECT_EQ(judged(confirmed), judged(gaps));
+  CaseResult decoding_cudnn = healthy_cuda_case();
+  decoding_cudnn.gpu_time_us->median = 57.6;
+  decoding_cudnn.profile->kernels_each_forward = {5, 5, 5};
+  decoding_cudnn.graph_launches_per_replay = 5;
+  decoding_cudnn.profile->kernel_time_us_per_forward = 41.5;
+  decoding_cudnn.graph_time_us = SampleStatistics{};
+  decoding_cudnn.graph_time_us->median = 54.9;
+  EXPECT_EQ(judged(decoding_cudnn), "ok");
+  // Kernels longer than the events are never excused by the graph: the events missed work.
+  CaseResult side_stream = healthy_cuda_case();
+  side_stream.gpu_time_us->median = 12.0;
+  side_stream.profile->kernel_time_us_per_forward = 18.0;
+  side_stream.graph_time_us = SampleStatistics{};
+  side_stream.graph_time_us->median = 12.0;
+  EXPECT_NE(judged(side_stream).find("suspect event_vs_kernels"), std::string::npos) << judged(side_stream);
   // Kernels 6 us longer than 12 us of events: more than max(3, 5).
   CaseResult missed = healthy_cuda_case();
   missed.gpu_time_us->median = 12.0;

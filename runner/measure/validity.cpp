@@ -59,7 +59,14 @@ void judge_validity(const Case& c, const ValidityLimits& limits, CaseResult& res
     const double allowed = kernels_longer ? std::max(kEventKernelRelative * event, kKernelsOverEventsUs)
                                           : std::max(kEventKernelRelative * event,
                                                      kEventsOverKernelsUs + kEventsOverKernelsPerLaunchUs * eager_launches);
-    if (std::abs(kernels - event) > allowed) {
+    // Events longer than the kernels, and the CUDA graph's replays (no host in
+    // the loop) about as long as the events: the GPU itself spends that time
+    // between the kernels, nothing idled inside the interval. On the H200, cuDNN
+    // decoding over 4096 keys: 5 kernels of 41.5 us in 57.6 us of events, its
+    // replays 54.9 us (docs/results/h200-serving.md).
+    const bool gaps_on_the_gpu = !kernels_longer && result.graph_time_us &&
+                                 result.graph_time_us->median >= kGraphConfirmsEventsShare * event;
+    if (std::abs(kernels - event) > allowed && !gaps_on_the_gpu) {
       reasons.push_back("event_vs_kernels: the profiler's kernel time is " + text::fixed(kernels, 1) +
                         " us per pass, the event median " + text::fixed(event, 1) + " us (ratio " +
                         text::fixed(kernels / event, 2) + ", " + (kernels_longer ? "kernels" : "events") +

@@ -32,6 +32,9 @@ inline constexpr double kEventKernelRelative = 0.25;
 inline constexpr double kKernelsOverEventsUs = 5.0;
 inline constexpr double kEventsOverKernelsUs = 10.0;
 inline constexpr double kEventsOverKernelsPerLaunchUs = 1.0;
+// Events longer than the kernels are not suspect when the CUDA graph's replays
+// take at least this share of the event median: the gaps are the GPU's own.
+inline constexpr double kGraphConfirmsEventsShare = 0.9;
 // A power or thermal cap on more than this share of the kept samples.
 inline constexpr double kCapShare = 0.5;
 }  // namespace validity_bounds
