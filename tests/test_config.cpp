@@ -471,12 +471,55 @@ TEST(ConfigServing, CausalAlignmentsCrossWindowsIntoMasks) {
   EXPECT_EQ(config.masks[8], Mask(CausalAlignment::none, 64, 0));
   EXPECT_EQ(config.masks[7].label(), "window[1024,inf]");
   EXPECT_EQ(config.masks[4].label(), "causal_bottom_right window[1024,0]");
+  // Planned per shape in canonical form (Mask::canonical): with 4 queries, a top-left window of
+  // 64 or 1024 keys back reaches key 0 from every row (plain top-left causal), and a window
+  // without causal but right 0 is the bottom-right causal one: 6 masks of the 9 remain.
   const Plan plan = make_plan(config);
-  ASSERT_EQ(plan.cases.size(), 18u);  // 9 masks x 2 variants
-  EXPECT_EQ(plan.cases[6].label(), "naive 2x8/2x4x4096x128 bf16 causal_bottom_right");
+  ASSERT_EQ(plan.cases.size(), 12u);  // 6 masks x 2 variants
+  EXPECT_EQ(plan.duplicates, 6);
+  std::vector<std::string> labels;
+  for (const Case& c : plan.cases) {
+    if (c.variant == "naive") labels.push_back(c.mask.label());
+  }
+  EXPECT_EQ(labels, (std::vector<std::string>{"causal", "causal_bottom_right", "causal_bottom_right window[1024,0]",
+                                              "causal_bottom_right window[64,0]", "full", "window[1024,inf]"}));
+  EXPECT_EQ(plan.cases[2].label(), "naive 2x8/2x4x4096x128 bf16 causal_bottom_right");
   // A two-sided window under a causal mask is refused, not silently cut to one side.
   expect_rejected(std::string(kServing) + "causal: [true, false]\nwindow: {left: 64, right: 64}\n",
                   {"window.right", "is 64 under causal: top_left"});
+}
+
+// One set of keys is one case whatever the config wrote: bottom right on a square shape is
+// the top left (compare then matches it with a run that wrote causal: true).
+TEST(ConfigServing, OneMaskWrittenTwoWaysIsOneCase) {
+  const Config config = parse_config("variants: [naive]\ndtypes: [bf16]\ncausal: [true, bottom_right]\n"
+                                     "shapes:\n  - {batch: 1, heads: 2, seq_len: 64, head_dim: 16}\n"
+                                     "  - {batch: 1, heads: 2, seq_len_q: 4, seq_len_kv: 64, head_dim: 16}\n",
+                                     "s.yaml");
+  const Plan plan = make_plan(config);
+  std::vector<std::string> labels;
+  for (const Case& c : plan.cases) labels.push_back(c.label());
+  EXPECT_EQ(labels, (std::vector<std::string>{"naive 1x2x64x16 bf16 causal", "naive 1x2x4x64x16 bf16 causal",
+                                              "naive 1x2x4x64x16 bf16 causal_bottom_right"}));
+  EXPECT_EQ(plan.duplicates, 1);
+}
+
+TEST(ConfigServing, ExcludeMatchesAWindowAndTheEmptyRowCheckSkipsExcludedCases) {
+  // Excluded: on 32 queries over 16 keys the bottom-right masks (their first rows would see no
+  // key) and the top-left window (its rows from 20 on would see none).
+  const Config config = parse_config("variants: [naive]\ndtypes: [bf16]\ncausal: [true, bottom_right]\n"
+                                     "window: [none, {left: 4}]\n"
+                                     "shapes:\n  - {batch: 1, heads: 2, seq_len_q: [8, 32], seq_len_kv: 16, head_dim: 16}\n"
+                                     "exclude:\n  - {causal: bottom_right, seq_len_q: 32}\n  - {window: {left: 4}, seq_len_q: 32}\n",
+                                     "s.yaml");
+  const Plan plan = make_plan(config);
+  std::vector<std::string> labels;
+  for (const Case& c : plan.cases) labels.push_back(std::to_string(c.shape.seq_len_q) + " " + c.mask.label());
+  EXPECT_EQ(labels, (std::vector<std::string>{"8 causal", "8 causal window[4,0]", "8 causal_bottom_right",
+                                              "8 causal_bottom_right window[4,0]", "32 causal"}));
+  expect_rejected("variants: [naive]\ndtypes: [bf16]\nshapes: {batch: 1, heads: 2, seq_len: 8, head_dim: 16}\n"
+                  "exclude:\n  - {window: 4}\n",
+                  {"exclude[0].window", "expected none or a mapping {left: N, right: M}"});
 }
 
 TEST(ConfigServing, ExcludeMatchesAnAlignmentOrAnyCausalMask) {
@@ -496,6 +539,11 @@ TEST(ConfigServing, BadWindowsAndMasksThatLeaveAQueryWithoutKeysAreRefused) {
   expect_rejected(std::string(kServing) + "window: {lft: 4}\n", {"window", "lft"});
   expect_rejected(std::string(kServing) + "window: 4096\n", {"sweep.yaml:6:9", "window", "expected a mapping {left: N, right: M}"});
   expect_rejected(std::string(kServing) + "window: []\n", {"window", "the list is empty"});
+  expect_rejected(std::string(kServing) + "window: {}\n", {"window", "got an empty mapping"});
+  expect_rejected(std::string(kServing) + "window: {left: 4, right: }\n",
+                  {"window.right", "is empty; give a number of keys, or leave right out for no bound"});
+  expect_rejected(std::string(kServing) + "causal: bottom_right\nwindow: [none, {left: 8, right: 4}]\n",
+                  {"window[1].right", "is 4 under causal: bottom_right"});
   expect_rejected(std::string(kServing) + "causal: bottom_right\nwindow: {left: 8, right: 4}\n",
                   {"sweep.yaml:7:26", "window.right", "is 4 under causal: bottom_right", "right: 0 or leave it out"});
   expect_rejected(std::string(kServing) + "causal: bottom_right\nwindow: {right: 0}\n",

@@ -57,12 +57,12 @@ std::vector<VariantCase> cpu_cases() {
     cases.push_back({variant, Dtype::fp32, false, Shape{2, 8, 2, 1, 96, 32}});  // GQA decoding
     cases.push_back({variant, Dtype::fp32, true, Shape{1, 4, 2, 48, 80, 16}});  // GQA, Sq != Skv, causal top-left
   }
-  // Serving masks (issue 25): on the CPU the naive variants and SDPA's math and
-  // PyTorch's choice run them through an explicit mask; flash's CPU kernel cannot.
+  // Serving masks (issue 25): on the CPU the naive variants, and SDPA's math, flash
+  // and PyTorch's choice through a boolean attn_mask.
   const Mask bottom_right(CausalAlignment::bottom_right, std::nullopt, std::nullopt);
   const Mask sliding(CausalAlignment::bottom_right, 16, 0);
   const Mask local(CausalAlignment::none, 8, 4);
-  for (const std::string variant : {"naive", "naive_inplace", "sdpa_math", "sdpa_auto"}) {
+  for (const std::string variant : {"naive", "naive_inplace", "sdpa_math", "sdpa_flash", "sdpa_auto"}) {
     for (const Mask& mask : {bottom_right, sliding, local}) {
       cases.push_back({variant, Dtype::fp32, mask, Shape{1, 4, 2, 24, 80, 16}});  // chunked prefill, GQA
       cases.push_back({variant, Dtype::bf16, mask, Shape{2, 4, 4, 4, 64, 32}});   // decoding 4 queries
@@ -137,16 +137,15 @@ TEST(Variants, ServingMasksAreTheKeysEachQuerySees) {
   }
 }
 
-// Flash's and the memory-efficient kernel's own bottom-right paths are CUDA's;
-// on the CPU they are unsupported with the reason, never run with a wrong mask.
-TEST(Variants, FlashRefusesServingMasksOnTheCpuWithTheReason) {
+// Flash's own bottom-right and window ops are CUDA's; on the CPU PyTorch's flash
+// kernel takes the boolean attn_mask (the parameterised cases above run it).
+TEST(Variants, FlashOnTheCpuTakesServingMasksAsAnAttnMask) {
   const Case c{0, "sdpa_flash", Shape{1, 2, 2, 4, 32, 16}, Dtype::fp32,
-               Mask(CausalAlignment::bottom_right, std::nullopt, std::nullopt)};
+               Mask(CausalAlignment::bottom_right, 8, 0)};
   const AttentionInputs inputs = make_inputs(c, Device::cpu(), 3);
   const Support support = find_variant("sdpa_flash")->check(inputs);
-  EXPECT_FALSE(support.supported);
-  EXPECT_NE(support.reason.find("needs flash_attention's CUDA kernel"), std::string::npos) << support.reason;
-  EXPECT_NE(support.reason.find("causal_bottom_right"), std::string::npos) << support.reason;
+  ASSERT_TRUE(support.supported) << support.reason;
+  EXPECT_EQ(find_variant("sdpa_flash")->sdpa_backend(inputs), "flash_attention");
 }
 
 TEST(Variants, SdpaGuardPinsOneBackendAndRestoresTheFlags) {

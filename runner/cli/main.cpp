@@ -211,7 +211,8 @@ int main(int argc, char** argv) {
                               "US: a median time that moved less than this many microseconds is SAME too (>= 0)")
       ->capture_default_str();
   compare_command->footer(
-      "Cases match by variant, shape, dtype, causal, pass and device kind (cpu, cuda). Regressions:\n"
+      "Cases match by variant, shape, dtype, mask (causal alignment and window), pass and device kind (cpu, cuda).\n"
+      "Regressions:\n"
       "  counts   kernels, memcpy or memset launches per forward changed (exact)\n"
       "  backend  another sdpa_backend ran (what sdpa_auto chose)\n"
       "  status   ok before, unsupported/oom/error/crashed/timeout now (the other way is an improvement)\n"

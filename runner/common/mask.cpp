@@ -57,6 +57,21 @@ std::optional<std::int64_t> Mask::first_empty_row(std::int64_t seq_len_q, std::i
   return std::nullopt;
 }
 
+Mask Mask::canonical(std::int64_t seq_len_q, std::int64_t seq_len_kv) const {
+  Mask m = *this;
+  if (m.causal == CausalAlignment::none && m.window_right && *m.window_right == 0) m.causal = CausalAlignment::bottom_right;
+  if (m.causal == CausalAlignment::bottom_right && seq_len_q == seq_len_kv) m.causal = CausalAlignment::top_left;
+  const std::int64_t offset = m.diagonal_offset(seq_len_q, seq_len_kv);
+  // The last row's diagonal is the rightmost; the first row's the leftmost.
+  if (m.window_left && *m.window_left >= seq_len_q - 1 + offset) m.window_left.reset();
+  if (m.is_causal()) {
+    m.window_right = m.window_left ? std::optional<std::int64_t>(0) : std::nullopt;
+  } else if (m.window_right && *m.window_right >= seq_len_kv - 1 - offset) {
+    m.window_right.reset();
+  }
+  return m;
+}
+
 bool Mask::is_top_left_causal_on(std::int64_t seq_len_q, std::int64_t seq_len_kv) const {
   if (windowed() || !is_causal()) return false;
   return causal == CausalAlignment::top_left || seq_len_q == seq_len_kv;

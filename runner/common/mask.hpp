@@ -66,6 +66,13 @@ struct Mask {
   // mask on a square shape is), so the variants can use the causal flag itself.
   bool is_top_left_causal_on(std::int64_t seq_len_q, std::int64_t seq_len_kv) const;
 
+  // The same set of keys, written one way: a bottom-right mask on a square shape
+  // is the top-left one; a window without a causal mask and right 0 is the
+  // bottom-right causal mask; window bounds that reach past every key are no
+  // bounds. Plans store this form, so that one mask is one case and compare
+  // matches it whatever the config wrote.
+  Mask canonical(std::int64_t seq_len_q, std::int64_t seq_len_kv) const;
+
   // "full", "causal", "causal_bottom_right", with a window " window[4096,0]"
   // ("inf" for an unbounded side): what labels, reports and compare print.
   std::string label() const;

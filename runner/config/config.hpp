@@ -49,7 +49,6 @@ struct Config {
   // The masks to sweep: `causal` crossed with `window`, each once, in the order
   // written (default: causal top-left, no window).
   std::vector<Mask> masks = {Mask(true)};
-  SourceLocation window_where;  // where `window` was written; none when absent
   std::vector<Pass> passes = {Pass::forward};  // what each case times (issue 23); in the order written
   SourceLocation passes_where;                 // where `passes` was written; none when defaulted
   std::vector<ShapeBlock> shapes;

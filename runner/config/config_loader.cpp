@@ -45,7 +45,7 @@ const std::vector<std::string> kShapeKeys = {"batch",     "heads",      "kv_head
                                              "seq_len_q", "seq_len_kv", "head_dim", "zip"};
 const std::vector<std::string> kOpLibraryKeys = {"name",  "kind",   "library", "op",    "layout",
                                                  "causal", "scale", "fixed",   "output"};
-const std::vector<std::string> kExcludeKeys = {"variant",  "dtype",   "causal",    "pass",
+const std::vector<std::string> kExcludeKeys = {"variant",  "dtype",   "causal",    "window",   "pass",
                                                "batch",    "heads",   "kv_heads",  "seq_len",
                                                "seq_len_q", "seq_len_kv", "head_dim"};
 
@@ -227,7 +227,6 @@ class Loader {
     const std::vector<CausalAlignment> alignments =
         root["causal"] ? causal_alignments(root["causal"], "causal") : std::vector<CausalAlignment>{CausalAlignment::top_left};
     config.masks = masks(alignments, root["window"]);
-    if (root["window"]) config.window_where = location(root["window"].Mark());
     if (root["passes"]) {
       config.passes_where = location(root["passes"].Mark());
       config.passes = passes(root["passes"]);
@@ -515,6 +514,7 @@ class Loader {
     struct Window {
       std::optional<std::int64_t> left, right;
       YAML::Node where;
+      std::string key;  // "window" or "window[i]", for messages
     };
     std::vector<std::optional<Window>> windows;
     if (!node) {
@@ -536,10 +536,17 @@ class Loader {
         }
         if (!item.IsMap() || item.size() == 0) {
           fail(item, key, "expected a mapping {left: N, right: M} (keys before and after the diagonal; "
-                          "either may be left out) or none, got a " + kind(item));
+                          "either may be left out) or none, got " +
+                              (item.IsMap() ? std::string("an empty mapping") : "a " + kind(item)));
         }
         check_keys(item, key, kWindowKeys);
-        Window window{std::nullopt, std::nullopt, item};
+        Window window{std::nullopt, std::nullopt, item, key};
+        for (const char* side : {"left", "right"}) {
+          if (item[side] && item[side].IsNull()) {
+            fail(item[side], key + "." + side,
+                 "is empty; give a number of keys, or leave " + std::string(side) + " out for no bound on that side");
+          }
+        }
         if (item["left"]) window.left = integer(item["left"], key + ".left", 0, kMaxDimension);
         if (item["right"]) window.right = integer(item["right"], key + ".right", 0, kMaxDimension);
         windows.push_back(window);
@@ -554,14 +561,14 @@ class Loader {
           mask.window_right = window->right;
           if (alignment != CausalAlignment::none) {
             if (window->right && *window->right != 0) {
-              fail(window->where["right"], "window.right",
+              fail(window->where["right"], window->key + ".right",
                    "is " + std::to_string(*window->right) + " under causal: " + to_string(alignment) +
                        ", which masks every later key; give right: 0 or leave it out, or causal: false for a "
                        "two-sided window");
             }
             mask.window_right = 0;
             if (!window->left) {
-              fail(window->where, "window.left",
+              fail(window->where, window->key + ".left",
                    "missing: under a causal mask a window needs left (keys before the diagonal); without it the "
                    "mask is the causal mask alone");
             }
@@ -569,15 +576,6 @@ class Loader {
         }
         if (std::find(out.begin(), out.end(), mask) == out.end()) out.push_back(mask);
       }
-    }
-    return out;
-  }
-
-  std::vector<bool> booleans(const YAML::Node& node, const std::string& key) const {
-    std::vector<bool> out;
-    for (const auto& item : items(node, key)) {
-      const bool value = boolean(item, key);
-      if (std::find(out.begin(), out.end(), value) == out.end()) out.push_back(value);
     }
     return out;
   }
@@ -695,6 +693,30 @@ class Loader {
           values = names(entry.second, field_key, variant_values);
         } else if (field == "dtype") {
           values = names(entry.second, field_key, dtype_names());
+        } else if (field == "window") {
+          // none, or {left: N, right: M} (a side left out matches any bound), or a list of them.
+          std::vector<YAML::Node> listed;
+          if (entry.second.IsSequence()) {
+            for (const auto& item : entry.second) listed.push_back(item);
+          } else {
+            listed.push_back(entry.second);
+          }
+          if (listed.empty()) fail(entry.second, field_key, "the list is empty; give at least one window or none");
+          for (const auto& item : listed) {
+            if (item.IsScalar() && item.Scalar() == "none") {
+              values.push_back("none");
+              continue;
+            }
+            if (!item.IsMap() || item.size() == 0) {
+              fail(item, field_key, "expected none or a mapping {left: N, right: M} (a side left out matches any bound)");
+            }
+            check_keys(item, field_key, kWindowKeys);
+            const auto bound = [&](const char* side) {
+              return item[side] ? std::to_string(integer(item[side], field_key + "." + side, 0, kMaxDimension))
+                                : std::string("*");
+            };
+            values.push_back(bound("left") + "," + bound("right"));
+          }
         } else if (field == "causal") {
           // true matches either alignment; top_left and bottom_right one of them.
           for (const auto& item : items(entry.second, field_key)) {

@@ -35,7 +35,8 @@ std::string flop_convention(bool has_backward_passes, bool has_serving_masks) {
   std::string text = kFlopConvention;
   if (has_serving_masks) {
     text += "; masks: causal bottom-right pairs = sum_i min(i + 1 + seq_len_kv - seq_len_q, seq_len_kv), a window "
-            "clips each row to its keys (docs/measurement.md); min_bytes count only the keys and values some query sees";
+            "clips each row to its keys (docs/measurement.md); under a window min_bytes count only the keys and values "
+            "some query sees";
   }
   if (has_backward_passes) {
     text += "; passes (FlashAttention's convention): backward flops = 2.5 * forward, forward_backward = 3.5 * "

@@ -24,7 +24,7 @@ double flops_per_forward_multiple(Pass pass);
 double pass_flops(const Shape& shape, const Mask& mask, Pass pass);
 // Fewest bytes a forward must move: read q, k, v once and write the output once;
 // with a sliding window, only the keys and values some query sees (a window of
-// 4096 over a 128k cache reads 4096 of them).
+// 4096 keys back over a 128k cache reads 4096 + Sq of them, bottom right).
 double forward_min_bytes(const Shape& shape, Dtype dtype, const Mask& mask = Mask(false));
 // Fewest bytes of one timed pass: the forward's; a backward reads q, k, v, the
 // output and its gradient and writes dq, dk, dv; a training step reads q, k, v

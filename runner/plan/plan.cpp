@@ -91,7 +91,18 @@ bool matches(const ExcludeRule& rule, const Case& c) {
     auto any = [&](const std::string& actual) {
       return std::find(values.begin(), values.end(), actual) != values.end();
     };
-    if (field == "causal") {
+    if (field == "window") {
+      // "none", or "L,R" with "*" for a side the rule leaves out (any bound).
+      const auto side = [](const std::optional<std::int64_t>& bound) { return bound ? std::to_string(*bound) : "inf"; };
+      const bool hit = std::any_of(values.begin(), values.end(), [&](const std::string& value) {
+        if (value == "none") return !c.mask.windowed();
+        if (!c.mask.windowed()) return false;
+        const std::size_t comma = value.find(',');
+        const std::string left = value.substr(0, comma), right = value.substr(comma + 1);
+        return (left == "*" || left == side(c.mask.window_left)) && (right == "*" || right == side(c.mask.window_right));
+      });
+      if (!hit) return false;
+    } else if (field == "causal") {
       // true matches either causal alignment; top_left and bottom_right one of them.
       const bool hit = any(c.mask.is_causal() ? "true" : "false") ||
                        (c.mask.is_causal() && any(to_string(c.mask.causal)));
@@ -135,7 +146,12 @@ Plan make_plan(const Config& config) {
                       "the sweep would have more than " + std::to_string(kMaxCases) + " cases; at most " +
                           std::to_string(kMaxCases) + " are allowed in one config (split it, or use zip or exclude)");
   }
-  std::vector<std::pair<Shape, SourceLocation>> shapes;  // each with the entry that listed it first
+  struct Listed {
+    Shape shape;
+    SourceLocation where;  // the entry that listed it first
+    std::string key;       // "shapes" or "shapes[i]", for messages
+  };
+  std::vector<Listed> shapes;
   std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>> seen;
   for (std::size_t b = 0; b < config.shapes.size(); ++b) {
     const ShapeBlock& block = config.shapes[b];
@@ -149,20 +165,8 @@ Plan make_plan(const Config& config) {
                           "kv_heads (" + std::to_string(shape.kv_heads) + ") must divide heads (" +
                               std::to_string(shape.heads) + ") for grouped-query attention");
       }
-      for (const Mask& mask : config.masks) {
-        // A query row that sees no key has no softmax (0/0): FlashAttention writes
-        // zeros there and PyTorch's math NaN. Such a mask is refused, not measured.
-        if (const auto row = mask.first_empty_row(shape.seq_len_q, shape.seq_len_kv)) {
-          throw ConfigError(config.source_path, block.where, key,
-                            "with the mask '" + mask.label() + "', query row " + std::to_string(*row) + " of shape " +
-                                shape.label() + " sees no key (seq_len_q " + std::to_string(shape.seq_len_q) +
-                                ", seq_len_kv " + std::to_string(shape.seq_len_kv) +
-                                "); a bottom-right mask needs seq_len_q <= seq_len_kv, a window must reach every "
-                                "query's keys");
-        }
-      }
       if (seen.insert({shape.batch, shape.heads, shape.kv_heads, shape.seq_len_q, shape.seq_len_kv, shape.head_dim}).second) {
-        shapes.emplace_back(shape, block.where);
+        shapes.push_back({shape, block.where, key});
       } else {
         plan.duplicates += static_cast<int>(config.dtypes.size() * config.masks.size() * config.variants.size() *
                                             config.passes.size());
@@ -172,9 +176,21 @@ Plan make_plan(const Config& config) {
   // Variants vary fastest but for the pass, so the cases of one shape share inputs
   // and run together, and a variant's passes are adjacent. With passes [forward]
   // (the default) the plan is exactly what it was before the pass axis.
-  for (const auto& [shape, where] : shapes) {
+  for (const auto& [shape, where, key] : shapes) {
+    // Each mask once per shape, in its canonical form (Mask::canonical): two
+    // ways of writing one set of keys are one case.
+    std::vector<Mask> masks;
+    for (const Mask& written : config.masks) {
+      const Mask mask = written.canonical(shape.seq_len_q, shape.seq_len_kv);
+      if (std::find(masks.begin(), masks.end(), mask) == masks.end()) {
+        masks.push_back(mask);
+      } else {
+        plan.duplicates += static_cast<int>(config.dtypes.size() * config.variants.size() * config.passes.size());
+      }
+    }
     for (const auto& dtype : config.dtypes) {
-      for (const Mask& mask : config.masks) {
+      for (const Mask& mask : masks) {
+        bool mask_checked = false;
         for (const auto& variant : config.variants) {
           for (const Pass pass : config.passes) {
             Case c{0, variant, shape, dtype, mask, where, pass};
@@ -183,6 +199,21 @@ Plan make_plan(const Config& config) {
             if (excluded) {
               ++plan.excluded;
               continue;
+            }
+            if (!mask_checked) {
+              mask_checked = true;
+              // A query row that sees no key has no softmax (0/0): FlashAttention
+              // writes zeros there and PyTorch's math NaN. Such a case is refused,
+              // not measured (checked once a case of the shape and mask survives exclude).
+              if (const auto row = mask.first_empty_row(shape.seq_len_q, shape.seq_len_kv)) {
+                throw ConfigError(config.source_path, where, key,
+                                  "with the mask '" + mask.label() + "', query row " + std::to_string(*row) +
+                                      " of shape " + shape.label() + " sees no key (seq_len_q " +
+                                      std::to_string(shape.seq_len_q) + ", seq_len_kv " +
+                                      std::to_string(shape.seq_len_kv) +
+                                      "); a bottom-right mask needs seq_len_q <= seq_len_kv, a window must reach "
+                                      "every query's keys (or exclude the case)");
+              }
             }
             c.plan_index = static_cast<int>(plan.cases.size());
             plan.cases.push_back(c);

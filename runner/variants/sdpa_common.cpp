@@ -51,7 +51,8 @@ sdp::sdp_params params_of(const AttentionInputs& inputs) {
 enum class MaskRoute { sdpa, flash_bottom_right, flash_window, efficient_bottom_right };
 
 MaskRoute route_of(const AttentionInputs& inputs, std::optional<at::SDPBackend> pinned) {
-  if (!inputs.mask.any() || inputs.causal || !pinned) return MaskRoute::sdpa;
+  // On the CPU, PyTorch's flash kernel takes a boolean attn_mask itself.
+  if (!inputs.mask.any() || inputs.causal || !pinned || !inputs.query.is_cuda()) return MaskRoute::sdpa;
   if (*pinned == at::SDPBackend::flash_attention) {
     return inputs.mask.windowed() ? MaskRoute::flash_window : MaskRoute::flash_bottom_right;
   }
@@ -216,10 +217,6 @@ Support SdpaVariant::check(const AttentionInputs& inputs) const {
   unmasked.causal = false;
   unmasked.attend = at::Tensor();
   if (Support base = check_sdpa(unmasked); !base.supported) return base;
-  if (!inputs.query.is_cuda()) {
-    return {false, "the mask '" + inputs.mask.label() + "' needs " + sdpa_backend_name(*pinned_) +
-                       "'s CUDA kernel: PyTorch's CPU kernel takes the top-left causal flag only"};
-  }
   if (route == MaskRoute::flash_window && inputs.mask.causal == CausalAlignment::top_left &&
       inputs.query.size(2) != inputs.key.size(2)) {
     return {false, "FlashAttention aligns causal masks and windows to the bottom right; a top-left causal window "
