@@ -127,6 +127,18 @@ function snapshot() {
         legend: c.chart.legend.legendItems.map(function (item) { return item.text; }), y: c.chart.scales.y.type,
         box: c.chart.canvas.parentNode.className,
         datasets: c.chart.data.datasets.map(function (d) { return {label: d.label, data: d.data, cases: d.cases || null}; })};
+    }),
+    // A split group's length sweeps (docs/report.md): a small chart of lines per sweep family.
+    split_groups: r.splitGroups ? r.splitGroups() : null,
+    family_note: (function (p) { return p && !p.hidden ? p.textContent : ''; })(document.getElementById('family-note')),
+    family_headings: texts('.family-set h3'),
+    family_charts: r.charts.filter(function (c) { return /-family$/.test(c.kind); }).map(function (c) {
+      return {kind: c.kind, type: c.chart.config.type, title: c.chart.options.plugins.title.text, x: c.chart.scales.x.type,
+        y: c.chart.scales.y.type, legend: c.chart.legend.legendItems.map(function (item) { return item.text; }),
+        box: c.chart.canvas.parentNode.parentNode.className,
+        datasets: c.chart.data.datasets.filter(function (d) { return !d.reference; }).map(function (d) {
+          return {label: d.label, points: d.data}; }),
+        references: c.chart.data.datasets.filter(function (d) { return d.reference; }).length};
     })};
 }
 var out = snapshot();
@@ -150,9 +162,14 @@ var pre = document.createElement('pre'); pre.id = 'probe'; pre.textContent = JSO
   const std::string probed = (fs::path(report).parent_path() / "probed.html").string();
   std::ofstream(probed) << html;
   const std::string dom = shell(browser + flags + "--dump-dom file://" + probed);
-  std::smatch match;
-  if (!std::regex_search(dom, match, std::regex("<pre id=\"probe\">([^<]*)</pre>"))) return json();
-  std::string text = match[1];
+  // Found with find, not std::regex: libstdc++'s regex recurses per character and
+  // overflows the stack on a probe of a few hundred kilobytes (a run of many charts).
+  const std::string open = "<pre id=\"probe\">";
+  const auto start = dom.find(open);
+  if (start == std::string::npos) return json();
+  const auto end = dom.find("</pre>", start);
+  if (end == std::string::npos) return json();
+  std::string text = dom.substr(start + open.size(), end - start - open.size());
   for (const auto& [entity, character] : {std::pair<std::string, std::string>{"&quot;", "\""}, {"&gt;", ">"}, {"&lt;", "<"}, {"&amp;", "&"}}) {
     for (std::size_t at = 0; (at = text.find(entity, at)) != std::string::npos; ++at) text.replace(at, entity.size(), character);
   }
@@ -999,12 +1016,19 @@ measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_
 const std::vector<std::string> kShapeLabels = {"1x8/2 q=1 k=512", "4x8/2 q=4 k=1024", "1x8/2 q=16 k=2048", "1x8 q=128 k=1024",
                                                "2x4 q=256 k=256"};
 
-// A shape's category as the report's script writes it (report.js, shapeParts).
+// A chart's title as one line: a part of a split bar chart has two ("<group>, <part>"
+// and what it shows), read here as "<group>, <part>: <what it shows>".
+std::string title_text(const json& title) {
+  return title.is_array() ? title[0].get<std::string>() + ": " + title[1].get<std::string>() : title.get<std::string>();
+}
+
+// A shape's category as the report's script writes it (report.js, shapeParts): the
+// mask as attnsweep labels it ("full", "causal", "causal_bottom_right window[32,0]").
 std::string shape_category(const json& c, bool with_mask) {
   const int b = c["b"], h = c["h"], kvh = c["kvh"], sq = c["sq"], skv = c["skv"];
   std::string text = std::to_string(b) + "x" + std::to_string(h) + (kvh != h ? "/" + std::to_string(kvh) : "") + " q=" +
                      std::to_string(sq) + " k=" + std::to_string(skv);
-  return with_mask ? text + (c["causal"].get<bool>() ? " causal" : " full") : text;
+  return with_mask ? text + " " + c["mask"].get<std::string>() : text;
 }
 
 class CliReportShapes : public ::testing::Test {
@@ -1044,8 +1068,10 @@ class CliReportShapes : public ::testing::Test {
         EXPECT_EQ(c["variant"], dataset["label"]) << text;
         EXPECT_EQ(c["status"], "ok") << text;
         EXPECT_EQ(shape_category(c, with_mask), chart["labels"][i]) << text;
-        EXPECT_EQ(chart["title"].get<std::string>().rfind(c["dtype"].get<std::string>() + ", head_dim " + std::to_string(c["d"].get<int>()) + ": ", 0), 0u)
-            << text;
+        // The title starts with the chart's dtype and head_dim, then ": " (a whole group) or ", " (a part of it).
+        const std::string group = c["dtype"].get<std::string>() + ", head_dim " + std::to_string(c["d"].get<int>());
+        const std::string title = title_text(chart["title"]);
+        EXPECT_TRUE(title.rfind(group + ": ", 0) == 0 || title.rfind(group + ", ", 0) == 0) << text;
         const double time_us = c["time_us"];
         const double expected = kind == "time-shapes"            ? time_us
                                 : kind == "tokens-shapes"        ? c["b"].get<double>() * c["sq"].get<double>() / (time_us * 1e-6)
@@ -1061,6 +1087,54 @@ class CliReportShapes : public ::testing::Test {
     if (kind.rfind("speedup-", 0) == 0) low = std::min(low, 1.0), high = std::max(high, 1.0);
     EXPECT_EQ(chart["y"], high / low > 20 ? "logarithmic" : "linear") << text;
     return bars;
+  }
+
+  // What each point of a sweep family's chart (a split group's, docs/report.md) stands
+  // for: its case is of the dataset's variant, of the family the chart's title names
+  // (group, batch x heads/kv_heads and query length; mask), at the point's key length,
+  // with the value the kind shows. The legend is the datasets' variants and nothing
+  // else. Returns the indexes of the cases drawn.
+  std::vector<std::size_t> check_family(const json& chart) {
+    const std::string kind = chart["kind"], text = chart.dump();
+    EXPECT_EQ(chart["type"], "scatter") << text;
+    EXPECT_EQ(chart["x"], "logarithmic") << text;
+    EXPECT_EQ(chart["y"], "logarithmic") << text;
+    EXPECT_EQ(chart["box"], "charts families") << text;  // small, three to a row
+    EXPECT_EQ(chart["references"], kind.rfind("speedup-", 0) == 0 ? 1 : 0) << text;  // the dashed 1x line
+    std::vector<std::size_t> indexes;
+    json legend = json::array();
+    for (const json& dataset : chart["datasets"]) {
+      legend.push_back(dataset["label"]);
+      double previous_keys = 0;
+      for (const json& point : dataset["points"]) {
+        const std::size_t index = point["index"];
+        const json& c = data_["cases"][index];
+        indexes.push_back(index);
+        EXPECT_EQ(c["variant"], dataset["label"]) << text;
+        EXPECT_EQ(c["status"], "ok") << text;
+        EXPECT_EQ(family_title(c), chart["title"]) << c.dump() << "\n" << text;
+        EXPECT_EQ(point["x"], c["skv"]) << text;
+        EXPECT_GT(point["x"].get<double>(), previous_keys) << text;  // along the keys
+        previous_keys = point["x"];
+        const double expected = kind == "time-family"               ? c["time_us"].get<double>()
+                                : kind == "speedup-naive-family"    ? c["vs_naive"].get<double>()
+                                : kind == "speedup-previous-family" ? c["vs_previous"].get<double>()
+                                : kind == "energy-family"           ? c["energy_j"].get<double>()
+                                                                    : -1;
+        EXPECT_NEAR(point["y"].get<double>(), expected, 1e-9 * expected) << kind << " " << c.dump();
+      }
+    }
+    EXPECT_EQ(chart["legend"], legend) << text;
+    return indexes;
+  }
+  // A sweep family's chart title as the script writes it: two lines, the group with the
+  // family's batch x heads[/kv_heads] and query length ("q=k" where it is the key length), and its mask.
+  static json family_title(const json& c) {
+    const int b = c["b"], h = c["h"], kvh = c["kvh"], sq = c["sq"], skv = c["skv"];
+    return json::array({c["dtype"].get<std::string>() + ", head_dim " + std::to_string(c["d"].get<int>()) + ", " + std::to_string(b) +
+                            "x" + std::to_string(h) + (kvh != h ? "/" + std::to_string(kvh) : "") + " q=" +
+                            (sq != skv ? std::to_string(sq) : std::string("k")),
+                        c["mask"]});
   }
 
   attnsweep::testing::ScratchDirectory scratch_{"report-shapes"};
@@ -1226,6 +1300,257 @@ TEST_F(CliReportShapes, TheSpeedUpOverThePreviousRunAndTheEnergyOfAListOfShapesA
   }
   EXPECT_EQ(bars["speedup-previous-shapes"], 30) << text;
   EXPECT_EQ(bars["energy-shapes"], 30) << text;
+}
+
+// ---- length sweeps beside single shapes (issue 25: the H200 serving sweep) -----
+// configs/serving.yaml in small: per mask (bottom-right causal, and that with a
+// 32-key window) and per batch x heads/kv_heads (2x4/2, 2x8/2), decoding 1 and 4
+// queries over 64, 128 and 256 keys: 8 families of 3 key lengths; beside them a
+// chunked prefill of 32 queries over 128 keys per heads and mask: 4 single shapes
+// (head_dim 16). And head_dim 8: 6 families of 3 key lengths (3 query lengths, 2
+// masks), more than one chart of lines tells apart. naive and sdpa_math run (92
+// ok), sdpa_efficient is CUDA-only (46 unsupported).
+const char* const kMixedConfig = R"(name: serving-mixed
+device: cpu
+variants: [naive, sdpa_math, sdpa_efficient]
+dtypes: fp32
+causal: bottom_right
+window: [none, {left: 32}]
+shapes:
+  - {batch: 2, heads: [4, 8], kv_heads: 2, seq_len_q: [1, 4], seq_len_kv: [64, 128, 256], head_dim: 16}
+  - {batch: 1, heads: [4, 8], kv_heads: 2, seq_len_q: 32, seq_len_kv: 128, head_dim: 16}
+  - {batch: 1, heads: 2, seq_len_q: [1, 2, 4], seq_len_kv: [16, 32, 64], head_dim: 8}
+measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false}
+)";
+const std::string kBottomRight = "causal_bottom_right", kWindow = "causal_bottom_right window[32,0]";
+// The sweep families' chart titles, in the order drawn: per group (head_dim 8 first), by mask, then
+// batch, heads and query length.
+json mixed_family_titles() {
+  json titles = json::array();
+  for (const std::string& mask : {kBottomRight, kWindow}) {
+    for (const char* q : {"1", "2", "4"}) titles.push_back({std::string("fp32, head_dim 8, 1x2 q=") + q, mask});
+  }
+  for (const std::string& mask : {kBottomRight, kWindow}) {
+    for (const char* heads : {"4", "8"}) {
+      for (const char* q : {"1", "4"}) titles.push_back({std::string("fp32, head_dim 16, 2x") + heads + "/2 q=" + q, mask});
+    }
+  }
+  return titles;
+}
+
+// In Chromium: head_dim 16 mixes length sweeps and single shapes, head_dim 8 holds 6
+// sweep families; both are split. Each sweep family is a chart of its own (lines
+// against the keys, a line per variant, the legend the variants, the title naming the
+// family), the single shapes are bars (time, tokens per second, TFLOP/s, speed-up)
+// with the mask in their categories, and every timed case is drawn exactly once.
+TEST_F(CliReportShapes, ALengthSweepBesideSingleShapesIsAChartPerSweepFamilyAndBarsForTheRest) {
+  const std::string browser = chromium();
+  if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
+  sweep(kMixedConfig);
+  ASSERT_EQ(data_["cases"].size(), 138u);
+  int ok = 0;
+  for (const json& c : data_["cases"]) {
+    EXPECT_TRUE(c["mask"] == kBottomRight || c["mask"] == kWindow) << c.dump();
+    if (c["status"] == "ok") ++ok;
+  }
+  ASSERT_EQ(ok, 92);
+  const json probe_out = probe_in_chromium(browser, report_, flags());
+  ASSERT_TRUE(probe_out.is_object());
+  const std::string text = probe_out.dump();
+  EXPECT_EQ(probe_out["errors"], json::array()) << text;
+  EXPECT_EQ(probe_out["rendered"], "yes") << text;
+  // 14 sweep families: a time chart and a speed-up chart each; the 4 single shapes: 4 bar charts; a roofline.
+  EXPECT_EQ(probe_out["charts"], json({{"time-family", 14}, {"speedup-naive-family", 14}, {"time-shapes", 1}, {"tokens-shapes", 1},
+                                       {"tflops-shapes", 1}, {"speedup-naive-shapes", 1}, {"roofline", 1}})) << text;
+  EXPECT_EQ(probe_out["drawn"], 33) << text;
+  EXPECT_EQ(probe_out["shape_lists"], json::array()) << text;
+  json splits = probe_out["split_groups"];
+  std::sort(splits.begin(), splits.end());
+  EXPECT_EQ(splits, json({"fp32, head_dim 16", "fp32, head_dim 8"})) << text;
+  EXPECT_EQ(probe_out["time_heading"], "Time against sequence length, and per shape") << text;
+  EXPECT_EQ(probe_out["shape_note"], "") << text;
+  EXPECT_EQ(probe_out["family_note"].get<std::string>().rfind(
+                "fp32, head_dim 8: 6 length sweeps; fp32, head_dim 16: 8 length sweeps and 4 single shapes (docs/report.md", 0), 0u)
+      << text;
+  EXPECT_EQ(probe_out["family_headings"],
+            json({"fp32, head_dim 8: CPU time per forward against the number of keys, a chart per length sweep",
+                  "fp32, head_dim 16: CPU time per forward against the number of keys, a chart per length sweep",
+                  "fp32, head_dim 8: speed-up over naive against the number of keys, a chart per length sweep",
+                  "fp32, head_dim 16: speed-up over naive against the number of keys, a chart per length sweep"})) << text;
+
+  // The sweep families: in order, each its own chart, three points (key lengths) per variant.
+  std::map<std::string, json> titles;
+  std::map<std::string, std::multiset<std::size_t>> drawn;  // kind -> the cases drawn
+  for (const json& chart : probe_out["family_charts"]) {
+    const std::string kind = chart["kind"];
+    titles[kind].push_back(chart["title"]);
+    EXPECT_EQ(chart["legend"], kind == "time-family" ? json({"naive", "sdpa_math"}) : json({"sdpa_math"})) << chart.dump();
+    for (const json& dataset : chart["datasets"]) EXPECT_EQ(dataset["points"].size(), 3u) << chart.dump();
+    for (const std::size_t index : check_family(chart)) drawn[kind].insert(index);
+  }
+  EXPECT_EQ(titles["time-family"], mixed_family_titles()) << text;
+  EXPECT_EQ(titles["speedup-naive-family"], mixed_family_titles()) << text;
+  EXPECT_EQ(drawn["time-family"].size(), 84u) << text;            // 14 families x 3 lengths x 2 variants
+  EXPECT_EQ(drawn["speedup-naive-family"].size(), 42u) << text;   // sdpa_math's; naive is the reference
+
+  // The single shapes: one bar chart per kind, both masks in the categories, in plan order.
+  const json singles = {"1x4/2 q=32 k=128 " + kBottomRight, "1x4/2 q=32 k=128 " + kWindow, "1x8/2 q=32 k=128 " + kBottomRight,
+                        "1x8/2 q=32 k=128 " + kWindow};
+  for (const json& chart : probe_out["shape_charts"]) {
+    const std::string kind = chart["kind"];
+    EXPECT_EQ(chart["type"], "bar") << kind;
+    EXPECT_EQ(chart["labels"], singles) << kind;
+    EXPECT_EQ(chart["title"].get<std::string>().rfind("fp32, head_dim 16, single shapes: ", 0), 0u) << kind;
+    const bool speedup = kind == "speedup-naive-shapes";
+    EXPECT_EQ(chart["legend"], speedup ? json({"sdpa_math"}) : json({"naive", "sdpa_math"})) << kind;
+    EXPECT_EQ(check_bars(chart, true), speedup ? 4 : 8) << kind;
+    for (const json& dataset : chart["datasets"]) {
+      for (const json& index : dataset["cases"]) {
+        if (!index.is_null()) drawn[kind == "time-shapes" ? "time-family" : kind].insert(index.get<std::size_t>());
+      }
+    }
+  }
+  EXPECT_NE(probe_out["titles"].dump().find("fp32, head_dim 16, single shapes: CPU time per forward, per shape"), std::string::npos)
+      << text;
+  // Every timed case once: in its family's time chart, or among the single shapes' time bars.
+  const std::multiset<std::size_t>& timed = drawn["time-family"];
+  EXPECT_EQ(timed.size(), 92u) << text;
+  EXPECT_EQ(std::set<std::size_t>(timed.begin(), timed.end()).size(), 92u) << text;
+  EXPECT_EQ(probe_out["rows"], 138) << text;
+  EXPECT_EQ(probe_out["failures"], 46) << text;
+
+  // A screenshot, kept in the build folder to look at (docs/report-serving-h200.png is the H200 serving sweep's).
+  const std::string screenshot = (fs::current_path() / "report-mixed-screenshot.png").string();
+  fs::remove(screenshot);
+  shell(browser + flags() + "--window-size=1400,3000 --screenshot=" + screenshot + " file://" + report_);
+  EXPECT_GT(read_file(screenshot).size(), 50000u) << screenshot;
+}
+
+// With --compare and with energy (100 W planted over each ok case's median), a split
+// group's speed-up over the previous run and joules are a chart per sweep family and
+// bars for the single shapes too.
+TEST_F(CliReportShapes, TheSpeedUpOverThePreviousRunAndTheEnergyOfASplitGroupAreChartsPerSweepFamilyToo) {
+  const std::string browser = chromium();
+  if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
+  sweep(kMixedConfig);
+  ASSERT_EQ(attnsweep::testing::run_attnsweep("-q run " + scratch_.path("sweep.yaml") + " --db " + db_).exit_code, 0);  // run 2
+  SQLite::Database(db_, SQLite::OPEN_READWRITE)
+      .exec("UPDATE cases SET energy_power_w = 100, energy_j = cpu_time_us_median * 100e-6, energy_window_s = 0.5, energy_passes = 10 "
+            "WHERE run_id = 2 AND status = 'ok'");
+  ASSERT_EQ(attnsweep::testing::run_attnsweep("report " + db_ + " --compare " + db_ + ":1 -o " + report_).exit_code, 0);
+  data_ = embedded_data(read_file(report_));
+  ASSERT_EQ(data_["run"]["run_id"], 2);
+  const json probe_out = probe_in_chromium(browser, report_, flags());
+  ASSERT_TRUE(probe_out.is_object());
+  const std::string text = probe_out.dump();
+  EXPECT_EQ(probe_out["errors"], json::array()) << text;
+  EXPECT_EQ(probe_out["charts"], json({{"time-family", 14}, {"speedup-naive-family", 14}, {"speedup-previous-family", 14},
+                                       {"energy-family", 14}, {"time-shapes", 1}, {"tokens-shapes", 1}, {"tflops-shapes", 1},
+                                       {"speedup-naive-shapes", 1}, {"speedup-previous-shapes", 1}, {"energy-shapes", 1},
+                                       {"tflop-per-joule", 1}, {"roofline", 1}})) << text;
+  std::map<std::string, int> points;
+  for (const json& chart : probe_out["family_charts"]) {
+    const std::string kind = chart["kind"];
+    if (kind != "speedup-previous-family" && kind != "energy-family") continue;
+    EXPECT_EQ(chart["legend"], json({"naive", "sdpa_math"})) << chart.dump();
+    points[kind] += static_cast<int>(check_family(chart).size());
+  }
+  EXPECT_EQ(points, (std::map<std::string, int>{{"speedup-previous-family", 84}, {"energy-family", 84}})) << text;
+  std::map<std::string, int> bars;
+  for (const json& chart : probe_out["shape_charts"]) bars[chart["kind"]] += check_bars(chart, true);
+  EXPECT_EQ(bars["speedup-previous-shapes"], 8) << text;
+  EXPECT_EQ(bars["energy-shapes"], 8) << text;
+}
+
+// No bar chart holds more shapes than fit: 16, or 10 where a chart holds both masks
+// (each category then carries the mask, a long line). head_dim 8 lists 18 shapes per
+// mask (3 heads x 3 query lengths x 2 key lengths): split by mask, then by heads (6
+// shapes each); head_dim 16 lists 18 shapes per mask of one heads: split by mask,
+// then into runs of 16; head_dim 24 lists 5 shapes per mask: 10, one chart with the
+// masks in its categories. Each title says which part it is, and each timed case is
+// one bar of one part.
+TEST_F(CliReportShapes, ABarChartHoldsAtMostSixteenShapesSplitByMaskThenByHeadsThenInRuns) {
+  const std::string browser = chromium();
+  if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
+  sweep(R"(name: many-shapes
+device: cpu
+variants: [naive, sdpa_math]
+dtypes: fp32
+causal: bottom_right
+window: [none, {left: 8}]
+shapes:
+  - {batch: 1, heads: [2, 4, 8], kv_heads: 2, seq_len_q: [1, 2, 4], seq_len_kv: [16, 32], head_dim: 8}
+  - {batch: 1, heads: 2, seq_len_q: [1, 2, 3, 4, 5, 6, 7, 8, 9], seq_len_kv: [16, 32], head_dim: 16}
+  - {batch: 1, heads: 2, seq_len_q: [1, 2, 3, 4, 5], seq_len_kv: 16, head_dim: 24}
+measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false}
+)");
+  ASSERT_EQ(data_["cases"].size(), 164u);
+  const json probe_out = probe_in_chromium(browser, report_, flags());
+  ASSERT_TRUE(probe_out.is_object());
+  const std::string text = probe_out.dump();
+  EXPECT_EQ(probe_out["errors"], json::array()) << text;
+  EXPECT_EQ(probe_out["charts"], json({{"time-shapes", 11}, {"tokens-shapes", 11}, {"tflops-shapes", 11},
+                                       {"speedup-naive-shapes", 11}, {"roofline", 1}})) << text;
+  EXPECT_EQ(probe_out["drawn"], 45) << text;
+  json lists = probe_out["shape_lists"];
+  std::sort(lists.begin(), lists.end());
+  EXPECT_EQ(lists, json({"fp32, head_dim 16", "fp32, head_dim 24", "fp32, head_dim 8"})) << text;
+  EXPECT_EQ(probe_out["split_groups"], json::array()) << text;
+  EXPECT_EQ(probe_out["family_note"], "") << text;
+  const std::string window = "causal_bottom_right window[8,0]";
+  std::vector<std::string> parts;
+  for (const std::string& mask : {kBottomRight, window}) {
+    for (const char* heads : {"2 heads", "4/2 heads", "8/2 heads"}) parts.push_back("fp32, head_dim 8, " + mask + ", " + heads);
+  }
+  for (const std::string& mask : {kBottomRight, window}) {
+    for (const char* run : {"shapes 1-16 of 18", "shapes 17-18 of 18"}) parts.push_back("fp32, head_dim 16, " + mask + ", " + run);
+  }
+  parts.push_back("fp32, head_dim 24");
+  std::map<std::string, std::vector<std::string>> titles;
+  std::map<std::string, std::multiset<std::size_t>> drawn;
+  for (const json& chart : probe_out["shape_charts"]) {
+    const std::string kind = chart["kind"], title = title_text(chart["title"]);
+    titles[kind].push_back(title.substr(0, title.find(": ")));
+    // A part's title has two lines (the part, what it shows); a whole group's one.
+    EXPECT_EQ(chart["title"].is_array(), title.rfind("fp32, head_dim 24: ", 0) != 0) << chart.dump();
+    const std::size_t shapes = chart["labels"].size();
+    EXPECT_LE(shapes, 16u) << chart.dump();
+    EXPECT_EQ(chart["legend"], kind == "speedup-naive-shapes" ? json({"sdpa_math"}) : json({"naive", "sdpa_math"})) << chart.dump();
+    // head_dim 24: both masks, in the categories (10 shapes). The others: one mask per chart, named in
+    // the title and not in the categories (check_bars compares them without).
+    const bool masks = title.rfind("fp32, head_dim 24: ", 0) == 0;
+    if (masks) EXPECT_EQ(shapes, 10u) << chart.dump();
+    check_bars(chart, masks);
+    const std::string mask = title.find("window[8,0]") != std::string::npos ? window : kBottomRight;
+    for (const json& dataset : chart["datasets"]) {
+      for (std::size_t i = 0; i < dataset["cases"].size(); ++i) {
+        if (dataset["cases"][i].is_null()) continue;
+        const json& c = data_["cases"][dataset["cases"][i].get<std::size_t>()];
+        if (!masks) EXPECT_EQ(c["mask"], mask) << title;
+        if (title.find("head_dim 8,") != std::string::npos) {
+          EXPECT_NE(title.find(", " + std::to_string(c["h"].get<int>()) + (c["h"] != 2 ? "/2" : "") + " heads"), std::string::npos)
+              << title << " " << c.dump();
+        }
+        drawn[kind].insert(dataset["cases"][i].get<std::size_t>());
+      }
+    }
+    // A chart of more than 8 shapes (4 with the masks in its categories) or 24 bars takes the whole row.
+    EXPECT_EQ(chart["box"], shapes > (masks ? 4u : 8u) || shapes * chart["datasets"].size() > 24 ? "chart wide" : "chart")
+        << chart.dump();
+  }
+  for (const char* kind : {"time-shapes", "tokens-shapes", "tflops-shapes", "speedup-naive-shapes"}) {
+    EXPECT_EQ(titles[kind], parts) << kind;
+    const std::size_t expected = std::string(kind) == "speedup-naive-shapes" ? 82 : 164;
+    EXPECT_EQ(drawn[kind].size(), expected) << kind;
+    EXPECT_EQ(std::set<std::size_t>(drawn[kind].begin(), drawn[kind].end()).size(), expected) << kind;  // each once
+  }
+  EXPECT_EQ(probe_out["time_heading"], "Time and throughput per shape") << text;
+
+  // A screenshot, kept in the build folder to look at.
+  const std::string screenshot = (fs::current_path() / "report-many-shapes-screenshot.png").string();
+  fs::remove(screenshot);
+  shell(browser + flags() + "--window-size=1400,3000 --screenshot=" + screenshot + " file://" + report_);
+  EXPECT_GT(read_file(screenshot).size(), 50000u) << screenshot;
 }
 
 }  // namespace

@@ -17,7 +17,8 @@
   // What one sample times, in words: "forward", "backward", "forward+backward".
   const per = () => (pass === "forward_backward" ? "forward+backward" : pass);
   window.attnsweepReport = { data: data, charts: charts, passes: passes, selectPass: selectPass,
-                             selectedPass: () => pass, shapeLists: () => [...shapeLists] };
+                             selectedPass: () => pass, shapeLists: () => [...shapeLists],
+                             splitGroups: () => [...splitGroups], plans: () => plans };
 
   // ---- helpers ---------------------------------------------------------------
   const el = (tag, attrs, ...children) => {
@@ -88,11 +89,12 @@
 
   function addChart(container, kind, title, config, wide) {
     const box = el("div", { class: wide ? "chart wide" : "chart" });
-    const canvas = el("canvas", { "data-chart": kind, "aria-label": title, role: "img" });
+    const canvas = el("canvas", { "data-chart": kind, "aria-label": [].concat(title).join(", "), role: "img" });
     box.append(canvas);
     container.append(box);
     config.options = Object.assign({ animation: false, responsive: true, maintainAspectRatio: false }, config.options);
-    config.options.plugins = Object.assign({ title: { display: true, text: title, font: { size: 14, weight: "600" } },
+    // A title of two lines (a sweep family's, on a small chart) a little smaller.
+    config.options.plugins = Object.assign({ title: { display: true, text: title, font: { size: Array.isArray(title) ? 13 : 14, weight: "600" } },
                                              legend: { position: "bottom", labels: { boxWidth: 14 } } },
                                            config.options.plugins);
     const chart = new Chart(canvas.getContext("2d"), config);
@@ -136,34 +138,132 @@
       borderWidth: 2,
     }));
   }
-  // ---- length sweeps and lists of shapes ----------------------------------------
+  // ---- length sweeps, lists of shapes, and both ----------------------------------
   // A chart's cases (one dtype and head_dim) are drawn against the key length
   // when they form a length sweep, and as a list of shapes otherwise: a group of
   // bars per shape, a bar per variant. The rule (docs/report.md, "Length sweeps
   // and lists of shapes"): the cases fall into families, the lines a sweep chart
   // draws for each variant: one mask, one batch x heads/kv_heads and one query
-  // length (the key length, or a query length of its own). They form a length
-  // sweep when there is one family, or when every family has 3 or more distinct
-  // key lengths; anything else is a list of shapes. Decided once per dtype and
-  // head_dim from every case of the view (the shown pass) whatever its status,
-  // so that the time, speed-up and energy charts of a group are drawn alike.
-  let shapeLists = new Set();  // the groups (groupOf) drawn as lists of shapes
-  function classify(selected) {
-    const families = new Map();  // group -> mask and layout -> key lengths
-    for (const c of selected) {
-      const key = groupOf(c), family = mask(c) + " " + layout(c);
-      if (!families.has(key)) families.set(key, new Map());
-      const group = families.get(key);
-      if (!group.has(family)) group.set(family, new Set());
-      group.get(family).add(c.skv);
+  // length (the key length, or a query length of its own). A family of 3 or more
+  // distinct key lengths is a sweep family; the cases of the other families are
+  // single shapes. A group (dtype and head_dim) is
+  //  - a length sweep, one chart as always, when it is one family, or when every
+  //    family is a sweep family and there are at most 4 of them;
+  //  - a list of shapes, bars only, when no family is a sweep family (and there are several);
+  //  - split otherwise (sweep families beside single shapes, or more than 4 sweep
+  //    families): a chart of lines per sweep family, titled with the family and
+  //    with the variants for legend, and bars for the single shapes.
+  // Bar charts hold at most 16 shapes (10 where a chart holds several masks: each
+  // category then has the mask under it): a list that holds more is split by mask,
+  // then by heads, then into runs of 16, each chart's title saying which part it is.
+  // Decided once per dtype and head_dim from every case of the view (the shown
+  // pass) whatever its status, so that the time, speed-up and energy charts of a
+  // group are drawn alike.
+  const sweepLengths = 3, sweepFamilies = 4, shapesPerChart = 16, shapesPerChartWithMasks = 10;
+  const family = (c) => mask(c) + " " + layout(c);
+  // A family as its chart's title names it: batch x heads/kv_heads, the query length ("q=k" for square shapes).
+  const familyName = (c) => `${c.b}x${c.h}${c.kvh !== c.h ? "/" + c.kvh : ""} ${c.sq !== c.skv ? "q=" + c.sq : "q=k"}`;
+  const headsOf = (c) => `${c.h}${c.kvh !== c.h ? "/" + c.kvh : ""} heads`;
+  // group -> { mode: "sweep" | "list" | "split", sweeps: [family, ...] in drawing order,
+  //            parts: [{ suffix, has(case) }], the bar charts of the single shapes }
+  let plans = new Map();
+  const modeOf = (name) => (plans.get(name) || { mode: "sweep" }).mode;
+  let shapeLists = new Set();  // the groups (groupOf) drawn as lists of shapes (bars only)
+  let splitGroups = new Set();  // the groups drawn as a chart per sweep family (and bars for the rest)
+  // A shape as a bar chart's category, whatever the chart shows (the mask always part of it).
+  const shapeKey = (c) => `${c.b}x${c.h}/${c.kvh} q=${c.sq} k=${c.skv} ${mask(c)}`;
+  // Splits cases into parts of `fits` size: by mask, then by heads, then into runs of categories.
+  function barParts(selected) {
+    const categories = (list) => [...new Set(list.map(shapeKey))];
+    const fits = (list) => categories(list).length <= (new Set(list.map(mask)).size > 1 ? shapesPerChartWithMasks : shapesPerChart);
+    const by = (part, key, words) => {
+      const values = [...new Set(part.cases.map(key))];
+      if (values.length === 1) return [part];  // nothing to split: the title says nothing new
+      return values.map((value) => ({ suffix: part.suffix + ", " + words(value), cases: part.cases.filter((c) => key(c) === value) }));
+    };
+    let parts = [{ suffix: "", cases: selected }];
+    for (const [key, words] of [[mask, (m) => m], [headsOf, (h) => h]]) {
+      parts = parts.flatMap((part) => (fits(part.cases) ? [part] : by(part, key, words)));
     }
-    return new Set([...families.entries()]
-      .filter(([, group]) => group.size > 1 && [...group.values()].some((lengths) => lengths.size < 3))
-      .map(([key]) => key));
+    parts = parts.flatMap((part) => {
+      const all = categories(part.cases);
+      if (all.length <= shapesPerChart) return [part];
+      const runs = [];
+      for (let i = 0; i < all.length; i += shapesPerChart) {
+        const run = new Set(all.slice(i, i + shapesPerChart));
+        runs.push({ suffix: `${part.suffix}, shapes ${i + 1}-${i + run.size} of ${all.length}`,
+                    cases: part.cases.filter((c) => run.has(shapeKey(c))) });
+      }
+      return runs;
+    });
+    return parts.map((part) => {
+      const keys = new Set(part.cases.map(shapeKey));
+      return { suffix: part.suffix, has: (c) => keys.has(shapeKey(c)) };
+    });
+  }
+  function classify(selected) {
+    const byGroup = new Map();  // group -> family -> its cases
+    for (const c of selected) {
+      const key = groupOf(c), name = family(c);
+      if (!byGroup.has(key)) byGroup.set(key, new Map());
+      const group = byGroup.get(key);
+      if (!group.has(name)) group.set(name, []);
+      group.get(name).push(c);
+    }
+    const result = new Map();
+    for (const [key, group] of byGroup) {
+      const isSweep = (list) => new Set(list.map((c) => c.skv)).size >= sweepLengths;
+      const sweeps = [...group.entries()].filter(([, list]) => isSweep(list));
+      if (group.size === 1 || (sweeps.length === group.size && group.size <= sweepFamilies)) {
+        result.set(key, { mode: "sweep", sweeps: [], parts: [] });
+        continue;
+      }
+      // Sweep families in order of mask (as the plan first has them), then batch, heads, kv_heads and query length.
+      const masks = [...new Set(selected.filter((c) => groupOf(c) === key).map(mask))];
+      const order = (list) => [masks.indexOf(mask(list[0])), list[0].b, list[0].h, list[0].kvh, list[0].sq];
+      sweeps.sort((x, y) => {
+        const a = order(x[1]), b = order(y[1]);
+        for (let i = 0; i < a.length; ++i) if (a[i] !== b[i]) return a[i] - b[i];
+        return 0;
+      });
+      const singles = [...group.entries()].filter(([, list]) => !isSweep(list)).flatMap(([, list]) => list);
+      result.set(key, { mode: sweeps.length ? "split" : "list", sweeps: sweeps.map(([name]) => name),
+                        parts: singles.length ? barParts(singles) : [], shapes: new Set(singles.map(shapeKey)).size });
+    }
+    return result;
+  }
+  // The bar charts of a group, as [title, cases]: for a list all its cases, for a
+  // split group its single shapes; one chart per part (see barParts). `title(what)`
+  // is the chart's title: "<group>: <what>", or for a part two lines, "<group>, <part>"
+  // and what it shows (one line would not fit half a row).
+  function barCharts(name, group) {
+    const plan = plans.get(name);
+    if (!plan || plan.mode === "sweep") return [];
+    const head = name + (plan.mode === "split" ? ", single shapes" : "");
+    return plan.parts.map((part) => [(what) => (part.suffix ? [head + part.suffix, what] : `${head}: ${what}`), group.filter(part.has)])
+      .filter(([, cases]) => cases.length);
+  }
+  // The line charts of a split group's sweep families, small, three to a row, under a
+  // heading: `draw(box, title, cases)` draws one family's. A family's title has two
+  // lines: the group and the family's batch x heads and query length; its mask.
+  function familyCharts(container, name, group, heading, draw) {
+    const plan = plans.get(name);
+    if (!plan || plan.mode !== "split") return;
+    let box = null;
+    for (const f of plan.sweeps) {
+      const cases = group.filter((c) => family(c) === f);
+      if (!cases.length) continue;
+      if (!box) {
+        box = el("div", { class: "charts families" });
+        container.append(el("div", { class: "family-set" }, el("h3", {}, heading), box));
+      }
+      draw(box, [`${name}, ${familyName(cases[0])}`, mask(cases[0])], cases);
+    }
   }
   // A shape as a category: batch x heads[/kv_heads] q=<queries> k=<keys>, and the
-  // mask where the chart holds several; one line each part under the bars.
-  const shapeParts = (c, masks) => [`${c.b}x${c.h}${c.kvh !== c.h ? "/" + c.kvh : ""}`, `q=${c.sq} k=${c.skv}`].concat(masks ? [mask(c)] : []);
+  // mask where the chart holds several; one line each part under the bars (a
+  // mask's window on a line of its own).
+  const shapeParts = (c, masks) => [`${c.b}x${c.h}${c.kvh !== c.h ? "/" + c.kvh : ""}`, `q=${c.sq} k=${c.skv}`].concat(masks ? mask(c).split(" ") : []);
   // A shape-list chart's data: a category per shape (in plan order), a dataset of bars per variant.
   function bars(group, value) {
     const masks = new Set(group.map(mask)).size > 1;
@@ -178,7 +278,7 @@
                cases: labels.map((l) => (at.has(l) ? at.get(l).index : null)),
                backgroundColor: chosen ? colorOf(v) + "66" : colorOf(v), borderColor: colorOf(v), borderWidth: chosen ? 1.5 : 0 };
     });
-    return { labels: labels, lines: lines, datasets: datasets };
+    return { labels: labels, lines: lines, datasets: datasets, masks: masks };
   }
   // A dashed line across a bar chart at 1x: as fast as the reference.
   const parityLine = {
@@ -199,7 +299,8 @@
     },
   };
   // A bar chart of a shape list: log y axis where its values span more than 20x,
-  // the tooltip's words from `describe(case, value)`; `parity` adds the 1x line.
+  // the tooltip's words from `describe(case, value)`; `parity` adds the 1x line. It
+  // takes the whole row past 24 bars or 8 shapes (4 when the categories carry the mask).
   function addShapeChart(container, kind, title, built, yTitle, describe, parity) {
     if (!built.labels.length) return null;  // no case of the group has this value
     const values = built.datasets.flatMap((d) => d.data).filter((v) => v !== null).concat(parity ? [1] : []);
@@ -215,7 +316,7 @@
                    return describe(c, context.raw);
                  } } } } },
       plugins: parity ? [parityLine] : [],
-    }, built.labels.length * built.datasets.length > 24);
+    }, built.labels.length * built.datasets.length > 24 || built.labels.length > (built.masks ? 4 : 8));
   }
   // Tokens per second: the queries of the batch (batch x seq_len_q) over the median time.
   const tokensPerSecond = (c) => (c.b * c.sq) / (c.time_us * 1e-6);
@@ -444,31 +545,40 @@
     const container = document.getElementById("time-charts");
     if (!timed.length) return container.append(el("p", { class: "empty" }, "no case was timed"));
     const clock = onGpu ? "GPU" : "CPU";
-    for (const [name, group] of groups(timed)) {
-      if (shapeLists.has(name)) {
-        addShapeChart(container, "time-shapes", `${name}: ${clock} time per ${per()}, per shape`, bars(group, (c) => c.time_us),
-                      `µs per ${per()} (median)`, (c, y) => `${c.variant}: ${Number(y).toFixed(1)} µs (${perToken(c)})`);
-        continue;
-      }
-      const datasets = series(group, (c) => c.time_us);
-      addChart(container, "time", `${name}: ${clock} time per ${per()}`, {
+    const line = (box, kind, title, cases) => {
+      const datasets = series(cases, (c) => c.time_us);
+      addChart(box, kind, title, {
         type: "scatter", data: { datasets: datasets },
         options: { scales: { x: fitted(axis("sequence length (keys)", true), xs(datasets), true),
                              y: fitted(axis(`µs per ${per()} (median)`, true), ys(datasets), false) },
                    plugins: { tooltip: caseTooltip(" µs", 1) } },
       });
-    }
-    // Lists of shapes: the throughput of each shape too, in tokens (what serving reads) and in FLOPs.
-    const lists = groups(timed).filter(([name]) => shapeLists.has(name));
-    for (const [name, group] of lists) {
-      addShapeChart(container, "tokens-shapes", `${name}: tokens per second, per shape`, bars(group, tokensPerSecond),
+    };
+    const tokenBars = (title, cases) =>
+      addShapeChart(container, "tokens-shapes", title(`tokens per second, per shape`), bars(cases, tokensPerSecond),
                     "tokens/s (batch x queries / time)",
                     (c, y) => `${c.variant}: ${count3(y)} tokens/s (${perToken(c)}; ${c.b} x ${c.sq} tokens in ${Number(c.time_us).toFixed(1)} µs)`);
-    }
-    for (const [name, group] of lists) {
-      addShapeChart(container, "tflops-shapes", `${name}: achieved TFLOP/s, per shape`, bars(group, (c) => c.tflops), "TFLOP/s",
+    const flopBars = (title, cases) =>
+      addShapeChart(container, "tflops-shapes", title(`achieved TFLOP/s, per shape`), bars(cases, (c) => c.tflops), "TFLOP/s",
                     (c, y) => `${c.variant}: ${Number(y).toPrecision(3)} TFLOP/s` + (c.tflops_share ? ` (${pct(c.tflops_share)} of the ceiling)` : ""));
+    for (const [name, group] of groups(timed)) {
+      if (modeOf(name) === "sweep") line(container, "time", `${name}: ${clock} time per ${per()}`, group);
+      familyCharts(container, name, group, `${name}: ${clock} time per ${per()} against the number of keys, a chart per length sweep`,
+                   (box, title, cases) => line(box, "time-family", title, cases));
+      for (const [title, cases] of barCharts(name, group)) {
+        addShapeChart(container, "time-shapes", title(`${clock} time per ${per()}, per shape`), bars(cases, (c) => c.time_us),
+                      `µs per ${per()} (median)`, (c, y) => `${c.variant}: ${Number(y).toFixed(1)} µs (${perToken(c)})`);
+      }
+      // A split group's single shapes: their throughput next, under the group's length sweeps.
+      if (modeOf(name) === "split") {
+        for (const [title, cases] of barCharts(name, group)) tokenBars(title, cases);
+        for (const [title, cases] of barCharts(name, group)) flopBars(title, cases);
+      }
     }
+    // Lists of shapes: the throughput of each shape too, in tokens (what serving reads) and in FLOPs.
+    const lists = groups(timed).filter(([name]) => modeOf(name) === "list").flatMap(([name, group]) => barCharts(name, group));
+    for (const [title, cases] of lists) tokenBars(title, cases);
+    for (const [title, cases] of lists) flopBars(title, cases);
   }
 
   function renderRoofline() {
@@ -536,20 +646,24 @@
       return `${label(c)}: ${joules(c.energy_j)} J` + (c.energy_power_w ? `, ${c.energy_power_w.toFixed(0)} W` : "") +
              (c.tflop_per_joule ? `, ${joules(c.tflop_per_joule)} TFLOP/J` : "");
     } } };
-    for (const [name, group] of groups(measured)) {
-      if (shapeLists.has(name)) {
-        addShapeChart(container, "energy-shapes", `${name}: energy per ${per()}, per shape`, bars(group, (c) => c.energy_j),
-                      `joules per ${per()}`, (c, y) => `${c.variant}: ${joules(y)} J` + (c.energy_power_w ? `, ${c.energy_power_w.toFixed(0)} W` : "") +
-                                                      (c.tflop_per_joule ? `, ${joules(c.tflop_per_joule)} TFLOP/J` : ""));
-        continue;
-      }
+    const line = (box, kind, title, group) => {
       const datasets = series(group, (c) => c.energy_j);
-      addChart(container, "energy", `${name}: energy per ${per()}`, {
+      addChart(box, kind, title, {
         type: "scatter", data: { datasets: datasets },
         options: { scales: { x: fitted(axis("sequence length (keys)", true), xs(datasets), true),
                              y: fitted(axis(`joules per ${per()}`, true), ys(datasets), false) },
                    plugins: { tooltip: energyTooltip } },
       });
+    };
+    for (const [name, group] of groups(measured)) {
+      if (modeOf(name) === "sweep") line(container, "energy", `${name}: energy per ${per()}`, group);
+      familyCharts(container, name, group, `${name}: energy per ${per()} against the number of keys, a chart per length sweep`,
+                   (box, title, cases) => line(box, "energy-family", title, cases));
+      for (const [title, cases] of barCharts(name, group)) {
+        addShapeChart(container, "energy-shapes", title(`energy per ${per()}, per shape`), bars(cases, (c) => c.energy_j),
+                      `joules per ${per()}`, (c, y) => `${c.variant}: ${joules(y)} J` + (c.energy_power_w ? `, ${c.energy_power_w.toFixed(0)} W` : "") +
+                                                      (c.tflop_per_joule ? `, ${joules(c.tflop_per_joule)} TFLOP/J` : ""));
+      }
     }
     const rated = measured.filter((c) => c.tflop_per_joule > 0);
     if (!rated.length) return;
@@ -595,25 +709,33 @@
                                  showLine: true, pointRadius: 0, borderColor: "#888", borderDash: [3, 3], borderWidth: 1,
                                  reference: true });
 
+  // A sweep family's speed-up chart keeps its legend to the variants: the dashed 1x line is named on its axis.
+  const familyLegend = (kind) => (!kind.endsWith("-family") ? {} : {
+    legend: { position: "bottom", labels: { boxWidth: 14, filter: (item, chart) => !chart.datasets[item.datasetIndex].reference } } });
   function renderSpeedups() {
     const container = document.getElementById("speedup-charts");
     const faster = timed.filter((c) => c.vs_naive > 0 && c.variant !== "naive");
     if (!faster.length) container.append(el("p", { class: "empty" }, `no case has a naive case of the same shape, dtype${severalPasses ? ", mask and pass" : " and mask"} to compare with`));
-    for (const [name, group] of groups(faster)) {
-      if (shapeLists.has(name)) {
-        addShapeChart(container, "speedup-naive-shapes", `${name}: speed-up over naive, per shape`, bars(group, (c) => c.vs_naive),
-                      "naive time / variant time (dashed: 1x)", (c, y) => `${c.variant}: ${Number(y).toFixed(2)}x`, true);
-        continue;
-      }
+    const naiveLine = (box, kind, title, group) => {
       const datasets = series(group, (c) => c.vs_naive);
       const x = xs(datasets), y = ys(datasets).concat([1]);
       datasets.push(parity(x, "1x: as fast as naive"));
-      addChart(container, "speedup-naive", `${name}: speed-up over naive`, {
+      addChart(box, kind, title, {
         type: "scatter", data: { datasets: datasets },
         options: { scales: { x: fitted(axis("sequence length (keys)", true), x, true),
-                             y: fitted(axis("naive time / variant time", true), y, false) },
-                   plugins: { tooltip: Object.assign(caseTooltip("x", 2), { filter: (item) => !item.dataset.reference }) } },
+                             y: fitted(axis("naive time / variant time" + (kind.endsWith("-family") ? " (dashed: 1x)" : ""), true), y, false) },
+                   plugins: Object.assign({ tooltip: Object.assign(caseTooltip("x", 2), { filter: (item) => !item.dataset.reference }) },
+                                          familyLegend(kind)) },
       });
+    };
+    for (const [name, group] of groups(faster)) {
+      if (modeOf(name) === "sweep") naiveLine(container, "speedup-naive", `${name}: speed-up over naive`, group);
+      familyCharts(container, name, group, `${name}: speed-up over naive against the number of keys, a chart per length sweep`,
+                   (box, title, cases) => naiveLine(box, "speedup-naive-family", title, cases));
+      for (const [title, cases] of barCharts(name, group)) {
+        addShapeChart(container, "speedup-naive-shapes", title(`speed-up over naive, per shape`), bars(cases, (c) => c.vs_naive),
+                      "naive time / variant time (dashed: 1x)", (c, y) => `${c.variant}: ${Number(y).toFixed(2)}x`, true);
+      }
     }
     if (!data.compare) return;
     const previous = timed.filter((c) => c.vs_previous > 0);
@@ -622,24 +744,28 @@
     const again = el("div", { class: "charts", id: "previous-charts" });
     heading.after(again);
     if (!previous.length) again.append(el("p", { class: "empty" }, "no case was timed in both runs"));
-    for (const [name, group] of groups(previous)) {
-      if (shapeLists.has(name)) {
-        addShapeChart(again, "speedup-previous-shapes", `${name}: previous time / this time, per shape`, bars(group, (c) => c.vs_previous),
-                      "> 1: faster than before (dashed: 1x)", (c, y) => `${c.variant}: ${Number(y).toFixed(3)}x, ${c.verdict}`, true);
-        continue;
-      }
+    const previousLine = (box, kind, title, group) => {
       const datasets = series(group, (c) => c.vs_previous);
       const x = xs(datasets), y = ys(datasets).concat([1]);
       datasets.push(parity(x, "1x: as fast as before"));
-      addChart(again, "speedup-previous", `${name}: previous time / this time`, {
+      addChart(box, kind, title, {
         type: "scatter", data: { datasets: datasets },
         options: { scales: { x: fitted(axis("sequence length (keys)", true), x, true),
-                             y: fitted(axis("> 1: faster than before", true), y, false) },
+                             y: fitted(axis("> 1: faster than before" + (kind.endsWith("-family") ? " (dashed: 1x)" : ""), true), y, false) },
                    plugins: { tooltip: { filter: (item) => !item.dataset.reference, callbacks: { label(context) {
                      const c = cases[context.raw.index];
                      return `${label(c)}: ${context.raw.y.toFixed(3)}x, ${c.verdict}`;
-                   } } } } },
+                   } } }, ...familyLegend(kind) } },
       });
+    };
+    for (const [name, group] of groups(previous)) {
+      if (modeOf(name) === "sweep") previousLine(again, "speedup-previous", `${name}: previous time / this time`, group);
+      familyCharts(again, name, group, `${name}: previous time / this time against the number of keys, a chart per length sweep`,
+                   (box, title, cases) => previousLine(box, "speedup-previous-family", title, cases));
+      for (const [title, cases] of barCharts(name, group)) {
+        addShapeChart(again, "speedup-previous-shapes", title(`previous time / this time, per shape`), bars(cases, (c) => c.vs_previous),
+                      "> 1: faster than before (dashed: 1x)", (c, y) => `${c.variant}: ${Number(y).toFixed(3)}x, ${c.verdict}`, true);
+      }
     }
   }
 
@@ -705,18 +831,22 @@
       `Charts: Chart.js ${Chart.version}, embedded. Query the database for more: attnsweep query ${data.meta.db} "SELECT * FROM results WHERE run_id = ${data.run.run_id}".`);
   }
 
-  // The time section's heading and note as the page has them (a length sweep's),
-  // and for lists of shapes (all the view's groups, or some).
+  // The time section's heading and notes as the page has them (a length sweep's),
+  // for lists of shapes (all the view's groups, or some) and for split groups.
   const timeSection = document.getElementById("charts-time");
   const timeHeading = timeSection.querySelector("h2"), sweepHeading = timeHeading.textContent;
   const sweepNote = timeSection.querySelector("p.note"), shapeNote = el("p", { class: "note", id: "shape-note" });
+  const familyNote = el("p", { class: "note", id: "family-note" });
   sweepNote.after(shapeNote);
+  shapeNote.after(familyNote);
   function nameTimeSection() {
     const names = groups(view).map(([name]) => name);
     const lists = names.filter((name) => shapeLists.has(name));
-    timeHeading.textContent = !lists.length ? sweepHeading
+    const splits = names.filter((name) => splitGroups.has(name));
+    const withBars = lists.length + splits.filter((name) => plans.get(name).parts.length).length;
+    timeHeading.textContent = !withBars ? sweepHeading
       : lists.length === names.length ? "Time and throughput per shape" : sweepHeading + ", and per shape";
-    sweepNote.hidden = lists.length > 0 && lists.length === names.length;
+    sweepNote.hidden = names.length > 0 && names.every((name) => modeOf(name) !== "sweep");
     shapeNote.hidden = !lists.length;
     shapeNote.textContent = !lists.length ? "" :
       (lists.length === names.length ? "The cases are" : lists.join("; ") + ": the cases are") +
@@ -724,6 +854,15 @@
       "per dtype and head_dim, a group of bars per shape (batch x heads/kv_heads, q = queries, k = keys), a bar per " +
       "variant, for the median time, tokens per second (batch x queries / median time; µs per token in the tooltip) " +
       "and achieved TFLOP/s; log scales where the values span more than 20x.";
+    familyNote.hidden = !splits.length;
+    familyNote.textContent = !splits.length ? "" :
+      splits.map((name) => `${name}: ${plans.get(name).sweeps.length} length sweeps` +
+                           (plans.get(name).shapes ? ` and ${plans.get(name).shapes} single shapes` : "")).join("; ") +
+      " (docs/report.md, \"Length sweeps and lists of shapes\"). A length sweep is a family of cases (one mask, one " +
+      "batch x heads/kv_heads, one query length) with 3 or more key lengths; each is drawn as a chart of its own, " +
+      "titled with its batch x heads, query length (q) and mask, a line per variant against the number of keys, log " +
+      "scales (sdpa_auto as open rings over the backend it chose). The single shapes, those of fewer key lengths, are " +
+      "drawn as bars, as a list of shapes is: the median time, tokens per second and achieved TFLOP/s.";
   }
 
   // Everything that shows cases, for the selected pass: drawn again from scratch on a change.
@@ -736,7 +875,10 @@
     }
     for (const old of document.querySelectorAll("#previous-heading, #previous-charts, .no-roof")) old.remove();
     timed = view.filter((c) => c.status === "ok" && c.time_us > 0);
-    shapeLists = classify(view);
+    plans = classify(view);
+    const modes = (mode) => new Set([...plans.entries()].filter(([, plan]) => plan.mode === mode).map(([name]) => name));
+    shapeLists = modes("list");
+    splitGroups = modes("split");
     nameTimeSection();
     renderTable();
     renderTimeCharts();
