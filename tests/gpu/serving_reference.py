@@ -34,19 +34,11 @@ import sys
 
 import torch
 import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention import sdpa_kernel
 from torch.nn.attention.bias import causal_lower_right
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_reference import cuda_event_median, profile_counts  # noqa: E402
-
-BACKENDS = {
-    "sdpa_math": SDPBackend.MATH,
-    "sdpa_efficient": SDPBackend.EFFICIENT_ATTENTION,
-    "sdpa_flash": SDPBackend.FLASH_ATTENTION,
-    "sdpa_cudnn": SDPBackend.CUDNN_ATTENTION,
-}
-DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+from torch_reference import BACKENDS, DTYPES, cuda_event_median, profile_counts  # noqa: E402
 JUDGED_US = 200.0
 TOLERANCE = 0.03
 

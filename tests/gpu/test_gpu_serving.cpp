@@ -10,6 +10,7 @@
 #include <iostream>
 #include <string>
 
+#include "tests/support/gpu_checks.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
 
@@ -18,15 +19,10 @@ namespace {
 using attnsweep::testing::Outcome;
 using attnsweep::testing::run_attnsweep;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-bool has_cuda() { return !contains(run_attnsweep("variants").output, "(0 CUDA device(s) visible)"); }
+bool has_cuda() { return attnsweep::testing::binary_sees_cuda(); }
 
-std::string scalar(const std::string& db, const std::string& sql) {
-  SQLite::Database database(db, SQLite::OPEN_READONLY);
-  SQLite::Statement query(database, sql);
-  return query.executeStep() && !query.getColumn(0).isNull() ? query.getColumn(0).getString() : "NULL";
-}
+using attnsweep::testing::scalar;
 
 TEST(GpuServing, BottomRightAndWindowsAreRightOnEveryVariantThatRunsThem) {
   if (!has_cuda()) GTEST_SKIP() << "no CUDA device here";
