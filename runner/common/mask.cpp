@@ -82,9 +82,8 @@ std::string Mask::label() const {
                      : causal == CausalAlignment::top_left ? "causal"
                                                            : "causal_bottom_right";
   if (windowed()) {
-    const auto side = [](const std::optional<std::int64_t>& bound) { return bound ? std::to_string(*bound) : "inf"; };
     if (!text.empty()) text += " ";
-    text += "window[" + side(window_left) + "," + side(window_right) + "]";
+    text += "window[" + bound_text(window_left) + "," + bound_text(window_right) + "]";
   }
   return text;
 }

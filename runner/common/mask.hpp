@@ -73,6 +73,11 @@ struct Mask {
   // matches it whatever the config wrote.
   Mask canonical(std::int64_t seq_len_q, std::int64_t seq_len_kv) const;
 
+  // A window side as labels write it: the number of keys, or "inf" for no bound.
+  static std::string bound_text(const std::optional<std::int64_t>& bound) {
+    return bound ? std::to_string(*bound) : "inf";
+  }
+
   // "full", "causal", "causal_bottom_right", with a window " window[4096,0]"
   // ("inf" for an unbounded side): what labels, reports and compare print.
   std::string label() const;

@@ -507,6 +507,41 @@ class Loader {
     return out;
   }
 
+  // A `window` value, the top-level key's or an exclude rule's: the node, or each
+  // item of its list (an empty list is refused).
+  std::vector<YAML::Node> window_items(const YAML::Node& node, const std::string& key) const {
+    std::vector<YAML::Node> listed;
+    if (!node.IsSequence()) return {node};
+    for (const auto& item : node) listed.push_back(item);
+    if (listed.empty()) fail(node, key, "the list is empty; give at least one window or none");
+    return listed;
+  }
+
+  // One window item: none (nullopt), or {left: N, right: M} with either side left
+  // out; anything else fails with `expected` (what the caller accepts).
+  struct WindowBounds {
+    std::optional<std::int64_t> left, right;
+  };
+  std::optional<WindowBounds> window_item(const YAML::Node& item, const std::string& key,
+                                          const std::string& expected) const {
+    if (item.IsScalar() && item.Scalar() == "none") return std::nullopt;
+    if (!item.IsMap() || item.size() == 0) {
+      fail(item, key, expected + ", got " + (item.IsMap() ? std::string("an empty mapping") : "a " + kind(item)));
+    }
+    check_keys(item, key, kWindowKeys);
+    WindowBounds bounds;
+    for (const char* side : {"left", "right"}) {
+      if (!item[side]) continue;
+      if (item[side].IsNull()) {
+        fail(item[side], key + "." + side,
+             "is empty; give a number of keys, or leave " + std::string(side) + " out for no bound on that side");
+      }
+      (std::string(side) == "left" ? bounds.left : bounds.right) =
+          integer(item[side], key + "." + side, 0, kMaxDimension);
+    }
+    return bounds;
+  }
+
   // window: {left: N, right: M} (either may be left out: no bound on that side), or
   // none, or a list of those; crossed with every causal alignment. Under a causal
   // mask the right bound is 0 (a later key is masked anyway).
@@ -520,36 +555,19 @@ class Loader {
     if (!node) {
       windows.push_back(std::nullopt);
     } else {
-      std::vector<YAML::Node> listed;
-      if (node.IsSequence()) {
-        for (const auto& item : node) listed.push_back(item);
-        if (listed.empty()) fail(node, "window", "the list is empty; give at least one window or none");
-      } else {
-        listed.push_back(node);
-      }
       int index = 0;
-      for (const auto& item : listed) {
+      for (const auto& item : window_items(node, "window")) {
         const std::string key = node.IsSequence() ? "window[" + std::to_string(index++) + "]" : "window";
-        if (item.IsNull() || (item.IsScalar() && item.Scalar() == "none")) {
+        const auto bounds =
+            item.IsNull() ? std::nullopt
+                          : window_item(item, key,
+                                        "expected a mapping {left: N, right: M} (keys before and after the diagonal; "
+                                        "either may be left out) or none");
+        if (!bounds) {
           windows.push_back(std::nullopt);
-          continue;
+        } else {
+          windows.push_back(Window{bounds->left, bounds->right, item, key});
         }
-        if (!item.IsMap() || item.size() == 0) {
-          fail(item, key, "expected a mapping {left: N, right: M} (keys before and after the diagonal; "
-                          "either may be left out) or none, got " +
-                              (item.IsMap() ? std::string("an empty mapping") : "a " + kind(item)));
-        }
-        check_keys(item, key, kWindowKeys);
-        Window window{std::nullopt, std::nullopt, item, key};
-        for (const char* side : {"left", "right"}) {
-          if (item[side] && item[side].IsNull()) {
-            fail(item[side], key + "." + side,
-                 "is empty; give a number of keys, or leave " + std::string(side) + " out for no bound on that side");
-          }
-        }
-        if (item["left"]) window.left = integer(item["left"], key + ".left", 0, kMaxDimension);
-        if (item["right"]) window.right = integer(item["right"], key + ".right", 0, kMaxDimension);
-        windows.push_back(window);
       }
     }
     std::vector<Mask> out;
@@ -695,27 +713,13 @@ class Loader {
           values = names(entry.second, field_key, dtype_names());
         } else if (field == "window") {
           // none, or {left: N, right: M} (a side left out matches any bound), or a list of them.
-          std::vector<YAML::Node> listed;
-          if (entry.second.IsSequence()) {
-            for (const auto& item : entry.second) listed.push_back(item);
-          } else {
-            listed.push_back(entry.second);
-          }
-          if (listed.empty()) fail(entry.second, field_key, "the list is empty; give at least one window or none");
-          for (const auto& item : listed) {
-            if (item.IsScalar() && item.Scalar() == "none") {
-              values.push_back("none");
-              continue;
-            }
-            if (!item.IsMap() || item.size() == 0) {
-              fail(item, field_key, "expected none or a mapping {left: N, right: M} (a side left out matches any bound)");
-            }
-            check_keys(item, field_key, kWindowKeys);
-            const auto bound = [&](const char* side) {
-              return item[side] ? std::to_string(integer(item[side], field_key + "." + side, 0, kMaxDimension))
-                                : std::string("*");
+          for (const auto& item : window_items(entry.second, field_key)) {
+            const auto bounds =
+                window_item(item, field_key, "expected none or a mapping {left: N, right: M} (a side left out matches any bound)");
+            const auto side = [](const std::optional<std::int64_t>& bound) {
+              return bound ? std::to_string(*bound) : std::string("*");
             };
-            values.push_back(bound("left") + "," + bound("right"));
+            values.push_back(bounds ? side(bounds->left) + "," + side(bounds->right) : "none");
           }
         } else if (field == "causal") {
           // true matches either alignment; top_left and bottom_right one of them.

@@ -93,13 +93,13 @@ bool matches(const ExcludeRule& rule, const Case& c) {
     };
     if (field == "window") {
       // "none", or "L,R" with "*" for a side the rule leaves out (any bound).
-      const auto side = [](const std::optional<std::int64_t>& bound) { return bound ? std::to_string(*bound) : "inf"; };
       const bool hit = std::any_of(values.begin(), values.end(), [&](const std::string& value) {
         if (value == "none") return !c.mask.windowed();
         if (!c.mask.windowed()) return false;
         const std::size_t comma = value.find(',');
         const std::string left = value.substr(0, comma), right = value.substr(comma + 1);
-        return (left == "*" || left == side(c.mask.window_left)) && (right == "*" || right == side(c.mask.window_right));
+        return (left == "*" || left == Mask::bound_text(c.mask.window_left)) &&
+               (right == "*" || right == Mask::bound_text(c.mask.window_right));
       });
       if (!hit) return false;
     } else if (field == "causal") {
