@@ -169,14 +169,18 @@ def main():
         db = sqlite3.connect(f"file:{a.db}?mode=ro", uri=True)
         db.row_factory = sqlite3.Row
         run = a.run or db.execute("SELECT max(run_id) FROM runs").fetchone()[0]
-        seed = db.execute("SELECT seed FROM runs WHERE run_id = ?", (run,)).fetchone()[0]
+        found = db.execute("SELECT seed FROM runs WHERE run_id = ?", (run,)).fetchone()
+        if found is None:
+            print(f"error: {a.db}: no run {run} in it" if a.run else f"error: {a.db}: no run in it", file=sys.stderr)
+            return 2
+        seed = found[0]
         cases = [dict(r) for r in db.execute(
             "SELECT plan_index, variant, batch, heads, kv_heads, seq_len_q, seq_len_kv, head_dim, dtype, causal, "
             "causal_bottom_right AS bottom_right, window_left, window_right, status, kernels_per_forward, "
             "memcpy_per_forward, memset_per_forward, gpu_time_us_median, rel_error, sdpa_backend, validity "
             "FROM cases WHERE run_id = ? AND pass = 'forward' AND status IN ('ok', 'unsupported') ORDER BY plan_index",
             (run,))]
-    except (sqlite3.Error, TypeError) as error:
+    except sqlite3.Error as error:
         print(f"error: {a.db}: {error}", file=sys.stderr)
         return 2
     out = open(a.out, "w") if a.out else None

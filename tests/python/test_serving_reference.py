@@ -62,5 +62,50 @@ class ServingMasks(unittest.TestCase):
         self.assertTrue(torch.allclose(out[..., 0:1, :], expected))
 
 
+@unittest.skipIf(torch is None, "torch is not importable by this python")
+class ServingReferenceInputs(unittest.TestCase):
+    """A database that is not an attnsweep run is refused with one line and exit 2, before any GPU work."""
+
+    def run_main(self, *args):
+        import contextlib
+        import io
+        err, out = io.StringIO(), io.StringIO()
+        argv = sys.argv
+        sys.argv = ["serving_reference.py", *args]
+        try:
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+                code = serving.main()
+        finally:
+            sys.argv = argv
+        return code, err.getvalue(), out.getvalue()
+
+    def test_a_foreign_sqlite_file_and_a_missing_one_exit_two(self):
+        import sqlite3
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            foreign = os.path.join(tmp, "foreign.db")
+            db = sqlite3.connect(foreign)
+            db.execute("CREATE TABLE t (x)")
+            db.commit()
+            db.close()
+            code, err, out = self.run_main(foreign)
+            self.assertEqual(code, 2)
+            self.assertIn("no such table: runs", err)
+            self.assertEqual(out, "")
+            code, err, _ = self.run_main(os.path.join(tmp, "missing.db"))
+            self.assertEqual(code, 2)
+            self.assertIn("unable to open database file", err)
+            # an attnsweep-shaped database without a run: no seed to draw with
+            empty = os.path.join(tmp, "empty.db")
+            db = sqlite3.connect(empty)
+            with open(os.path.join(ROOT, "storage", "schema.sql")) as schema:
+                db.executescript(schema.read())
+            db.close()
+            code, err, _ = self.run_main(empty)
+            self.assertEqual((code, err), (2, f"error: {empty}: no run in it\n"))
+            code, err, _ = self.run_main(empty, "--run", "7")
+            self.assertEqual((code, err), (2, f"error: {empty}: no run 7 in it\n"))
+
+
 if __name__ == "__main__":
     unittest.main()
