@@ -18,14 +18,7 @@ std::mutex& guard_mutex() {
 }
 ExitGuard* active = nullptr;  // the innermost guard alive, under guard_mutex
 
-extern "C" void on_exit_called() {
-  ExitGuard* guard = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(guard_mutex());
-    guard = active;
-  }
-  if (guard) guard->on_unexpected_exit();
-}
+extern "C" void on_exit_called() { exit_called(); }
 
 // Registered once, when the first guard is made: handlers run in reverse order
 // of registration, so this one runs before the destructors of anything made later.
@@ -35,6 +28,15 @@ void register_exit_handler() {
 }
 
 }  // namespace
+
+void exit_called() {
+  ExitGuard* guard = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(guard_mutex());
+    guard = active;
+  }
+  if (guard) guard->on_unexpected_exit();
+}
 
 ExitGuard::ExitGuard(std::string activity, std::string advice, int exit_code, std::function<std::string()> cleanup)
     : activity_(std::move(activity)), advice_(std::move(advice)), exit_code_(exit_code), cleanup_(std::move(cleanup)) {

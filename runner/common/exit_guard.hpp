@@ -7,10 +7,20 @@
 // and ends the process with the guard's status instead. An ordinary return
 // from main, or an exit() after the guard is gone, is not affected.
 // Signals and _exit() bypass it: workers and the op-library load check cover those.
+//
+// Two ways in. The executable replaces exit() itself (exit_interposer.cpp), so
+// the guard acts before any exit handler runs: an atexit handler alone runs
+// after the static destructors of everything made later, e.g. Kineto's config
+// thread, which crashed the process (signal 11) before the error line about
+// one time in a few hundred. Elsewhere (test binaries) an atexit handler is the way in.
 #include <functional>
 #include <string>
 
 namespace attnsweep {
+
+// If a guard is alive: its message, cleanup and exit status; never returns.
+// Else returns, and the exit goes on as asked.
+void exit_called();
 
 class ExitGuard {
  public:
