@@ -90,6 +90,20 @@ fields::Field<CaseRow> mask_alignment(const char* column, CausalAlignment when_s
                         }};
 }
 
+// A variable-length batch's lengths (schema 13): "512,3000" into the list; NULL leaves it empty.
+fields::Field<CaseRow> sequence_lengths(const char* column, std::vector<std::int64_t> Shape::*lengths) {
+  return fields::Field<CaseRow>{
+      column, [lengths](const CaseRow& c) { return fields::null_if_empty(lengths_text(c.identity.shape.*lengths)); },
+      [lengths](const SQLite::Column& value, const fields::Where& where, CaseRow& c) {
+        if (value.isNull()) return;
+        try {
+          c.identity.shape.*lengths = parse_lengths(value.getString());
+        } catch (const BadInputError& error) {
+          throw std::runtime_error(where.text() + ": " + error.what());
+        }
+      }};
+}
+
 // The columns of `cases` a CaseRow holds.
 const Table<CaseRow>& case_rows() {
   using C = CaseRow;
@@ -110,6 +124,9 @@ const Table<CaseRow>& case_rows() {
                                mask_alignment("causal_bottom_right", CausalAlignment::bottom_right),
                                member<C>("window_left", [](auto& c) -> auto& { return c.identity.mask.window_left; }),
                                member<C>("window_right", [](auto& c) -> auto& { return c.identity.mask.window_right; }),
+                               sequence_lengths("seq_lens_q", &Shape::seq_lens_q),
+                               sequence_lengths("seq_lens_kv", &Shape::seq_lens_kv),
+                               member<C>("page_size", [](auto& c) -> auto& { return c.identity.shape.page_size; }),
                                member<C>("pass", [](auto& c) -> auto& { return c.identity.pass; }),
                                member<C>("device", &C::device),
                                member<C>("status", &C::status),

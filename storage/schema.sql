@@ -1,4 +1,4 @@
--- attnsweep results database, schema version 11 (PRAGMA user_version = 11), marked as attnsweep's by
+-- attnsweep results database, schema version 13 (PRAGMA user_version = 13), marked as attnsweep's by
 -- PRAGMA application_id = 1635021934 (0x6174746E, 'attn'); the store sets both when it creates or migrates a file.
 -- This file is the public contract: docs/schema.md documents every column.
 -- Units are in the names: _us microseconds, _bytes bytes, _ns nanoseconds.
@@ -29,7 +29,10 @@
 -- cases: never judged), and the results view gains validity and validity_reasons; also energy per pass:
 -- cases gains energy_j, energy_power_w, energy_window_s and energy_passes (NULL unless
 -- measure.energy_window_ms was set on a GPU with NVML's energy counter), and the results view gains
--- energy_j, energy_power_w and tflop_per_joule.
+-- energy_j, energy_power_w and tflop_per_joule; 12 serving masks (issue 25): cases gains causal_bottom_right,
+-- window_left and window_right, the results view mask, tokens_per_s and us_per_token; 13 variable-length
+-- batches and paged KV caches (issue 25): cases gains seq_lens_q, seq_lens_kv (NULL for uniform batches),
+-- page_size (0: contiguous) and query_tokens (NULL for older cases: batch x seq_len_q), and the results view them.
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id             INTEGER PRIMARY KEY,
@@ -124,6 +127,10 @@ CREATE TABLE IF NOT EXISTS cases (
                                                -- 1: the causal mask is aligned to the bottom right (version 12)
   window_left        INTEGER CHECK (window_left >= 0),   -- sliding window: keys before the diagonal; NULL: no bound
   window_right       INTEGER CHECK (window_right >= 0),  -- keys after it; NULL: no bound (0 under a causal mask)
+  seq_lens_q         TEXT,                     -- a variable-length batch: each sequence's query length, '1,1,4'
+  seq_lens_kv        TEXT,                     -- and key/value length; NULL for a uniform batch (version 13)
+  page_size          INTEGER NOT NULL DEFAULT 0 CHECK (page_size >= 0),  -- keys per page of a paged KV cache; 0: contiguous
+  query_tokens       INTEGER,                  -- queries that are not padding: sum of seq_lens_q, else batch x seq_len_q
   pass               TEXT NOT NULL DEFAULT 'forward' CHECK (pass IN ('forward', 'backward', 'forward_backward')),
                                                -- what the case times; every case before version 10 is a forward
   device             TEXT NOT NULL,
@@ -312,6 +319,8 @@ SELECT
   c.case_id, c.plan_index, c.variant, c.batch, c.heads, c.kv_heads, c.seq_len_q, c.seq_len_kv, c.head_dim,
   c.dtype, c.causal, c.pass, c.device, c.status, c.sdpa_backend,
   c.causal_bottom_right, c.window_left, c.window_right,
+  c.seq_lens_q, c.seq_lens_kv, c.page_size,
+  COALESCE(c.query_tokens, c.batch * c.seq_len_q) AS query_tokens,
   -- the mask as attnsweep labels it: 'full', 'causal', 'causal_bottom_right', with a window ' window[L,R]'
   CASE WHEN c.causal = 0 AND c.window_left IS NULL AND c.window_right IS NULL THEN 'full'
        ELSE trim(CASE WHEN c.causal = 0 THEN '' WHEN c.causal_bottom_right = 1 THEN 'causal_bottom_right' ELSE 'causal' END ||
@@ -320,10 +329,10 @@ SELECT
   END AS mask,
   c.kernels_per_forward, c.memcpy_per_forward, c.memset_per_forward, c.cpu_ops_per_forward,
   COALESCE(c.gpu_time_us_median, c.cpu_time_us_median) AS time_us_median,
-  -- query tokens (batch x seq_len_q) per second of the median pass, and microseconds per token:
-  -- for decoding, new tokens per second across the batch
-  c.batch * c.seq_len_q / (COALESCE(c.gpu_time_us_median, c.cpu_time_us_median) * 1e-6) AS tokens_per_s,
-  COALESCE(c.gpu_time_us_median, c.cpu_time_us_median) / (c.batch * c.seq_len_q) AS us_per_token,
+  -- query tokens (query_tokens: batch x seq_len_q, or the sum of a variable-length batch's) per second of
+  -- the median pass, and microseconds per token: for decoding, new tokens per second across the batch
+  COALESCE(c.query_tokens, c.batch * c.seq_len_q) / (COALESCE(c.gpu_time_us_median, c.cpu_time_us_median) * 1e-6) AS tokens_per_s,
+  COALESCE(c.gpu_time_us_median, c.cpu_time_us_median) / COALESCE(c.query_tokens, c.batch * c.seq_len_q) AS us_per_token,
   c.median_ci_rel,                                          -- the median is known to +- this share (95%)
   c.gpu_time_us_median, c.cpu_time_us_median, c.cpu_dispatch_us_median,
   c.graph_time_us_median, c.tflops, c.bandwidth_gbps,
@@ -337,7 +346,7 @@ SELECT
   -- this case's rel_error over the smallest of the run's variants at the same shape, dtype, mask and pass
   c.rel_error / min(CASE WHEN c.rel_error > 0 THEN c.rel_error END) OVER (PARTITION BY c.run_id, c.batch, c.heads,
      c.kv_heads, c.seq_len_q, c.seq_len_kv, c.head_dim, c.dtype, c.causal, c.causal_bottom_right, c.window_left, c.window_right,
-     c.pass, c.device) AS rel_error_vs_best,
+     c.seq_lens_q, c.seq_lens_kv, c.page_size, c.pass, c.device) AS rel_error_vs_best,
   c.grad_rel_error_q, c.grad_rel_error_k, c.grad_rel_error_v,
   max(c.grad_rel_error_q, c.grad_rel_error_k, c.grad_rel_error_v) AS grad_rel_error_max,  -- the worst gradient
   c.sdpa_backend_backward,

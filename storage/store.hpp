@@ -20,7 +20,7 @@
 
 namespace attnsweep::storage {
 
-inline constexpr int kSchemaVersion = 12;
+inline constexpr int kSchemaVersion = 13;
 // PRAGMA application_id of every attnsweep database since version 5 ('attn'):
 // what tells one apart from any other SQLite file before anything is written.
 inline constexpr int kApplicationId = 0x6174746E;

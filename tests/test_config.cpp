@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "runner/config/config.hpp"
+#include "runner/config/sequence_lengths.hpp"
 #include "runner/plan/plan.hpp"
 #include "tests/support/scratch_directory.hpp"
 
@@ -559,6 +560,122 @@ TEST(ConfigServing, BadWindowsAndMasksThatLeaveAQueryWithoutKeysAreRefused) {
                   "shapes:\n  - {batch: 1, heads: 2, seq_len_q: 2, seq_len_kv: 9, head_dim: 64}\n"
                   "  - {batch: 1, heads: 2, seq_len_q: 8, seq_len_kv: 4, head_dim: 64}\n",
                   {"shapes[1]", "query row 0 of shape 1x2x8x4x64 sees no key"});
+}
+
+}  // namespace
+}  // namespace attnsweep
+
+namespace attnsweep {
+namespace {
+
+const char* const kVarlen = R"(
+variants: [naive, sdpa_flash]
+dtypes: [bf16]
+causal: bottom_right
+shapes:
+  - heads: 8
+    kv_heads: 2
+    head_dim: 64
+)";
+
+// Issue 25: a shape block's `varlen` lists or draws each sequence's lengths.
+TEST(ConfigVarlen, ListedLengthsMakeOneBatchOfThoseSequences) {
+  const Config config = parse_config(std::string(kVarlen) + "    varlen: {seq_len_kv: [512, 40, 3000], seq_len_q: 4}\n"
+                                                            "    page_size: [0, 16]\n",
+                                     "v.yaml");
+  const Plan plan = make_plan(config);
+  ASSERT_EQ(plan.cases.size(), 4u);  // 2 page sizes x 2 variants
+  const Shape& shape = plan.cases[0].shape;
+  EXPECT_EQ(shape.batch, 3);
+  EXPECT_EQ(shape.seq_lens_q, (std::vector<std::int64_t>{4, 4, 4}));
+  EXPECT_EQ(shape.seq_lens_kv, (std::vector<std::int64_t>{512, 40, 3000}));
+  EXPECT_EQ(shape.seq_len_q, 4);
+  EXPECT_EQ(shape.seq_len_kv, 3000);
+  EXPECT_EQ(shape.query_tokens(), 12);
+  EXPECT_EQ(shape.page_size, 0);
+  EXPECT_EQ(plan.cases[2].shape.page_size, 16);
+  EXPECT_EQ(plan.cases[0].label(), "naive 3x8/2xvarlen[q 4, kv 40-3000]x64 bf16 causal_bottom_right");
+  EXPECT_EQ(plan.cases[2].label(), "naive 3x8/2xvarlen[q 4, kv 40-3000]x64 paged16 bf16 causal_bottom_right");
+  const Shape second = shape.sequence(1);
+  EXPECT_EQ(second.batch, 1);
+  EXPECT_EQ(second.seq_len_q, 4);
+  EXPECT_EQ(second.seq_len_kv, 40);
+  EXPECT_FALSE(second.variable_length());
+}
+
+TEST(ConfigVarlen, PrefillTakesEachSequencesOwnLengthAndAListGivesOneEach) {
+  const Config prefill = parse_config(std::string(kVarlen) + "    varlen: {seq_len_kv: [5, 9], seq_len_q: seq_len_kv}\n", "v.yaml");
+  EXPECT_EQ(make_plan(prefill).cases[0].shape.seq_lens_q, (std::vector<std::int64_t>{5, 9}));
+  const Config listed = parse_config(std::string(kVarlen) + "    batch: 2\n    varlen: {seq_len_kv: [5, 9], seq_len_q: [1, 3]}\n", "v.yaml");
+  EXPECT_EQ(make_plan(listed).cases[0].shape.seq_lens_q, (std::vector<std::int64_t>{1, 3}));
+  EXPECT_EQ(make_plan(listed).cases[0].shape.query_tokens(), 4);
+}
+
+// The draw is the config's: same seed, same lengths (and `plan` shows them); another seed, others.
+TEST(ConfigVarlen, DrawnLengthsComeFromTheSeedAndStayInTheirBounds) {
+  const std::string block = "    batch: 64\n    varlen: {seq_len_kv: {distribution: uniform, min: 100, max: 200}, seq_len_q: 1}\n";
+  const auto lengths = [&](const std::string& seed) {
+    return make_plan(parse_config(std::string(kVarlen) + block + "seed: " + seed + "\n", "v.yaml")).cases[0].shape.seq_lens_kv;
+  };
+  const auto first = lengths("7");
+  ASSERT_EQ(first.size(), 64u);
+  EXPECT_EQ(first, lengths("7"));
+  EXPECT_NE(first, lengths("8"));
+  EXPECT_TRUE(std::all_of(first.begin(), first.end(), [](std::int64_t n) { return n >= 100 && n <= 200; }));
+  EXPECT_GT(*std::max_element(first.begin(), first.end()) - *std::min_element(first.begin(), first.end()), 50);
+  // A normal draw clipped to its bounds: mean 1000, stdev 300 over 2000 sequences.
+  const auto normal = draw_lengths({LengthDistribution::normal, 500, 1400, 1000, 300}, 2000, 3);
+  double sum = 0;
+  for (const std::int64_t n : normal) sum += static_cast<double>(n);
+  EXPECT_NEAR(sum / 2000, 1000, 25);
+  EXPECT_EQ(*std::min_element(normal.begin(), normal.end()), 500);   // some clipped at min
+  EXPECT_EQ(*std::max_element(normal.begin(), normal.end()), 1400);  // and at max
+  // mt19937_64 is fixed by the standard and the transform is ours: these lengths never change
+  // with the compiler or the library (1 + the engine's output mod 1000, seed 5).
+  EXPECT_EQ(draw_lengths({LengthDistribution::uniform, 1, 1000, 0, 0}, 3, 5), (std::vector<std::int64_t>{343, 729, 201}));
+}
+
+TEST(ConfigVarlen, BadVarlenBlocksAreRefusedWithWhereAndWhatIsAllowed) {
+  const std::string base(kVarlen);
+  expect_rejected(base + "    varlen: [512, 1024]\n", {"shapes[0].varlen", "expected a mapping"});
+  expect_rejected(base + "    varlen: {seq_len_q: 1}\n", {"shapes[0].varlen.seq_len_kv", "missing"});
+  expect_rejected(base + "    varlen: {seq_len_kv: [5, 9]}\n", {"shapes[0].varlen.seq_len_q", "missing", "seq_len_kv (prefill"});
+  expect_rejected(base + "    batch: 3\n    varlen: {seq_len_kv: [5, 9], seq_len_q: 1}\n",
+                  {"varlen.seq_len_kv", "lists 2 lengths, but batch is 3"});
+  expect_rejected(base + "    varlen: {seq_len_kv: [5, 9], seq_len_q: [1, 2, 3]}\n", {"varlen.seq_len_q", "lists 3 lengths for 2"});
+  expect_rejected(base + "    varlen: {seq_len_kv: [5, 0], seq_len_q: 1}\n", {"varlen.seq_len_kv", "between 1 and"});
+  expect_rejected(base + "    seq_len: 64\n    varlen: {seq_len_kv: [5, 9], seq_len_q: 1}\n",
+                  {"shapes[0].seq_len", "takes its lengths from varlen"});
+  expect_rejected(base + "    varlen: {seq_len_kv: {distribution: uniform, min: 1, max: 9}, seq_len_q: 1}\n",
+                  {"shapes[0].batch", "a drawn varlen needs the number of sequences"});
+  expect_rejected(base + "    batch: 2\n    varlen: {seq_len_kv: {distribution: zipf, min: 1, max: 9}, seq_len_q: 1}\n",
+                  {"distribution", "unknown distribution 'zipf'; allowed: uniform, normal"});
+  expect_rejected(base + "    batch: 2\n    varlen: {seq_len_kv: {distribution: uniform, min: 9, max: 3}, seq_len_q: 1}\n",
+                  {"seq_len_kv.max", "between 9 and"});
+  expect_rejected(base + "    batch: 2\n    varlen: {seq_len_kv: {distribution: normal, min: 1, max: 9}, seq_len_q: 1}\n",
+                  {"seq_len_kv.mean", "the normal draw needs mean and stdev"});
+  expect_rejected(base + "    batch: [2, 4]\n    varlen: {seq_len_kv: [5, 9], seq_len_q: 1}\n",
+                  {"shapes[0].batch", "one batch: its number of sequences"});
+  expect_rejected(base + "    page_size: -1\n    seq_len: 64\n", {"page_size", "between 0 and"});
+  // Sequence 1 decodes 8 tokens over 5 keys, bottom right: its first query sees no key.
+  expect_rejected(base + "    varlen: {seq_len_kv: [512, 5], seq_len_q: 8}\n",
+                  {"query row 0 of sequence 1 of shape 2x8/2xvarlen[q 8, kv 5-512]x64 sees no key", "seq_len_q 8, seq_len_kv 5"});
+}
+
+TEST(ConfigVarlen, ExcludeMatchesThePageSizeAndAShapeListedTwiceIsPlannedOnce) {
+  const Config config = parse_config(std::string(kVarlen) + "    varlen: {seq_len_kv: [64, 32], seq_len_q: 1}\n"
+                                                            "    page_size: [0, 16]\n"
+                                                            "  - {heads: 8, kv_heads: 2, head_dim: 64, varlen: {seq_len_kv: [64, 32], seq_len_q: 1}}\n"
+                                                            "  - {heads: 8, kv_heads: 2, head_dim: 64, varlen: {seq_len_kv: [32, 64], seq_len_q: 1}}\n"
+                                                            "exclude: [{variant: sdpa_flash, page_size: 16}]\n",
+                                     "v.yaml");
+  const Plan plan = make_plan(config);
+  ASSERT_EQ(plan.cases.size(), 5u);  // [64,32] x {0,16}, [32,64] x {0}: the second block's [64,32] is a duplicate
+  EXPECT_EQ(plan.duplicates, 2);
+  EXPECT_EQ(plan.excluded, 1);
+  EXPECT_EQ(plan.cases[2].variant, "naive");
+  EXPECT_EQ(plan.cases[2].shape.page_size, 16);
+  EXPECT_EQ(plan.cases[4].shape.seq_lens_kv, (std::vector<std::int64_t>{32, 64}));
 }
 
 }  // namespace

@@ -66,3 +66,28 @@ TEST(Flops, ServingMasksCountTheirPairsAndAWindowItsKeys) {
 
 }  // namespace
 }  // namespace attnsweep
+
+namespace attnsweep {
+namespace {
+
+// Issue 25: a variable-length batch counts each sequence with its own lengths,
+// never the padded batch's.
+TEST(Flops, AVariableLengthBatchIsTheSumOfItsSequences) {
+  Shape batch{3, 4, 2, 2, 10, 16};
+  batch.seq_lens_q = {2, 1, 2};
+  batch.seq_lens_kv = {10, 3, 6};
+  const Mask bottom_right(CausalAlignment::bottom_right, std::nullopt, std::nullopt);
+  // Rows see 9 + 10, 3, 5 + 6 keys.
+  EXPECT_DOUBLE_EQ(attended_pairs(batch, bottom_right), 19 + 3 + 11);
+  EXPECT_DOUBLE_EQ(forward_flops(batch, bottom_right), 4.0 * 4 * 16 * (19 + 3 + 11));
+  EXPECT_DOUBLE_EQ(forward_flops(batch, false), 4.0 * 4 * 16 * (2 * 10 + 1 * 3 + 2 * 6));
+  // q and out over 5 query rows, k and v over 19 keys, at 2 kv heads.
+  EXPECT_DOUBLE_EQ(forward_min_bytes(batch, Dtype::bf16), 2.0 * (2 * 4 * 5 * 16 + 2 * 2 * 19 * 16));
+  EXPECT_DOUBLE_EQ(pass_min_bytes(batch, Dtype::bf16, Pass::forward, Mask(false)), forward_min_bytes(batch, Dtype::bf16));
+  EXPECT_NE(flop_convention(false, false, true).find("a variable-length batch counts the sum over its sequences"),
+            std::string::npos);
+  EXPECT_EQ(flop_convention(false, false, false), std::string(kFlopConvention));
+}
+
+}  // namespace
+}  // namespace attnsweep

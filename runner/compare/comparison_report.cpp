@@ -398,6 +398,9 @@ Json key_json(const CaseKey& key) {
               {"seq_len_q", key.shape.seq_len_q},
               {"seq_len_kv", key.shape.seq_len_kv},
               {"head_dim", key.shape.head_dim},
+              {"seq_lens_q", key.shape.seq_lens_q},    // [] for a uniform batch
+              {"seq_lens_kv", key.shape.seq_lens_kv},
+              {"page_size", key.shape.page_size},
               {"dtype", to_string(key.dtype)},
               {"causal", key.mask.is_causal()},
               {"mask", key.mask.label()},

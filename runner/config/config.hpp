@@ -17,7 +17,7 @@ namespace attnsweep {
 // The shape axes, in the order they are expanded and printed.
 inline const std::vector<std::string>& shape_axis_names() {
   static const std::vector<std::string> names = {"batch",      "heads",      "kv_heads",
-                                                 "seq_len_q",  "seq_len_kv", "head_dim"};
+                                                 "seq_len_q",  "seq_len_kv", "head_dim", "page_size"};
   return names;
 }
 
@@ -27,6 +27,10 @@ struct ShapeBlock {
   std::vector<std::map<std::string, std::int64_t>> zip_rows;     // each row sets axes together
   std::map<std::string, SourceLocation> axis_where;              // where each axis key was written
   SourceLocation where;
+  // `varlen`: a variable-length batch, each sequence's query and key/value
+  // length (listed, or drawn from the config's seed when it is read); empty
+  // for uniform batches. `batch` is then their count.
+  std::vector<std::int64_t> varlen_q, varlen_kv;
 };
 
 // A case is dropped when every key of one rule matches it; values are strings

@@ -23,6 +23,7 @@
 #include "runner/common/identities.hpp"
 #include "runner/common/text.hpp"
 #include "runner/config/config.hpp"
+#include "runner/config/sequence_lengths.hpp"
 #include "runner/variants/variant_names.hpp"
 
 namespace attnsweep {
@@ -41,13 +42,16 @@ const std::vector<std::string> kTopLevelKeys = {"name",   "description", "device
                                                 "causal", "window",      "passes", "shapes",  "exclude", "measure"};
 const std::vector<std::string> kWindowKeys = {"left", "right"};
 const char* const kCausalValues = "true (top_left), false, top_left or bottom_right";
-const std::vector<std::string> kShapeKeys = {"batch",     "heads",      "kv_heads", "seq_len",
-                                             "seq_len_q", "seq_len_kv", "head_dim", "zip"};
-const std::vector<std::string> kOpLibraryKeys = {"name",  "kind",   "library", "op",    "layout",
-                                                 "causal", "scale", "fixed",   "output"};
+// zip last: a zip row takes every key before it but varlen.
+const std::vector<std::string> kShapeKeys = {"batch",     "heads",      "kv_heads", "seq_len",   "seq_len_q",
+                                             "seq_len_kv", "head_dim",  "page_size", "varlen",   "zip"};
+const std::vector<std::string> kVarlenKeys = {"seq_len_q", "seq_len_kv"};
+const std::vector<std::string> kLengthDrawKeys = {"distribution", "min", "max", "mean", "stdev"};
+const std::vector<std::string> kOpLibraryKeys = {"name",   "kind",  "library", "op",     "layout",           "causal",
+                                                 "scale",  "fixed", "output",  "arguments", "causal_alignment"};
 const std::vector<std::string> kExcludeKeys = {"variant",  "dtype",   "causal",    "window",   "pass",
                                                "batch",    "heads",   "kv_heads",  "seq_len",
-                                               "seq_len_q", "seq_len_kv", "head_dim"};
+                                               "seq_len_q", "seq_len_kv", "head_dim", "page_size"};
 
 SourceLocation location(const YAML::Mark& mark) {
   if (mark.line < 0) return {};
@@ -234,7 +238,7 @@ class Loader {
 
     require(root, "shapes", "a mapping of shape axes, or a list of such mappings");
     config.shapes_where = location(root["shapes"].Mark());
-    config.shapes = shapes(root["shapes"]);
+    config.shapes = shapes(root["shapes"], config.seed);
     if (root["exclude"]) {
       std::vector<std::string> variant_values = variant_names();
       for (const auto& [name, spec] : config.op_libraries) variant_values.push_back(name);
@@ -483,9 +487,46 @@ class Loader {
         spec.fixed[argument] = scalar_string(entry.second, key + ".fixed." + argument);
       }
     }
+    if (node["causal_alignment"]) {
+      const std::string alignment = scalar_string(node["causal_alignment"], key + ".causal_alignment");
+      if (alignment != "top_left" && alignment != "bottom_right") {
+        fail(node["causal_alignment"], key + ".causal_alignment",
+             "unknown alignment '" + alignment + "'; allowed: top_left (PyTorch's is_causal), bottom_right "
+             "(FlashAttention's causal flag and windows)");
+      }
+      spec.causal_alignment = alignment == "top_left" ? CausalAlignment::top_left : CausalAlignment::bottom_right;
+    }
+    if (node["arguments"]) {
+      const YAML::Node& arguments = node["arguments"];
+      const std::string allowed = text::join(generated_argument_names(), ", ");
+      if (!arguments.IsMap()) {
+        fail(arguments, key + ".arguments", "expected a mapping of the op's argument names to what attnsweep makes: " +
+                                                allowed + ", e.g. {cu_seqlens_q: cu_seqlens_q, page_table: page_table}");
+      }
+      for (const auto& entry : arguments) {
+        const std::string argument = entry.first.Scalar();
+        const std::string value = scalar_string(entry.second, key + ".arguments." + argument);
+        if (!contains(generated_argument_names(), value)) {
+          fail(entry.second, key + ".arguments." + argument, "unknown value '" + value + "'; allowed: " + allowed);
+        }
+        for (const auto& [other, given] : spec.generated) {
+          if (given == value) {
+            fail(entry.second, key + ".arguments." + argument, value + " is given to '" + other + "' already");
+          }
+        }
+        spec.generated[argument] = value;
+      }
+    }
+    std::vector<std::string> mapped_names = {spec.causal_argument, spec.scale_argument};
+    for (const auto& entry : spec.generated) mapped_names.push_back(entry.first);
+    for (const std::string& mapped : mapped_names) {
+      if (!mapped.empty() && spec.fixed.count(mapped)) {
+        fail(node["fixed"], key + ".fixed." + mapped, "is mapped by causal, scale or arguments already; give it once");
+      }
+    }
     for (const std::string* mapped : {&spec.causal_argument, &spec.scale_argument}) {
-      if (!mapped->empty() && spec.fixed.count(*mapped)) {
-        fail(node["fixed"], key + ".fixed." + *mapped, "is mapped by causal or scale already; give it once");
+      if (!mapped->empty() && spec.generated.count(*mapped)) {
+        fail(node["arguments"], key + ".arguments." + *mapped, "is mapped by causal or scale already; give it once");
       }
     }
     return spec;
@@ -604,25 +645,26 @@ class Loader {
     fail(node, "device", "unknown device '" + value + "'; allowed: " + kDeviceNamesAllowed);
   }
 
-  std::vector<std::int64_t> sizes(const YAML::Node& node, const std::string& key) const {
+  std::vector<std::int64_t> sizes(const YAML::Node& node, const std::string& key, std::int64_t minimum = 1) const {
     std::vector<std::int64_t> out;
     for (const auto& item : items(node, key)) {
-      const std::int64_t value = integer(item, key, 1, kMaxDimension);
+      const std::int64_t value = integer(item, key, minimum, kMaxDimension);
       if (std::find(out.begin(), out.end(), value) == out.end()) out.push_back(value);
     }
     return out;
   }
 
-  std::vector<ShapeBlock> shapes(const YAML::Node& node) const {
+  std::vector<ShapeBlock> shapes(const YAML::Node& node, std::uint64_t seed) const {
     std::vector<ShapeBlock> blocks;
     if (node.IsMap()) {
-      blocks.push_back(shape_block(node, "shapes"));
+      blocks.push_back(shape_block(node, "shapes", seed));
     } else if (node.IsSequence()) {
       int index = 0;
       for (const auto& item : node) {
         const std::string key = "shapes[" + std::to_string(index++) + "]";
         if (!item.IsMap()) fail(item, key, "expected a mapping of shape axes, got a " + kind(item));
-        blocks.push_back(shape_block(item, key));
+        // Each block draws its lengths from its own seed: the config's and its position.
+        blocks.push_back(shape_block(item, key, seed + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(index)));
       }
       if (blocks.empty()) fail(node, "shapes", "the list is empty; give at least one shape mapping");
     } else {
@@ -631,16 +673,18 @@ class Loader {
     return blocks;
   }
 
-  ShapeBlock shape_block(const YAML::Node& node, const std::string& prefix) const {
+  ShapeBlock shape_block(const YAML::Node& node, const std::string& prefix, std::uint64_t seed) const {
     check_keys(node, prefix, kShapeKeys);
     ShapeBlock block;
     block.where = location(node.Mark());
     for (const auto& entry : node) {
       const std::string key = entry.first.Scalar();
       block.axis_where[key] = location(entry.first.Mark());
-      if (key == "zip") continue;
-      block.axes[key] = sizes(entry.second, prefix + "." + key);
+      if (key == "zip" || key == "varlen") continue;
+      // page_size 0 is a contiguous cache, so a list can sweep both.
+      block.axes[key] = key == "page_size" ? sizes(entry.second, prefix + "." + key, 0) : sizes(entry.second, prefix + "." + key);
     }
+    if (node["varlen"]) varlen(node, prefix, seed, block);
     if (node["zip"]) {
       const YAML::Node zip = node["zip"];
       const std::string zip_key = prefix + ".zip";
@@ -652,7 +696,7 @@ class Loader {
       for (const auto& row : zip) {
         const std::string row_key = zip_key + "[" + std::to_string(row_index++) + "]";
         if (!row.IsMap() || row.size() == 0) fail(row, row_key, "expected a mapping of shape axes to single values");
-        std::vector<std::string> axis_keys(kShapeKeys.begin(), kShapeKeys.end() - 1);
+        std::vector<std::string> axis_keys(kShapeKeys.begin(), kShapeKeys.end() - 2);
         check_keys(row, row_key, axis_keys);
         std::map<std::string, std::int64_t> values;
         std::set<std::string> keys;
@@ -673,6 +717,90 @@ class Loader {
     return block;
   }
 
+  // `varlen: {seq_len_kv: LIST | {distribution: ...}, seq_len_q: N | LIST | seq_len_kv}`
+  // (docs/config.md, "Variable-length batches").
+  void varlen(const YAML::Node& block_node, const std::string& prefix, std::uint64_t seed, ShapeBlock& block) const {
+    const YAML::Node node = block_node["varlen"];
+    const std::string key = prefix + ".varlen";
+    const char* const example = "e.g. {seq_len_kv: [512, 4096, 16384], seq_len_q: 1}";
+    if (!node.IsMap()) fail(node, key, std::string("expected a mapping, ") + example);
+    check_keys(node, key, kVarlenKeys);
+    for (const std::string axis : {"seq_len", "seq_len_q", "seq_len_kv", "zip"}) {
+      if (block_node[axis]) {
+        fail(block_node[axis], prefix + "." + axis,
+             "a block with varlen takes its lengths from varlen; give " + axis + " in another block");
+      }
+    }
+    const YAML::Node kv = node["seq_len_kv"];
+    if (!kv) fail(node, key + ".seq_len_kv", std::string("missing: each sequence's key/value length, ") + example);
+    const YAML::Node batch = block_node["batch"];
+    if (batch && !(batch.IsScalar() || (batch.IsSequence() && batch.size() == 1))) {
+      fail(batch, prefix + ".batch", "a block with varlen has one batch: its number of sequences");
+    }
+    const std::size_t count = batch ? static_cast<std::size_t>(block.axes.at("batch").front()) : 0;
+    if (kv.IsMap()) {
+      if (!batch) fail(kv, prefix + ".batch", "missing: a drawn varlen needs the number of sequences to draw");
+      block.varlen_kv = draw_lengths(length_draw(kv, key + ".seq_len_kv"), count, seed);
+    } else {
+      for (const auto& item : items(kv, key + ".seq_len_kv")) {
+        block.varlen_kv.push_back(integer(item, key + ".seq_len_kv", 1, kMaxDimension));
+      }
+      if (batch && block.varlen_kv.size() != count) {
+        fail(kv, key + ".seq_len_kv", "lists " + std::to_string(block.varlen_kv.size()) +
+                                          " lengths, but batch is " + std::to_string(count) +
+                                          "; give one length per sequence (or leave batch out)");
+      }
+    }
+    const YAML::Node q = node["seq_len_q"];
+    const std::string q_key = key + ".seq_len_q";
+    if (!q) {
+      fail(node, q_key, "missing: queries per sequence, N for every sequence (decoding N tokens), a list, or "
+                        "seq_len_kv (prefill: each sequence's own length)");
+    }
+    if (q.IsScalar() && q.Scalar() == "seq_len_kv") {
+      block.varlen_q = block.varlen_kv;
+    } else if (q.IsSequence()) {
+      for (const auto& item : q) block.varlen_q.push_back(integer(item, q_key, 1, kMaxDimension));
+      if (block.varlen_q.size() != block.varlen_kv.size()) {
+        fail(q, q_key, "lists " + std::to_string(block.varlen_q.size()) + " lengths for " +
+                           std::to_string(block.varlen_kv.size()) + " sequences; give one per sequence");
+      }
+    } else {
+      block.varlen_q.assign(block.varlen_kv.size(), integer(q, q_key, 1, kMaxDimension));
+    }
+    block.axes["batch"] = {static_cast<std::int64_t>(block.varlen_kv.size())};
+    block.axis_where.emplace("batch", location(node.Mark()));
+  }
+
+  LengthDraw length_draw(const YAML::Node& node, const std::string& key) const {
+    check_keys(node, key, kLengthDrawKeys);
+    LengthDraw draw;
+    const YAML::Node name = node["distribution"];
+    if (!name) fail(node, key + ".distribution", "missing: uniform (min, max) or normal (mean, stdev, min, max)");
+    const std::string value = scalar_string(name, key + ".distribution");
+    if (value != "uniform" && value != "normal") {
+      fail(name, key + ".distribution", "unknown distribution '" + value + "'; allowed: uniform, normal");
+    }
+    draw.distribution = value == "uniform" ? LengthDistribution::uniform : LengthDistribution::normal;
+    for (const std::string bound : {"min", "max"}) {
+      if (!node[bound]) fail(node, key + "." + bound, "missing: the " + value + " draw needs min and max");
+    }
+    draw.min = integer(node["min"], key + ".min", 1, kMaxDimension);
+    draw.max = integer(node["max"], key + ".max", draw.min, kMaxDimension);
+    if (draw.distribution == LengthDistribution::normal) {
+      for (const std::string parameter : {"mean", "stdev"}) {
+        if (!node[parameter]) fail(node, key + "." + parameter, "missing: the normal draw needs mean and stdev");
+      }
+      draw.mean = number(node["mean"], key + ".mean", 0);
+      draw.stdev = number(node["stdev"], key + ".stdev", 0, /*inclusive=*/true);
+    } else {
+      for (const std::string parameter : {"mean", "stdev"}) {
+        if (node[parameter]) fail(node[parameter], key + "." + parameter, "only the normal draw takes " + parameter);
+      }
+    }
+    return draw;
+  }
+
   static std::string join_set(const std::set<std::string>& keys) {
     return text::join(std::vector<std::string>(keys.begin(), keys.end()), ", ");
   }
@@ -684,6 +812,7 @@ class Loader {
     for (const std::string key : {"batch", "heads", "head_dim"}) {
       if (!has(key)) fail(node, prefix + "." + key, "missing; every shape needs batch, heads, head_dim and seq_len");
     }
+    if (!block.varlen_kv.empty()) return;
     const bool both = has("seq_len_q") || has("seq_len_kv");
     if (has("seq_len") && both) {
       fail(node, prefix + ".seq_len", "give either seq_len or seq_len_q and seq_len_kv, not both");

@@ -73,7 +73,9 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
                                                       [](Pass pass) { return pass != Pass::forward; }),
                                           std::any_of(config.masks.begin(), config.masks.end(), [](const Mask& mask) {
                                             return mask.windowed() || mask.causal == CausalAlignment::bottom_right;
-                                          }));
+                                          }),
+                                          std::any_of(config.shapes.begin(), config.shapes.end(),
+                                                      [](const ShapeBlock& block) { return !block.varlen_kv.empty(); }));
   record.measure = config.measure;
   record.planned_cases = run.planned_cases;
   record.sweep_cases = run.sweep_cases;

@@ -23,6 +23,10 @@ void AccuracyCheck::keep(const at::Tensor& reference) {
 
 double AccuracyCheck::relative_error(const at::Tensor& output, const AttentionInputs& inputs) {
   const bool keep_it = output.numel() * static_cast<std::int64_t>(sizeof(double)) <= kReferenceCacheBytes;
+  // A packed output (a variable-length batch's kernels) compared in the padded layout, real rows only.
+  const at::Tensor compared = inputs.packed && output.dim() == 3
+                                  ? inputs.packed->unpack(output, inputs.query.size(0), inputs.query.size(2))
+                                  : output;
   // Summed on the device, read once: one synchronization per case, not two per chunk.
   at::Tensor error_squares = at::zeros({}, output.options().dtype(at::kDouble));
   at::Tensor reference_squares = at::zeros_like(error_squares);
@@ -35,9 +39,11 @@ double AccuracyCheck::relative_error(const at::Tensor& output, const AttentionIn
       reference = reference_attention(chunks[index].of(inputs));
       if (keep_it && index == reference_.size()) keep(reference);
     }
-    const at::Tensor difference = chunks[index].query_side(output).to(at::kDouble) - reference;
+    const ReferenceChunk& chunk = chunks[index];
+    const at::Tensor real = chunk.real_rows_of(reference);
+    const at::Tensor difference = chunk.real_rows_of(chunk.query_side(compared)).to(at::kDouble) - real;
     error_squares += difference.pow(2).sum();
-    reference_squares += reference.pow(2).sum();
+    reference_squares += real.pow(2).sum();
   }
   return std::sqrt(error_squares.item<double>()) / std::sqrt(reference_squares.item<double>());
 }

@@ -138,7 +138,7 @@ struct CaseRunner::Impl {
         run_cooldown_left_s(settings_in.burst_cooldown_run_max_s) {}
 
   const AttentionInputs& inputs_for(const Case& c) {
-    const std::string key = c.shape.label() + " " + to_string(c.dtype) + " " + c.mask.label();
+    const std::string key = c.shape.identity() + " " + to_string(c.dtype) + " " + c.mask.label();
     if (!inputs_cache || key != inputs_key) {
       drop_inputs();  // free the old inputs before drawing new ones
       inputs_cache = make_inputs(c, device, seed);
@@ -275,6 +275,12 @@ struct CaseRunner::Impl {
     const AttentionInputs& shared_inputs = inputs_for(c);
     const bool differentiating = c.pass != Pass::forward;
     if (differentiating) {
+      if (c.shape.variable_length() || c.shape.page_size > 0) {
+        result.status = CaseStatus::unsupported;
+        result.error_message = "variable-length batches and paged KV caches are measured forward only (serving); "
+                               "their backward is not timed";
+        return;
+      }
       if (const std::string refusal = variant.backward_refusal(shared_inputs); !refusal.empty()) {
         result.status = CaseStatus::unsupported;
         result.error_message = refusal;

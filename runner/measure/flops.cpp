@@ -9,13 +9,29 @@ const char* const kFlopConvention =
     "or for causal (top-left aligned, PyTorch is_causal) sum_i min(i + 1, seq_len_kv); "
     "min_bytes = dtype_bytes * (2 * B*H*Sq*D + 2 * B*KVH*Skv*D)";
 
+namespace {
+
+// A variable-length batch's count: the sum of its sequences' counts, each a batch of one.
+template <typename Count>
+double over_sequences(const Shape& shape, Count count) {
+  double sum = 0;
+  for (std::size_t b = 0; b < shape.seq_lens_q.size(); ++b) sum += count(shape.sequence(b));
+  return sum;
+}
+
+}  // namespace
+
 double attended_pairs(const Shape& shape, const Mask& mask) {
+  if (shape.variable_length()) {
+    return over_sequences(shape, [&](const Shape& one) { return attended_pairs(one, mask); });
+  }
   return mask.attended_pairs(shape.seq_len_q, shape.seq_len_kv);
 }
 
 double forward_flops(const Shape& shape, const Mask& mask) {
-  return 4.0 * static_cast<double>(shape.batch) * static_cast<double>(shape.heads) *
-         static_cast<double>(shape.head_dim) * attended_pairs(shape, mask);
+  const double sequences = shape.variable_length() ? 1.0 : static_cast<double>(shape.batch);
+  return 4.0 * sequences * static_cast<double>(shape.heads) * static_cast<double>(shape.head_dim) *
+         attended_pairs(shape, mask);
 }
 
 double flops_per_forward_multiple(Pass pass) {
@@ -31,8 +47,12 @@ double pass_flops(const Shape& shape, const Mask& mask, Pass pass) {
   return flops_per_forward_multiple(pass) * forward_flops(shape, mask);
 }
 
-std::string flop_convention(bool has_backward_passes, bool has_serving_masks) {
+std::string flop_convention(bool has_backward_passes, bool has_serving_masks, bool has_variable_lengths) {
   std::string text = kFlopConvention;
+  if (has_variable_lengths) {
+    text += "; a variable-length batch counts the sum over its sequences, each a batch of one with its own "
+            "lengths: the padding of a padded run is not counted";
+  }
   if (has_serving_masks) {
     text += "; masks: causal bottom-right pairs = sum_i min(i + 1 + seq_len_kv - seq_len_q, seq_len_kv), a window "
             "clips each row to its keys (docs/measurement.md); under a window min_bytes count only the keys and values "
@@ -46,6 +66,9 @@ std::string flop_convention(bool has_backward_passes, bool has_serving_masks) {
 }
 
 double forward_min_bytes(const Shape& shape, Dtype dtype, const Mask& mask) {
+  if (shape.variable_length()) {
+    return over_sequences(shape, [&](const Shape& one) { return forward_min_bytes(one, dtype, mask); });
+  }
   const double b = static_cast<double>(shape.batch), d = static_cast<double>(shape.head_dim);
   const double keys = static_cast<double>(mask.keys_seen(shape.seq_len_q, shape.seq_len_kv));
   const double q_and_out = 2 * b * static_cast<double>(shape.heads) * static_cast<double>(shape.seq_len_q) * d;
@@ -55,6 +78,9 @@ double forward_min_bytes(const Shape& shape, Dtype dtype, const Mask& mask) {
 
 double pass_min_bytes(const Shape& shape, Dtype dtype, Pass pass, const Mask& mask) {
   if (pass == Pass::forward) return forward_min_bytes(shape, dtype, mask);
+  if (shape.variable_length()) {
+    return over_sequences(shape, [&](const Shape& one) { return pass_min_bytes(one, dtype, pass, mask); });
+  }
   const double b = static_cast<double>(shape.batch), d = static_cast<double>(shape.head_dim);
   const double keys = static_cast<double>(mask.keys_seen(shape.seq_len_q, shape.seq_len_kv));
   const double query_side = 4 * b * static_cast<double>(shape.heads) * static_cast<double>(shape.seq_len_q) * d;

@@ -14,6 +14,7 @@ extern const char* const kFlopConvention;
 // with a causal mask aligned to the top left (PyTorch's is_causal) the sum over
 // query rows i of min(i + 1, Skv); bottom right min(i + 1 + Skv - Sq, Skv); a
 // window clips each row to its keys (Mask::keys_of_row). A bool is is_causal.
+// Per sequence of a uniform batch; a variable-length batch's is the sum over its sequences.
 double attended_pairs(const Shape& shape, const Mask& mask);
 // Forward FLOPs: two matrix products of 2*D FLOPs per attended pair and head.
 double forward_flops(const Shape& shape, const Mask& mask);
@@ -35,6 +36,7 @@ double pass_min_bytes(const Shape& shape, Dtype dtype, Pass pass, const Mask& ma
 // runs keep the text they always had, so compare finds no difference with
 // earlier runs; a run with backward passes says how its numbers were made, and
 // one with bottom-right causal masks or windows how their pairs and bytes count.
-std::string flop_convention(bool has_backward_passes, bool has_serving_masks = false);
+// A run with variable-length batches adds how their sums are made.
+std::string flop_convention(bool has_backward_passes, bool has_serving_masks = false, bool has_variable_lengths = false);
 
 }  // namespace attnsweep

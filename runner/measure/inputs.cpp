@@ -24,6 +24,31 @@ at::Generator seeded_generator(const at::Device& where, std::uint64_t seed) {
   return generator;
 }
 
+// (batch, 1, Sq, Skv), true where masked: sequence b's real query rows see the
+// keys its mask gives them among its own kv_len(b) keys (Mask::keys_of_row, its
+// diagonal offset from its own lengths); its padding rows see key 0 alone.
+at::Tensor variable_length_mask(const Shape& s, const Mask& mask, const at::Device& where) {
+  const auto index = at::TensorOptions().device(where).dtype(at::kLong);
+  std::vector<std::int64_t> q_lens, kv_lens, offsets;
+  for (std::size_t b = 0; b < s.seq_lens_q.size(); ++b) {
+    q_lens.push_back(s.q_len(b));
+    kv_lens.push_back(s.kv_len(b));
+    offsets.push_back(mask.diagonal_offset(s.q_len(b), s.kv_len(b)));
+  }
+  auto per_sequence = [&](const std::vector<std::int64_t>& values) {
+    return at::tensor(values, at::TensorOptions().dtype(at::kLong)).to(where).view({-1, 1, 1, 1});
+  };
+  const at::Tensor row = at::arange(s.seq_len_q, index).view({1, 1, -1, 1});
+  const at::Tensor key = at::arange(s.seq_len_kv, index).view({1, 1, 1, -1});
+  const at::Tensor diagonal = row + per_sequence(offsets);
+  at::Tensor masked = key >= per_sequence(kv_lens);
+  if (mask.is_causal()) masked = masked.logical_or(key > diagonal);
+  if (mask.window_left) masked = masked.logical_or(key < diagonal - *mask.window_left);
+  if (mask.window_right) masked = masked.logical_or(key > diagonal + *mask.window_right);
+  const at::Tensor padding_row = row >= per_sequence(q_lens);
+  return at::where(padding_row, key != 0, masked).contiguous();
+}
+
 }  // namespace
 
 at::ScalarType scalar_type_of(Dtype dtype) {
@@ -52,9 +77,23 @@ AttentionInputs make_inputs(const Case& c, const Device& device, std::uint64_t s
   inputs.key = draw(s.kv_heads, s.seq_len_kv);
   inputs.value = draw(s.kv_heads, s.seq_len_kv);
   inputs.mask = c.mask;
-  inputs.causal = c.mask.is_top_left_causal_on(s.seq_len_q, s.seq_len_kv);
   inputs.grouped = s.kv_heads != s.heads;
   inputs.scale = 1.0 / std::sqrt(static_cast<double>(s.head_dim));
+  if (s.page_size > 0) {
+    // Its own generator, seed + 2 (q, k, v are seed's, a backward's gradient seed + 1).
+    at::Generator pages = seeded_generator(where, seed + 2);
+    std::vector<std::int64_t> kv_lens;
+    for (std::size_t b = 0; b < static_cast<std::size_t>(s.batch); ++b) kv_lens.push_back(s.kv_len(b));
+    inputs.paged = std::make_shared<const PagedCache>(PagedCache::of(inputs.key, inputs.value, kv_lens, s.page_size, pages));
+  }
+  if (s.variable_length()) {
+    inputs.packed = std::make_shared<const PackedBatch>(
+        PackedBatch::of(inputs.query, inputs.key, inputs.value, s.seq_lens_q, s.seq_lens_kv));
+    inputs.masked_out = variable_length_mask(s, c.mask, where);
+    inputs.attend = inputs.masked_out.logical_not();
+    return inputs;
+  }
+  inputs.causal = c.mask.is_top_left_causal_on(s.seq_len_q, s.seq_len_kv);
   if (c.mask.any()) {
     // Query row i sees keys [first, last] around its diagonal i + offset
     // (Mask::keys_of_row): built from index grids, once per case.

@@ -12,9 +12,10 @@ std::string output_mismatch(const at::Tensor& output, const AttentionInputs& inp
   std::ostringstream why;
   if (output.device() != query.device()) {
     why << "the output is on " << output.device() << ", the inputs on " << query.device();
-  } else if (output.sizes() != query.sizes()) {
+  } else if (output.sizes() != query.sizes() && !(inputs.packed && output.sizes() == inputs.packed->query.sizes())) {
     why << "the output has shape " << output.sizes() << " but the query's " << query.sizes()
-        << " (batch, heads, seq_len_q, head_dim) was expected";
+        << " (batch, heads, seq_len_q, head_dim) was expected"
+        << (inputs.packed ? " (or the packed query's, (total_q, heads, head_dim))" : "");
   } else if (output.scalar_type() != query.scalar_type()) {
     why << "the output is " << output.scalar_type() << " but the inputs are " << query.scalar_type();
   }

@@ -25,6 +25,11 @@ AttentionInputs ReferenceChunk::of(const AttentionInputs& inputs) const {
   chunk.key = key_side(inputs.key);
   chunk.value = key_side(inputs.value);
   chunk.grouped = group != 1;
+  // A variable-length batch's mask is per batch entry (batch, 1, Sq, Skv).
+  if (inputs.masked_out.defined() && inputs.masked_out.dim() == 4) {
+    chunk.masked_out = inputs.masked_out.narrow(0, batch, 1);
+    chunk.attend = inputs.attend.defined() ? inputs.attend.narrow(0, batch, 1) : at::Tensor();
+  }
   return chunk;
 }
 
@@ -37,7 +42,11 @@ std::vector<ReferenceChunk> reference_chunks(const AttentionInputs& inputs) {
                                                      1, kv_heads);
   std::vector<ReferenceChunk> chunks;
   for (std::int64_t b = 0; b < batches; ++b) {
-    for (std::int64_t h = 0; h < kv_heads; h += step) chunks.push_back({b, h, std::min(step, kv_heads - h), group});
+    const std::int64_t real_rows =
+        inputs.packed ? inputs.packed->q_lens[static_cast<std::size_t>(b)] : inputs.query.size(2);
+    for (std::int64_t h = 0; h < kv_heads; h += step) {
+      chunks.push_back({b, h, std::min(step, kv_heads - h), group, real_rows});
+    }
   }
   return chunks;
 }

@@ -3,6 +3,7 @@
 // it times. Plain data, so a case can be handed to a worker process or stored as is.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "runner/common/errors.hpp"
 #include "runner/common/identities.hpp"
@@ -17,14 +18,41 @@ struct Shape {
   std::int64_t seq_len_q = 0;
   std::int64_t seq_len_kv = 0;
   std::int64_t head_dim = 0;
+  // A variable-length batch (issue 25): one query and one key/value length per
+  // sequence, `batch` of each; empty for a uniform batch. seq_len_q and
+  // seq_len_kv are then the longest, the padded batch's lengths.
+  std::vector<std::int64_t> seq_lens_q, seq_lens_kv;
+  // Keys per page of a paged KV cache; 0: the cache is contiguous.
+  std::int64_t page_size = 0;
+
+  bool variable_length() const { return !seq_lens_q.empty(); }
+  // Sequence b's lengths (every sequence's are seq_len_q and seq_len_kv in a uniform batch).
+  std::int64_t q_len(std::size_t b) const { return variable_length() ? seq_lens_q[b] : seq_len_q; }
+  std::int64_t kv_len(std::size_t b) const { return variable_length() ? seq_lens_kv[b] : seq_len_kv; }
+  // Queries that are not padding: the sum of the query lengths.
+  std::int64_t query_tokens() const;
+  // Sequence b alone: batch 1, its own lengths, uniform.
+  Shape sequence(std::size_t b) const;
 
   bool operator==(const Shape& other) const {
     return batch == other.batch && heads == other.heads && kv_heads == other.kv_heads &&
-           seq_len_q == other.seq_len_q && seq_len_kv == other.seq_len_kv && head_dim == other.head_dim;
+           seq_len_q == other.seq_len_q && seq_len_kv == other.seq_len_kv && head_dim == other.head_dim &&
+           seq_lens_q == other.seq_lens_q && seq_lens_kv == other.seq_lens_kv && page_size == other.page_size;
   }
-  // "8x16x1024x64" (B x H x S x D); "8x16/4x1x4096x64" with GQA and Sq != Skv.
+  // "8x16x1024x64" (B x H x S x D); "8x16/4x1x4096x64" with GQA and Sq != Skv;
+  // "8x32/8xvarlen[q 1, kv 512-32768]x128" for a variable-length batch (the
+  // shortest and longest lengths); " paged256" after it for a paged cache.
   std::string label() const;
+  // "varlen[q 1, kv 512-32768]": a variable-length batch's part of the label ("" for a uniform batch).
+  std::string varlen_label() const;
+  // Every field, lists included: equal for equal shapes (a set's key).
+  std::string identity() const;
 };
+
+// "512,3000,8192" as stored (cases.seq_lens_q, seq_lens_kv); "" for none.
+std::string lengths_text(const std::vector<std::int64_t>& lengths);
+// Its inverse; throws BadInputError on anything but positive integers and commas.
+std::vector<std::int64_t> parse_lengths(const std::string& text);
 
 struct Case {
   int plan_index = 0;  // position in the plan, stable for a given config

@@ -11,13 +11,78 @@ namespace attnsweep {
 // A sweep larger than this is almost certainly a typo (a list where a value was meant).
 constexpr std::size_t kMaxCases = 100000;
 
+std::int64_t Shape::query_tokens() const {
+  if (!variable_length()) return batch * seq_len_q;
+  std::int64_t sum = 0;
+  for (const std::int64_t length : seq_lens_q) sum += length;
+  return sum;
+}
+
+Shape Shape::sequence(std::size_t b) const {
+  Shape one = *this;
+  one.batch = 1;
+  one.seq_len_q = q_len(b);
+  one.seq_len_kv = kv_len(b);
+  one.seq_lens_q.clear();
+  one.seq_lens_kv.clear();
+  return one;
+}
+
+namespace {
+
+std::string length_range(const std::vector<std::int64_t>& lengths) {
+  const auto [low, high] = std::minmax_element(lengths.begin(), lengths.end());
+  return *low == *high ? std::to_string(*low) : std::to_string(*low) + "-" + std::to_string(*high);
+}
+
+}  // namespace
+
 std::string Shape::label() const {
   std::string text = std::to_string(batch) + "x" + std::to_string(heads);
   if (kv_heads != heads) text += "/" + std::to_string(kv_heads);
   text += "x";
-  text += seq_len_q == seq_len_kv ? std::to_string(seq_len_q)
-                                  : std::to_string(seq_len_q) + "x" + std::to_string(seq_len_kv);
-  return text + "x" + std::to_string(head_dim);
+  if (variable_length()) {
+    text += varlen_label();
+  } else {
+    text += seq_len_q == seq_len_kv ? std::to_string(seq_len_q)
+                                    : std::to_string(seq_len_q) + "x" + std::to_string(seq_len_kv);
+  }
+  text += "x" + std::to_string(head_dim);
+  return page_size > 0 ? text + " paged" + std::to_string(page_size) : text;
+}
+
+std::string Shape::varlen_label() const {
+  if (!variable_length()) return "";
+  return "varlen[q " + length_range(seq_lens_q) + ", kv " + length_range(seq_lens_kv) + "]";
+}
+
+std::string Shape::identity() const {
+  return std::to_string(batch) + "x" + std::to_string(heads) + "/" + std::to_string(kv_heads) + "x" +
+         std::to_string(seq_len_q) + "x" + std::to_string(seq_len_kv) + "x" + std::to_string(head_dim) + " q[" +
+         lengths_text(seq_lens_q) + "] kv[" + lengths_text(seq_lens_kv) + "] page " + std::to_string(page_size);
+}
+
+std::string lengths_text(const std::vector<std::int64_t>& lengths) {
+  std::string text;
+  for (const std::int64_t length : lengths) text += (text.empty() ? "" : ",") + std::to_string(length);
+  return text;
+}
+
+std::vector<std::int64_t> parse_lengths(const std::string& text) {
+  std::vector<std::int64_t> lengths;
+  std::size_t start = 0;
+  while (start <= text.size() && !text.empty()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    const bool digits = !item.empty() && item.size() <= 9 &&
+                        std::all_of(item.begin(), item.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+    if (!digits || std::stoll(item) < 1) {
+      throw BadInputError("sequence lengths '" + text + "': expected positive integers separated by commas");
+    }
+    lengths.push_back(std::stoll(item));
+    start = comma + 1;
+  }
+  return lengths;
 }
 
 std::string Case::label() const {
@@ -55,12 +120,18 @@ std::vector<AxisValues> expand_block(const ShapeBlock& block) {
   return zipped;
 }
 
-Shape to_shape(const AxisValues& values) {
+Shape to_shape(const AxisValues& values, const ShapeBlock& block) {
   Shape shape;
   shape.batch = values.at("batch");
   shape.heads = values.at("heads");
   shape.kv_heads = values.count("kv_heads") ? values.at("kv_heads") : shape.heads;
-  if (values.count("seq_len")) {
+  shape.page_size = values.count("page_size") ? values.at("page_size") : 0;
+  if (!block.varlen_kv.empty()) {
+    shape.seq_lens_q = block.varlen_q;
+    shape.seq_lens_kv = block.varlen_kv;
+    shape.seq_len_q = *std::max_element(block.varlen_q.begin(), block.varlen_q.end());
+    shape.seq_len_kv = *std::max_element(block.varlen_kv.begin(), block.varlen_kv.end());
+  } else if (values.count("seq_len")) {
     shape.seq_len_q = shape.seq_len_kv = values.at("seq_len");
   } else {
     shape.seq_len_q = values.at("seq_len_q");
@@ -80,6 +151,7 @@ std::string field_value(const Case& c, const std::string& field) {
   if (field == "seq_len_q") return std::to_string(c.shape.seq_len_q);
   if (field == "seq_len_kv") return std::to_string(c.shape.seq_len_kv);
   if (field == "head_dim") return std::to_string(c.shape.head_dim);
+  if (field == "page_size") return std::to_string(c.shape.page_size);
   if (field == "pass") return to_string(c.pass);
   return "";
 }
@@ -152,11 +224,11 @@ Plan make_plan(const Config& config) {
     std::string key;       // "shapes" or "shapes[i]", for messages
   };
   std::vector<Listed> shapes;
-  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>> seen;
+  std::set<std::string> seen;  // Shape::identity()
   for (std::size_t b = 0; b < config.shapes.size(); ++b) {
     const ShapeBlock& block = config.shapes[b];
     for (const auto& values : expand_block(block)) {
-      const Shape shape = to_shape(values);
+      const Shape shape = to_shape(values, block);
       const std::string key = config.shapes.size() > 1 ? "shapes[" + std::to_string(b) + "]" : "shapes";
       if (shape.kv_heads > shape.heads || shape.heads % shape.kv_heads != 0) {
         const auto written = block.axis_where.find(block.axes.count("kv_heads") ? "kv_heads" : "zip");
@@ -165,7 +237,7 @@ Plan make_plan(const Config& config) {
                           "kv_heads (" + std::to_string(shape.kv_heads) + ") must divide heads (" +
                               std::to_string(shape.heads) + ") for grouped-query attention");
       }
-      if (seen.insert({shape.batch, shape.heads, shape.kv_heads, shape.seq_len_q, shape.seq_len_kv, shape.head_dim}).second) {
+      if (seen.insert(shape.identity()).second) {
         shapes.push_back({shape, block.where, key});
       } else {
         plan.duplicates += static_cast<int>(config.dtypes.size() * config.masks.size() * config.variants.size() *
@@ -181,7 +253,8 @@ Plan make_plan(const Config& config) {
     // ways of writing one set of keys are one case.
     std::vector<Mask> masks;
     for (const Mask& written : config.masks) {
-      const Mask mask = written.canonical(shape.seq_len_q, shape.seq_len_kv);
+      // A variable-length batch keeps the mask as written: its sequences' lengths differ.
+      const Mask mask = shape.variable_length() ? written : written.canonical(shape.seq_len_q, shape.seq_len_kv);
       if (std::find(masks.begin(), masks.end(), mask) == masks.end()) {
         masks.push_back(mask);
       } else {
@@ -205,12 +278,16 @@ Plan make_plan(const Config& config) {
               // A query row that sees no key has no softmax (0/0): FlashAttention
               // writes zeros there and PyTorch's math NaN. Such a case is refused,
               // not measured (checked once a case of the shape and mask survives exclude).
-              if (const auto row = mask.first_empty_row(shape.seq_len_q, shape.seq_len_kv)) {
+              const std::size_t sequences = shape.variable_length() ? shape.seq_lens_q.size() : 1;
+              for (std::size_t b = 0; b < sequences; ++b) {
+                const auto row = mask.first_empty_row(shape.q_len(b), shape.kv_len(b));
+                if (!row) continue;
                 throw ConfigError(config.source_path, where, key,
                                   "with the mask '" + mask.label() + "', query row " + std::to_string(*row) +
+                                      (shape.variable_length() ? " of sequence " + std::to_string(b) : "") +
                                       " of shape " + shape.label() + " sees no key (seq_len_q " +
-                                      std::to_string(shape.seq_len_q) + ", seq_len_kv " +
-                                      std::to_string(shape.seq_len_kv) +
+                                      std::to_string(shape.q_len(b)) + ", seq_len_kv " +
+                                      std::to_string(shape.kv_len(b)) +
                                       "); a bottom-right mask needs seq_len_q <= seq_len_kv, a window must reach "
                                       "every query's keys (or exclude the case)");
               }

@@ -8,9 +8,15 @@ namespace attnsweep::report {
 
 // The pass column shows only when a case times something other than the
 // forward, so a forward-only plan (every config before issue 23) reads as before.
+// Likewise the lengths of variable-length batches (seq_len_q and seq_len_kv are
+// then their longest) and the page size of paged caches.
 Table plan_table(const Plan& plan, const Device& device) {
   const bool show_pass =
       std::any_of(plan.cases.begin(), plan.cases.end(), [](const Case& c) { return c.pass != Pass::forward; });
+  const bool show_lengths =
+      std::any_of(plan.cases.begin(), plan.cases.end(), [](const Case& c) { return c.shape.variable_length(); });
+  const bool show_pages =
+      std::any_of(plan.cases.begin(), plan.cases.end(), [](const Case& c) { return c.shape.page_size > 0; });
   Table table;
   table.columns = {{"#", "", Align::right},
                    {"variant"},
@@ -22,6 +28,11 @@ Table plan_table(const Plan& plan, const Device& device) {
                    {"head_dim", "", Align::right},
                    {"dtype"},
                    {"mask"}};
+  if (show_lengths) {
+    table.columns.push_back({"seq_lens_q"});
+    table.columns.push_back({"seq_lens_kv"});
+  }
+  if (show_pages) table.columns.push_back({"page_size", "", Align::right});
   if (show_pass) table.columns.push_back({"pass"});
   table.columns.push_back({"note", "", Align::left, ""});
   for (const Case& c : plan.cases) {
@@ -32,6 +43,11 @@ Table plan_table(const Plan& plan, const Device& device) {
                              Cell::integer(c.shape.kv_heads),  Cell::integer(c.shape.seq_len_q),
                              Cell::integer(c.shape.seq_len_kv), Cell::integer(c.shape.head_dim),
                              Cell::text(to_string(c.dtype)),   Cell::text(c.mask.label())};
+    if (show_lengths) {
+      row.push_back(c.shape.variable_length() ? Cell::text(lengths_text(c.shape.seq_lens_q)) : Cell::null());
+      row.push_back(c.shape.variable_length() ? Cell::text(lengths_text(c.shape.seq_lens_kv)) : Cell::null());
+    }
+    if (show_pages) row.push_back(Cell::integer(c.shape.page_size));
     if (show_pass) row.push_back(Cell::text(to_string(c.pass)));
     row.push_back(runs ? Cell::null() : Cell::text("unsupported on " + device.to_string()));
     table.add_row(row);

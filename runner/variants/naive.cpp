@@ -40,7 +40,7 @@ namespace {
 class Naive final : public Variant {
  public:
   std::string name() const override { return "naive"; }
-  Support check(const AttentionInputs&) const override { return {}; }
+  Support check(const AttentionInputs& inputs) const override { return builtin_layout_support(inputs); }
   at::Tensor forward(const AttentionInputs& inputs) const override {
     return naive_attention(inputs, MaskMode::out_of_place);
   }

@@ -6,7 +6,7 @@ namespace {
 class NaiveInplace final : public Variant {
  public:
   std::string name() const override { return "naive_inplace"; }
-  Support check(const AttentionInputs&) const override { return {}; }
+  Support check(const AttentionInputs& inputs) const override { return builtin_layout_support(inputs); }
   at::Tensor forward(const AttentionInputs& inputs) const override {
     return naive_attention(inputs, MaskMode::in_place);
   }

@@ -198,12 +198,8 @@ class OpLibraryVariant final : public Variant {
   // (FlashAttention-3's wheel), with a plain std::exception: both are refusals.
   // Anything else thrown is not a refusal but a defect of the op: an error.
   Support check(const AttentionInputs& inputs) const override {
-    // The mapping hands an op the causal flag alone, meaning PyTorch's is_causal.
-    if (inputs.mask.any() && !inputs.causal) {
-      return {false, "the mask '" + inputs.mask.label() +
-                         "' cannot be passed: an op library's mapping gives the op a causal flag only (PyTorch's "
-                         "is_causal, aligned to the top left), not a bottom-right alignment or a window"};
-    }
+    if (Support layout = layout_support(inputs); !layout.supported) return layout;
+    if (Support mask = mask_support(inputs); !mask.supported) return mask;
     try {
       (void)forward(inputs);
       return {};
@@ -222,17 +218,12 @@ class OpLibraryVariant final : public Variant {
   std::string end_case() const override {
     std::lock_guard<std::mutex> lock(mutex_);
     std::string changed;
-    if (prepared_.query.defined() && spec_.layout == OpLayout::bshd) {
-      const at::Tensor* copies[] = {&prepared_.query, &prepared_.key, &prepared_.value};
-      const at::Tensor* sources[] = {&prepared_.source_query, &prepared_.source_key, &prepared_.source_value};
-      const char* names[] = {"query", "key", "value"};
-      try {
-        for (int i = 0; i < 3; ++i) {
-          if (!at::equal(sources[i]->transpose(1, 2), *copies[i])) changed += (changed.empty() ? "" : ", ") + std::string(names[i]);
-        }
-      } catch (const std::exception& error) {
-        changed = std::string("unknown: the copies could not be read back (") + text::first_line(error.what()) + ")";
+    try {
+      for (const LaidOut& tensor : prepared_.copies) {
+        if (!at::equal(tensor.source, tensor.copy)) changed += (changed.empty() ? "" : ", ") + tensor.name;
       }
+    } catch (const std::exception& error) {
+      changed = std::string("unknown: the copies could not be read back (") + text::first_line(error.what()) + ")";
     }
     prepared_ = {};
     return changed;
@@ -271,11 +262,13 @@ class OpLibraryVariant final : public Variant {
     for (std::size_t i = 0; i < arguments.size(); ++i) {
       const c10::Argument& argument = arguments[i];
       if (i < 3) {
-        stack.emplace_back(i == 0 ? prepared.query : i == 1 ? prepared.key : prepared.value);
+        stack.emplace_back(prepared.copies[i].copy);
       } else if (argument.name() == spec_.causal_argument) {
-        stack.emplace_back(inputs.causal);
+        stack.emplace_back(inputs.mask.is_causal());
       } else if (argument.name() == spec_.scale_argument) {
         stack.emplace_back(inputs.scale);
+      } else if (const auto generated = spec_.generated.find(argument.name()); generated != spec_.generated.end()) {
+        stack.push_back(generated_value(generated->second, inputs));
       } else if (const auto fixed = fixed_.find(argument.name()); fixed != fixed_.end()) {
         stack.push_back(fixed->second);
       } else if (argument.default_value()) {
@@ -292,15 +285,23 @@ class OpLibraryVariant final : public Variant {
       throw NonStandardException(non_standard_exception_message());
     }
     const at::Tensor& out = stack.at(static_cast<std::size_t>(spec_.output)).toTensor();
-    // Back to [batch, heads, seq, head_dim] as a view: no kernel.
+    // A packed batch's output stays packed, (total_q, heads, head_dim); else back
+    // to [batch, heads, seq, head_dim] as a view: no kernel.
+    if (inputs.packed) return out;
     return spec_.layout == OpLayout::bshd ? out.transpose(1, 2) : out;
   }
 
  private:
+  // A tensor the op gets, made in its layout from the shared inputs, and the
+  // shared tensor it was made from in that layout (a view, not a copy):
+  // equal after the case unless the op wrote into its input.
+  struct LaidOut {
+    std::string name;
+    at::Tensor copy, source;
+  };
   struct Prepared {
-    std::uint64_t draw_id = 0;  // the inputs the tensors were laid out from (AttentionInputs::draw_id)
-    at::Tensor query, key, value;
-    at::Tensor source_query, source_key, source_value;  // those inputs (shared, not copies)
+    std::uint64_t draw_id = 0;   // the inputs the tensors were laid out from (AttentionInputs::draw_id)
+    std::vector<LaidOut> copies;  // query, key, value
   };
 
   // A refusal on one line, up to a length a table can show. c10::Error's first
@@ -321,17 +322,105 @@ class OpLibraryVariant final : public Variant {
   // counts and times are the op's alone. Kept for one draw of inputs only
   // (never keyed on an address: a new case's tensors may reuse freed memory);
   // inputs without a draw id are laid out anew on every call.
+  // q, k and v as the op takes them: [batch, heads, seq, head_dim] or [batch,
+  // seq, heads, head_dim]; a variable-length batch's packed rows (total, heads,
+  // head_dim); a paged cache's pages (pages, page_size, kv_heads, head_dim) for k and v.
   const Prepared& prepare(const AttentionInputs& inputs) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (inputs.draw_id == 0 || prepared_.draw_id != inputs.draw_id || !prepared_.query.defined()) {
-      const auto laid_out = [&](const at::Tensor& t) {
-        return spec_.layout == OpLayout::bshd ? t.transpose(1, 2).contiguous() : t.contiguous();
-      };
+    if (inputs.draw_id == 0 || prepared_.draw_id != inputs.draw_id || prepared_.copies.empty()) {
+      const auto layout = [&](const at::Tensor& t) { return spec_.layout == OpLayout::bshd ? t.transpose(1, 2) : t; };
+      at::Tensor sources[] = {layout(inputs.query), layout(inputs.key), layout(inputs.value)};
+      if (inputs.packed) sources[0] = inputs.packed->query;
+      if (inputs.paged) {
+        sources[1] = inputs.paged->key;
+        sources[2] = inputs.paged->value;
+      } else if (inputs.packed) {
+        sources[1] = inputs.packed->key;
+        sources[2] = inputs.packed->value;
+      }
       prepared_ = {};  // free the previous case's copies before making these
-      prepared_ = {inputs.draw_id, laid_out(inputs.query), laid_out(inputs.key), laid_out(inputs.value),
-                   inputs.query, inputs.key, inputs.value};
+      prepared_.draw_id = inputs.draw_id;
+      const char* names[] = {"query", "key", "value"};
+      for (int i = 0; i < 3; ++i) prepared_.copies.push_back({names[i], sources[i].contiguous().clone(), sources[i]});
     }
     return prepared_;
+  }
+
+  bool generates(const std::string& what) const {
+    return std::any_of(spec_.generated.begin(), spec_.generated.end(),
+                       [&](const auto& entry) { return entry.second == what; });
+  }
+
+  // What `arguments:` hands the op for this case (op_library_spec.hpp); None where the case has none.
+  static c10::IValue generated_value(const std::string& what, const AttentionInputs& inputs) {
+    const Mask& mask = inputs.mask;
+    if (what == "window_left") return static_cast<std::int64_t>(mask.window_left.value_or(-1));
+    if (what == "window_right") {
+      return static_cast<std::int64_t>(mask.is_causal() ? 0 : mask.window_right.value_or(-1));
+    }
+    if (what == "page_table") return inputs.paged ? c10::IValue(inputs.paged->page_table) : c10::IValue();
+    if (what == "seqused_k") return inputs.paged ? c10::IValue(inputs.paged->seqused_k) : c10::IValue();
+    if (!inputs.packed) return c10::IValue();
+    if (what == "cu_seqlens_q") return inputs.packed->cu_seqlens_q;
+    if (what == "max_seqlen_q") return inputs.packed->max_q;
+    // A paged cache's keys are found through the page table and seqused_k, not packed.
+    if (inputs.paged) return c10::IValue();
+    if (what == "cu_seqlens_k") return inputs.packed->cu_seqlens_k;
+    if (what == "max_seqlen_k") return inputs.packed->max_kv;
+    return c10::IValue();
+  }
+
+  // A packed batch or a paged cache needs the arguments that describe it.
+  Support layout_support(const AttentionInputs& inputs) const {
+    std::vector<std::string> missing;
+    if (inputs.packed || inputs.paged) {
+      if (spec_.layout != OpLayout::bshd) {
+        return {false, std::string(inputs.packed ? "a variable-length batch" : "a paged KV cache") +
+                           ": attnsweep hands those to ops of layout bshd only (FlashAttention's)"};
+      }
+    }
+    if (inputs.packed) {
+      for (const char* what : {"cu_seqlens_q", "max_seqlen_q"}) {
+        if (!generates(what)) missing.push_back(what);
+      }
+      if (!inputs.paged) {
+        for (const char* what : {"cu_seqlens_k", "max_seqlen_k"}) {
+          if (!generates(what)) missing.push_back(what);
+        }
+      }
+    }
+    if (inputs.paged) {
+      for (const char* what : {"page_table", "seqused_k"}) {
+        if (!generates(what)) missing.push_back(what);
+      }
+    }
+    if (missing.empty()) return {};
+    return {false, std::string(inputs.paged ? "a paged KV cache" : "a variable-length batch") +
+                       ": the variant's arguments: mapping gives the op no " + text::join(missing, ", ") +
+                       " (docs/op-libraries.md)"};
+  }
+
+  // The op's causal flag means the mapping's causal_alignment; a window needs
+  // window_left and window_right. Where a mask's alignment is not the op's, it
+  // is still the same mask when every sequence has as many queries as keys.
+  Support mask_support(const AttentionInputs& inputs) const {
+    const Mask& mask = inputs.mask;
+    if (!mask.any()) return {};
+    if (mask.windowed() && !(generates("window_left") && generates("window_right"))) {
+      return {false, "the mask '" + mask.label() + "' cannot be passed: the variant's arguments: mapping gives the "
+                     "op no window_left and window_right"};
+    }
+    // A window without a causal mask sits on the bottom-right diagonal (FlashAttention's).
+    const CausalAlignment wanted = mask.is_causal() ? mask.causal : CausalAlignment::bottom_right;
+    if (wanted == spec_.causal_alignment) return {};
+    bool square = inputs.query.size(2) == inputs.key.size(2);
+    if (inputs.packed) square = inputs.packed->q_lens == inputs.packed->kv_lens;
+    if (square) return {};
+    const char* const ours = spec_.causal_alignment == CausalAlignment::top_left ? "top left" : "bottom right";
+    return {false, "the mask '" + mask.label() + "' cannot be passed: the op's causal flag is aligned to the " + ours +
+                       " (causal_alignment in its mapping), this mask to the " +
+                       (wanted == CausalAlignment::top_left ? "top left" : "bottom right") +
+                       ", and they differ where seq_len_q != seq_len_kv"};
   }
 
   void check_mapping() {
@@ -356,6 +445,11 @@ class OpLibraryVariant final : public Variant {
     };
     require("causal", spec_.causal_argument, c10::TypeKind::BoolType, "a bool");
     require("scale", spec_.scale_argument, c10::TypeKind::FloatType, "a float");
+    for (const auto& [name, what] : spec_.generated) {
+      const bool number = what == "max_seqlen_q" || what == "max_seqlen_k" || what == "window_left" || what == "window_right";
+      require("arguments." + name, name, number ? c10::TypeKind::IntType : c10::TypeKind::TensorType,
+              number ? "an int" : "a Tensor");
+    }
     for (const auto& [name, text] : spec_.fixed) {
       const auto it = std::find_if(arguments.begin(), arguments.end(),
                                    [&](const c10::Argument& a) { return a.name() == name; });
@@ -365,7 +459,7 @@ class OpLibraryVariant final : public Variant {
     for (std::size_t i = 3; i < arguments.size(); ++i) {
       const c10::Argument& argument = arguments[i];
       const bool mapped = argument.name() == spec_.causal_argument || argument.name() == spec_.scale_argument ||
-                          fixed_.count(argument.name());
+                          fixed_.count(argument.name()) || spec_.generated.count(argument.name());
       if (!mapped && !argument.default_value() && argument.type()->kind() != c10::TypeKind::OptionalType) {
         refuse(spec_, "argument '" + argument.name() + "' of " + shown +
                           " has no default; give its value under fixed:");

@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "runner/common/errors.hpp"
+#include "runner/common/mask.hpp"
 
 namespace attnsweep {
 
@@ -22,6 +24,12 @@ struct OpLibrarySpec {
   std::string causal_argument;  // bool argument that receives the case's causal flag; "" when none
   std::string scale_argument;   // float argument that receives 1/sqrt(head_dim); "" leaves the op's default
   std::map<std::string, std::string> fixed;  // other arguments: their values as written (bool, int, float, none)
+  // What the op's causal flag means: PyTorch's is_causal (top_left) or
+  // FlashAttention's (bottom_right, also where its windows sit).
+  CausalAlignment causal_alignment = CausalAlignment::top_left;
+  // Arguments that receive what attnsweep makes for a case, by the op's argument
+  // name: one of generated_argument_names() (`arguments:` in the config).
+  std::map<std::string, std::string> generated;
   int output = 0;             // which returned value is the attention output
   SourceLocation where;       // the variants entry, for messages
 };
@@ -30,6 +38,18 @@ struct OpLibrarySpec {
 // the catalogue (variant_names.hpp) and the registry find them here.
 void register_op_library_specs(const std::map<std::string, OpLibrarySpec>& specs);
 const OpLibrarySpec* find_op_library_spec(const std::string& name);
+
+// What `arguments:` may hand an op (docs/op-libraries.md): a variable-length
+// batch's cu_seqlens_q, cu_seqlens_k (int32 tensors), max_seqlen_q, max_seqlen_k
+// (ints); a paged cache's page_table and seqused_k (int32 tensors; also a
+// variable-length batch's key lengths); a window's window_left and window_right
+// (ints, -1 for no bound, the right 0 under a causal mask, FlashAttention's way).
+// None where the case has no such thing.
+inline const std::vector<std::string>& generated_argument_names() {
+  static const std::vector<std::string> names = {"cu_seqlens_q", "cu_seqlens_k", "max_seqlen_q", "max_seqlen_k",
+                                                 "seqused_k",    "page_table",   "window_left",  "window_right"};
+  return names;
+}
 
 inline const char* to_string(OpLayout layout) { return layout == OpLayout::bhsd ? "bhsd" : "bshd"; }
 

@@ -48,9 +48,18 @@ sdp::sdp_params params_of(const AttentionInputs& inputs) {
 // which FlashAttention aligns to the bottom right; the memory-efficient kernel's
 // bottom-right mask type), FlashAttention's window sizes, or else SDPA with the
 // mask as a boolean attn_mask.
-enum class MaskRoute { sdpa, flash_bottom_right, flash_window, efficient_bottom_right };
+// A variable-length batch goes to the two kernels' own variable-length entry
+// points (packed rows and cumulative lengths, as FlashAttention's varlen API);
+// every other SDPA variant runs the padded batch with its mask.
+enum class MaskRoute { sdpa, flash_bottom_right, flash_window, efficient_bottom_right, flash_varlen, efficient_varlen };
 
 MaskRoute route_of(const AttentionInputs& inputs, std::optional<at::SDPBackend> pinned) {
+  if (inputs.packed) {
+    if (!pinned || !inputs.query.is_cuda()) return MaskRoute::sdpa;
+    if (*pinned == at::SDPBackend::flash_attention) return MaskRoute::flash_varlen;
+    if (*pinned == at::SDPBackend::efficient_attention) return MaskRoute::efficient_varlen;
+    return MaskRoute::sdpa;
+  }
   // On the CPU, PyTorch's flash kernel takes a boolean attn_mask itself.
   if (!inputs.mask.any() || inputs.causal || !pinned || !inputs.query.is_cuda()) return MaskRoute::sdpa;
   if (*pinned == at::SDPBackend::flash_attention) {
@@ -65,6 +74,10 @@ MaskRoute route_of(const AttentionInputs& inputs, std::optional<at::SDPBackend> 
 
 at::Tensor bshd(const at::Tensor& tensor) { return tensor.transpose(1, 2); }
 
+// FlashAttention's window sizes: -1 is no bound; its causal flag bounds the right at 0.
+std::int64_t flash_window_left(const Mask& mask) { return mask.window_left.value_or(-1); }
+std::int64_t flash_window_right(const Mask& mask) { return mask.is_causal() ? 0 : mask.window_right.value_or(-1); }
+
 at::Tensor run_route(MaskRoute route, const AttentionInputs& inputs) {
   const Mask& mask = inputs.mask;
   switch (route) {
@@ -73,12 +86,29 @@ at::Tensor run_route(MaskRoute route, const AttentionInputs& inputs) {
                                                                  /*is_causal=*/true, /*return_debug_mask=*/false,
                                                                  inputs.scale));
     case MaskRoute::flash_window: {
-      // FlashAttention's window sizes: -1 is no bound; its causal flag bounds the right at 0.
       const auto output = std::get<0>(at::_flash_attention_forward(
           bshd(inputs.query), bshd(inputs.key), bshd(inputs.value), std::nullopt, std::nullopt, inputs.query.size(2),
           inputs.key.size(2), 0.0, mask.is_causal(), /*return_debug_mask=*/false, inputs.scale,
-          mask.window_left.value_or(-1), mask.is_causal() ? 0 : mask.window_right.value_or(-1)));
+          flash_window_left(mask), flash_window_right(mask)));
       return bshd(output);
+    }
+    case MaskRoute::flash_varlen: {
+      // (total_q, heads, head_dim) out; FlashAttention aligns causal to each sequence's bottom right.
+      const PackedBatch& packed = *inputs.packed;
+      return std::get<0>(at::_flash_attention_forward(
+          packed.query, packed.key, packed.value, packed.cu_seqlens_q, packed.cu_seqlens_k, packed.max_q,
+          packed.max_kv, 0.0, mask.is_causal(), /*return_debug_mask=*/false, inputs.scale, flash_window_left(mask),
+          flash_window_right(mask)));
+    }
+    case MaskRoute::efficient_varlen: {
+      // The kernel's batch of one holding every sequence's rows: (1, total, heads, head_dim).
+      const PackedBatch& packed = *inputs.packed;
+      const std::int64_t mask_type = !mask.is_causal() ? 0 : mask.causal == CausalAlignment::top_left ? 1 : 2;
+      return std::get<0>(at::_efficient_attention_forward(
+                             packed.query.unsqueeze(0), packed.key.unsqueeze(0), packed.value.unsqueeze(0),
+                             std::nullopt, packed.cu_seqlens_q, packed.cu_seqlens_k, packed.max_q, packed.max_kv, 0.0,
+                             mask_type, /*compute_log_sumexp=*/false, inputs.scale))
+          .select(0, 0);
     }
     case MaskRoute::efficient_bottom_right: {
       const bool needs_grad = at::GradMode::is_enabled() &&
@@ -209,6 +239,7 @@ std::string sdpa_backward_backend_of(const at::Tensor& output) {
 }
 
 Support SdpaVariant::check(const AttentionInputs& inputs) const {
+  if (Support layout = builtin_layout_support(inputs); !layout.supported) return layout;
   const MaskRoute route = route_of(inputs, pinned_);
   if (route == MaskRoute::sdpa) return check_sdpa(inputs);
   // The kernel's own op: PyTorch's checks of an unmasked call say whether the
@@ -217,6 +248,19 @@ Support SdpaVariant::check(const AttentionInputs& inputs) const {
   unmasked.causal = false;
   unmasked.attend = at::Tensor();
   if (Support base = check_sdpa(unmasked); !base.supported) return base;
+  if (route == MaskRoute::flash_varlen && inputs.mask.causal == CausalAlignment::top_left &&
+      inputs.packed->q_lens != inputs.packed->kv_lens) {
+    return {false, "FlashAttention aligns causal masks to each sequence's bottom right; a top-left causal mask "
+                   "differs from that where a sequence has seq_len_q != seq_len_kv (use causal: bottom_right)"};
+  }
+  if (route == MaskRoute::efficient_varlen && inputs.grouped) {
+    return {false, "the memory-efficient kernel's variable-length entry point needs as many key/value heads as "
+                   "query heads (grouped-query attention is not supported there)"};
+  }
+  if (route == MaskRoute::efficient_varlen && inputs.mask.windowed()) {
+    return {false, "the memory-efficient kernel's variable-length entry point has no sliding window in PyTorch's "
+                   "C++ API"};
+  }
   if (route == MaskRoute::flash_window && inputs.mask.causal == CausalAlignment::top_left &&
       inputs.query.size(2) != inputs.key.size(2)) {
     return {false, "FlashAttention aligns causal masks and windows to the bottom right; a top-left causal window "

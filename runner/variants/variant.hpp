@@ -4,22 +4,31 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "runner/common/mask.hpp"
+#include "runner/variants/packed_batch.hpp"
+#include "runner/variants/paged_cache.hpp"
 
 namespace attnsweep {
 
 // Inputs in (batch, heads, seq, head_dim) layout, built once per case.
 struct AttentionInputs {
-  at::Tensor query, key, value;
+  at::Tensor query, key, value;  // a variable-length batch's padded to its longest sequences
   Mask mask;                 // the case's (runner/common/mask.hpp)
   // Whether PyTorch's is_causal flag is exactly the mask: top-left causal, or
-  // bottom-right on a square shape; no window.
+  // bottom-right on a square shape; no window. Never for a variable-length batch.
   bool causal = false;
-  at::Tensor masked_out;     // bool (Sq, Skv), true where a key is masked; undefined without a mask
+  // bool, true where a key is masked; undefined without a mask. (Sq, Skv), or
+  // (batch, 1, Sq, Skv) for a variable-length batch: each sequence's mask, its
+  // padding keys masked, and its padding query rows see key 0 alone (their
+  // outputs are not compared; a row without keys would be 0/0).
+  at::Tensor masked_out;
   at::Tensor attend;         // its negation, SDPA's boolean attn_mask; undefined without a mask or where causal says it
+  std::shared_ptr<const PackedBatch> packed;  // a variable-length batch packed (packed_batch.hpp); null when uniform
+  std::shared_ptr<const PagedCache> paged;    // the key and value paged (paged_cache.hpp); null when contiguous
   double scale = 1.0;
   bool grouped = false;    // kv_heads < heads
   // Which draw these are: unique in the process, new for every make_inputs. A
@@ -34,6 +43,16 @@ struct Support {
   bool supported = true;
   std::string reason;
 };
+
+// What every built-in variant can run: a contiguous KV cache (PyTorch's C++ API
+// has no attention over a paged one; op libraries that take a page table do).
+inline Support builtin_layout_support(const AttentionInputs& inputs) {
+  if (inputs.paged) {
+    return {false, "a paged KV cache: PyTorch's attention has no entry point that reads one (the same shape with "
+                   "page_size 0 is its contiguous baseline; an op library given page_table runs it)"};
+  }
+  return {};
+}
 
 class Variant {
  public:

@@ -116,7 +116,9 @@
     return [...byGroup.entries()].sort((a, b) => (a[1][0].dtype < b[1][0].dtype ? -1 : a[1][0].dtype > b[1][0].dtype ? 1 : a[1][0].d - b[1][0].d));
   }
   // batch x heads (/kv_heads where fewer), and the query length where it is not the key length.
-  const layout = (c) => `${c.b}x${c.h}${c.kvh !== c.h ? "/" + c.kvh : ""}${c.sq !== c.skv ? " q=" + c.sq : ""}`;
+  // A variable-length batch or a paged cache is a shape of its own, never a point of a length sweep.
+  const storage = (c) => (c.varlen ? " " + c.varlen : "") + (c.page ? " paged" + c.page : "");
+  const layout = (c) => `${c.b}x${c.h}${c.kvh !== c.h ? "/" + c.kvh : ""}${c.sq !== c.skv ? " q=" + c.sq : ""}${storage(c)}`;
   function series(group, value) {
     const masks = new Set(group.map(mask)).size > 1;
     const layouts = new Set(group.map(layout)).size > 1;
@@ -162,7 +164,7 @@
   const sweepLengths = 3, sweepFamilies = 4, shapesPerChart = 16, shapesPerChartWithMasks = 10;
   const family = (c) => mask(c) + " " + layout(c);
   // A family as its chart's title names it: batch x heads/kv_heads, the query length ("q=k" for square shapes).
-  const familyName = (c) => `${c.b}x${c.h}${c.kvh !== c.h ? "/" + c.kvh : ""} ${c.sq !== c.skv ? "q=" + c.sq : "q=k"}`;
+  const familyName = (c) => `${c.b}x${c.h}${c.kvh !== c.h ? "/" + c.kvh : ""} ${c.sq !== c.skv ? "q=" + c.sq : "q=k"}${storage(c)}`;
   const headsOf = (c) => `${c.h}${c.kvh !== c.h ? "/" + c.kvh : ""} heads`;
   // group -> { mode: "sweep" | "list" | "split", sweeps: [family, ...] in drawing order,
   //            parts: [{ suffix, has(case) }], the bar charts of the single shapes }
@@ -171,7 +173,7 @@
   let shapeLists = new Set();  // the groups (groupOf) drawn as lists of shapes (bars only)
   let splitGroups = new Set();  // the groups drawn as a chart per sweep family (and bars for the rest)
   // A shape as a bar chart's category, whatever the chart shows (the mask always part of it).
-  const shapeKey = (c) => `${c.b}x${c.h}/${c.kvh} q=${c.sq} k=${c.skv} ${mask(c)}`;
+  const shapeKey = (c) => `${c.b}x${c.h}/${c.kvh} q=${c.sq} k=${c.skv}${storage(c)} ${mask(c)}`;
   // Splits cases into parts of `fits` size: by mask, then by heads, then into runs of categories.
   function barParts(selected) {
     const categories = (list) => [...new Set(list.map(shapeKey))];
@@ -263,7 +265,8 @@
   // A shape as a category: batch x heads[/kv_heads] q=<queries> k=<keys>, and the
   // mask where the chart holds several; one line each part under the bars (a
   // mask's window on a line of its own).
-  const shapeParts = (c, masks) => [`${c.b}x${c.h}${c.kvh !== c.h ? "/" + c.kvh : ""}`, `q=${c.sq} k=${c.skv}`].concat(masks ? mask(c).split(" ") : []);
+  const shapeParts = (c, masks) => [`${c.b}x${c.h}${c.kvh !== c.h ? "/" + c.kvh : ""}`, c.varlen || `q=${c.sq} k=${c.skv}`]
+    .concat(c.page ? [`paged${c.page}`] : []).concat(masks ? mask(c).split(" ") : []);
   // A shape-list chart's data: a category per shape (in plan order), a dataset of bars per variant.
   function bars(group, value) {
     const masks = new Set(group.map(mask)).size > 1;
@@ -319,8 +322,9 @@
     }, built.labels.length * built.datasets.length > 24 || built.labels.length > (built.masks ? 4 : 8));
   }
   // Tokens per second: the queries of the batch (batch x seq_len_q) over the median time.
-  const tokensPerSecond = (c) => (c.b * c.sq) / (c.time_us * 1e-6);
-  const perToken = (c) => `${Number(c.time_us / (c.b * c.sq)).toPrecision(3)} µs per token`;
+  const tokens = (c) => (c.tokens !== undefined ? c.tokens : c.b * c.sq);  // a variable-length batch's sum
+  const tokensPerSecond = (c) => tokens(c) / (c.time_us * 1e-6);
+  const perToken = (c) => `${Number(c.time_us / tokens(c)).toPrecision(3)} µs per token`;
   const count3 = (v) => (v >= 1e9 ? (v / 1e9).toPrecision(3) + "G" : v >= 1e6 ? (v / 1e6).toPrecision(3) + "M" : v >= 1e3 ? (v / 1e3).toPrecision(3) + "k" : Number(v).toPrecision(3));
   const caseTooltip = (unit, digits) => ({
     callbacks: {
@@ -557,7 +561,7 @@
     const tokenBars = (title, cases) =>
       addShapeChart(container, "tokens-shapes", title(`tokens per second, per shape`), bars(cases, tokensPerSecond),
                     "tokens/s (batch x queries / time)",
-                    (c, y) => `${c.variant}: ${count3(y)} tokens/s (${perToken(c)}; ${c.b} x ${c.sq} tokens in ${Number(c.time_us).toFixed(1)} µs)`);
+                    (c, y) => `${c.variant}: ${count3(y)} tokens/s (${perToken(c)}; ${tokens(c)} tokens in ${Number(c.time_us).toFixed(1)} µs)`);
     const flopBars = (title, cases) =>
       addShapeChart(container, "tflops-shapes", title(`achieved TFLOP/s, per shape`), bars(cases, (c) => c.tflops), "TFLOP/s",
                     (c, y) => `${c.variant}: ${Number(y).toPrecision(3)} TFLOP/s` + (c.tflops_share ? ` (${pct(c.tflops_share)} of the ceiling)` : ""));
