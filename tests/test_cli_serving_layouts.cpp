@@ -1,0 +1,167 @@
+// Issue 25 end to end on the CPU: variable-length batches and paged KV caches,
+// swept through every built-in variant and through an op library with
+// FlashAttention-3's calling convention (tests/support/flash_like_op.cpp) whose
+// mapping hands it the generated tensors by argument name. The op computes each
+// sequence on its own from what it is given, so a wrong cu_seqlens, page table
+// or length shows as a wrong output, which the float64 reference catches.
+#include <gtest/gtest.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <string>
+
+#include "tests/support/run_attnsweep.hpp"
+#include "tests/support/scratch_directory.hpp"
+
+namespace {
+
+using attnsweep::testing::Outcome;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::string flash_like(const std::string& name, const std::string& arguments) {
+  return "  - name: " + name + "\n"
+         "    kind: op_library\n"
+         "    library: '" ATTNSWEEP_FLASH_LIKE_OP_LIBRARY "'\n"
+         "    op: attnsweep_flash_like::fwd\n"
+         "    layout: bshd\n"
+         "    causal: is_causal\n"
+         "    causal_alignment: bottom_right\n"
+         "    scale: softmax_scale\n" +
+         arguments;
+}
+
+const char* const kEveryArgument =
+    "    arguments: {cu_seqlens_q: cu_seqlens_q, cu_seqlens_k: cu_seqlens_k, max_seqlen_q: max_seqlen_q,\n"
+    "                max_seqlen_k: max_seqlen_k, page_table: page_table, seqused_k: seqused_k,\n"
+    "                window_size_left: window_left, window_size_right: window_right}\n";
+
+// Decoding 3 tokens over caches of 5, 40 and 17 keys (GQA 4/2), uniform decoding
+// of 2 tokens over 33 keys; each contiguous and in pages of 8 keys; causal
+// bottom right without and with a window of 6 keys back.
+std::string config(const std::string& variants) {
+  return "name: serving-layouts\n"
+         "device: cpu\n"
+         "variants:\n" + variants +
+         "dtypes: [fp32]\n"
+         "causal: bottom_right\n"
+         "window: [none, {left: 6}]\n"
+         "shapes:\n"
+         "  - heads: 4\n"
+         "    kv_heads: 2\n"
+         "    head_dim: 16\n"
+         "    varlen: {seq_len_kv: [5, 40, 17], seq_len_q: 3}\n"
+         "    page_size: [0, 8]\n"
+         "  - {batch: 2, heads: 4, kv_heads: 2, seq_len_q: 2, seq_len_kv: 33, head_dim: 16, page_size: [0, 8]}\n"
+         "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n";
+}
+
+std::string text(SQLite::Database& db, const std::string& sql) {
+  SQLite::Statement query(db, sql);
+  std::string out;
+  while (query.executeStep()) {
+    for (int i = 0; i < query.getColumnCount(); ++i) {
+      out += (i ? "|" : "") + (query.getColumn(i).isNull() ? std::string("NULL") : query.getColumn(i).getString());
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+class CliServingLayouts : public ::testing::Test {
+ protected:
+  std::string path(const std::string& name) const { return scratch_.path(name); }
+  Outcome run(const std::string& yaml, const std::string& extra = "") {
+    return attnsweep::testing::run_attnsweep("--log-level off run " + scratch_.write("s.yaml", yaml) + " --db " +
+                                             path("r.db") + extra);
+  }
+  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-cli-serving-layouts"};
+};
+
+TEST_F(CliServingLayouts, EveryBuiltInVariantRunsAVariableLengthBatchRightAndNoneReadsPages) {
+  const Outcome outcome = run(config("  - naive\n  - naive_inplace\n  - sdpa_math\n  - sdpa_flash\n  - sdpa_auto\n"));
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  SQLite::Database db(path("r.db"), SQLite::OPEN_READONLY);
+  // 2 shapes x 2 page sizes x 2 masks x 5 variants; the 20 contiguous ones run, every paged one is refused.
+  EXPECT_EQ(text(db, "SELECT page_size, status, count(*) FROM cases GROUP BY 1, 2"), "0|ok|20\n8|unsupported|20\n");
+  EXPECT_LT(db.execAndGet("SELECT max(rel_error) FROM cases WHERE status = 'ok'").getDouble(), 1e-5);
+  EXPECT_TRUE(contains(db.execAndGet("SELECT DISTINCT error_message FROM cases WHERE page_size = 8").getString(),
+                       "a paged KV cache: PyTorch's attention has no entry point that reads one"));
+  // The lengths, the tokens that are not padding, and the label of the batch.
+  EXPECT_EQ(text(db, "SELECT DISTINCT batch, seq_len_q, seq_len_kv, seq_lens_q, seq_lens_kv, query_tokens FROM cases "
+                     "ORDER BY batch DESC"),
+            "3|3|40|3,3,3|5,40,17|9\n2|2|33|NULL|NULL|4\n");
+  EXPECT_TRUE(contains(outcome.output, "3x4/2xvarlen[q 3, kv 5-40]x16 paged8 "));
+  EXPECT_DOUBLE_EQ(db.execAndGet("SELECT min(abs(tokens_per_s * time_us_median * 1e-6 - query_tokens)) FROM results "
+                                 "WHERE status = 'ok' AND seq_lens_q IS NOT NULL").getDouble(), 0.0);
+  // FLOPs of the real pairs, sequence by sequence: rows see 3..5, 38..40 and 15..17 keys bottom right.
+  EXPECT_DOUBLE_EQ(db.execAndGet("SELECT DISTINCT flops FROM cases WHERE seq_lens_q IS NOT NULL AND window_left IS NULL "
+                                 "AND status = 'ok'").getDouble(),
+                   4.0 * 4 * 16 * ((3 + 4 + 5) + (38 + 39 + 40) + (15 + 16 + 17)));
+}
+
+TEST_F(CliServingLayouts, AnOpGivenTheGeneratedArgumentsReadsPackedRowsPagesAndWindowsRight) {
+  const Outcome outcome = run(config("  - sdpa_math\n" + flash_like("fa3_like", kEveryArgument)));
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  SQLite::Database db(path("r.db"), SQLite::OPEN_READONLY);
+  // Every layout and mask: 2 shapes x 2 page sizes x 2 masks.
+  EXPECT_EQ(text(db, "SELECT status, numerics, count(*) FROM cases WHERE variant = 'fa3_like' GROUP BY 1, 2"), "ok|ok|8\n");
+  EXPECT_LT(db.execAndGet("SELECT max(rel_error) FROM cases WHERE variant = 'fa3_like'").getDouble(), 1e-5);
+  // Its errors are sdpa_math's (the same sequences, the same float64 reference) where both ran.
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases a JOIN cases b ON a.seq_len_kv = b.seq_len_kv "
+                          "AND ifnull(a.window_left, -1) = ifnull(b.window_left, -1) AND b.page_size = 0 "
+                          "WHERE a.variant = 'fa3_like' AND b.variant = 'sdpa_math' AND b.status = 'ok' "
+                          "AND abs(a.rel_error - b.rel_error) > 1e-6").getInt(), 0);
+}
+
+TEST_F(CliServingLayouts, AnOpWithoutTheArgumentsIsUnsupportedSayingWhatIsMissing) {
+  const Outcome outcome = run(config(flash_like("bare", "") +
+                                     flash_like("no_pages", "    arguments: {cu_seqlens_q: cu_seqlens_q, cu_seqlens_k: "
+                                                            "cu_seqlens_k, max_seqlen_q: max_seqlen_q, max_seqlen_k: "
+                                                            "max_seqlen_k}\n")));
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  SQLite::Database db(path("r.db"), SQLite::OPEN_READONLY);
+  // bare runs the uniform contiguous unwindowed case alone; no_pages the variable-length one too.
+  EXPECT_EQ(text(db, "SELECT variant, status, count(*) FROM cases GROUP BY 1, 2"),
+            "bare|ok|1\nbare|unsupported|7\nno_pages|ok|2\nno_pages|unsupported|6\n");
+  EXPECT_EQ(db.execAndGet("SELECT error_message FROM cases WHERE variant = 'bare' AND seq_lens_q IS NOT NULL AND "
+                          "page_size = 0 AND window_left IS NULL").getString(),
+            "a variable-length batch: the variant's arguments: mapping gives the op no cu_seqlens_q, max_seqlen_q, "
+            "cu_seqlens_k, max_seqlen_k (docs/op-libraries.md)");
+  EXPECT_EQ(db.execAndGet("SELECT error_message FROM cases WHERE variant = 'no_pages' AND seq_lens_q IS NOT NULL AND "
+                          "page_size = 8 AND window_left IS NULL").getString(),
+            "a paged KV cache: the variant's arguments: mapping gives the op no page_table, seqused_k "
+            "(docs/op-libraries.md)");
+  EXPECT_EQ(db.execAndGet("SELECT error_message FROM cases WHERE variant = 'no_pages' AND seq_lens_q IS NULL AND "
+                          "page_size = 0 AND window_left = 6").getString(),
+            "the mask 'causal_bottom_right window[6,0]' cannot be passed: the variant's arguments: mapping gives the "
+            "op no window_left and window_right");
+}
+
+TEST_F(CliServingLayouts, ABackwardOfAVariableLengthBatchIsUnsupportedAndABadMappingIsRefused) {
+  std::string yaml = config("  - sdpa_math\n");
+  yaml.replace(yaml.find("dtypes:"), 0, "passes: [forward, backward]\n");
+  const Outcome outcome = run(yaml);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  SQLite::Database db(path("r.db"), SQLite::OPEN_READONLY);
+  EXPECT_EQ(text(db, "SELECT pass, status, count(*) FROM cases WHERE page_size = 0 GROUP BY 1, 2"),
+            "backward|ok|2\nbackward|unsupported|2\nforward|ok|4\n");
+  EXPECT_EQ(db.execAndGet("SELECT DISTINCT error_message FROM cases WHERE pass = 'backward' AND seq_lens_q IS NOT NULL")
+                .getString(),
+            "variable-length batches and paged KV caches are measured forward only (serving); their backward is not timed");
+
+  const Outcome unknown = run(config(flash_like("fa3_like", "    arguments: {page_table: pages}\n")));
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_TRUE(contains(unknown.output, "variants[0].arguments.page_table: unknown value 'pages'; allowed: cu_seqlens_q, "
+                                       "cu_seqlens_k, max_seqlen_q, max_seqlen_k, seqused_k, page_table, window_left, "
+                                       "window_right")) << unknown.output;
+  const Outcome wrong_type = run(config(flash_like("fa3_like", "    arguments: {is_causal: page_table}\n")));
+  EXPECT_EQ(wrong_type.exit_code, 2) << wrong_type.output;
+  EXPECT_TRUE(contains(wrong_type.output, "is mapped by causal or scale already")) << wrong_type.output;
+  const Outcome not_an_int = run(config(flash_like("fa3_like", "    arguments: {max_seqlen_q: page_table}\n")));
+  EXPECT_EQ(not_an_int.exit_code, 2) << not_an_int.output;
+  EXPECT_TRUE(contains(not_an_int.output, "arguments.max_seqlen_q: argument 'max_seqlen_q' of")) << not_an_int.output;
+  EXPECT_TRUE(contains(not_an_int.output, "is not a Tensor")) << not_an_int.output;
+}
+
+}  // namespace
