@@ -2,11 +2,11 @@
 """Independent measurement of attnsweep's serving-mask cases (issue 25) with PyTorch's Python API.
 
    usage: serving_reference.py RESULTS.db [--run N] [--samples 50] [--warmup 3] [--forwards 3]
-                               [--out python.jsonl] > report.md
+                               [--fa3 NAME=PATH] [--out python.jsonl] > report.md
 
 Reads the forward cases of a run of attnsweep (causal top-left or bottom-right, with or without a
-sliding window; any shape with seq_len_q != seq_len_kv) and measures each again the way a PyTorch
-user would write it, like with like:
+sliding window; any shape with seq_len_q != seq_len_kv; variable-length batches and paged KV
+caches, schema 13) and measures each again the way a PyTorch user would write it, like with like:
 - inputs drawn as attnsweep draws them (float32 randn of q (B,H,Sq,D), then k and v (B,KV,Skv,D)
   from one generator of the device seeded with the run's seed, then cast);
 - masks built here from PyTorch's own definitions, not attnsweep's: the bottom right is
@@ -21,12 +21,33 @@ user would write it, like with like:
 - counts per forward from torch.profiler's Chrome trace, the median of CUDA-event times with
   protocol v2 (an L2 flush, torch.cuda._sleep holding the stream, events) and the relative error
   against float64 attention with the mask built here.
+A variable-length batch (cases.seq_lens_q/seq_lens_kv set; B sequences, sequence b has q_b queries
+and kv_b keys, seq_len_q/seq_len_kv the largest) draws the padded shape as above and uses
+q[b, :, :q_b], k[b, :, :kv_b], v[b, :, :kv_b]; its mask is the mask of (q_b, kv_b):
+- sdpa_flash: torch.ops.aten._flash_attention_forward on the packed tensors (total, heads, D) with
+  cu_seqlens (causal aligned to the bottom right per sequence: a top-left case with some
+  q_b != kv_b is unsupported);
+- sdpa_efficient: torch.ops.aten._efficient_attention_forward on the packed tensors with
+  custom_mask_type 0 (no causal), 1 (top left), 2 (bottom right); unsupported with grouped heads or
+  a window;
+- the rest: the padded batch with a boolean mask (B, 1, Sq, Skv): real query rows see their
+  sequence's keys under its mask, padded query rows key 0 only (their outputs are dropped);
+- numerics on the packed output (total_q, H, D) against float64 attention per sequence.
+A paged KV cache (cases.page_size N > 0): pages of N keys, ceil(kv_b / N) per sequence, numbered by
+torch.randperm(pages) from a generator of the device seeded with seed + 2; only an op library
+(--fa3) attends over it, the built-in variants are unsupported there.
+--fa3 NAME=PATH: the cases of variant NAME run FlashAttention-3 (fa3-fwd 0.0.3's fa3_fwd/_C.abi3.so,
+or a folder holding it; torch.ops.fa3_fwd.fwd, bf16 only, causal aligned to the bottom right):
+q, k, v as (B, S, H, D), packed with cu_seqlens for a variable-length batch, k and v as the paged
+cache with page_table and seqused_k for a paged one. Without it such cases are unsupported here.
+Padding, packing and the page table are made once, outside the timed forward.
 The report puts attnsweep's numbers beside these: counts equal or not, medians of 200 us or more
 judged within 3%. Exit 1 when a count differs, a judged median is off, or a case attnsweep ran is
 unsupported here (or the other way round); 2 when an input cannot be read.
 """
 import argparse
 import contextlib
+import itertools
 import json
 import os
 import sqlite3
@@ -38,9 +59,12 @@ from torch.nn.attention import sdpa_kernel
 from torch.nn.attention.bias import causal_lower_right
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_reference import BACKENDS, DTYPES, cuda_event_median, profile_counts  # noqa: E402
+from torch_reference import BACKENDS, DTYPES, VARIANTS, cuda_event_median, profile_counts  # noqa: E402
 JUDGED_US = 200.0
 TOLERANCE = 0.03
+# Columns of schema 13, read from older databases as these values.
+NEW_COLUMNS = {"seq_lens_q": "NULL", "seq_lens_kv": "NULL", "page_size": "0", "query_tokens": "NULL"}
+OP_LIBRARIES = {}  # variant name -> the op (torch.ops.fa3_fwd.fwd), from --fa3
 
 
 def allowed_mask(sq, skv, bottom_right, causal, left, right, device):
@@ -58,12 +82,172 @@ def allowed_mask(sq, skv, bottom_right, causal, left, right, device):
     return allowed
 
 
-def make_inputs(batch, heads, kv_heads, sq, skv, head_dim, dtype, seed):
-    gen = torch.Generator("cuda").manual_seed(seed)
-    q = torch.randn(batch, heads, sq, head_dim, generator=gen, device="cuda")
-    k = torch.randn(batch, kv_heads, skv, head_dim, generator=gen, device="cuda")
-    v = torch.randn(batch, kv_heads, skv, head_dim, generator=gen, device="cuda")
+def case_mask(case, sq, skv, device):
+    """allowed_mask of this case's mask for a sequence of sq queries and skv keys."""
+    return allowed_mask(sq, skv, case["bottom_right"], case["causal"], case["window_left"], case["window_right"],
+                        device)
+
+
+def window_sizes(case):
+    """FlashAttention's window_size_left/right for this case: -1 is no bound, the right one is 0 under causal."""
+    left = -1 if case["window_left"] is None else case["window_left"]
+    right = 0 if case["causal"] else (-1 if case["window_right"] is None else case["window_right"])
+    return left, right
+
+
+def parse_lengths(text, count, largest, what):
+    """'512,3000,8192' -> [512, 3000, 8192]: `count` integers of at least 1, the largest `largest`
+    (cases.batch and seq_len_q/seq_len_kv); ValueError otherwise."""
+    try:
+        lengths = [int(t) for t in text.split(",")]
+    except ValueError:
+        raise ValueError(f"{what} {text!r}: not comma-separated integers") from None
+    if len(lengths) != count:
+        raise ValueError(f"{what} {text!r}: {len(lengths)} lengths for a batch of {count}")
+    if min(lengths) < 1:
+        raise ValueError(f"{what} {text!r}: lengths must be at least 1")
+    if max(lengths) != largest:
+        raise ValueError(f"{what} {text!r}: the largest is {max(lengths)}, the case says {largest}")
+    return lengths
+
+
+def complete_case(case):
+    """Adds lens_q, lens_kv (per sequence; the uniform lengths repeated when the columns are NULL),
+    varlen and page_size (0 when NULL) to a row of cases; ValueError when they do not agree with it."""
+    case = dict(case)
+    case["varlen"] = case.get("seq_lens_q") is not None or case.get("seq_lens_kv") is not None
+    for side in ("q", "kv"):
+        text, largest = case.get(f"seq_lens_{side}"), case[f"seq_len_{side}"]
+        case[f"lens_{side}"] = ([largest] * case["batch"] if text is None else
+                                parse_lengths(text, case["batch"], largest, f"seq_lens_{side}"))
+    case["page_size"] = case.get("page_size") or 0
+    if case["page_size"] < 0:
+        raise ValueError(f"page_size {case['page_size']}: must not be negative")
+    tokens = case.get("query_tokens")
+    if tokens is not None and tokens != sum(case["lens_q"]):
+        raise ValueError(f"query_tokens {tokens}: the query lengths sum to {sum(case['lens_q'])}")
+    return case
+
+
+def read_cases(db, run):
+    """The run's forward cases (ok or unsupported) in plan order, completed by complete_case; the
+    columns of schema 13 read as NULL (page_size 0) from a database without them."""
+    have = {r[1] for r in db.execute("PRAGMA table_info(cases)")}
+    extra = ", ".join(c if c in have else f"{default} AS {c}" for c, default in NEW_COLUMNS.items())
+    rows = db.execute(
+        "SELECT plan_index, variant, batch, heads, kv_heads, seq_len_q, seq_len_kv, head_dim, dtype, causal, "
+        "causal_bottom_right AS bottom_right, window_left, window_right, status, kernels_per_forward, "
+        f"memcpy_per_forward, memset_per_forward, gpu_time_us_median, rel_error, sdpa_backend, validity, {extra} "
+        "FROM cases WHERE run_id = ? AND pass = 'forward' AND status IN ('ok', 'unsupported') ORDER BY plan_index",
+        (run,))
+    cases = []
+    for r in rows:
+        try:
+            cases.append(complete_case(dict(r)))
+        except ValueError as error:
+            raise ValueError(f"case {r['plan_index']}: {error}") from None
+    return cases
+
+
+def make_inputs(batch, heads, kv_heads, sq, skv, head_dim, dtype, seed, device="cuda"):
+    gen = torch.Generator(device).manual_seed(seed)
+    q = torch.randn(batch, heads, sq, head_dim, generator=gen, device=device)
+    k = torch.randn(batch, kv_heads, skv, head_dim, generator=gen, device=device)
+    v = torch.randn(batch, kv_heads, skv, head_dim, generator=gen, device=device)
     return q.to(dtype), k.to(dtype), v.to(dtype)
+
+
+def cu_seqlens(lengths, device):
+    """int32 [0, l_0, l_0 + l_1, ...] (len B + 1): FlashAttention's cumulative sequence lengths."""
+    return torch.tensor([0, *itertools.accumulate(lengths)], dtype=torch.int32, device=device)
+
+
+def pack(x, lengths):
+    """(B, H, S, D) -> (sum of lengths, H, D): sequence b's first lengths[b] rows, heads second
+    (FlashAttention's variable-length layout), on x's device."""
+    return torch.cat([x[b, :, :n].transpose(0, 1) for b, n in enumerate(lengths)])
+
+
+def padded_mask(case, device):
+    """(B, 1, Sq, Skv) bool for the padded batch of a variable-length case: query row i < q_b of
+    sequence b sees its sequence's mask on keys j < kv_b (never a key >= kv_b); a padded row
+    i >= q_b sees key 0 only (its output is dropped)."""
+    lens_q, lens_kv = case["lens_q"], case["lens_kv"]
+    allowed = torch.zeros(len(lens_q), 1, max(lens_q), max(lens_kv), dtype=torch.bool, device=device)
+    for b, (nq, nkv) in enumerate(zip(lens_q, lens_kv)):
+        allowed[b, 0, :nq, :nkv] = case_mask(case, nq, nkv, device)
+        allowed[b, 0, nq:, 0] = True
+    return allowed
+
+
+def varlen_reference(q, k, v, scale, case, chunk_elements=1 << 28):
+    """Float64 attention of each sequence alone with its own mask, packed (total_q, H, D); a few
+    key/value heads at a time (at most chunk_elements scores), so a 16k x 16k sequence fits."""
+    heads, kv_heads = q.shape[1], k.shape[1]
+    repeats = heads // kv_heads
+    pieces = []
+    for b, (nq, nkv) in enumerate(zip(case["lens_q"], case["lens_kv"])):
+        allowed = case_mask(case, nq, nkv, q.device)
+        groups = max(1, min(kv_heads, chunk_elements // max(1, repeats * nq * nkv)))
+        out = torch.empty(heads, nq, q.shape[-1], dtype=torch.float64, device=q.device)
+        for g0 in range(0, kv_heads, groups):
+            g1 = min(kv_heads, g0 + groups)
+            qh = slice(g0 * repeats, g1 * repeats)
+            out[qh] = reference(q[b:b + 1, qh, :nq], k[b:b + 1, g0:g1, :nkv], v[b:b + 1, g0:g1, :nkv], scale,
+                                allowed)[0]
+        pieces.append(out.transpose(0, 1))
+        del allowed
+    return torch.cat(pieces)
+
+
+def page_counts(lens_kv, page_size):
+    return [-(-n // page_size) for n in lens_kv]
+
+
+def make_page_table(lens_kv, page_size, generator):
+    """int32 (B, max pages per sequence): sequence b's pages are perm[off_b : off_b + n_b], n_b =
+    ceil(kv_b / page_size), perm = torch.randperm(sum of n_b) drawn from `generator` (attnsweep's:
+    a generator of the device seeded with seed + 2); unused entries 0. On the generator's device."""
+    counts = page_counts(lens_kv, page_size)
+    device = generator.device
+    perm = torch.randperm(sum(counts), generator=generator, device=device).to(torch.int32)
+    table = torch.zeros(len(counts), max(counts), dtype=torch.int32, device=device)
+    offset = 0
+    for b, n in enumerate(counts):
+        table[b, :n] = perm[offset:offset + n]
+        offset += n
+    return table
+
+
+def paged_cache(x, lens_kv, page_size, table):
+    """x (B, KV, S, D) -> cache (pages, page_size, KV, D) of x's dtype, zeros but where
+    cache[table[b, p], s] = x[b, :, p * page_size + s] for p * page_size + s < kv_b."""
+    counts = page_counts(lens_kv, page_size)
+    cache = torch.zeros(sum(counts), page_size, x.shape[1], x.shape[3], dtype=x.dtype, device=x.device)
+    for b, (n, used) in enumerate(zip(lens_kv, counts)):
+        rows = torch.zeros(used * page_size, x.shape[1], x.shape[3], dtype=x.dtype, device=x.device)
+        rows[:n] = x[b, :, :n].transpose(0, 1)
+        cache[table[b, :used].long()] = rows.view(used, page_size, x.shape[1], x.shape[3])
+    return cache
+
+
+def gather_paged(cache, table, lens_kv):
+    """The inverse of paged_cache: (B, KV, max kv_b, D), sequence b's keys read through its pages,
+    zeros past kv_b."""
+    page_size = cache.shape[1]
+    out = torch.zeros(len(lens_kv), cache.shape[2], max(lens_kv), cache.shape[3], dtype=cache.dtype,
+                      device=cache.device)
+    for b, (n, used) in enumerate(zip(lens_kv, page_counts(lens_kv, page_size))):
+        rows = cache[table[b, :used].long()].reshape(used * page_size, cache.shape[2], cache.shape[3])
+        out[b, :, :n] = rows[:n].transpose(0, 1)
+    return out
+
+
+def refused(reason):
+    """A forward that is unsupported here: raises as PyTorch would, when first called."""
+    def forward():
+        raise RuntimeError(reason)
+    return forward
 
 
 def forward_of(variant, q, k, v, scale, case, allowed):
@@ -89,11 +273,8 @@ def forward_of(variant, q, k, v, scale, case, allowed):
         return naive
     if variant == "sdpa_flash" and windowed:
         if case["causal"] and not case["bottom_right"] and sq != skv:
-            def refused():
-                raise RuntimeError("FlashAttention's window is aligned to the bottom right, not the top left")
-            return refused
-        left = -1 if case["window_left"] is None else case["window_left"]
-        right = 0 if case["causal"] else (-1 if case["window_right"] is None else case["window_right"])
+            return refused("FlashAttention's window is aligned to the bottom right, not the top left")
+        left, right = window_sizes(case)
 
         def flash_window():
             out = torch.ops.aten._flash_attention_forward(
@@ -107,6 +288,103 @@ def forward_of(variant, q, k, v, scale, case, allowed):
         bias = causal_lower_right(sq, skv)
         return lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=bias, scale=scale, enable_gqa=grouped)
     return lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, scale=scale, enable_gqa=grouped)
+
+
+def top_left_ragged(case):
+    """A top-left causal mask where some sequence has q_b != kv_b: FlashAttention (2 and 3) aligns
+    its causal mask to the bottom right and cannot run it."""
+    return bool(case["causal"]) and not case["bottom_right"] and any(
+        nq != nkv for nq, nkv in zip(case["lens_q"], case["lens_kv"]))
+
+
+def varlen_forward_of(variant, q, k, v, scale, case):
+    """A zero-argument forward of a built-in variant on a variable-length case (q, k, v the padded
+    batch) and the function that takes its output to the packed layout (total_q, H, D)."""
+    lens_q, lens_kv = case["lens_q"], case["lens_kv"]
+    windowed = case["window_left"] is not None or case["window_right"] is not None
+    if variant in ("sdpa_flash", "sdpa_efficient"):
+        cu_q, cu_k = cu_seqlens(lens_q, q.device), cu_seqlens(lens_kv, q.device)
+        qp, kp, vp = pack(q, lens_q), pack(k, lens_kv), pack(v, lens_kv)
+        max_q, max_kv = max(lens_q), max(lens_kv)
+        if variant == "sdpa_flash":
+            if top_left_ragged(case):
+                return refused("FlashAttention's causal mask is aligned to the bottom right: a top-left causal "
+                               "variable-length batch needs q_b == kv_b in every sequence"), None
+            left, right = window_sizes(case)
+            return (lambda: torch.ops.aten._flash_attention_forward(
+                qp, kp, vp, cu_q, cu_k, max_q, max_kv, 0.0, bool(case["causal"]), False, scale=scale,
+                window_size_left=left, window_size_right=right)[0]), lambda out: out
+        if k.shape[1] != q.shape[1]:
+            return refused("the efficient kernel's variable-length path needs as many key/value heads as "
+                           "query heads"), None
+        if windowed:
+            return refused("the efficient kernel's variable-length path has no sliding window here"), None
+        mask_type = 0 if not case["causal"] else (2 if case["bottom_right"] else 1)
+        qe, ke, ve = qp[None], kp[None], vp[None]
+        return (lambda: torch.ops.aten._efficient_attention_forward(
+            qe, ke, ve, None, cu_q, cu_k, max_q, max_kv, 0.0, mask_type, False, scale=scale)[0][0]), \
+            lambda out: out
+    allowed = padded_mask(case, q.device)
+    if variant in ("naive", "naive_inplace"):
+        fn = forward_of(variant, q, k, v, scale, case, allowed)
+    else:
+        grouped = k.shape[1] != q.shape[1]
+        fn = lambda: F.scaled_dot_product_attention(  # noqa: E731
+            q, k, v, attn_mask=allowed, scale=scale, enable_gqa=grouped)
+    return fn, lambda out: pack(out, lens_q)
+
+
+def fa3_forward_of(op, q, k, v, scale, case, seed):
+    """A zero-argument forward of FA3 (torch.ops.fa3_fwd.fwd) on this case and the function that takes
+    its output to the reference's layout: (B, H, Sq, D) for a uniform batch, (total_q, H, D) else."""
+    if q.dtype != torch.bfloat16:
+        return refused("FA3 (fa3-fwd 0.0.3) runs bf16 only"), None
+    if top_left_ragged(case):
+        return refused("FA3's causal mask is aligned to the bottom right, not the top left"), None
+    left, right = window_sizes(case)
+    common = dict(softmax_scale=scale, is_causal=bool(case["causal"]), window_size_left=left,
+                  window_size_right=right)
+    lens_q, lens_kv = case["lens_q"], case["lens_kv"]
+    if case["varlen"]:
+        common.update(cu_seqlens_q=cu_seqlens(lens_q, q.device), max_seqlen_q=max(lens_q))
+        qs = pack(q, lens_q)
+        finish = lambda out: out  # noqa: E731
+    else:
+        qs = q.transpose(1, 2).contiguous()
+        finish = lambda out: out.transpose(1, 2)  # noqa: E731
+    if case["page_size"]:
+        table = make_page_table(lens_kv, case["page_size"], torch.Generator(q.device.type).manual_seed(seed + 2))
+        ks = paged_cache(k, lens_kv, case["page_size"], table)
+        vs = paged_cache(v, lens_kv, case["page_size"], table)
+        common.update(page_table=table, seqused_k=torch.tensor(lens_kv, dtype=torch.int32, device=q.device))
+    elif case["varlen"]:
+        ks, vs = pack(k, lens_kv), pack(v, lens_kv)
+        common.update(cu_seqlens_k=cu_seqlens(lens_kv, q.device), max_seqlen_k=max(lens_kv))
+    else:
+        ks, vs = k.transpose(1, 2).contiguous(), v.transpose(1, 2).contiguous()
+    return (lambda: op(qs, ks, vs, **common)[0]), finish
+
+
+def plan_forward(case, q, k, v, scale, seed):
+    """The case's forward (zero arguments), the function from its output to the reference's layout
+    (None when refused: the forward raises) and the float64 reference (zero arguments), on q's device."""
+    variant = case["variant"]
+    if case["varlen"]:
+        ref = lambda: varlen_reference(q, k, v, scale, case)  # noqa: E731
+    else:
+        ref = lambda: reference(q, k, v, scale, case_mask(case, q.shape[-2], k.shape[-2], q.device))  # noqa: E731
+    if variant in OP_LIBRARIES:
+        fn, finish = fa3_forward_of(OP_LIBRARIES[variant], q, k, v, scale, case, seed)
+    elif variant not in VARIANTS:
+        fn, finish = refused(f"{variant} is not a variant known here (an op library needs --fa3 NAME=PATH)"), None
+    elif case["page_size"]:
+        fn, finish = refused("PyTorch has no attention over a paged KV cache (built-in variants)"), None
+    elif case["varlen"]:
+        fn, finish = varlen_forward_of(variant, q, k, v, scale, case)
+    else:
+        fn, finish = forward_of(variant, q, k, v, scale, case, case_mask(case, q.shape[-2], k.shape[-2], q.device)), \
+            (lambda out: out)
+    return fn, finish, ref
 
 
 def reference(q, k, v, scale, allowed):
@@ -123,24 +401,22 @@ def measure(case, seed, a):
     q, k, v = make_inputs(case["batch"], case["heads"], case["kv_heads"], case["seq_len_q"], case["seq_len_kv"],
                           case["head_dim"], DTYPES[case["dtype"]], seed)
     scale = case["head_dim"] ** -0.5
-    allowed = allowed_mask(case["seq_len_q"], case["seq_len_kv"], case["bottom_right"], case["causal"],
-                           case["window_left"], case["window_right"], "cuda")
-    fn = forward_of(case["variant"], q, k, v, scale, case, allowed)
     row = {"plan_index": case["plan_index"]}
     backend = BACKENDS.get(case["variant"])
     with sdpa_kernel(backend) if backend is not None else contextlib.nullcontext():
         try:
+            fn, finish, make_reference = plan_forward(case, q, k, v, scale, seed)
             with torch.no_grad():
-                for _ in range(a.warmup):
+                for _ in range(max(1, a.warmup)):
                     out = fn()
                 torch.cuda.synchronize()
         except RuntimeError as error:
             row.update(status="unsupported", reason=str(error).splitlines()[0])
             return row
         counts = profile_counts(fn, a.forwards)
-        ref = reference(q, k, v, scale, allowed)
+        ref = make_reference()
         row.update(status="ok", kernels=counts["kernel"], memcpy=counts["gpu_memcpy"], memset=counts["gpu_memset"],
-                   rel_error=((out.double() - ref).norm() / ref.norm()).item(),
+                   rel_error=((finish(out).double() - ref).norm() / ref.norm()).item(),
                    median_us=cuda_event_median(fn, a.samples, "v2"))
     del ref, out
     torch.cuda.empty_cache()
@@ -156,6 +432,46 @@ def mask_label(case):
     return text
 
 
+def shape_label(case):
+    """The shape as attnsweep labels it: BxH[/KV]xSqxSkvxD, BxH[/KV]xvarlen[q MIN-MAX, kv MIN-MAX]xD
+    for a variable-length batch (one value when MIN == MAX), then " pagedN" for a paged KV cache."""
+    heads = str(case["heads"]) if case["kv_heads"] == case["heads"] else f"{case['heads']}/{case['kv_heads']}"
+    if case["varlen"]:
+        span = lambda ls: str(min(ls)) if min(ls) == max(ls) else f"{min(ls)}-{max(ls)}"  # noqa: E731
+        lengths = f"varlen[q {span(case['lens_q'])}, kv {span(case['lens_kv'])}]"
+    else:
+        lengths = f"{case['seq_len_q']}x{case['seq_len_kv']}"
+    text = f"{case['batch']}x{heads}x{lengths}x{case['head_dim']}"
+    return text + (f" paged{case['page_size']}" if case["page_size"] else "")
+
+
+def parse_op_library(text):
+    """'NAME=PATH' -> (NAME, PATH); ValueError otherwise."""
+    name, sep, path = text.partition("=")
+    if not sep or not name.strip() or not path.strip():
+        raise ValueError(f"--fa3 {text!r}: expected NAME=PATH (e.g. fa3=.devwheels/fa3/fa3_fwd/_C.abi3.so)")
+    return name.strip(), path.strip()
+
+
+def load_fa3(path):
+    """Loads fa3-fwd's _C.abi3.so (or every .so under a folder, e.g. the unpacked wheel) and returns
+    torch.ops.fa3_fwd.fwd; OSError or RuntimeError when it cannot."""
+    if os.path.isdir(path):
+        libraries = sorted(os.path.join(d, f) for d, _, files in os.walk(path) for f in files if f.endswith(".so"))
+        if not libraries:
+            raise OSError(f"{path}: no .so in it")
+    elif os.path.isfile(path):
+        libraries = [path]
+    else:
+        raise OSError(f"{path}: no such file or folder")
+    for library in libraries:
+        torch.ops.load_library(library)
+    try:
+        return torch.ops.fa3_fwd.fwd
+    except (AttributeError, RuntimeError):
+        raise RuntimeError(f"{path}: registers no fa3_fwd::fwd") from None
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("db")
@@ -163,8 +479,16 @@ def main():
     p.add_argument("--samples", type=int, default=50)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--forwards", type=int, default=3)
+    p.add_argument("--fa3", metavar="NAME=PATH",
+                   help="the variant NAME runs FA3 from PATH (fa3-fwd 0.0.3's fa3_fwd/_C.abi3.so, or a folder)")
     p.add_argument("--out", help="also write the Python rows here, one JSON object per line")
     a = p.parse_args()
+    fa3 = None
+    if a.fa3 is not None:
+        try:
+            fa3 = parse_op_library(a.fa3)
+        except ValueError as error:
+            p.error(str(error))
     try:
         db = sqlite3.connect(f"file:{a.db}?mode=ro", uri=True)
         db.row_factory = sqlite3.Row
@@ -174,15 +498,17 @@ def main():
             print(f"error: {a.db}: no run {run} in it" if a.run else f"error: {a.db}: no run in it", file=sys.stderr)
             return 2
         seed = found[0]
-        cases = [dict(r) for r in db.execute(
-            "SELECT plan_index, variant, batch, heads, kv_heads, seq_len_q, seq_len_kv, head_dim, dtype, causal, "
-            "causal_bottom_right AS bottom_right, window_left, window_right, status, kernels_per_forward, "
-            "memcpy_per_forward, memset_per_forward, gpu_time_us_median, rel_error, sdpa_backend, validity "
-            "FROM cases WHERE run_id = ? AND pass = 'forward' AND status IN ('ok', 'unsupported') ORDER BY plan_index",
-            (run,))]
-    except sqlite3.Error as error:
+        cases = read_cases(db, run)
+    except (sqlite3.Error, ValueError) as error:
         print(f"error: {a.db}: {error}", file=sys.stderr)
         return 2
+    OP_LIBRARIES.clear()
+    if fa3 is not None:
+        try:
+            OP_LIBRARIES[fa3[0]] = load_fa3(fa3[1])
+        except (OSError, RuntimeError) as error:
+            print(f"error: --fa3: {str(error).splitlines()[0]}", file=sys.stderr)
+            return 2
     out = open(a.out, "w") if a.out else None
     print(f"# Serving masks: attnsweep run {run} of {a.db} against PyTorch's Python API\n")
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name(0)}; protocol v2, {a.samples} samples, "
@@ -195,8 +521,7 @@ def main():
         row = measure(case, seed, a)
         if out:
             out.write(json.dumps(row) + "\n")
-        heads = str(case["heads"]) if case["kv_heads"] == case["heads"] else f"{case['heads']}/{case['kv_heads']}"
-        shape = f"{case['batch']}x{heads}x{case['seq_len_q']}x{case['seq_len_kv']}x{case['head_dim']}"
+        shape = shape_label(case)
         label = mask_label(case)
         if case["status"] != row["status"]:
             tally["status_differ"] += 1
