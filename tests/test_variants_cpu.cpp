@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cctype>
 #include <tuple>
 
@@ -169,6 +170,104 @@ TEST(Variants, SdpaBackendIsRecorded) {
   EXPECT_EQ(find_variant("sdpa_flash")->sdpa_backend(inputs), "flash_attention");
   EXPECT_EQ(find_variant("sdpa_auto")->sdpa_backend(inputs), "flash_attention");  // PyTorch's CPU choice
   EXPECT_EQ(find_variant("naive")->sdpa_backend(inputs), "");
+}
+
+}  // namespace
+}  // namespace attnsweep
+
+namespace attnsweep {
+namespace {
+
+// Issue 25: a variable-length batch's inputs: the padded draw, its packed rows
+// (sequence by sequence, FlashAttention's layout), cumulative lengths, and a
+// mask per sequence; a paged cache holds the same keys, found through its table.
+Case variable_length_case(std::int64_t page_size = 0) {
+  Shape shape{3, 2, 1, 2, 6, 4};
+  shape.seq_lens_q = {2, 1, 2};
+  shape.seq_lens_kv = {6, 3, 4};
+  shape.page_size = page_size;
+  return Case{0, "naive", shape, Dtype::fp32, Mask(CausalAlignment::bottom_right, std::nullopt, std::nullopt)};
+}
+
+TEST(VariableLengths, PackedRowsAreEachSequencesRealRowsAndTheMaskIsPerSequence) {
+  const AttentionInputs inputs = make_inputs(variable_length_case(), Device::cpu(), 11);
+  ASSERT_TRUE(inputs.packed);
+  const PackedBatch& packed = *inputs.packed;
+  auto ints = [](const at::Tensor& t) {
+    const at::Tensor on_host = t.to(at::kLong).contiguous();
+    return std::vector<std::int64_t>(on_host.data_ptr<std::int64_t>(), on_host.data_ptr<std::int64_t>() + on_host.numel());
+  };
+  EXPECT_EQ(packed.cu_seqlens_q.scalar_type(), at::kInt);
+  EXPECT_EQ(ints(packed.cu_seqlens_q), (std::vector<std::int64_t>{0, 2, 3, 5}));
+  EXPECT_EQ(ints(packed.cu_seqlens_k), (std::vector<std::int64_t>{0, 6, 9, 13}));
+  EXPECT_EQ(packed.query.sizes(), (std::vector<std::int64_t>{5, 2, 4}));
+  EXPECT_EQ(packed.key.sizes(), (std::vector<std::int64_t>{13, 1, 4}));
+  // Packed query row 2 is sequence 1's row 0; key row 7 is sequence 1's key 1.
+  EXPECT_TRUE(at::equal(packed.query[2], inputs.query[1].select(1, 0)));
+  EXPECT_TRUE(at::equal(packed.key[7], inputs.key[1].select(1, 1)));
+  // Unpacking puts each row back and zeros the padding.
+  const at::Tensor padded = packed.unpack(packed.query, 3, 2);
+  EXPECT_TRUE(at::equal(padded[0], inputs.query[0]));
+  EXPECT_TRUE(at::equal(padded[1].narrow(1, 0, 1), inputs.query[1].narrow(1, 0, 1)));
+  EXPECT_EQ(padded[1].narrow(1, 1, 1).abs().sum().item<double>(), 0.0);
+  // Sequence 1: 1 query over 3 keys, bottom right: keys 0..2; its padding row sees key 0 alone.
+  const at::Tensor sees = inputs.masked_out.logical_not().to(at::kInt);
+  EXPECT_EQ(sees.sizes(), (std::vector<std::int64_t>{3, 1, 2, 6}));
+  auto row = [&](int b, int i) { return std::vector<int>(sees[b][0][i].data_ptr<int>(), sees[b][0][i].data_ptr<int>() + 6); };
+  EXPECT_EQ(row(1, 0), (std::vector<int>{1, 1, 1, 0, 0, 0}));
+  EXPECT_EQ(row(1, 1), (std::vector<int>{1, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(row(0, 0), (std::vector<int>{1, 1, 1, 1, 1, 0}));  // 2 queries over 6 keys
+  EXPECT_EQ(row(2, 1), (std::vector<int>{1, 1, 1, 1, 0, 0}));  // 2 over 4: the last row sees all 4
+  EXPECT_FALSE(inputs.causal);
+}
+
+TEST(VariableLengths, EachVariantOnTheCpuEqualsItsSequencesRunAlone) {
+  const Case c = variable_length_case();
+  const AttentionInputs inputs = make_inputs(c, Device::cpu(), 11);
+  at::NoGradGuard no_grad;
+  for (const char* name : {"naive", "naive_inplace", "sdpa_math", "sdpa_flash", "sdpa_auto"}) {
+    const Variant* variant = find_variant(name);
+    ASSERT_TRUE(variant->check(inputs).supported) << name;
+    const at::Tensor output = variant->forward(inputs);
+    for (std::int64_t b = 0; b < 3; ++b) {
+      const std::int64_t lq = c.shape.seq_lens_q[b], lk = c.shape.seq_lens_kv[b];
+      const at::Tensor q = inputs.query[b].unsqueeze(0).narrow(2, 0, lq);
+      const at::Tensor k = inputs.key[b].unsqueeze(0).narrow(2, 0, lk).repeat_interleave(2, 1);
+      const at::Tensor v = inputs.value[b].unsqueeze(0).narrow(2, 0, lk).repeat_interleave(2, 1);
+      const at::Tensor alone = at::scaled_dot_product_attention(
+          q, k, v, at::ones({lq, lk}, at::kBool).tril(lk - lq), 0.0, false, inputs.scale);
+      EXPECT_LT(relative_error(output[b].unsqueeze(0).narrow(2, 0, lq), alone.to(at::kDouble)), 1e-6) << name << " " << b;
+    }
+  }
+}
+
+TEST(VariableLengths, APagedCacheHoldsTheSameKeysInShuffledPages) {
+  const AttentionInputs inputs = make_inputs(variable_length_case(2), Device::cpu(), 11);
+  ASSERT_TRUE(inputs.paged);
+  const PagedCache& cache = *inputs.paged;
+  // 3 + 2 + 2 pages of 2 keys; every page used once, in a shuffled order.
+  EXPECT_EQ(cache.key.sizes(), (std::vector<std::int64_t>{7, 2, 1, 4}));
+  EXPECT_EQ(cache.page_table.sizes(), (std::vector<std::int64_t>{3, 3}));
+  const auto table = cache.page_table.to(at::kLong);
+  std::vector<std::int64_t> used = {table[0][0].item<std::int64_t>(), table[0][1].item<std::int64_t>(),
+                                    table[0][2].item<std::int64_t>(), table[1][0].item<std::int64_t>(),
+                                    table[1][1].item<std::int64_t>(), table[2][0].item<std::int64_t>(),
+                                    table[2][1].item<std::int64_t>()};
+  std::vector<std::int64_t> sorted = used;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6}));
+  EXPECT_NE(used, sorted);
+  EXPECT_EQ(table[1][2].item<std::int64_t>(), 0);  // past sequence 1's two pages
+  EXPECT_EQ(std::vector<std::int32_t>(cache.seqused_k.data_ptr<std::int32_t>(), cache.seqused_k.data_ptr<std::int32_t>() + 3),
+            (std::vector<std::int32_t>{6, 3, 4}));
+  // Through the table, the pages give back each sequence's keys and values.
+  const at::Tensor keys = cache.gather(cache.key, 6);
+  for (std::int64_t b = 0; b < 3; ++b) {
+    const std::int64_t length = inputs.paged->seqused_k[b].item<std::int64_t>();
+    EXPECT_TRUE(at::equal(keys[b].narrow(1, 0, length), inputs.key[b].narrow(1, 0, length))) << b;
+    EXPECT_TRUE(at::equal(cache.gather(cache.value, 6)[b].narrow(1, 0, length), inputs.value[b].narrow(1, 0, length)));
+  }
+  EXPECT_FALSE(find_variant("sdpa_math")->check(inputs).supported);
 }
 
 }  // namespace
