@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Issue 25's device proof of the serving masks, in one call (about 7 minutes on an H200):
 #  1. build, then the GPU tests of DEVICE_TESTS (default GpuServing|GpuValidity);
-#  2. tests/gpu/configs/serving_proof.yaml (bottom-right causal and a 4096-key window, decoding and
-#     chunked prefill, every built-in variant) swept, then measured again from Python with
+#  2. PROOF_CONFIG (default tests/gpu/configs/serving_proof.yaml: bottom-right causal and a 4096-key
+#     window, decoding and chunked prefill, every built-in variant; serving_varlen_proof.yaml:
+#     variable-length batches and paged caches with FA3) swept, then measured again from Python with
 #     PyTorch's own masks, torch.profiler and CUDA events (tests/gpu/serving_reference.py: counts
-#     equal, medians of 200 us or more within 3%);
-#  3. configs/serving.yaml swept for what time is left (SERVING_TIMEOUT seconds; SIGINT stores what
-#     it has), with its report.
-#   device: run(command="bash scripts/device_serving.sh", carry=[".devdeps"], timeout_s=600)
-# $OUT brings back at most 8 files; this writes: machine.txt, serving-proof.md, serving.txt
-# (the sweep's summary), serving.db.gz and serving-report.html, logs.tgz.
+#     equal, medians of 200 us or more within 3%); FA3 from the fa3-fwd wheel in .devwheels when there;
+#  3. configs/serving.yaml swept for what time is left (SERVING_TIMEOUT seconds, 0 skips it; SIGINT
+#     stores what it has), with its report.
+#   device: run(command="bash scripts/device_serving.sh", carry=[".devdeps", ".devwheels"], timeout_s=600)
+# $OUT brings back at most 8 files; this writes: machine.txt, serving-proof.md, proof.db.gz,
+# serving.txt (the sweep's summary), serving.db.gz and serving-report.html, logs.tgz.
 set -uo pipefail
 OUT="${OUT:-$PWD/device-out}"
 WORK="$(mktemp -d /tmp/serving-work.XXXXXX)"
@@ -41,21 +42,30 @@ grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) \]|Failure" "$WORK/gpu_tests.log" | hea
 sed -n '/GpuServing.BottomRight/,/\[ *OK\|FAILED/p' "$WORK/gpu_tests.log" | grep -v "^\[" | head -40
 
 echo "== 2. the proof sweep and Python ($(elapsed))"
-timeout -s INT "${PROOF_TIMEOUT:-120}" build/attnsweep run tests/gpu/configs/serving_proof.yaml --db "$WORK/proof.db" \
+fa3=()
+if ls .devwheels/fa3_fwd-*.whl > /dev/null 2>&1; then
+  [ -d .devwheels/fa3 ] || python3 -m zipfile -e .devwheels/fa3_fwd-*.whl .devwheels/fa3
+  fa3=(--fa3 fa3=.devwheels/fa3)
+fi
+proof_config="${PROOF_CONFIG:-tests/gpu/configs/serving_proof.yaml}"
+timeout -s INT "${PROOF_TIMEOUT:-120}" build/attnsweep run "$proof_config" --db "$WORK/proof.db" \
   > "$WORK/proof.txt" 2> "$WORK/proof.log"
 echo "attnsweep exit $?"
-cat "$WORK/proof.txt" | head -60
-timeout "${PY_TIMEOUT:-200}" python3 tests/gpu/serving_reference.py "$WORK/proof.db" --out "$WORK/python.jsonl" \
+cat "$WORK/proof.txt" | head -60; tail -3 "$WORK/proof.log"
+timeout "${PY_TIMEOUT:-200}" python3 tests/gpu/serving_reference.py "$WORK/proof.db" --out "$WORK/python.jsonl" "${fa3[@]}" \
   > "$OUT/serving-proof.md" 2> "$WORK/python.err"
 proof=$?
 echo "serving_reference.py exit $proof"
 cat "$OUT/serving-proof.md"; tail -5 "$WORK/python.err"
 backup "$WORK/proof.db" "$WORK/proof-copy.db"
+gzip -c "$WORK/proof-copy.db" > "$OUT/proof.db.gz"
 
 echo "== 3. configs/serving.yaml ($(elapsed))"
-timeout -s INT "${SERVING_TIMEOUT:-150}" build/attnsweep run configs/serving.yaml --db "$WORK/serving.db" \
-  > "$OUT/serving.txt" 2> "$WORK/serving.log"
-echo "attnsweep exit $?"
+if [ "${SERVING_TIMEOUT:-150}" != 0 ]; then
+  timeout -s INT "${SERVING_TIMEOUT:-150}" build/attnsweep run configs/serving.yaml --db "$WORK/serving.db" \
+    > "$OUT/serving.txt" 2> "$WORK/serving.log"
+  echo "attnsweep exit $?"
+fi
 tail -3 "$WORK/serving.log"
 if [ -s "$WORK/serving.db" ]; then
   backup "$WORK/serving.db" "$WORK/serving-copy.db"

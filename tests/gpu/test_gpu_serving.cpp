@@ -79,4 +79,62 @@ TEST(GpuServing, BottomRightAndWindowsAreRightOnEveryVariantThatRunsThem) {
   std::cout << all("1") << "\n";
 }
 
+// A variable-length batch: flash and the memory-efficient kernel through their
+// varlen entry points (packed rows, their own kernels, no mask tensor), the rest
+// padded with a mask; each right against float64 over the real rows; a paged
+// cache unsupported for every built-in variant.
+TEST(GpuServing, VariableLengthBatchesRunPackedOnFlashAndEfficientAndPaddedElsewhere) {
+  if (!has_cuda()) GTEST_SKIP() << "no CUDA device here";
+  attnsweep::testing::ScratchDirectory scratch("attnsweep-gpu-varlen");
+  const std::string config = scratch.write("varlen.yaml",
+                                           "variants: [naive, naive_inplace, sdpa_math, sdpa_efficient, sdpa_flash, "
+                                           "sdpa_cudnn, sdpa_auto]\n"
+                                           "dtypes: [bf16]\n"
+                                           "causal: bottom_right\n"
+                                           "window: [none, {left: 64}]\n"
+                                           "shapes:\n"
+                                           "  - {heads: 8, head_dim: 64, varlen: {seq_len_kv: [100, 1024, 333], seq_len_q: 16}}\n"
+                                           "  - {heads: 8, kv_heads: 2, head_dim: 64, page_size: [0, 64],\n"
+                                           "     varlen: {seq_len_kv: [100, 1024, 333], seq_len_q: 16}}\n"
+                                           "measure: {regime: burst, warmup: 2, profiled_forwards: 2, min_samples: 5, "
+                                           "max_samples: 20}\n");
+  const std::string db = scratch.path("varlen.db");
+  const Outcome outcome = run_attnsweep("--log-level off run " + config + " --device cuda --db " + db);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  const auto all = [&](const std::string& where) {
+    return scalar(db, "SELECT group_concat(variant || ' kv' || kv_heads || ' page' || page_size || ' ' || "
+                      "ifnull(window_left, '-') || ': ' || status || ' ' || ifnull(numerics, '-') || ' ' || "
+                      "ifnull(rel_error, '-') || ' k' || ifnull(kernels_per_forward, '-') || ' ' || "
+                      "ifnull(sdpa_backend, '-') || ' ' || ifnull(error_message, ''), '\n') FROM cases WHERE " + where);
+  };
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM cases WHERE status NOT IN ('ok', 'unsupported')"), "0") << all("1");
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM cases WHERE status = 'ok' AND numerics != 'ok'"), "0") << all("1");
+  // Flash runs all four contiguous batches (MHA and GQA, both masks) with its own kernels alone.
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM cases WHERE variant = 'sdpa_flash' AND status = 'ok' AND page_size = 0 "
+                       "AND memcpy_per_forward = 0 AND memset_per_forward = 0 AND kernels_per_forward BETWEEN 1 AND 2"),
+            "4")
+      << all("variant = 'sdpa_flash'");
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM kernels k JOIN cases c USING (case_id) WHERE c.variant = 'sdpa_flash' "
+                       "AND k.kind = 'kernel' AND lower(k.name) NOT LIKE '%flash%'"),
+            "0");
+  // The memory-efficient kernel: the MHA batch without a window; GQA and the window are unsupported, saying why.
+  EXPECT_EQ(scalar(db, "SELECT group_concat(status || ' ' || kv_heads || ' ' || ifnull(window_left, '-'), ', ') FROM "
+                       "(SELECT * FROM cases WHERE variant = 'sdpa_efficient' AND page_size = 0 ORDER BY plan_index)"),
+            "ok 8 -, unsupported 8 64, unsupported 2 -, unsupported 2 64")
+      << all("variant = 'sdpa_efficient'");
+  // The padded variants always can, on every contiguous batch.
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM cases WHERE variant IN ('naive', 'naive_inplace', 'sdpa_math', 'sdpa_auto') "
+                       "AND page_size = 0 AND status = 'ok'"),
+            "16")
+      << all("page_size = 0");
+  // No built-in variant reads pages.
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM cases WHERE page_size = 64 AND status = 'unsupported' AND error_message LIKE "
+                       "'a paged KV cache: PyTorch''s attention has no entry point that reads one%'"),
+            "14");
+  // FLOPs of the real pairs: 16 queries bottom right over 100, 1024 and 333 keys.
+  EXPECT_EQ(scalar(db, "SELECT DISTINCT CAST(flops AS INTEGER) FROM cases WHERE window_left IS NULL"),
+            std::to_string(4LL * 8 * 64 * ((16 * 85 + 120) + (16 * 1009 + 120) + (16 * 318 + 120))));
+  std::cout << all("1") << "\n";
+}
+
 }  // namespace
