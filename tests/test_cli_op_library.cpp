@@ -109,7 +109,7 @@ TEST_F(CliOpLibrary, EveryBadLibraryOperatorOrMappingIsOneLineAndExitTwo) {
       {config_with(library, "", "attnsweep_example::nope"),
        "no operator attnsweep_example::nope after loading"},
       {config_with(library, "", "nope"), "op 'nope' is not among the operators the library registered"},
-      {config_with(library, "    fixed: {scale: abc}\n"), "is mapped by causal or scale already"},
+      {config_with(library, "    fixed: {scale: abc}\n"), "is mapped by causal, scale or arguments already"},
       {config_with(library, "    output: 3\n"), "output: 3 but attnsweep_example::attention"},
       {config_with(library, "    kind: op_libary\n"), "duplicate key"},
       {std::string(config_with(library)).replace(config_with(library).find("causal: is_causal"), 17, "causal: causal_flag"),

@@ -8,6 +8,7 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <filesystem>
 #include <string>
 
 #include "tests/support/run_attnsweep.hpp"
@@ -91,7 +92,7 @@ TEST_F(CliServingLayouts, EveryBuiltInVariantRunsAVariableLengthBatchRightAndNon
   EXPECT_EQ(text(db, "SELECT DISTINCT batch, seq_len_q, seq_len_kv, seq_lens_q, seq_lens_kv, query_tokens FROM cases "
                      "ORDER BY batch DESC"),
             "3|3|40|3,3,3|5,40,17|9\n2|2|33|NULL|NULL|4\n");
-  EXPECT_TRUE(contains(outcome.output, "3x4/2xvarlen[q 3, kv 5-40]x16 paged8 "));
+  EXPECT_TRUE(contains(outcome.output, "3x4/2xvarlen[q 3, kv 5-40 #6d46]x16 paged8 "));
   EXPECT_DOUBLE_EQ(db.execAndGet("SELECT min(abs(tokens_per_s * time_us_median * 1e-6 - query_tokens)) FROM results "
                                  "WHERE status = 'ok' AND seq_lens_q IS NOT NULL").getDouble(), 0.0);
   // FLOPs of the real pairs, sequence by sequence: rows see 3..5, 38..40 and 15..17 keys bottom right.
@@ -162,6 +163,29 @@ TEST_F(CliServingLayouts, ABackwardOfAVariableLengthBatchIsUnsupportedAndABadMap
   EXPECT_EQ(not_an_int.exit_code, 2) << not_an_int.output;
   EXPECT_TRUE(contains(not_an_int.output, "arguments.max_seqlen_q: argument 'max_seqlen_q' of")) << not_an_int.output;
   EXPECT_TRUE(contains(not_an_int.output, "is not a Tensor")) << not_an_int.output;
+}
+
+// The memory check counts what a variable-length case makes: here the real
+// rows are a few GiB, but the padded batch's masks are 2 x 2 x 16M x 16M bytes.
+TEST_F(CliServingLayouts, AVariableLengthCaseWhosePaddedMasksCannotFitIsRefusedBeforeAnythingRuns) {
+  const std::string yaml = scratch_.write("big.yaml",
+                                          "variants: [naive]\n"
+                                          "device: cpu\n"
+                                          "dtypes: [fp32]\n"
+                                          "causal: false\n"
+                                          "shapes:\n"
+                                          "  - {heads: 1, head_dim: 8, varlen: {seq_len_kv: [16777216, 1], seq_len_q: seq_len_kv}}\n");
+  for (const std::string verb : {"plan", "run"}) {
+    const Outcome outcome = attnsweep::testing::run_attnsweep(
+        "--log-level off " + verb + " " + yaml + (verb == "run" ? " --db " + path("big.db") : std::string()));
+    EXPECT_EQ(outcome.exit_code, 2) << verb << ": " << outcome.output;
+    EXPECT_TRUE(contains(outcome.output, "big.yaml:6:5: shapes: case naive 2x1xvarlen[q 1-16777216, kv 1-16777216 #"))
+        << outcome.output;
+    EXPECT_TRUE(contains(outcome.output, "GiB for its inputs as laid out (q, k, v and the output padded to the longest "
+                                         "sequence, the packed rows and masks, the pages); cpu has "))
+        << outcome.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(path("big.db")));
 }
 
 }  // namespace

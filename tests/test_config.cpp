@@ -594,8 +594,8 @@ TEST(ConfigVarlen, ListedLengthsMakeOneBatchOfThoseSequences) {
   EXPECT_EQ(shape.query_tokens(), 12);
   EXPECT_EQ(shape.page_size, 0);
   EXPECT_EQ(plan.cases[2].shape.page_size, 16);
-  EXPECT_EQ(plan.cases[0].label(), "naive 3x8/2xvarlen[q 4, kv 40-3000]x64 bf16 causal_bottom_right");
-  EXPECT_EQ(plan.cases[2].label(), "naive 3x8/2xvarlen[q 4, kv 40-3000]x64 paged16 bf16 causal_bottom_right");
+  EXPECT_EQ(plan.cases[0].label(), "naive 3x8/2xvarlen[q 4, kv 40-3000 #bb71]x64 bf16 causal_bottom_right");
+  EXPECT_EQ(plan.cases[2].label(), "naive 3x8/2xvarlen[q 4, kv 40-3000 #bb71]x64 paged16 bf16 causal_bottom_right");
   const Shape second = shape.sequence(1);
   EXPECT_EQ(second.batch, 1);
   EXPECT_EQ(second.seq_len_q, 4);
@@ -618,6 +618,15 @@ TEST(ConfigVarlen, DrawnLengthsComeFromTheSeedAndStayInTheirBounds) {
     return make_plan(parse_config(std::string(kVarlen) + block + "seed: " + seed + "\n", "v.yaml")).cases[0].shape.seq_lens_kv;
   };
   const auto first = lengths("7");
+  // Where the block is written does not move its draw: another block before it leaves it as it was.
+  const std::string before = "  - {batch: 1, heads: 8, kv_heads: 2, head_dim: 64, seq_len: 16}\n";
+  std::string moved(kVarlen);
+  moved.replace(moved.find("  - heads: 8"), 0, before);
+  EXPECT_EQ(make_plan(parse_config(moved + block + "seed: 7\n", "v.yaml")).cases[2].shape.seq_lens_kv, first);
+  // A draw's own seed gives another batch of the same kind.
+  std::string reseeded = block;
+  reseeded.replace(reseeded.find("max: 200"), 8, "max: 200, seed: 1");
+  EXPECT_NE(make_plan(parse_config(std::string(kVarlen) + reseeded + "seed: 7\n", "v.yaml")).cases[0].shape.seq_lens_kv, first);
   ASSERT_EQ(first.size(), 64u);
   EXPECT_EQ(first, lengths("7"));
   EXPECT_NE(first, lengths("8"));
@@ -635,6 +644,27 @@ TEST(ConfigVarlen, DrawnLengthsComeFromTheSeedAndStayInTheirBounds) {
   EXPECT_EQ(draw_lengths({LengthDistribution::uniform, 1, 1000, 0, 0}, 3, 5), (std::vector<std::int64_t>{343, 729, 201}));
 }
 
+// A variable-length batch's mask in the canonical form its sequences share: a
+// prefill's bottom right is causal, a window wider than every sequence is none;
+// where the sequences disagree the mask stays as written.
+TEST(ConfigVarlen, AMaskEverySequenceSimplifiesAlikeIsPlannedOnceInThatForm) {
+  const Config config = parse_config(std::string(kVarlen) +
+                                         "    varlen: {seq_len_kv: [100, 300], seq_len_q: seq_len_kv}\n"
+                                         "  - {heads: 8, kv_heads: 2, head_dim: 64, varlen: {seq_len_kv: [100, 300], seq_len_q: 4}}\n"
+                                         "window: [none, {left: 1000}, {left: 200}]\n",
+                                     "v.yaml");
+  const Plan plan = make_plan(config);
+  std::vector<std::string> masks;
+  for (const Case& c : plan.cases) {
+    if (c.variant == "naive") masks.push_back(c.mask.label());
+  }
+  // The prefill's 200-key window: the 100-token sequence's form drops it, the 300-token one's keeps
+  // it; they disagree, so it stays as written.
+  EXPECT_EQ(masks, (std::vector<std::string>{"causal", "causal_bottom_right window[200,0]", "causal_bottom_right",
+                                             "causal_bottom_right window[200,0]"}));
+  EXPECT_EQ(plan.duplicates, 4);  // the 1000-key window of each batch, for 2 variants
+}
+
 TEST(ConfigVarlen, BadVarlenBlocksAreRefusedWithWhereAndWhatIsAllowed) {
   const std::string base(kVarlen);
   expect_rejected(base + "    varlen: [512, 1024]\n", {"shapes[0].varlen", "expected a mapping"});
@@ -643,6 +673,10 @@ TEST(ConfigVarlen, BadVarlenBlocksAreRefusedWithWhereAndWhatIsAllowed) {
   expect_rejected(base + "    batch: 3\n    varlen: {seq_len_kv: [5, 9], seq_len_q: 1}\n",
                   {"varlen.seq_len_kv", "lists 2 lengths, but batch is 3"});
   expect_rejected(base + "    varlen: {seq_len_kv: [5, 9], seq_len_q: [1, 2, 3]}\n", {"varlen.seq_len_q", "lists 3 lengths for 2"});
+  expect_rejected(base + "    varlen: {seq_len_kv: [5, 9], seq_len_q: kv}\n",
+                  {"varlen.seq_len_q", "unknown value 'kv'", "seq_len_kv (each sequence's own length)"});
+  expect_rejected(base + "    batch: 2\n    varlen: {seq_len_kv: [5, 9], seq_len_q: 1}\n    page_size: [0, 16]\n"
+                         "exclude: [{page_size: -1}]\n", {"exclude[0].page_size", "between 0 and"});
   expect_rejected(base + "    varlen: {seq_len_kv: [5, 0], seq_len_q: 1}\n", {"varlen.seq_len_kv", "between 1 and"});
   expect_rejected(base + "    seq_len: 64\n    varlen: {seq_len_kv: [5, 9], seq_len_q: 1}\n",
                   {"shapes[0].seq_len", "takes its lengths from varlen"});
@@ -659,7 +693,7 @@ TEST(ConfigVarlen, BadVarlenBlocksAreRefusedWithWhereAndWhatIsAllowed) {
   expect_rejected(base + "    page_size: -1\n    seq_len: 64\n", {"page_size", "between 0 and"});
   // Sequence 1 decodes 8 tokens over 5 keys, bottom right: its first query sees no key.
   expect_rejected(base + "    varlen: {seq_len_kv: [512, 5], seq_len_q: 8}\n",
-                  {"query row 0 of sequence 1 of shape 2x8/2xvarlen[q 8, kv 5-512]x64 sees no key", "seq_len_q 8, seq_len_kv 5"});
+                  {"query row 0 of sequence 1 of shape 2x8/2xvarlen[q 8, kv 5-512 #66c0]x64 sees no key", "seq_len_q 8, seq_len_kv 5"});
 }
 
 TEST(ConfigVarlen, ExcludeMatchesThePageSizeAndAShapeListedTwiceIsPlannedOnce) {
@@ -667,15 +701,19 @@ TEST(ConfigVarlen, ExcludeMatchesThePageSizeAndAShapeListedTwiceIsPlannedOnce) {
                                                             "    page_size: [0, 16]\n"
                                                             "  - {heads: 8, kv_heads: 2, head_dim: 64, varlen: {seq_len_kv: [64, 32], seq_len_q: 1}}\n"
                                                             "  - {heads: 8, kv_heads: 2, head_dim: 64, varlen: {seq_len_kv: [32, 64], seq_len_q: 1}}\n"
-                                                            "exclude: [{variant: sdpa_flash, page_size: 16}]\n",
+                                                            "exclude: [{variant: sdpa_flash, page_size: 16}, {variant: naive, page_size: 0}]\n",
                                      "v.yaml");
   const Plan plan = make_plan(config);
-  ASSERT_EQ(plan.cases.size(), 5u);  // [64,32] x {0,16}, [32,64] x {0}: the second block's [64,32] is a duplicate
+  // [64,32] x {0,16}, [32,64] x {0}: the second block's [64,32] is a duplicate; naive contiguous
+  // and flash paged are excluded.
+  ASSERT_EQ(plan.cases.size(), 3u);
   EXPECT_EQ(plan.duplicates, 2);
-  EXPECT_EQ(plan.excluded, 1);
-  EXPECT_EQ(plan.cases[2].variant, "naive");
-  EXPECT_EQ(plan.cases[2].shape.page_size, 16);
-  EXPECT_EQ(plan.cases[4].shape.seq_lens_kv, (std::vector<std::int64_t>{32, 64}));
+  EXPECT_EQ(plan.excluded, 3);
+  EXPECT_EQ(plan.cases[0].label(), "sdpa_flash " + plan.cases[0].shape.label() + " bf16 causal_bottom_right");
+  EXPECT_EQ(plan.cases[0].shape.page_size, 0);
+  EXPECT_EQ(plan.cases[1].variant, "naive");
+  EXPECT_EQ(plan.cases[1].shape.page_size, 16);
+  EXPECT_EQ(plan.cases[2].shape.seq_lens_kv, (std::vector<std::int64_t>{32, 64}));
 }
 
 }  // namespace

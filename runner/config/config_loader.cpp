@@ -21,6 +21,7 @@
 
 #include "runner/common/file_kind.hpp"
 #include "runner/common/identities.hpp"
+#include "runner/common/sha256.hpp"
 #include "runner/common/text.hpp"
 #include "runner/config/config.hpp"
 #include "runner/config/sequence_lengths.hpp"
@@ -46,7 +47,7 @@ const char* const kCausalValues = "true (top_left), false, top_left or bottom_ri
 const std::vector<std::string> kShapeKeys = {"batch",     "heads",      "kv_heads", "seq_len",   "seq_len_q",
                                              "seq_len_kv", "head_dim",  "page_size", "varlen",   "zip"};
 const std::vector<std::string> kVarlenKeys = {"seq_len_q", "seq_len_kv"};
-const std::vector<std::string> kLengthDrawKeys = {"distribution", "min", "max", "mean", "stdev"};
+const std::vector<std::string> kLengthDrawKeys = {"distribution", "min", "max", "mean", "stdev", "seed"};
 const std::vector<std::string> kOpLibraryKeys = {"name",   "kind",  "library", "op",     "layout",           "causal",
                                                  "scale",  "fixed", "output",  "arguments", "causal_alignment"};
 const std::vector<std::string> kExcludeKeys = {"variant",  "dtype",   "causal",    "window",   "pass",
@@ -645,6 +646,9 @@ class Loader {
     fail(node, "device", "unknown device '" + value + "'; allowed: " + kDeviceNamesAllowed);
   }
 
+  // page_size 0 is a contiguous cache, so a list or a rule can name it; every other size is at least 1.
+  static std::int64_t smallest_size(const std::string& axis) { return axis == "page_size" ? 0 : 1; }
+
   std::vector<std::int64_t> sizes(const YAML::Node& node, const std::string& key, std::int64_t minimum = 1) const {
     std::vector<std::int64_t> out;
     for (const auto& item : items(node, key)) {
@@ -663,8 +667,7 @@ class Loader {
       for (const auto& item : node) {
         const std::string key = "shapes[" + std::to_string(index++) + "]";
         if (!item.IsMap()) fail(item, key, "expected a mapping of shape axes, got a " + kind(item));
-        // Each block draws its lengths from its own seed: the config's and its position.
-        blocks.push_back(shape_block(item, key, seed + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(index)));
+        blocks.push_back(shape_block(item, key, seed));
       }
       if (blocks.empty()) fail(node, "shapes", "the list is empty; give at least one shape mapping");
     } else {
@@ -682,7 +685,7 @@ class Loader {
       block.axis_where[key] = location(entry.first.Mark());
       if (key == "zip" || key == "varlen") continue;
       // page_size 0 is a contiguous cache, so a list can sweep both.
-      block.axes[key] = key == "page_size" ? sizes(entry.second, prefix + "." + key, 0) : sizes(entry.second, prefix + "." + key);
+      block.axes[key] = sizes(entry.second, prefix + "." + key, smallest_size(key));
     }
     if (node["varlen"]) varlen(node, prefix, seed, block);
     if (node["zip"]) {
@@ -705,7 +708,7 @@ class Loader {
           if (block.axes.count(key)) {
             fail(entry.first, row_key + "." + key, "is also given as an axis of this shape block; give it in one place");
           }
-          values[key] = integer(entry.second, row_key + "." + key, 1, kMaxDimension);
+          values[key] = integer(entry.second, row_key + "." + key, smallest_size(key), kMaxDimension);
           keys.insert(key);
         }
         if (row_index == 1) row_keys = keys;
@@ -740,7 +743,8 @@ class Loader {
     const std::size_t count = batch ? static_cast<std::size_t>(block.axes.at("batch").front()) : 0;
     if (kv.IsMap()) {
       if (!batch) fail(kv, prefix + ".batch", "missing: a drawn varlen needs the number of sequences to draw");
-      block.varlen_kv = draw_lengths(length_draw(kv, key + ".seq_len_kv"), count, seed);
+      const LengthDraw draw = length_draw(kv, key + ".seq_len_kv");
+      block.varlen_kv = draw_lengths(draw, count, draw_seed(seed, draw, count));
     } else {
       for (const auto& item : items(kv, key + ".seq_len_kv")) {
         block.varlen_kv.push_back(integer(item, key + ".seq_len_kv", 1, kMaxDimension));
@@ -765,11 +769,26 @@ class Loader {
         fail(q, q_key, "lists " + std::to_string(block.varlen_q.size()) + " lengths for " +
                            std::to_string(block.varlen_kv.size()) + " sequences; give one per sequence");
       }
+    } else if (q.IsScalar() && !q.Scalar().empty() && !std::isdigit(static_cast<unsigned char>(q.Scalar()[0]))) {
+      fail(q, q_key, "unknown value '" + q.Scalar() + "'; give N (every sequence), a list (one per sequence) or "
+                     "seq_len_kv (each sequence's own length)");
     } else {
       block.varlen_q.assign(block.varlen_kv.size(), integer(q, q_key, 1, kMaxDimension));
     }
     block.axes["batch"] = {static_cast<std::int64_t>(block.varlen_kv.size())};
     block.axis_where.emplace("batch", location(node.Mark()));
+  }
+
+  // A draw's seed: the config's seed and the draw itself (its parameters, its
+  // count, its own `seed`), never where it is written, so moving a block or
+  // adding another leaves its lengths as they were; two draws written alike are
+  // one shape unless their `seed`s differ.
+  static std::uint64_t draw_seed(std::uint64_t seed, const LengthDraw& draw, std::size_t count) {
+    const std::string described = std::to_string(seed) + " " + std::to_string(static_cast<int>(draw.distribution)) + " " +
+                                  std::to_string(draw.min) + " " + std::to_string(draw.max) + " " +
+                                  std::to_string(draw.mean) + " " + std::to_string(draw.stdev) + " " +
+                                  std::to_string(count) + " " + std::to_string(draw.seed);
+    return std::stoull(sha256_hex(described).substr(0, 16), nullptr, 16);
   }
 
   LengthDraw length_draw(const YAML::Node& node, const std::string& key) const {
@@ -785,6 +804,7 @@ class Loader {
     for (const std::string bound : {"min", "max"}) {
       if (!node[bound]) fail(node, key + "." + bound, "missing: the " + value + " draw needs min and max");
     }
+    if (node["seed"]) draw.seed = static_cast<std::uint64_t>(integer(node["seed"], key + ".seed", 0, LLONG_MAX));
     draw.min = integer(node["min"], key + ".min", 1, kMaxDimension);
     draw.max = integer(node["max"], key + ".max", draw.min, kMaxDimension);
     if (draw.distribution == LengthDistribution::normal) {
@@ -810,7 +830,9 @@ class Loader {
       return block.axes.count(key) || (!block.zip_rows.empty() && block.zip_rows.front().count(key));
     };
     for (const std::string key : {"batch", "heads", "head_dim"}) {
-      if (!has(key)) fail(node, prefix + "." + key, "missing; every shape needs batch, heads, head_dim and seq_len");
+      if (!has(key)) {
+        fail(node, prefix + "." + key, "missing; every shape needs batch, heads, head_dim and seq_len (or varlen)");
+      }
     }
     if (!block.varlen_kv.empty()) return;
     const bool both = has("seq_len_q") || has("seq_len_kv");
@@ -818,7 +840,8 @@ class Loader {
       fail(node, prefix + ".seq_len", "give either seq_len or seq_len_q and seq_len_kv, not both");
     }
     if (!has("seq_len") && !(has("seq_len_q") && has("seq_len_kv"))) {
-      fail(node, prefix + ".seq_len", "missing; give seq_len, or both seq_len_q and seq_len_kv");
+      fail(node, prefix + ".seq_len", "missing; give seq_len, both seq_len_q and seq_len_kv, or varlen (a "
+                                      "variable-length batch)");
     }
   }
 
@@ -862,7 +885,7 @@ class Loader {
         } else if (field == "pass") {
           values = names(entry.second, field_key, pass_names());
         } else {
-          for (auto value : sizes(entry.second, field_key)) values.push_back(std::to_string(value));
+          for (auto value : sizes(entry.second, field_key, smallest_size(field))) values.push_back(std::to_string(value));
         }
         rule.match[field] = values;
       }

@@ -6,15 +6,47 @@
 
 namespace attnsweep::execute {
 
+namespace {
+
+// The bytes a case's inputs take as made (measure/inputs.cpp): q, k, v and the
+// output at the padded lengths; a variable-length batch's packed rows and its
+// two boolean (batch, 1, max_q, max_kv) masks; a paged cache's pool.
+double inputs_bytes(const Shape& shape, Dtype dtype) {
+  Shape padded = shape;
+  padded.seq_lens_q.clear();
+  padded.seq_lens_kv.clear();
+  double bytes = forward_min_bytes(padded, dtype);
+  if (shape.variable_length()) {
+    bytes += forward_min_bytes(shape, dtype);  // the packed rows (and room for a packed output)
+    bytes += 2.0 * static_cast<double>(shape.batch) * static_cast<double>(shape.seq_len_q) *
+             static_cast<double>(shape.seq_len_kv);
+  }
+  if (shape.page_size > 0) {
+    double pages = 0;
+    for (std::size_t b = 0; b < static_cast<std::size_t>(shape.batch); ++b) {
+      pages += static_cast<double>((shape.kv_len(b) + shape.page_size - 1) / shape.page_size);
+    }
+    bytes += 2.0 * pages * static_cast<double>(shape.page_size) * static_cast<double>(shape.kv_heads) *
+             static_cast<double>(shape.head_dim) * dtype_bytes(dtype);
+  }
+  return bytes;
+}
+
+}  // namespace
+
 void check_cases_fit(const Plan& plan, const Device& device, double available_bytes, const std::string& config_path) {
   constexpr double kGiB = 1 << 30;
   for (const Case& c : plan.cases) {
-    const double needed = forward_min_bytes(c.shape, c.dtype);
+    const double needed = inputs_bytes(c.shape, c.dtype);
     if (needed > available_bytes) {
+      const bool laid_out = c.shape.variable_length() || c.shape.page_size > 0;
       throw ConfigError(config_path, c.where, "shapes",
-                        "case " + c.label() + " needs " + text::fixed(needed / kGiB, 1) +
-                            " GiB for q, k, v and the output alone; " + device.to_string() + " has " +
-                            text::fixed(available_bytes / kGiB, 1) + " GiB. Use smaller shapes or exclude it");
+                        "case " + c.label() + " needs " + text::fixed(needed / kGiB, 1) + " GiB for " +
+                            (laid_out ? "its inputs as laid out (q, k, v and the output padded to the longest "
+                                        "sequence, the packed rows and masks, the pages)"
+                                      : "q, k, v and the output alone") +
+                            "; " + device.to_string() + " has " + text::fixed(available_bytes / kGiB, 1) +
+                            " GiB. Use smaller shapes or exclude it");
     }
   }
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Refuses, before anything runs, a case whose inputs and output alone exceed
-// the device's memory: it could only fail, and late.
+// the device's memory: it could only fail, and late. A variable-length batch
+// counts its padded tensors, packed rows and masks; a paged cache its pool.
 #include <string>
 
 #include "runner/plan/plan.hpp"

@@ -1,5 +1,7 @@
 #include "runner/plan/plan.hpp"
 
+#include "runner/common/sha256.hpp"
+
 #include <algorithm>
 #include <random>
 #include <set>
@@ -53,7 +55,10 @@ std::string Shape::label() const {
 
 std::string Shape::varlen_label() const {
   if (!variable_length()) return "";
-  return "varlen[q " + length_range(seq_lens_q) + ", kv " + length_range(seq_lens_kv) + "]";
+  // The shortest and longest lengths, and 4 hex digits of the whole lists'
+  // SHA-256: two batches of one range are two labels (a report's bar, a compare row).
+  const std::string digest = sha256_hex(lengths_text(seq_lens_q) + ";" + lengths_text(seq_lens_kv)).substr(0, 4);
+  return "varlen[q " + length_range(seq_lens_q) + ", kv " + length_range(seq_lens_kv) + " #" + digest + "]";
 }
 
 std::string Shape::identity() const {
@@ -189,6 +194,19 @@ bool matches(const ExcludeRule& rule, const Case& c) {
   return true;
 }
 
+// The mask's canonical form for the shape (Mask::canonical). A variable-length
+// batch's sequences each have one; where they all agree, that is the batch's
+// (a window wider than every sequence is dropped, bottom right over square
+// sequences is causal), else the mask stays as written.
+Mask canonical_mask(const Mask& written, const Shape& shape) {
+  if (!shape.variable_length()) return written.canonical(shape.seq_len_q, shape.seq_len_kv);
+  const Mask first = written.canonical(shape.q_len(0), shape.kv_len(0));
+  for (std::size_t b = 1; b < shape.seq_lens_q.size(); ++b) {
+    if (!(written.canonical(shape.q_len(b), shape.kv_len(b)) == first)) return written;
+  }
+  return first;
+}
+
 }  // namespace
 
 // a * b, but never past kMaxCases + 1: enough to refuse, and no overflow.
@@ -253,8 +271,7 @@ Plan make_plan(const Config& config) {
     // ways of writing one set of keys are one case.
     std::vector<Mask> masks;
     for (const Mask& written : config.masks) {
-      // A variable-length batch keeps the mask as written: its sequences' lengths differ.
-      const Mask mask = shape.variable_length() ? written : written.canonical(shape.seq_len_q, shape.seq_len_kv);
+      const Mask mask = canonical_mask(written, shape);
       if (std::find(masks.begin(), masks.end(), mask) == masks.end()) {
         masks.push_back(mask);
       } else {

@@ -341,7 +341,17 @@ class OpLibraryVariant final : public Variant {
       prepared_ = {};  // free the previous case's copies before making these
       prepared_.draw_id = inputs.draw_id;
       const char* names[] = {"query", "key", "value"};
-      for (int i = 0; i < 3; ++i) prepared_.copies.push_back({names[i], sources[i].contiguous().clone(), sources[i]});
+      for (int i = 0; i < 3; ++i) {
+        // q, k, v already in the op's layout are handed over as they are (the
+        // case runner's input guard sees a write into them); a transposed view
+        // is copied once; packed rows and pages are copied too, so that a write
+        // into them is seen here, against the shared tensors.
+        const bool shared_inputs = (i == 0 && !inputs.packed) || (i > 0 && !inputs.packed && !inputs.paged);
+        const at::Tensor copy = shared_inputs && sources[i].is_contiguous()
+                                    ? sources[i]
+                                    : sources[i].clone(at::MemoryFormat::Contiguous);
+        prepared_.copies.push_back({names[i], copy, sources[i]});
+      }
     }
     return prepared_;
   }
@@ -446,9 +456,15 @@ class OpLibraryVariant final : public Variant {
     require("causal", spec_.causal_argument, c10::TypeKind::BoolType, "a bool");
     require("scale", spec_.scale_argument, c10::TypeKind::FloatType, "a float");
     for (const auto& [name, what] : spec_.generated) {
-      const bool number = what == "max_seqlen_q" || what == "max_seqlen_k" || what == "window_left" || what == "window_right";
+      const bool window = what == "window_left" || what == "window_right";
+      const bool number = window || what == "max_seqlen_q" || what == "max_seqlen_k";
       require("arguments." + name, name, number ? c10::TypeKind::IntType : c10::TypeKind::TensorType,
               number ? "an int" : "a Tensor");
+      const auto it = std::find_if(arguments.begin(), arguments.end(), [&](const c10::Argument& a) { return a.name() == name; });
+      if (!window && it->type()->kind() != c10::TypeKind::OptionalType) {
+        refuse(spec_, "arguments." + name + ": argument '" + name + "' of " + shown + " is not optional (" +
+                          (number ? "int?" : "Tensor?") + "): attnsweep passes None where a case has no " + what);
+      }
     }
     for (const auto& [name, text] : spec_.fixed) {
       const auto it = std::find_if(arguments.begin(), arguments.end(),

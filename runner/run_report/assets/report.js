@@ -560,7 +560,7 @@
     };
     const tokenBars = (title, cases) =>
       addShapeChart(container, "tokens-shapes", title(`tokens per second, per shape`), bars(cases, tokensPerSecond),
-                    "tokens/s (batch x queries / time)",
+                    "tokens/s (query tokens / time)",
                     (c, y) => `${c.variant}: ${count3(y)} tokens/s (${perToken(c)}; ${tokens(c)} tokens in ${Number(c.time_us).toFixed(1)} µs)`);
     const flopBars = (title, cases) =>
       addShapeChart(container, "tflops-shapes", title(`achieved TFLOP/s, per shape`), bars(cases, (c) => c.tflops), "TFLOP/s",
@@ -856,7 +856,7 @@
       (lists.length === names.length ? "The cases are" : lists.join("; ") + ": the cases are") +
       " a list of shapes, not a sweep of sequence lengths (docs/report.md, \"Length sweeps and lists of shapes\"): " +
       "per dtype and head_dim, a group of bars per shape (batch x heads/kv_heads, q = queries, k = keys), a bar per " +
-      "variant, for the median time, tokens per second (batch x queries / median time; µs per token in the tooltip) " +
+      "variant, for the median time, tokens per second (query tokens, batch x queries or a variable-length batch's sum, over the median time; µs per token in the tooltip) " +
       "and achieved TFLOP/s; log scales where the values span more than 20x.";
     familyNote.hidden = !splits.length;
     familyNote.textContent = !splits.length ? "" :
