@@ -142,6 +142,18 @@ TEST_F(CliServingLayouts, AnOpWithoutTheArgumentsIsUnsupportedSayingWhatIsMissin
 TEST_F(CliServingLayouts, ABackwardOfAVariableLengthBatchIsUnsupportedAndABadMappingIsRefused) {
   std::string yaml = config("  - sdpa_math\n");
   yaml.replace(yaml.find("dtypes:"), 0, "passes: [forward, backward]\n");
+  // plan says beforehand what run will find unsupported: of 16 cases, the 6 backward passes of a
+  // variable-length or paged case and the 4 forward passes on pages.
+  const Outcome plan = attnsweep::testing::run_attnsweep("--log-level off plan " + scratch_.write("p.yaml", yaml));
+  ASSERT_EQ(plan.exit_code, 0) << plan.output;
+  const auto count = [&](const std::string& part) {
+    std::size_t found = 0;
+    for (std::size_t at = plan.output.find(part); at != std::string::npos; at = plan.output.find(part, at + 1)) ++found;
+    return found;
+  };
+  EXPECT_EQ(count("backward  unsupported: varlen and paged cases are forward only\n"), 6u) << plan.output;
+  EXPECT_EQ(count("forward   unsupported: no built-in variant reads pages\n"), 4u) << plan.output;
+  EXPECT_EQ(count("unsupported"), 10u) << plan.output;
   const Outcome outcome = run(yaml);
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
   SQLite::Database db(path("r.db"), SQLite::OPEN_READONLY);

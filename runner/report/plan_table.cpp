@@ -2,9 +2,25 @@
 
 #include <algorithm>
 
+#include "runner/variants/op_library_spec.hpp"
 #include "runner/variants/variant_names.hpp"
 
 namespace attnsweep::report {
+namespace {
+
+// What `run` will find unsupported without running anything: a variant with no
+// implementation for the device; a backward of a variable-length or paged case;
+// a built-in variant on a paged cache (docs/config.md). Empty when it runs.
+std::string plan_note(const Case& c, bool runs, const Device& device) {
+  if (!runs) return "unsupported on " + device.to_string();
+  if (c.pass != Pass::forward && (c.shape.variable_length() || c.shape.page_size > 0)) {
+    return "unsupported: varlen and paged cases are forward only";
+  }
+  if (c.shape.page_size > 0 && !find_op_library_spec(c.variant)) return "unsupported: no built-in variant reads pages";
+  return "";
+}
+
+}  // namespace
 
 // The pass column shows only when a case times something other than the
 // forward, so a forward-only plan (every config before issue 23) reads as before.
@@ -49,7 +65,8 @@ Table plan_table(const Plan& plan, const Device& device) {
     }
     if (show_pages) row.push_back(Cell::integer(c.shape.page_size));
     if (show_pass) row.push_back(Cell::text(to_string(c.pass)));
-    row.push_back(runs ? Cell::null() : Cell::text("unsupported on " + device.to_string()));
+    const std::string note = plan_note(c, runs, device);
+    row.push_back(note.empty() ? Cell::null() : Cell::text(note));
     table.add_row(row);
   }
   return table;
