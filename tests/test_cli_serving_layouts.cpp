@@ -175,6 +175,30 @@ TEST_F(CliServingLayouts, ABackwardOfAVariableLengthBatchIsUnsupportedAndABadMap
   EXPECT_EQ(not_an_int.exit_code, 2) << not_an_int.output;
   EXPECT_TRUE(contains(not_an_int.output, "arguments.max_seqlen_q: argument 'max_seqlen_q' of")) << not_an_int.output;
   EXPECT_TRUE(contains(not_an_int.output, "is not a Tensor")) << not_an_int.output;
+  // window_size_left is an int without a None: a generated value that may be None cannot go there.
+  const Outcome not_optional = run(config(flash_like("fa3_like", "    arguments: {window_size_left: max_seqlen_q}\n")));
+  EXPECT_EQ(not_optional.exit_code, 2) << not_optional.output;
+  EXPECT_TRUE(contains(not_optional.output, "arguments.window_size_left: argument 'window_size_left' of "))
+      << not_optional.output;
+  EXPECT_TRUE(contains(not_optional.output, "is not optional (int?): attnsweep passes None where a case has no "
+                                            "max_seqlen_q")) << not_optional.output;
+  const Outcome not_a_mapping = run(config(flash_like("fa3_like", "    arguments: [page_table, seqused_k]\n")));
+  EXPECT_EQ(not_a_mapping.exit_code, 2) << not_a_mapping.output;
+  EXPECT_TRUE(contains(not_a_mapping.output, "s.yaml:12:16: variants[0].arguments: expected a mapping of the op's "
+                                             "argument names to what attnsweep makes")) << not_a_mapping.output;
+  const Outcome twice = run(config(flash_like("fa3_like", "    arguments: {page_table: page_table, seqused_k: page_table}\n")));
+  EXPECT_EQ(twice.exit_code, 2) << twice.output;
+  EXPECT_TRUE(contains(twice.output, "variants[0].arguments.seqused_k: page_table is given to 'page_table' already"))
+      << twice.output;
+  std::string sideways = flash_like("fa3_like", "");
+  sideways.replace(sideways.find("bottom_right"), 12, "'sideways; rm -rf /'");
+  const Outcome alignment = run(config(sideways));
+  EXPECT_EQ(alignment.exit_code, 2) << alignment.output;
+  EXPECT_TRUE(contains(alignment.output, "variants[0].causal_alignment: unknown alignment 'sideways; rm -rf /'; "
+                                         "allowed: top_left (PyTorch's is_causal), bottom_right")) << alignment.output;
+  // None of the refused configs stored a run: the database holds the first run alone.
+  SQLite::Database after(path("r.db"), SQLite::OPEN_READONLY);
+  EXPECT_EQ(after.execAndGet("SELECT count(*) FROM runs").getInt(), 1);
 }
 
 // The memory check counts what a variable-length case makes: here the real

@@ -691,6 +691,15 @@ TEST(ConfigVarlen, BadVarlenBlocksAreRefusedWithWhereAndWhatIsAllowed) {
   expect_rejected(base + "    batch: [2, 4]\n    varlen: {seq_len_kv: [5, 9], seq_len_q: 1}\n",
                   {"shapes[0].batch", "one batch: its number of sequences"});
   expect_rejected(base + "    page_size: -1\n    seq_len: 64\n", {"page_size", "between 0 and"});
+  expect_rejected(base + "    batch: 2\n    varlen: {seq_len_kv: {distribution: uniform, min: 1, max: 9, seed: -3}, seq_len_q: 1}\n",
+                  {"sweep.yaml:10:72", "varlen.seq_len_kv.seed", "between 0 and"});
+  expect_rejected(base + "    batch: 2\n    varlen: {seq_len_kv: {distribution: normal, min: 1, max: 9, mean: 5, stdev: -1}, "
+                         "seq_len_q: 1}\n",
+                  {"varlen.seq_len_kv.stdev", "must be at least 0"});
+  expect_rejected(base + "    batch: 2\n    varlen: {seq_len_kv: {distribution: uniform, min: 1, max: 9, mean: 5}, seq_len_q: 1}\n",
+                  {"varlen.seq_len_kv.mean", "only the normal draw takes mean"});
+  expect_rejected(base + "    batch: 2\n    varlen: {seq_len_kv: {distribution: uniform, min: 1, max: 9, mode: 3}, seq_len_q: 1}\n",
+                  {"varlen.seq_len_kv", "mode"});
   // Sequence 1 decodes 8 tokens over 5 keys, bottom right: its first query sees no key.
   expect_rejected(base + "    varlen: {seq_len_kv: [512, 5], seq_len_q: 8}\n",
                   {"query row 0 of sequence 1 of shape 2x8/2xvarlen[q 8, kv 5-512 #66c0]x64 sees no key", "seq_len_q 8, seq_len_kv 5"});

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <tuple>
 
+#include "runner/measure/input_guard.hpp"
 #include "runner/measure/inputs.hpp"
 #include "runner/variants/naive_attention.hpp"
 #include "runner/variants/registry.hpp"
@@ -268,6 +269,18 @@ TEST(VariableLengths, APagedCacheHoldsTheSameKeysInShuffledPages) {
     EXPECT_TRUE(at::equal(cache.gather(cache.value, 6)[b].narrow(1, 0, length), inputs.value[b].narrow(1, 0, length)));
   }
   EXPECT_FALSE(find_variant("sdpa_math")->check(inputs).supported);
+}
+
+// The guard over the shared inputs watches the packed rows and the pages too:
+// flash's and the memory-efficient kernel's varlen routes read the packed rows
+// directly, so a write there would reach every later variant of the shape.
+TEST(VariableLengths, TheInputGuardSeesAWriteIntoThePackedRowsOrThePages) {
+  const AttentionInputs inputs = make_inputs(variable_length_case(2), Device::cpu(), 11);
+  const InputGuard guard(inputs);
+  EXPECT_EQ(guard.changed(inputs), "");
+  inputs.packed->key.select(0, 3).mul_(2);
+  inputs.paged->value.select(0, 0).add_(1);
+  EXPECT_EQ(guard.changed(inputs), "packed key, value pages");
 }
 
 }  // namespace

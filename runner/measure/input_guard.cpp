@@ -25,15 +25,27 @@ std::array<std::int64_t, 2> InputGuard::fingerprint(const at::Tensor& tensor) {
   return {plain.item<std::int64_t>(), weighted.item<std::int64_t>()};
 }
 
-InputGuard::InputGuard(const AttentionInputs& inputs)
-    : sums_{fingerprint(inputs.query), fingerprint(inputs.key), fingerprint(inputs.value)} {}
+std::vector<std::pair<const char*, const at::Tensor*>> InputGuard::watched(const AttentionInputs& inputs) {
+  std::vector<std::pair<const char*, const at::Tensor*>> tensors = {
+      {"query", &inputs.query}, {"key", &inputs.key}, {"value", &inputs.value}};
+  if (inputs.packed) {
+    tensors.insert(tensors.end(), {{"packed query", &inputs.packed->query},
+                                   {"packed key", &inputs.packed->key},
+                                   {"packed value", &inputs.packed->value}});
+  }
+  if (inputs.paged) tensors.insert(tensors.end(), {{"key pages", &inputs.paged->key}, {"value pages", &inputs.paged->value}});
+  return tensors;
+}
+
+InputGuard::InputGuard(const AttentionInputs& inputs) {
+  for (const auto& [name, tensor] : watched(inputs)) sums_.push_back(fingerprint(*tensor));
+}
 
 std::string InputGuard::changed(const AttentionInputs& inputs) const {
-  const at::Tensor* tensors[] = {&inputs.query, &inputs.key, &inputs.value};
-  const char* names[] = {"query", "key", "value"};
   std::string which;
-  for (int i = 0; i < 3; ++i) {
-    if (fingerprint(*tensors[i]) != sums_[static_cast<std::size_t>(i)]) which += (which.empty() ? "" : ", ") + std::string(names[i]);
+  const auto tensors = watched(inputs);
+  for (std::size_t i = 0; i < tensors.size() && i < sums_.size(); ++i) {
+    if (fingerprint(*tensors[i].second) != sums_[i]) which += (which.empty() ? "" : ", ") + std::string(tensors[i].first);
   }
   return which;
 }
