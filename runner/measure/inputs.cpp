@@ -24,6 +24,16 @@ at::Generator seeded_generator(const at::Device& where, std::uint64_t seed) {
   return generator;
 }
 
+// `masked`, and also true where the mask hides key `key` from the query whose
+// diagonal is `diagonal` (Mask::keys_of_row): past it under a causal mask,
+// outside the window around it. The index tensors broadcast against each other.
+at::Tensor masked_around_diagonal(const Mask& mask, const at::Tensor& key, const at::Tensor& diagonal, at::Tensor masked) {
+  if (mask.is_causal()) masked = masked.logical_or(key > diagonal);
+  if (mask.window_left) masked = masked.logical_or(key < diagonal - *mask.window_left);
+  if (mask.window_right) masked = masked.logical_or(key > diagonal + *mask.window_right);
+  return masked;
+}
+
 // (batch, 1, Sq, Skv), true where masked: sequence b's real query rows see the
 // keys its mask gives them among its own kv_len(b) keys (Mask::keys_of_row, its
 // diagonal offset from its own lengths); its padding rows see key 0 alone.
@@ -41,10 +51,7 @@ at::Tensor variable_length_mask(const Shape& s, const Mask& mask, const at::Devi
   const at::Tensor row = at::arange(s.seq_len_q, index).view({1, 1, -1, 1});
   const at::Tensor key = at::arange(s.seq_len_kv, index).view({1, 1, 1, -1});
   const at::Tensor diagonal = row + per_sequence(offsets);
-  at::Tensor masked = key >= per_sequence(kv_lens);
-  if (mask.is_causal()) masked = masked.logical_or(key > diagonal);
-  if (mask.window_left) masked = masked.logical_or(key < diagonal - *mask.window_left);
-  if (mask.window_right) masked = masked.logical_or(key > diagonal + *mask.window_right);
+  const at::Tensor masked = masked_around_diagonal(mask, key, diagonal, key >= per_sequence(kv_lens));
   const at::Tensor padding_row = row >= per_sequence(q_lens);
   return at::where(padding_row, key != 0, masked).contiguous();
 }
@@ -101,10 +108,8 @@ AttentionInputs make_inputs(const Case& c, const Device& device, std::uint64_t s
     const at::Tensor row = at::arange(s.seq_len_q, index).unsqueeze(1);
     const at::Tensor key = at::arange(s.seq_len_kv, index).unsqueeze(0);
     const at::Tensor diagonal = row + c.mask.diagonal_offset(s.seq_len_q, s.seq_len_kv);
-    at::Tensor masked = at::zeros({s.seq_len_q, s.seq_len_kv}, at::TensorOptions().device(where).dtype(at::kBool));
-    if (c.mask.is_causal()) masked = masked.logical_or(key > diagonal);
-    if (c.mask.window_left) masked = masked.logical_or(key < diagonal - *c.mask.window_left);
-    if (c.mask.window_right) masked = masked.logical_or(key > diagonal + *c.mask.window_right);
+    const at::Tensor none = at::zeros({s.seq_len_q, s.seq_len_kv}, at::TensorOptions().device(where).dtype(at::kBool));
+    const at::Tensor masked = masked_around_diagonal(c.mask, key, diagonal, none);
     inputs.masked_out = masked;
     if (!inputs.causal) inputs.attend = masked.logical_not();
   }
