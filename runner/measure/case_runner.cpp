@@ -275,7 +275,7 @@ struct CaseRunner::Impl {
     const AttentionInputs& shared_inputs = inputs_for(c);
     const bool differentiating = c.pass != Pass::forward;
     if (differentiating) {
-      if (c.shape.variable_length() || c.shape.page_size > 0) {
+      if (c.shape.forward_only()) {
         result.status = CaseStatus::unsupported;
         result.error_message = "variable-length batches and paged KV caches are measured forward only (serving); "
                                "their backward is not timed";
