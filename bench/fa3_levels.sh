@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs bench/fa3_levels.yaml once per measuring setting and prints, per case, the medians of each
+# block of 50 eager samples and of the graph replays, then Python's (tests/gpu/sample_blocks.py).
+#   device: run(command="bash bench/fa3_levels.sh", carry=[".devdeps", ".devwheels"])
+set -uo pipefail
+OUT="${OUT:-$PWD/device-out}"; mkdir -p "$OUT"
+cd "$(dirname "$0")/.." || exit 2
+[ -d .devwheels/fa3 ] || python3 -m zipfile -e .devwheels/fa3_fwd-*.whl .devwheels/fa3
+[ -x build/attnsweep ] || BUILD_TARGET=attnsweep container/build.sh > "$OUT/build.log" 2>&1 || exit 2
+blocks() {
+  python3 - "$1" <<'PY'
+import sqlite3, statistics, sys
+db = sqlite3.connect(sys.argv[1])
+for case_id, variant, median in db.execute("SELECT case_id, variant, gpu_time_us_median FROM cases ORDER BY case_id"):
+    for mode in ("eager", "graph"):
+        t = [r[0] for r in db.execute("SELECT gpu_time_us FROM samples WHERE case_id = ? AND mode = ? ORDER BY sample_index", (case_id, mode))]
+        if t:
+            b = [statistics.median(t[i:i + 50]) for i in range(0, len(t), 50)]
+            print(f"  {variant:10} {mode:5} n={len(t):3} median {statistics.median(t):6.1f} blocks {' '.join(f'{x:.0f}' for x in b)}")
+PY
+}
+settings=("regime: burst" "regime: sustained" "hide_launch_latency: false" "cuda_graph: false" "l2_flush: false")
+for i in "${!settings[@]}"; do
+  s="${settings[$i]}"; cfg="bench/.fa3_levels_$i.yaml"
+  if [ "$s" = "regime: burst" ] || [ "$s" = "regime: sustained" ]; then
+    sed "s/^  regime: burst/  $s/" bench/fa3_levels.yaml > "$cfg"
+  else
+    sed "s/^  regime: burst/  regime: burst\n  $s/" bench/fa3_levels.yaml | sed 's/\\n/\n/' > "$cfg"
+  fi
+  build/attnsweep run "$cfg" --db "/tmp/fa3_levels_$i.db" -q > /dev/null 2> "$OUT/run_$i.err"
+  echo "== $s (exit $?)"
+  blocks "/tmp/fa3_levels_$i.db"
+  rm -f "$cfg"
+done
+echo "== Python, 8 blocks of 50 (tests/gpu/sample_blocks.py)"
+python3 tests/gpu/sample_blocks.py /tmp/fa3_levels_0.db --plan-index 0 1 --fa3 fa3=.devwheels/fa3 2> /dev/null | tail -2

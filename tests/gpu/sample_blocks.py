@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Are a case's CUDA-event times the same from one block of samples to the next? Python's answer.
+
+   usage: sample_blocks.py RESULTS.db --plan-index N [N ...] [--blocks 8] [--samples 50]
+                           [--fa3 NAME=PATH] [--reallocate] [--nvml] [--profile-first]
+                           [--graph-first] [--gap-ms MS] > blocks.md
+
+The serving proof (tests/gpu/serving_reference.py) compares attnsweep's median with 50 Python
+samples taken in one block. Where a kernel's time moves between levels that last tens of
+milliseconds, one block of 50 sees one level while attnsweep's 150-200 samples see several, and
+the two medians differ although neither is wrong. This takes BLOCKS blocks of SAMPLES samples of
+each named case (same forward, same protocol v2 as serving_reference.py: an L2 flush, the stream
+held, CUDA events), prints each block's median and the median over all samples, next to
+attnsweep's median. --reallocate copies q, k, v (and the packed/paged tensors) to new memory
+before each block, to tell a level that follows the inputs' addresses from one that does not.
+--nvml reads the SM clock and the clock-event reasons from NVML after each sample, as attnsweep's
+timer does (runner/measure/timer.cpp), to tell whether those reads move the kernel.
+--profile-first runs torch.profiler over 3 forwards, --graph-first captures the forward in a CUDA
+graph and replays it 3 times, before the first block: what attnsweep does before its samples.
+--gap-ms leaves the GPU idle for MS milliseconds (host sleep) after each sample.
+Exit 2 when the database or a plan index cannot be read.
+"""
+import argparse
+import ctypes
+import os
+import sqlite3
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serving_reference as ref  # noqa: E402
+from torch_reference import DTYPES  # noqa: E402
+
+
+class Nvml:
+    """The two NVML reads attnsweep's timer makes after every sample, through ctypes."""
+
+    def __init__(self):
+        self.lib = ctypes.CDLL("libnvidia-ml.so.1")
+        if self.lib.nvmlInit_v2() != 0:
+            raise OSError("nvmlInit_v2 failed")
+        self.handle = ctypes.c_void_p()
+        if self.lib.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(self.handle)) != 0:
+            raise OSError("nvmlDeviceGetHandleByIndex_v2 failed")
+
+    def read(self):
+        clock, reasons = ctypes.c_uint(), ctypes.c_ulonglong()
+        self.lib.nvmlDeviceGetClockInfo(self.handle, 1, ctypes.byref(clock))  # NVML_CLOCK_SM
+        self.lib.nvmlDeviceGetCurrentClocksEventReasons(self.handle, ctypes.byref(reasons))
+        return clock.value, reasons.value
+
+
+def block_times(fn, samples, nvml=None, gap_ms=0.0):
+    """SAMPLES CUDA-event times (us) of fn with protocol v2, one block; NVML read after each when
+    given, then GAP_MS of idle."""
+    times = []
+    for _ in range(samples):
+        times.append(ref.cuda_event_median(fn, 1, "v2"))
+        if nvml is not None:
+            nvml.read()
+        if gap_ms:
+            time.sleep(gap_ms / 1000.0)
+    return times
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("db")
+    p.add_argument("--plan-index", type=int, nargs="+", required=True)
+    p.add_argument("--run", type=int)
+    p.add_argument("--blocks", type=int, default=8)
+    p.add_argument("--samples", type=int, default=50)
+    p.add_argument("--fa3", metavar="NAME=PATH")
+    p.add_argument("--reallocate", action="store_true")
+    p.add_argument("--nvml", action="store_true")
+    p.add_argument("--profile-first", action="store_true")
+    p.add_argument("--graph-first", action="store_true")
+    p.add_argument("--gap-ms", type=float, default=0.0)
+    a = p.parse_args()
+    try:
+        db = sqlite3.connect(f"file:{a.db}?mode=ro", uri=True)
+        db.row_factory = sqlite3.Row
+        run = a.run or db.execute("SELECT max(run_id) FROM runs").fetchone()[0]
+        seed = db.execute("SELECT seed FROM runs WHERE run_id = ?", (run,)).fetchone()[0]
+        cases = {c["plan_index"]: c for c in ref.read_cases(db, run)}
+    except (sqlite3.Error, ValueError, TypeError) as error:
+        print(f"error: {a.db}: {error}", file=sys.stderr)
+        return 2
+    missing = [i for i in a.plan_index if i not in cases or cases[i]["status"] != "ok"]
+    if missing:
+        print(f"error: {a.db}: no ok forward case with plan index {missing[0]} in run {run}", file=sys.stderr)
+        return 2
+    try:
+        nvml = Nvml() if a.nvml else None
+    except OSError as error:
+        print(f"error: --nvml: {error}", file=sys.stderr)
+        return 2
+    if a.fa3:
+        try:
+            name, path = ref.parse_op_library(a.fa3)
+            ref.OP_LIBRARIES[name] = ref.load_fa3(path)
+        except (OSError, RuntimeError, ValueError) as error:
+            print(f"error: --fa3: {str(error).splitlines()[0]}", file=sys.stderr)
+            return 2
+    print(f"# Blocks of samples: {a.blocks} x {a.samples}, protocol v2, torch {torch.__version__}, "
+          f"{torch.cuda.get_device_name(0)}{', inputs reallocated before each block' if a.reallocate else ''}"
+          f"{', NVML read after each sample' if a.nvml else ''}"
+          f"{', profiled first' if a.profile_first else ''}{', graph captured first' if a.graph_first else ''}"
+          f"{f', {a.gap_ms:g} ms idle after each sample' if a.gap_ms else ''}\n")
+    print("| # | variant | shape | attnsweep median us | block medians us (Python) | all-sample median | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for index in a.plan_index:
+        case = cases[index]
+        q, k, v = ref.make_inputs(case["batch"], case["heads"], case["kv_heads"], case["seq_len_q"],
+                                  case["seq_len_kv"], case["head_dim"], DTYPES[case["dtype"]], seed)
+        scale = case["head_dim"] ** -0.5
+        medians, everything = [], []
+        with torch.no_grad():
+            for _ in range(a.blocks):
+                if a.reallocate or not medians:
+                    q, k, v = q.clone(), k.clone(), v.clone()
+                    fn, _, _ = ref.plan_forward(case, q, k, v, scale, seed)
+                    for _ in range(3):
+                        fn()
+                    if a.profile_first and not medians:
+                        ref.profile_counts(fn, 3)
+                    if a.graph_first and not medians:
+                        graph = torch.cuda.CUDAGraph()
+                        side = torch.cuda.Stream()
+                        side.wait_stream(torch.cuda.current_stream())
+                        with torch.cuda.stream(side):
+                            fn()
+                        torch.cuda.current_stream().wait_stream(side)
+                        with torch.cuda.graph(graph):
+                            fn()
+                        for _ in range(3):
+                            graph.replay()
+                        torch.cuda.synchronize()
+                times = block_times(fn, a.samples, nvml, a.gap_ms)
+                medians.append(statistics.median(times))
+                everything += times
+        overall = statistics.median(everything)
+        print(f"| {index} | {case['variant']} | {ref.shape_label(case)} | {case['gpu_time_us_median']:.1f} |"
+              f" {', '.join(f'{m:.1f}' for m in medians)} | {overall:.1f} |"
+              f" {case['gpu_time_us_median'] / overall:.3f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
