@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <map>
 #include <limits>
 
 #include "runner/measure/validity.hpp"
@@ -206,6 +208,139 @@ TEST(Validity, TooFewSamplesOrAStoppingRuleThatNeverConvergedIsSuspect) {
   moving.gpu_time_us->stdev = 3.025;
   judge_validity(bf16_case(), {10, 0.02, /*fixed_sample_count=*/true}, moving);
   EXPECT_EQ(moving.validity, "ok");
+}
+
+// Eager samples on the given levels (runs of `count` samples at `us`), with a
+// fixed +-1 us pattern of scatter, as the timer stores them.
+std::vector<TimingSample> samples_on_levels(const std::vector<std::pair<int, double>>& runs) {
+  std::vector<TimingSample> samples;
+  for (const auto& [count, us] : runs) {
+    for (int i = 0; i < count; ++i) {
+      TimingSample sample;
+      sample.gpu_time_us = us + static_cast<double>((static_cast<int>(samples.size()) * 7) % 5 - 2) * 0.5;
+      samples.push_back(sample);
+    }
+  }
+  return samples;
+}
+
+TEST(Validity, SamplesThatMoveBetweenLevelsAreSuspect) {
+  // FA3's variable-length prefill on the H200 (docs/results/h200-serving.md):
+  // 190 samples on levels of about 482, 505 and 523 us.
+  CaseResult r = healthy_cuda_case();
+  r.samples = samples_on_levels({{54, 482.0}, {70, 505.0}, {46, 523.0}, {20, 482.0}});
+  EXPECT_EQ(judged(r), "suspect level_shift: the medians of 8 consecutive blocks of 23 samples ranged from 482.0 "
+                       "to 523.0 us (8.1% of the median, allowed 15.1 us): the time moved between levels, so the "
+                       "median depends on when the case stopped");
+  const auto levels = sample_levels(r.samples);
+  ASSERT_TRUE(levels.has_value());
+  EXPECT_DOUBLE_EQ(levels->median_us, 504.5);  // of the 184 samples in whole blocks
+  EXPECT_TRUE(levels->shifted());
+
+  // A step of 2% is under the 3% allowance.
+  r.samples = samples_on_levels({{100, 480.0}, {100, 490.0}});
+  EXPECT_EQ(judged(r), "ok");
+  // One step of 10% from a short kernel (flash decoding: 157 -> 142 us).
+  r.samples = samples_on_levels({{190, 157.0}, {200, 142.0}});
+  EXPECT_EQ(judged(r).substr(0, 100), "suspect level_shift: the medians of 8 consecutive blocks of 48 samples "
+                                     "ranged from 142.0 to 157.0 us");
+}
+
+TEST(Validity, ScatterWithoutLevelsAndTooFewSamplesAreNotALevelShift) {
+  CaseResult r = healthy_cuda_case();
+  // Samples scattered over +-5% in no order: every block's median is near the middle.
+  std::vector<TimingSample> scattered;
+  for (int i = 0; i < 400; ++i) {
+    TimingSample sample;
+    sample.gpu_time_us = 1000.0 + static_cast<double>((i * 37) % 101 - 50);
+    scattered.push_back(sample);
+  }
+  r.samples = scattered;
+  EXPECT_EQ(judged(r), "ok");
+  // 39 samples make 3 blocks of 10: not judged, whatever they do.
+  r.samples = samples_on_levels({{20, 400.0}, {19, 500.0}});
+  EXPECT_FALSE(sample_levels(r.samples).has_value());
+  EXPECT_EQ(judged(r), "ok");
+  // Only kept eager samples count: throttled ones and graph replays are left out.
+  r.samples = samples_on_levels({{100, 480.0}, {100, 600.0}});
+  for (std::size_t i = 100; i < r.samples.size(); ++i) {
+    if (i % 2) r.samples[i].throttled = true;
+    else r.samples[i].mode = SampleMode::graph;
+  }
+  EXPECT_EQ(judged(r), "ok");
+  // Samples the timer did not keep (the blocking kernel timed out) are left out too.
+  r.samples = samples_on_levels({{100, 480.0}, {100, 600.0}});
+  for (std::size_t i = 100; i < r.samples.size(); ++i) r.samples[i].block_timed_out = true;
+  EXPECT_EQ(judged(r), "ok");  // the 100 kept samples: 8 blocks of 12 on one level
+}
+
+TEST(Validity, TheLevelCheckStartsAtFortySamplesAndHasAOneMicrosecondFloor) {
+  CaseResult r = healthy_cuda_case();
+  r.samples = samples_on_levels({{20, 400.0}, {20, 500.0}});  // 40 samples: 4 blocks of 10
+  const auto forty = sample_levels(r.samples);
+  ASSERT_TRUE(forty.has_value());
+  EXPECT_EQ(forty->blocks, 4);
+  EXPECT_EQ(forty->block_size, 10);
+  EXPECT_TRUE(forty->shifted());
+  // Without scatter the noise term is 0: on a 20 us kernel 3% is 0.6 us, the floor 1 us decides.
+  std::vector<TimingSample> steady;
+  for (int i = 0; i < 80; ++i) {
+    TimingSample sample;
+    sample.gpu_time_us = i < 40 ? 20.0 : 20.9;
+    steady.push_back(sample);
+  }
+  r.samples = steady;
+  EXPECT_EQ(judged(r), "ok");
+  for (int i = 40; i < 80; ++i) steady[i].gpu_time_us = 21.5;
+  r.samples = steady;
+  EXPECT_EQ(judged(r).substr(0, 20), "suspect level_shift:");
+  // A non-finite sample is left out, not sorted.
+  steady[3].gpu_time_us = std::numeric_limits<double>::quiet_NaN();
+  const auto levels = sample_levels(steady);
+  ASSERT_TRUE(levels.has_value());
+  EXPECT_EQ(levels->block_size, 10);
+  EXPECT_EQ(levels->blocks, 7);  // 79 kept samples
+}
+
+// tests/data/h200_sample_levels.csv: real samples of four H200 cases, by name.
+std::map<std::string, std::vector<TimingSample>> h200_samples() {
+  std::ifstream in(std::string(ATTNSWEEP_SOURCE_DIR) + "/tests/data/h200_sample_levels.csv");
+  std::map<std::string, std::vector<TimingSample>> cases;
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto comma = line.find(',');
+    if (line.empty() || line[0] == '#' || line.rfind("case,", 0) == 0 || comma == std::string::npos) continue;
+    TimingSample sample;
+    sample.gpu_time_us = std::stod(line.substr(comma + 1));
+    cases[line.substr(0, comma)].push_back(sample);
+  }
+  return cases;
+}
+
+TEST(Validity, TheH200sLevelShiftsAreFoundAndItsSteadyCasesAreNot) {
+  const auto cases = h200_samples();
+  ASSERT_EQ(cases.size(), 4u);
+  const auto levels = [&](const std::string& name) {
+    const auto found = sample_levels(cases.at(name));
+    EXPECT_TRUE(found.has_value()) << name;
+    return found.value_or(SampleLevels{});
+  };
+  const SampleLevels fa3 = levels("fa3_varlen_prefill");
+  EXPECT_EQ(fa3.blocks, 8);
+  EXPECT_EQ(fa3.block_size, 23);
+  EXPECT_NEAR(fa3.lowest_us, 488.5, 0.1);
+  EXPECT_NEAR(fa3.highest_us, 515.9, 0.1);
+  EXPECT_TRUE(fa3.shifted());
+  const SampleLevels step = levels("flash_decode_16k");
+  EXPECT_NEAR(step.lowest_us, 141.4, 0.1);
+  EXPECT_NEAR(step.highest_us, 156.8, 0.1);
+  EXPECT_TRUE(step.shifted());
+  // sdpa_flash on the same prompts: scattered over +-4%, with a step of 2.3% halfway (976-984
+  // to 999-1005 us), under the 3%; and a steady cuDNN case.
+  const SampleLevels flash = levels("flash_varlen_prefill");
+  EXPECT_LT(flash.highest_us - flash.lowest_us, flash.allowed_us);
+  EXPECT_FALSE(flash.shifted());
+  EXPECT_FALSE(levels("cudnn_bench").shifted());
 }
 
 TEST(Validity, ACpuCaseIsJudgedOnItsSamplesAlone) {

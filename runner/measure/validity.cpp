@@ -20,6 +20,46 @@ std::string scientific(double value) {
 
 }  // namespace
 
+std::optional<SampleLevels> sample_levels(const std::vector<TimingSample>& samples) {
+  using namespace validity_bounds;
+  std::vector<double> kept;
+  for (const TimingSample& sample : samples) {
+    if (sample.mode == SampleMode::eager && sample.gpu_time_us && std::isfinite(*sample.gpu_time_us) &&
+        !sample.throttled && !sample.block_timed_out) {
+      kept.push_back(*sample.gpu_time_us);
+    }
+  }
+  const int n = static_cast<int>(kept.size());
+  const int size = std::max(kLevelMinBlock, n / kLevelBlocks);
+  const int blocks = n / size;  // a last partial block is left out
+  if (blocks < kLevelMinBlocksJudged) return std::nullopt;
+  const auto median_of = [](std::vector<double> values) {
+    const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+    std::nth_element(values.begin(), middle, values.end());
+    if (values.size() % 2 == 1) return *middle;
+    return (*middle + *std::max_element(values.begin(), middle)) / 2;
+  };
+  std::vector<double> block_medians, block_sigmas;
+  for (int b = 0; b < blocks; ++b) {
+    const std::vector<double> block(kept.begin() + b * size, kept.begin() + (b + 1) * size);
+    const double middle = median_of(block);
+    std::vector<double> deviations;
+    for (double value : block) deviations.push_back(std::abs(value - middle));
+    block_medians.push_back(middle);
+    block_sigmas.push_back(1.4826 * median_of(deviations));  // the MAD as a normal's sigma
+  }
+  SampleLevels levels;
+  levels.block_size = size;
+  levels.blocks = blocks;
+  levels.lowest_us = *std::min_element(block_medians.begin(), block_medians.end());
+  levels.highest_us = *std::max_element(block_medians.begin(), block_medians.end());
+  levels.median_us = median_of(std::vector<double>(kept.begin(), kept.begin() + blocks * size));
+  // A block median's standard error under scattered noise: 1.2533 sigma / sqrt(size).
+  const double standard_error = 1.2533 * median_of(block_sigmas) / std::sqrt(static_cast<double>(size));
+  levels.allowed_us = std::max({kLevelRelative * levels.median_us, kLevelNoiseSe * standard_error, kLevelMinUs});
+  return levels;
+}
+
 std::string joined_reasons(const std::vector<std::string>& reasons) {
   std::string out;
   for (const auto& reason : reasons) out += (out.empty() ? "" : "; ") + reason;
@@ -108,6 +148,14 @@ void judge_validity(const Case& c, const ValidityLimits& limits, CaseResult& res
     reasons.push_back("not_converged: stopped at " + result.stop_reason + " with a relative stdev of " +
                       text::fixed(100 * timed->rel_stdev(), 1) +
                       "% (target " + text::fixed(100 * limits.target_rel_stdev, 1) + "%), still moving");
+  }
+  if (const auto levels = sample_levels(result.samples); levels && levels->shifted()) {
+    reasons.push_back("level_shift: the medians of " + std::to_string(levels->blocks) + " consecutive blocks of " +
+                      std::to_string(levels->block_size) + " samples ranged from " + text::fixed(levels->lowest_us, 1) +
+                      " to " + text::fixed(levels->highest_us, 1) + " us (" +
+                      text::fixed(100 * (levels->highest_us - levels->lowest_us) / levels->median_us, 1) +
+                      "% of the median, allowed " + text::fixed(levels->allowed_us, 1) +
+                      " us): the time moved between levels, so the median depends on when the case stopped");
   }
   if (result.cooldown_budget_exhausted) {
     reasons.push_back("cooldown_exhausted: the burst regime's cool-down allowance ran out; later samples were "

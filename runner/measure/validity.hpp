@@ -6,7 +6,9 @@
 // disagree or the samples were taken in a state that does not stand for the
 // case, the number is still stored but labelled, and compare and nightly do
 // not judge its time. Pure: reads the result, writes its label.
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "runner/config/measure_settings.hpp"
 #include "runner/measure/case_result.hpp"
@@ -37,7 +39,35 @@ inline constexpr double kEventsOverKernelsPerLaunchUs = 1.0;
 inline constexpr double kGraphConfirmsEventsShare = 0.9;
 // A power or thermal cap on more than this share of the kept samples.
 inline constexpr double kCapShare = 0.5;
+// Level shifts: the kept eager GPU samples, in the order taken, cut into
+// consecutive blocks of max(kLevelMinBlock, n / kLevelBlocks) (at least
+// kLevelMinBlocksJudged of them, else not judged); suspect when the blocks'
+// medians range wider than the largest of kLevelRelative of the median,
+// kLevelNoiseSe standard errors of a block median (from the blocks' own
+// spread: scattered noise alone stays under it) and kLevelMinUs. On the H200,
+// FA3's variable-length prefill sat on levels of 476 to 530 us for 30 to 100
+// samples at a time with no NVML sign, and PyTorch's flash decoding stepped
+// from 157 to 142 us mid-case (docs/results/h200-serving.md): such a median
+// depends on where the case stopped.
+inline constexpr int kLevelMinBlock = 10;
+inline constexpr int kLevelBlocks = 8;
+inline constexpr int kLevelMinBlocksJudged = 4;
+inline constexpr double kLevelRelative = 0.03;
+inline constexpr double kLevelNoiseSe = 6.0;
+inline constexpr double kLevelMinUs = 1.0;
 }  // namespace validity_bounds
+
+// How the medians of consecutive blocks of the kept eager GPU samples spread
+// (validity_bounds, "Level shifts"); empty where too few samples to judge.
+struct SampleLevels {
+  int block_size = 0;
+  int blocks = 0;
+  double lowest_us = 0, highest_us = 0;  // the lowest and highest block median
+  double median_us = 0;                  // of all the samples judged
+  double allowed_us = 0;                 // the widest range that is not suspect
+  bool shifted() const { return highest_us - lowest_us > allowed_us; }
+};
+std::optional<SampleLevels> sample_levels(const std::vector<TimingSample>& samples);
 
 struct ValidityLimits {
   int min_samples = 10;

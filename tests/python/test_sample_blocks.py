@@ -75,6 +75,18 @@ class SampleBlocks(unittest.TestCase):
             self.assertEqual(run_main(path, "--plan-index", "0", "--fa3", f"fa3={tmp}/none.so"),
                              (2, f"error: --fa3: {tmp}/none.so: no such file or folder\n", ""))
 
+    def test_counts_that_make_no_block_are_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "r.db")
+            make_db(path)
+            for args in (["--blocks", "0"], ["--samples", "0"], ["--gap-ms", "-1"]):
+                with self.assertRaises(SystemExit) as exit_:
+                    run_main(path, "--plan-index", "0", *args)
+                self.assertEqual(exit_.exception.code, 2, args)
+            with self.assertRaises(SystemExit) as exit_:
+                run_main(path, "--plan-index", "0", "--protocol", "v3")
+            self.assertEqual(exit_.exception.code, 2)
+
 
 if __name__ == "__main__":
     unittest.main()
