@@ -124,6 +124,11 @@ TEST_F(CliOpLibrary, EveryBadLibraryOperatorOrMappingIsOneLineAndExitTwo) {
     const Outcome outcome = run(config);
     EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
     EXPECT_TRUE(contains(outcome.output, message)) << outcome.output;
+    // Every refusal found once the op is loaded names the variants entry (line 5) too.
+    if (contains(outcome.output, "op library variant 'example'")) {
+      EXPECT_EQ(outcome.output.rfind("error: " + path("op.yaml") + ":5:5: op library variant 'example': ", 0), 0u)
+          << outcome.output;
+    }
     EXPECT_EQ(std::count(outcome.output.begin(), outcome.output.end(), '\n'), 1) << outcome.output;
     EXPECT_FALSE(fs::exists(path("results.db"))) << "a database was created";
   }

@@ -441,6 +441,7 @@ class Loader {
     }
     OpLibrarySpec spec;
     spec.where = location(node.Mark());
+    spec.config_file = source_;
     const std::string kind_name = scalar_string(node["kind"], key + ".kind");
     if (kind_name != "op_library") fail(node["kind"], key + ".kind", "unknown kind '" + kind_name + "'; allowed: op_library");
     spec.name = scalar_string(node["name"], key + ".name");

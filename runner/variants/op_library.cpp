@@ -32,8 +32,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Refusals of the library, op or mapping name the config's variants entry, as
+// the loader's own errors do, though they are found only once the op is loaded.
 [[noreturn]] void refuse(const OpLibrarySpec& spec, const std::string& message) {
-  throw BadInputError("op library variant '" + spec.name + "': " + message + " (docs/op-libraries.md)");
+  const std::string text = "op library variant '" + spec.name + "': " + message + " (docs/op-libraries.md)";
+  if (spec.config_file.empty()) throw BadInputError(text);
+  throw ConfigError(spec.config_file, spec.where, "", text);
 }
 
 BuildTarget this_build() {

@@ -32,6 +32,7 @@ struct OpLibrarySpec {
   std::map<std::string, std::string> generated;
   int output = 0;             // which returned value is the attention output
   SourceLocation where;       // the variants entry, for messages
+  std::string config_file;    // the config that declared it: refusals start with config_file:line:column
 };
 
 // The op-library variants the config that was loaded last declared, by name:
