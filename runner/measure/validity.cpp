@@ -6,6 +6,7 @@
 
 #include "runner/common/numerics.hpp"
 #include "runner/common/text.hpp"
+#include "runner/measure/statistics.hpp"
 
 namespace attnsweep {
 namespace {
@@ -34,10 +35,8 @@ std::optional<SampleLevels> sample_levels(const std::vector<TimingSample>& sampl
   const int blocks = n / size;  // a last partial block is left out
   if (blocks < kLevelMinBlocksJudged) return std::nullopt;
   const auto median_of = [](std::vector<double> values) {
-    const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-    std::nth_element(values.begin(), middle, values.end());
-    if (values.size() % 2 == 1) return *middle;
-    return (*middle + *std::max_element(values.begin(), middle)) / 2;
+    std::sort(values.begin(), values.end());
+    return percentile_sorted(values, 0.5);
   };
   std::vector<double> block_medians, block_sigmas;
   for (int b = 0; b < blocks; ++b) {

@@ -36,32 +36,26 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import energy_check  # noqa: E402
 import serving_reference as ref  # noqa: E402
 from torch_reference import DTYPES  # noqa: E402
 
 
-class Nvml:
-    """The two NVML reads attnsweep's timer makes after every sample, through ctypes."""
-
-    def __init__(self):
-        self.lib = ctypes.CDLL("libnvidia-ml.so.1")
-        if self.lib.nvmlInit_v2() != 0:
-            raise OSError("nvmlInit_v2 failed")
-        self.handle = ctypes.c_void_p()
-        if self.lib.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(self.handle)) != 0:
-            raise OSError("nvmlDeviceGetHandleByIndex_v2 failed")
-
-    def energy_mj(self):
-        energy = ctypes.c_ulonglong()
-        if self.lib.nvmlDeviceGetTotalEnergyConsumption(self.handle, ctypes.byref(energy)) != 0:
-            return None
-        return energy.value
+class Nvml(energy_check.Nvml):
+    """energy_check's NVML through ctypes, plus the two reads attnsweep's timer makes after every sample."""
 
     def read(self):
         clock, reasons = ctypes.c_uint(), ctypes.c_ulonglong()
         self.lib.nvmlDeviceGetClockInfo(self.handle, 1, ctypes.byref(clock))  # NVML_CLOCK_SM
         self.lib.nvmlDeviceGetCurrentClocksEventReasons(self.handle, ctypes.byref(reasons))
         return clock.value, reasons.value
+
+    def energy_or_none(self):
+        """The energy counter (mJ), or None where this GPU has none."""
+        try:
+            return self.energy_mj()
+        except RuntimeError:
+            return None
 
 
 def block_times(fn, samples, nvml=None, gap_ms=0.0, protocol="v2"):
@@ -108,8 +102,8 @@ def main():
         print(f"error: {a.db}: no ok forward case with plan index {missing[0]} in run {run}", file=sys.stderr)
         return 2
     try:
-        nvml = Nvml() if a.nvml else None
-    except OSError as error:
+        nvml = Nvml(0) if a.nvml else None
+    except (OSError, RuntimeError) as error:
         print(f"error: --nvml: {error}", file=sys.stderr)
         return 2
     if a.fa3:
@@ -154,9 +148,9 @@ def main():
                         for _ in range(3):
                             graph.replay()
                         torch.cuda.synchronize()
-                energy, began = nvml.energy_mj() if nvml else None, time.perf_counter()
+                energy, began = nvml.energy_or_none() if nvml else None, time.perf_counter()
                 times = block_times(fn, a.samples, nvml, a.gap_ms, a.protocol)
-                after = nvml.energy_mj() if energy is not None else None
+                after = nvml.energy_or_none() if energy is not None else None
                 if after is not None:
                     watts.append((after - energy) / 1000.0 / (time.perf_counter() - began))
                 medians.append(statistics.median(times))

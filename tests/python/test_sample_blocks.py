@@ -1,8 +1,6 @@
 """CPU tests of tests/gpu/sample_blocks.py (the block-by-block look at a case's times): what it
 refuses, with exit 2 and one line, before it touches a GPU.
    run: tests/python/run_python_tests.sh"""
-import contextlib
-import io
 import os
 import sqlite3
 import sys
@@ -11,6 +9,8 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "gpu"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from script_main import call_main  # noqa: E402
 
 try:
     import torch  # noqa: F401
@@ -20,16 +20,8 @@ except ImportError:
 
 
 def run_main(*args):
-    """sample_blocks.main() with these arguments: (exit code, stderr, stdout)."""
-    err, out = io.StringIO(), io.StringIO()
-    argv = sys.argv
-    sys.argv = ["sample_blocks.py", *args]
-    try:
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
-            code = sample_blocks.main()
-    finally:
-        sys.argv = argv
-    return code, err.getvalue(), out.getvalue()
+    """sample_blocks.py's main() with these arguments: (exit code, stderr, stdout)."""
+    return call_main(sample_blocks.main, "sample_blocks.py", *args)
 
 
 def make_db(path):

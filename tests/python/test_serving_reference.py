@@ -11,6 +11,8 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "gpu"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from script_main import call_main  # noqa: E402
 
 try:
     import torch
@@ -24,17 +26,8 @@ def rows(mask):
 
 
 def run_main(*args):
-    """serving.main() with these arguments: (exit code, stderr, stdout)."""
-    import io
-    err, out = io.StringIO(), io.StringIO()
-    argv = sys.argv
-    sys.argv = ["serving_reference.py", *args]
-    try:
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
-            code = serving.main()
-    finally:
-        sys.argv = argv
-    return code, err.getvalue(), out.getvalue()
+    """serving_reference.py's main() with these arguments: (exit code, stderr, stdout)."""
+    return call_main(serving.main, "serving_reference.py", *args)
 
 
 @unittest.skipIf(torch is None, "torch is not importable by this python")
