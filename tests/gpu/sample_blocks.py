@@ -89,12 +89,9 @@ def main():
     if a.blocks < 1 or a.samples < 1 or a.gap_ms < 0:
         p.error("--blocks and --samples must be 1 or more, --gap-ms 0 or more")
     try:
-        db = sqlite3.connect(f"file:{a.db}?mode=ro", uri=True)
-        db.row_factory = sqlite3.Row
-        run = a.run or db.execute("SELECT max(run_id) FROM runs").fetchone()[0]
-        seed = db.execute("SELECT seed FROM runs WHERE run_id = ?", (run,)).fetchone()[0]
+        db, run, seed = ref.open_run(a.db, a.run)
         cases = {c["plan_index"]: c for c in ref.read_cases(db, run)}
-    except (sqlite3.Error, ValueError, TypeError) as error:
+    except (sqlite3.Error, ValueError) as error:
         print(f"error: {a.db}: {error}", file=sys.stderr)
         return 2
     missing = [i for i in a.plan_index if i not in cases or cases[i]["status"] != "ok"]

@@ -53,6 +53,7 @@ import json
 import os
 import sqlite3
 import sys
+import urllib.parse
 
 import torch
 import torch.nn.functional as F
@@ -128,6 +129,22 @@ def complete_case(case):
     if tokens is not None and tokens != sum(case["lens_q"]):
         raise ValueError(f"query_tokens {tokens}: the query lengths sum to {sum(case['lens_q'])}")
     return case
+
+
+def open_run(path, run=None):
+    """A results database opened read-only, the run asked for (default: the latest) and its seed;
+    ValueError when the path is not a regular file (a FIFO would block, a device read forever) or
+    holds no such run, sqlite3.Error when it is not an attnsweep database."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise ValueError("not a regular file")
+    # A URI, for mode=ro; the path quoted, so that '?' and '#' in it stay part of the name.
+    db = sqlite3.connect(f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro", uri=True)
+    db.row_factory = sqlite3.Row
+    chosen = run or db.execute("SELECT max(run_id) FROM runs").fetchone()[0]
+    found = db.execute("SELECT seed FROM runs WHERE run_id = ?", (chosen,)).fetchone()
+    if found is None:
+        raise ValueError(f"no run {run} in it" if run else "no run in it")
+    return db, chosen, found[0]
 
 
 def read_cases(db, run):
@@ -496,14 +513,7 @@ def main():
         except ValueError as error:
             p.error(str(error))
     try:
-        db = sqlite3.connect(f"file:{a.db}?mode=ro", uri=True)
-        db.row_factory = sqlite3.Row
-        run = a.run or db.execute("SELECT max(run_id) FROM runs").fetchone()[0]
-        found = db.execute("SELECT seed FROM runs WHERE run_id = ?", (run,)).fetchone()
-        if found is None:
-            print(f"error: {a.db}: no run {run} in it" if a.run else f"error: {a.db}: no run in it", file=sys.stderr)
-            return 2
-        seed = found[0]
+        db, run, seed = open_run(a.db, a.run)
         cases = read_cases(db, run)
     except (sqlite3.Error, ValueError) as error:
         print(f"error: {a.db}: {error}", file=sys.stderr)

@@ -51,6 +51,11 @@ class SampleBlocks(unittest.TestCase):
                              (2, f"error: {path}: no ok forward case with plan index 7 in run 1\n", ""))
             self.assertEqual(run_main(path, "--plan-index", "1"),
                              (2, f"error: {path}: no ok forward case with plan index 1 in run 1\n", ""))
+            self.assertEqual(run_main(path, "--plan-index", "0", "--run", "3"),
+                             (2, f"error: {path}: no run 3 in it\n", ""))
+            fifo = os.path.join(tmp, "fifo")
+            os.mkfifo(fifo)
+            self.assertEqual(run_main(fifo, "--plan-index", "0"), (2, f"error: {fifo}: not a regular file\n", ""))
 
     def test_a_database_without_runs_and_a_bad_op_library_exit_two(self):
         with tempfile.TemporaryDirectory() as tmp:

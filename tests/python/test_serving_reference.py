@@ -105,6 +105,16 @@ class ServingReferenceInputs(unittest.TestCase):
             self.assertEqual((code, err), (2, f"error: {empty}: no run in it\n"))
             code, err, _ = self.run_main(empty, "--run", "7")
             self.assertEqual((code, err), (2, f"error: {empty}: no run 7 in it\n"))
+            # A FIFO (which sqlite would wait on for ever) and a device are not results files.
+            fifo = os.path.join(tmp, "fifo")
+            os.mkfifo(fifo)
+            for path in (fifo, "/dev/zero"):
+                self.assertEqual(self.run_main(path), (2, f"error: {path}: not a regular file\n", ""))
+            # '?' and '#' in a name are the file's, not the URI's.
+            odd = os.path.join(tmp, "it's a #1 run?.db")
+            os.rename(empty, odd)
+            code, err, _ = self.run_main(odd)
+            self.assertEqual((code, err), (2, f"error: {odd}: no run in it\n"))
 
 
 
