@@ -115,6 +115,42 @@ TEST_F(Reliability, SigintAndSigtermStopAtASafePointAndResumeFinishesTheRun) {
   expect_complete_run(db, 20);
 }
 
+// Waits up to 60 s for `text` in the log at `log_path`; false if it never came.
+bool wait_for_log(const std::string& log_path, const std::string& text) {
+  for (int tick = 0; tick < 600; ++tick) {
+    if (read_file(log_path).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+const char* const kHangConfig = R"(name: hang
+variants: [test_hang]
+dtypes: [fp32]
+shapes: {batch: 1, heads: 2, seq_len: 16, head_dim: 8}
+measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, case_timeout_s: 60}
+)";
+
+// GNU timeout sends SIGTERM to its child and then to the child's process group:
+// the same request twice. A run stopped that way could die on the second one
+// without storing `interrupted` or publishing its shard (CI of stop 31).
+TEST_F(Reliability, ASignalRepeatedWithinASecondIsOneRequestAndOnlyALaterOneEndsAStuckRun) {
+  // Without --isolate test_hang never reaches a safe point: only insisting ends it.
+  const std::string config = write("hang.yaml", kHangConfig), db = path("r.db");
+  const pid_t pid = spawn({"run", config, "--device", "cpu", "--db", db}, path("run.log"), true);
+  ASSERT_TRUE(wait_for_log(path("run.log"), "[1/1] test_hang")) << read_file(path("run.log"));
+  kill(pid, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  kill(pid, SIGINT);  // the same request: counted once
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, WNOHANG), 0) << "ended before the user insisted: " << read_file(path("run.log"));
+  kill(pid, SIGINT);
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exit " << WEXITSTATUS(status) << ": " << read_file(path("run.log"));
+  EXPECT_EQ(WTERMSIG(status), SIGINT);
+}
+
 TEST_F(Reliability, ResumeRefusesAChangedConfigAnUnknownRunAndAFinishedDatabaseIsUntouched) {
   const std::string config = write("quick.yaml", kQuickConfig), db = path("r.db");
   ASSERT_EQ(run_to_end({"run", config, "--device", "cpu", "--db", db}, path("a.log")), 0);

@@ -2,18 +2,35 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdint>
+#include <ctime>
 
 namespace attnsweep {
 namespace {
 
 std::atomic<int> received{0};
+std::atomic<std::int64_t> first_at_ns{0};
+
+// clock_gettime is async-signal-safe (POSIX), so the handler may read it.
+std::int64_t monotonic_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
 
 extern "C" void on_signal(int signal) {
-  if (received.exchange(signal) != 0) {
-    // Second signal: the user insists. Default action, now.
-    std::signal(signal, SIG_DFL);
-    std::raise(signal);
+  const std::int64_t now = monotonic_ns();
+  if (received.load() == 0) {
+    first_at_ns.store(now);
+    received.store(signal);
+    return;
   }
+  // GNU timeout signals its child and then the child's whole process group:
+  // two signals microseconds apart that are one request. Only a signal sent
+  // a while after the first is the user insisting.
+  if (now - first_at_ns.load() < kRepeatedSignalWindowNs) return;
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
 }
 
 }  // namespace
@@ -22,6 +39,10 @@ void install_interrupt_handlers() {
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
+  // Each handler blocks the other signal while it runs: the first signal's
+  // bookkeeping is never interleaved with a second one's.
+  sigaddset(&action.sa_mask, SIGINT);
+  sigaddset(&action.sa_mask, SIGTERM);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
 }
