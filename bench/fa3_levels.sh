@@ -6,6 +6,8 @@ set -uo pipefail
 OUT="${OUT:-$PWD/device-out}"; mkdir -p "$OUT"
 cd "$(dirname "$0")/.." || exit 2
 [ -d .devwheels/fa3 ] || python3 -m zipfile -e .devwheels/fa3_fwd-*.whl .devwheels/fa3
+# The variant configs live beside fa3_levels.yaml (its op library path is relative to it): gone on any exit.
+trap 'rm -f bench/.fa3_levels_*.yaml' EXIT
 [ -x build/attnsweep ] || BUILD_TARGET=attnsweep container/build.sh > "$OUT/build.log" 2>&1 || exit 2
 blocks() {
   python3 - "$1" <<'PY'
@@ -30,7 +32,6 @@ for i in "${!settings[@]}"; do
   build/attnsweep run "$cfg" --db "/tmp/fa3_levels_$i.db" -q > /dev/null 2> "$OUT/run_$i.err"
   echo "== $s (exit $?)"
   blocks "/tmp/fa3_levels_$i.db"
-  rm -f "$cfg"
 done
 echo "== Python, 8 blocks of 50 (tests/gpu/sample_blocks.py)"
 python3 tests/gpu/sample_blocks.py /tmp/fa3_levels_0.db --plan-index 0 1 --fa3 fa3=.devwheels/fa3 2> /dev/null | tail -2
