@@ -49,13 +49,16 @@ fuzz: setup
 # The container image (container/Dockerfile) with podman or docker, whichever works
 # (podman installed when neither does); the base made from Debian's mirror when the
 # registry cannot be reached. Prints the image's name and size. docs/hf-jobs.md.
+# IMAGE reaches the scripts through the environment, as one word that no shell reads
+# ("my image" is not built as "my", "x;cmd" runs nothing); they refuse what is no image name.
+image image-test: export ATTNSWEEP_MAKE_IMAGE = $(IMAGE)
 image:
-	@scripts/image.sh $(IMAGE)
+	@scripts/image.sh "$$ATTNSWEEP_MAKE_IMAGE"
 
 # The image, then the quickstart and `attnsweep env` inside it, and the from-source
 # job script in its build stage (scripts/image_test.sh).
 image-test: image
-	@scripts/image_test.sh $(IMAGE)
+	@scripts/image_test.sh "$$ATTNSWEEP_MAKE_IMAGE"
 
 clean:
 	rm -rf $(BUILD_DIR) build-fuzz

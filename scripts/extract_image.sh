@@ -7,14 +7,34 @@
 # are not copied: scripts/device_image.sh checks the machine's are the same files.
 #
 #   scripts/extract_image.sh [IMAGE] [DIR]     IMAGE attnsweep:<version>, DIR .devimage
+#
+# DIR (relative to the checkout) is made anew: it may be missing, empty, or an
+# earlier extraction (each holds the marker file .attnsweep-extraction); any
+# other folder or file is refused, never removed (a mistyped DIR lost it).
 set -euo pipefail
 SOURCE="$(cd "$(dirname "$0")/.." && pwd)"
 source "$SOURCE/scripts/container_engine.sh"
 cd "$SOURCE"
 IMAGE="${1:-$DEFAULT_IMAGE}"
 DIR="${2:-.devimage}"
+MARKER=.attnsweep-extraction
+check_image_name "$IMAGE"
+# An extraction made before the marker: exactly the files one makes.
+made_before_marker() {
+  [ "$(LC_ALL=C ls -A "$1" | tr '\n' ' ')" = "attnsweep image.txt lib libattnsweep_example_attention_op.so versions " ]
+}
+if [ -L "$DIR" ]; then
+  die "${DIR@Q} is a symbolic link; it is never replaced: name a folder (missing, empty or an earlier extraction)"
+elif [ -e "$DIR" ] && [ ! -d "$DIR" ]; then
+  die "${DIR@Q} is there and is not a folder; it is never removed: name a folder (missing, empty or an earlier extraction)"
+elif [ -d "$DIR" ] && [ ! -f "$DIR/$MARKER" ] && [ -n "$(ls -A "$DIR")" ] && ! made_before_marker "$DIR"; then
+  die "${DIR@Q} is a folder that is not an earlier extraction (no $MARKER in it); it is never removed:" \
+      "name a missing or empty folder, or remove it yourself"
+fi
+pick_engine
 engine image inspect "$IMAGE" >/dev/null 2>&1 || die "no image $IMAGE: build it with make image"
 rm -rf "$DIR" && mkdir -p "$DIR/lib"
+echo "made by scripts/extract_image.sh from $IMAGE: removed and made anew by the next extraction" > "$DIR/$MARKER"
 container="$(engine create "$IMAGE")"
 trap 'engine rm "$container" >/dev/null' EXIT
 engine cp "$container:/opt/attnsweep/bin/attnsweep" "$DIR/attnsweep"
