@@ -5,6 +5,13 @@
 #include "runner/device/device.hpp"
 #include "runner/measure/flops.hpp"
 #include "runner/measure/reference_chunks.hpp"
+#include "runner/measure/accuracy.hpp"
+#include "runner/measure/gradient_check.hpp"
+#include "runner/measure/inputs.hpp"
+#include "runner/variants/naive_attention.hpp"
+
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/grad_mode.h>
 
 #include <ATen/ATen.h>
 
@@ -103,40 +110,100 @@ namespace attnsweep {
 namespace {
 
 // The float64 references go one chunk at a time: each chunk's float64 scores at
-// most 1 GiB, every (batch, key/value head) in exactly one chunk, and a small
-// shape in one chunk per batch entry, as before chunks existed.
-TEST(ReferenceChunks, BoundTheFloat64ScoresAndCoverEveryHeadOnce) {
+// most 1 GiB, every (batch, query head, query row) in exactly one chunk, and a
+// small shape in one chunk per batch entry, as before chunks existed. Meta
+// tensors: the shapes are Llama-3.1's long contexts, nothing is allocated.
+TEST(ReferenceChunks, BoundTheFloat64ScoresAndCoverEveryHeadAndRowOnce) {
   const auto inputs_of = [](std::int64_t b, std::int64_t h, std::int64_t kv, std::int64_t s, std::int64_t d) {
+    const auto options = at::TensorOptions().dtype(at::kBFloat16).device(at::kMeta);
     AttentionInputs inputs;
-    inputs.query = at::empty({b, h, s, d}, at::kBFloat16);
-    inputs.key = at::empty({b, kv, s, d}, at::kBFloat16);
-    inputs.value = at::empty({b, kv, s, d}, at::kBFloat16);
+    inputs.query = at::empty({b, h, s, d}, options);
+    inputs.key = at::empty({b, kv, s, d}, options);
+    inputs.value = at::empty({b, kv, s, d}, options);
+    inputs.masked_out = at::empty({s, s}, options.dtype(at::kBool));
     return inputs;
   };
   struct Expected {
-    std::int64_t b, h, kv, s, chunks, kv_heads_per_chunk;
+    std::int64_t b, h, kv, s, chunks, kv_heads_per_chunk, rows_per_chunk;
   };
-  for (const Expected& e : {Expected{8, 16, 16, 1024, 8, 16}, Expected{1, 32, 32, 8192, 16, 2},
-                            Expected{2, 32, 8, 4096, 8, 2}, Expected{2, 16, 16, 4096, 4, 8}}) {
+  for (const Expected& e : {Expected{8, 16, 16, 1024, 8, 16, 1024}, Expected{1, 32, 32, 8192, 16, 2, 8192},
+                            Expected{2, 32, 8, 4096, 8, 2, 4096}, Expected{2, 16, 16, 4096, 4, 8, 4096},
+                            // Issue 33, item 1: by heads alone one chunk of 64 GiB; now 512 rows of one group.
+                            Expected{1, 64, 8, 32768, 8 * 64, 1, 512},
+                            Expected{1, 64, 8, 65536, 8 * 256, 1, 256}, Expected{2, 64, 8, 32768, 2 * 8 * 64, 1, 512}}) {
     SCOPED_TRACE(std::to_string(e.b) + "x" + std::to_string(e.h) + "/" + std::to_string(e.kv) + "x" + std::to_string(e.s));
     const AttentionInputs inputs = inputs_of(e.b, e.h, e.kv, e.s, 128);
     const auto chunks = reference_chunks(inputs);
     ASSERT_EQ(static_cast<std::int64_t>(chunks.size()), e.chunks);
-    std::vector<int> covered(static_cast<std::size_t>(e.b * e.kv), 0);
+    std::vector<std::int64_t> rows_covered(static_cast<std::size_t>(e.b * e.kv), 0);
     for (const ReferenceChunk& chunk : chunks) {
       EXPECT_EQ(chunk.kv_heads, e.kv_heads_per_chunk);
+      EXPECT_EQ(chunk.rows, e.rows_per_chunk);
+      EXPECT_EQ(chunk.real_rows, chunk.rows);
       EXPECT_EQ(chunk.group, e.h / e.kv);
-      EXPECT_LE(chunk.kv_heads * chunk.group * e.s * e.s * 8, std::int64_t{1} << 30);
+      EXPECT_LE(chunk.kv_heads * chunk.group * chunk.rows * e.s * 8, std::int64_t{1} << 30);
       const AttentionInputs piece = chunk.of(inputs);
       EXPECT_EQ(piece.query.size(1), chunk.kv_heads * chunk.group);
+      EXPECT_EQ(piece.query.size(2), chunk.rows);
       EXPECT_EQ(piece.key.size(1), chunk.kv_heads);
+      EXPECT_EQ(piece.key.size(2), e.s);  // every row sees all its keys
+      EXPECT_EQ(piece.masked_out.size(0), chunk.rows);
       EXPECT_EQ(piece.grouped, e.h != e.kv);
       for (std::int64_t h = chunk.first_kv_head; h < chunk.first_kv_head + chunk.kv_heads; ++h) {
-        covered[static_cast<std::size_t>(chunk.batch * e.kv + h)] += 1;
+        std::int64_t& covered = rows_covered[static_cast<std::size_t>(chunk.batch * e.kv + h)];
+        EXPECT_EQ(covered, chunk.first_row);  // in order, no gap, no overlap
+        covered += chunk.rows;
       }
     }
-    for (const int times : covered) EXPECT_EQ(times, 1);
+    for (const std::int64_t rows : rows_covered) EXPECT_EQ(rows, e.s);
   }
+}
+
+// Split by rows, the references give the same errors as whole: the output's
+// rows and dq are each chunk's own, dk and dv the sums over a key block's row
+// chunks. Uneven rows (7 per chunk of 37), grouped heads, a causal window.
+TEST(ReferenceChunks, RowChunksGiveTheSameErrorsAsOneChunk) {
+  Shape shape{2, 4, 2, 37, 53, 16};
+  Case c{0, "naive", shape, Dtype::bf16, Mask(CausalAlignment::bottom_right, 9, std::nullopt)};
+  c.pass = Pass::backward;
+  const AttentionInputs inputs = as_leaves(make_inputs(c, Device::cpu(), 7));
+  const at::Tensor grad_output = make_grad_output(c, Device::cpu(), 7);
+  const std::int64_t seven_rows = 2 * 53 * 8 * 7;  // a group of 2 query heads, 53 keys, 7 rows
+  ASSERT_EQ(reference_chunks(inputs, seven_rows).size(), 2u * 2u * 6u);
+  ASSERT_EQ(reference_chunks(inputs).size(), 2u);
+
+  at::Tensor output;
+  std::vector<at::Tensor> grads;
+  {
+    const at::AutoGradMode grad_on(true);
+    output = naive_attention(inputs, MaskMode::out_of_place);
+    grads = torch::autograd::grad({output}, {inputs.query, inputs.key, inputs.value}, {grad_output});
+  }
+  const at::NoGradGuard no_grad;
+  const double whole = AccuracyCheck(Device::cpu()).relative_error(output, inputs);
+  const double split = AccuracyCheck(Device::cpu(), seven_rows).relative_error(output, inputs);
+  EXPECT_GT(whole, 1e-4);  // bf16's error, not zero: the comparison is not trivially equal
+  EXPECT_NEAR(split, whole, whole * 1e-9);
+
+  const std::array<at::Tensor, 3> grad_array{grads[0], grads[1], grads[2]};
+  GradientCheck split_check(Device::cpu(), seven_rows);
+  const GradientErrors by_rows = split_check.relative_errors(grad_array, inputs, grad_output);
+  const GradientErrors by_heads = GradientCheck(Device::cpu()).relative_errors(grad_array, inputs, grad_output);
+  for (const auto& [split_error, whole_error] : {std::pair{by_rows.query, by_heads.query},
+                                                 std::pair{by_rows.key, by_heads.key},
+                                                 std::pair{by_rows.value, by_heads.value}}) {
+    EXPECT_GT(whole_error, 1e-4);
+    EXPECT_NEAR(split_error, whole_error, whole_error * 1e-9);
+  }
+  // The second check of the same inputs reads the kept reference: the same errors.
+  const GradientErrors again = split_check.relative_errors(grad_array, inputs, grad_output);
+  EXPECT_DOUBLE_EQ(again.key, by_rows.key);
+  EXPECT_DOUBLE_EQ(again.query, by_rows.query);
+  // A wrong dk in the last row chunk's key block is seen: the sums are compared, not the last piece.
+  std::array<at::Tensor, 3> wrong = grad_array;
+  wrong[1] = grads[1].clone();
+  wrong[1].narrow(0, 1, 1).mul_(1.5);
+  EXPECT_GT(split_check.relative_errors(wrong, inputs, grad_output).key, 0.1);
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ double AccuracyCheck::relative_error(const at::Tensor& output, const AttentionIn
   // Summed on the device, read once: one synchronization per case, not two per chunk.
   at::Tensor error_squares = at::zeros({}, output.options().dtype(at::kDouble));
   at::Tensor reference_squares = at::zeros_like(error_squares);
-  const std::vector<ReferenceChunk> chunks = reference_chunks(inputs);
+  const std::vector<ReferenceChunk> chunks = reference_chunks(inputs, chunk_score_bytes_);
   for (std::size_t index = 0; index < chunks.size(); ++index) {
     at::Tensor reference;
     if (index < reference_.size()) {

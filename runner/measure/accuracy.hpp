@@ -6,13 +6,16 @@
 #include <vector>
 
 #include "runner/common/identities.hpp"
+#include "runner/measure/reference_chunks.hpp"
 #include "runner/variants/variant.hpp"
 
 namespace attnsweep {
 
 class AccuracyCheck {
  public:
-  explicit AccuracyCheck(const Device& device) : cuda_(device.is_cuda()) {}
+  // `chunk_score_bytes`: the float64 scores of one chunk (reference_chunks.hpp).
+  explicit AccuracyCheck(const Device& device, std::int64_t chunk_score_bytes = kReferenceChunkScoreBytes)
+      : cuda_(device.is_cuda()), chunk_score_bytes_(chunk_score_bytes) {}
 
   // ||output - reference|| / ||reference||, one chunk at a time
   // (reference_chunks.hpp) so the float64 score matrix stays small. NaN or Inf
@@ -24,6 +27,7 @@ class AccuracyCheck {
  private:
   void keep(const at::Tensor& reference);
   bool cuda_;
+  std::int64_t chunk_score_bytes_;
   std::vector<at::Tensor> reference_;  // one tensor per chunk, filled by the first check
 };
 

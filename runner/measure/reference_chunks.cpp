@@ -5,14 +5,9 @@
 #include <algorithm>
 
 namespace attnsweep {
-namespace {
-
-constexpr std::int64_t kChunkScoreBytes = std::int64_t{1} << 30;
-
-}  // namespace
 
 at::Tensor ReferenceChunk::query_side(const at::Tensor& t) const {
-  return t.narrow(0, batch, 1).narrow(1, first_kv_head * group, kv_heads * group);
+  return t.narrow(0, batch, 1).narrow(1, first_kv_head * group, kv_heads * group).narrow(2, first_row, rows);
 }
 
 at::Tensor ReferenceChunk::key_side(const at::Tensor& t) const {
@@ -25,27 +20,40 @@ AttentionInputs ReferenceChunk::of(const AttentionInputs& inputs) const {
   chunk.key = key_side(inputs.key);
   chunk.value = key_side(inputs.value);
   chunk.grouped = group != 1;
-  // A variable-length batch's mask is per batch entry (batch, 1, Sq, Skv).
-  if (inputs.masked_out.defined() && inputs.masked_out.dim() == 4) {
-    chunk.masked_out = inputs.masked_out.narrow(0, batch, 1);
-    chunk.attend = inputs.attend.defined() ? inputs.attend.narrow(0, batch, 1) : at::Tensor();
-  }
+  // The mask's rows go with the query's: (Sq, Skv), or a variable-length
+  // batch's per batch entry (batch, 1, Sq, Skv).
+  const auto rows_of_mask = [&](const at::Tensor& mask) {
+    if (!mask.defined()) return mask;
+    if (mask.dim() == 4) return mask.narrow(0, batch, 1).narrow(2, first_row, rows);
+    return mask.narrow(0, first_row, rows);
+  };
+  chunk.masked_out = rows_of_mask(inputs.masked_out);
+  chunk.attend = rows_of_mask(inputs.attend);
   return chunk;
 }
 
-std::vector<ReferenceChunk> reference_chunks(const AttentionInputs& inputs) {
+std::vector<ReferenceChunk> reference_chunks(const AttentionInputs& inputs, std::int64_t score_bytes) {
   const std::int64_t batches = inputs.query.size(0), kv_heads = inputs.key.size(1);
   const std::int64_t group = inputs.query.size(1) / kv_heads;
-  const std::int64_t scores_per_kv_head =
-      group * inputs.query.size(2) * inputs.key.size(2) * static_cast<std::int64_t>(sizeof(double));
-  const std::int64_t step = std::clamp<std::int64_t>(kChunkScoreBytes / std::max<std::int64_t>(scores_per_kv_head, 1),
-                                                     1, kv_heads);
+  const std::int64_t query_rows = inputs.query.size(2);
+  const std::int64_t row_bytes = std::max<std::int64_t>(
+      group * inputs.key.size(2) * static_cast<std::int64_t>(sizeof(double)), 1);  // one row, one key/value head
+  const std::int64_t rows_in_budget = std::max<std::int64_t>(score_bytes / row_bytes, 1);
+  // Whole key/value heads while they fit; beyond that one head at a time and a
+  // run of rows.
+  const std::int64_t head_step = std::clamp<std::int64_t>(rows_in_budget / std::max<std::int64_t>(query_rows, 1), 1,
+                                                          kv_heads);
+  const std::int64_t row_step = head_step > 1 ? query_rows : std::min(rows_in_budget, query_rows);
   std::vector<ReferenceChunk> chunks;
   for (std::int64_t b = 0; b < batches; ++b) {
-    const std::int64_t real_rows =
-        inputs.packed ? inputs.packed->q_lens[static_cast<std::size_t>(b)] : inputs.query.size(2);
-    for (std::int64_t h = 0; h < kv_heads; h += step) {
-      chunks.push_back({b, h, std::min(step, kv_heads - h), group, real_rows});
+    const std::int64_t real_length =
+        inputs.packed ? inputs.packed->q_lens[static_cast<std::size_t>(b)] : query_rows;
+    for (std::int64_t h = 0; h < kv_heads; h += head_step) {
+      for (std::int64_t row = 0; row < query_rows; row += row_step) {
+        const std::int64_t rows = std::min(row_step, query_rows - row);
+        const std::int64_t real = std::clamp<std::int64_t>(real_length - row, 0, rows);
+        chunks.push_back({b, h, std::min(head_step, kv_heads - h), group, row, rows, real});
+      }
     }
   }
   return chunks;

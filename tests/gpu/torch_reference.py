@@ -389,37 +389,44 @@ def backend_of(grad_fn_name):
     return "math"
 
 
-def reference_grads(q, k, v, dout, scale, causal, chunk_elements=1 << 28):
+def reference_grads(q, k, v, dout, scale, causal, chunk_elements=1 << 27):
     """Float64 output and dq, dk, dv of the naive attention (autograd), one batch
-    entry and a few key/value heads at a time (at most chunk_elements scores), so
-    1x32x8192x128 needs a few GiB, not 70."""
+    entry, a few key/value heads and a run of query rows at a time (at most
+    chunk_elements scores: 1 GiB of doubles), so 1x64/8x65536x128 needs a few
+    GiB, not 256. A row's softmax needs all its keys and no other row: dq and
+    the output are each chunk's own rows, dk and dv sums over the row chunks."""
     batch, heads, seq_q, _ = q.shape
     kv_heads, seq_kv = k.shape[1], k.shape[2]
     repeats = heads // kv_heads
-    groups = max(1, min(kv_heads, chunk_elements // max(1, repeats * seq_q * seq_kv)))
+    rows_in_budget = max(1, chunk_elements // max(1, repeats * seq_kv))
+    groups = max(1, min(kv_heads, rows_in_budget // max(1, seq_q)))
+    row_step = seq_q if groups > 1 else min(seq_q, rows_in_budget)
     mask = torch.ones(seq_q, seq_kv, dtype=torch.bool, device=q.device).triu(1) if causal else None
     out = torch.empty(q.shape, dtype=torch.float64, device=q.device)
     dq = torch.empty(q.shape, dtype=torch.float64, device=q.device)
-    dk = torch.empty(k.shape, dtype=torch.float64, device=q.device)
-    dv = torch.empty(v.shape, dtype=torch.float64, device=q.device)
+    dk = torch.zeros(k.shape, dtype=torch.float64, device=q.device)
+    dv = torch.zeros(v.shape, dtype=torch.float64, device=q.device)
     with torch.enable_grad():
         for b in range(batch):
             for g0 in range(0, kv_heads, groups):
                 g1 = min(kv_heads, g0 + groups)
                 qh = slice(g0 * repeats, g1 * repeats)
-                qc = q[b, qh].double().reshape(g1 - g0, repeats, seq_q, -1).requires_grad_()
-                kc = k[b, g0:g1].double().unsqueeze(1).requires_grad_()
-                vc = v[b, g0:g1].double().unsqueeze(1).requires_grad_()
-                scores = (qc @ kc.transpose(-2, -1)) * scale
-                if causal:
-                    scores = scores.masked_fill(mask, float("-inf"))
-                oc = torch.softmax(scores, dim=-1) @ vc
-                gq, gk, gv = torch.autograd.grad(oc, (qc, kc, vc), dout[b, qh].double().reshape(oc.shape))
-                out[b, qh] = oc.detach().reshape(-1, seq_q, oc.shape[-1])
-                dq[b, qh] = gq.reshape(-1, seq_q, gq.shape[-1])
-                dk[b, g0:g1] = gk.squeeze(1)
-                dv[b, g0:g1] = gv.squeeze(1)
-                del qc, kc, vc, scores, oc, gq, gk, gv
+                for r0 in range(0, seq_q, row_step):
+                    r1 = min(seq_q, r0 + row_step)
+                    qc = q[b, qh, r0:r1].double().reshape(g1 - g0, repeats, r1 - r0, -1).requires_grad_()
+                    kc = k[b, g0:g1].double().unsqueeze(1).requires_grad_()
+                    vc = v[b, g0:g1].double().unsqueeze(1).requires_grad_()
+                    scores = (qc @ kc.transpose(-2, -1)) * scale
+                    if causal:
+                        scores = scores.masked_fill(mask[r0:r1], float("-inf"))
+                    oc = torch.softmax(scores, dim=-1) @ vc
+                    upstream = dout[b, qh, r0:r1].double().reshape(oc.shape)
+                    gq, gk, gv = torch.autograd.grad(oc, (qc, kc, vc), upstream)
+                    out[b, qh, r0:r1] = oc.detach().reshape(-1, r1 - r0, oc.shape[-1])
+                    dq[b, qh, r0:r1] = gq.reshape(-1, r1 - r0, gq.shape[-1])
+                    dk[b, g0:g1] += gk.squeeze(1)
+                    dv[b, g0:g1] += gv.squeeze(1)
+                    del qc, kc, vc, scores, oc, gq, gk, gv, upstream
     return out, (dq, dk, dv)
 
 

@@ -158,7 +158,7 @@ class Numerics(unittest.TestCase):
                 leaves = [t.double().requires_grad_() for t in (q, k, v)]
                 out = ref.attention("naive", *leaves, 8 ** -0.5, causal, ref.causal_mask(q, k))
                 expected = torch.autograd.grad(out, leaves, dout.double())
-                # chunk_elements 1: one key/value head per piece
+                # chunk_elements 1: one query row of one key/value head per piece (dk, dv summed)
                 got_out, got = ref.reference_grads(q, k, v, dout, 8 ** -0.5, causal, chunk_elements=1)
                 self.assertLess(ref.rel_error(got_out, out.detach()), 1e-14, text)
                 for g, e in zip(got, expected):
