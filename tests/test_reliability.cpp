@@ -124,6 +124,40 @@ bool wait_for_log(const std::string& log_path, const std::string& text) {
   return false;
 }
 
+// Issue 33, item 13: SIGHUP (a dropped ssh session), SIGUSR1, SIGUSR2 and SIGALRM
+// ended a run by their default action, leaving it `running` under a dead owner
+// with no table and no resume hint; SIGPIPE (the reader of its output gone)
+// killed it too. Each stop signal is now SIGTERM's: stored `interrupted`, the
+// resume command printed, exit 128 + the signal; SIGPIPE is ignored.
+TEST_F(Reliability, HangUpAndOtherTerminatingSignalsStopLikeSigtermAndSigpipeIsIgnored) {
+  const std::string config = write("slow.yaml", kSlowConfig), db = path("r.db");
+  int round = 0;
+  for (const int signal : {SIGHUP, SIGUSR1, SIGUSR2, SIGALRM}) {
+    SCOPED_TRACE(strsignal(signal));
+    const std::string log_path = path("signal" + std::to_string(round) + ".log");
+    std::vector<std::string> arguments = {"run", config, "--device", "cpu", "--db", db};
+    if (round++ > 0) arguments.push_back("--resume");
+    const pid_t pid = spawn(arguments, log_path);
+    ASSERT_TRUE(wait_for_log(log_path, "/20] ")) << read_file(log_path);
+    if (signal == SIGHUP) {
+      kill(pid, SIGPIPE);  // ignored: the run goes on
+      std::this_thread::sleep_for(std::chrono::milliseconds(700));
+      int status = 0;
+      ASSERT_EQ(waitpid(pid, &status, WNOHANG), 0) << "SIGPIPE ended the run: " << read_file(log_path);
+    }
+    kill(pid, signal);
+    EXPECT_EQ(wait_exit(pid), 128 + signal) << read_file(log_path);
+    const std::string log = read_file(log_path);
+    EXPECT_NE(log.find("interrupted (signal " + std::to_string(signal) + ")"), std::string::npos) << log;
+    EXPECT_NE(log.find("--resume 1"), std::string::npos) << log;
+    SQLite::Database check(db, SQLite::OPEN_READONLY);
+    EXPECT_EQ(check.execAndGet("SELECT status FROM runs").getString(), "interrupted");
+  }
+  EXPECT_EQ(run_to_end({"run", config, "--device", "cpu", "--db", db, "--resume", "1"}, path("last.log")), 0)
+      << read_file(path("last.log"));
+  expect_complete_run(db, 20);
+}
+
 const char* const kHangConfig = R"(name: hang
 variants: [test_hang]
 dtypes: [fp32]

@@ -33,19 +33,26 @@ extern "C" void on_signal(int signal) {
   std::raise(signal);
 }
 
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM};
+
 }  // namespace
+
+void add_stop_signals(sigset_t& set) {
+  for (const int signal : kStopSignals) sigaddset(&set, signal);
+}
 
 void install_interrupt_handlers() {
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
-  // Each handler blocks the other signal while it runs: the first signal's
-  // bookkeeping is never interleaved with a second one's.
-  sigaddset(&action.sa_mask, SIGINT);
-  sigaddset(&action.sa_mask, SIGTERM);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  // Each handler blocks the other stop signals while it runs: the first
+  // signal's bookkeeping is never interleaved with a second one's.
+  add_stop_signals(action.sa_mask);
+  for (const int signal : kStopSignals) sigaction(signal, &action, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
 }
+
+void restore_default_signals_for_exec() { std::signal(SIGPIPE, SIG_DFL); }
 
 int interrupt_signal() { return received.load(); }
 bool interrupt_requested() { return received.load() != 0; }

@@ -1,5 +1,7 @@
 #include "runner/execute/progress_display.hpp"
 
+#include "runner/common/interrupt.hpp"
+
 #include <signal.h>
 
 #include <algorithm>
@@ -41,12 +43,11 @@ ProgressDisplay::ProgressDisplay(Progress progress, ProgressMode mode, double in
     std::lock_guard<std::mutex> lock(mutex_);
     draw_live_line(true);
   }
-  // SIGINT and SIGTERM stay with the thread that runs the sweep (the ticker
+  // The stop signals stay with the thread that runs the sweep (the ticker
   // inherits a mask that blocks them): a sleep or wait there is what they must interrupt.
   sigset_t stop_signals, previous;
   sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
+  add_stop_signals(stop_signals);
   pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
   ticker_ = std::thread([this] { tick(); });
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);

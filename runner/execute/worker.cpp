@@ -77,6 +77,7 @@ pid_t start_worker_process(const std::vector<std::string>& arguments, const Chil
   if (pid == 0) {
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    attnsweep::restore_default_signals_for_exec();
     if (getppid() != parent) _exit(127);  // the parent died before the line above
     // dup2 clears close-on-exec on the copy: only these three reach the worker.
     if (streams.input_fd >= 0) dup2(streams.input_fd, STDIN_FILENO);

@@ -16,6 +16,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "runner/common/interrupt.hpp"
+
 namespace attnsweep::jobs {
 
 std::optional<std::string> find_on_path(const std::string& name) {
@@ -75,6 +77,7 @@ ProcessResult run_process(const std::string& executable, const std::vector<std::
     // when attnsweep dies (Ctrl-C reaches only attnsweep's group).
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    attnsweep::restore_default_signals_for_exec();
     if (::getppid() != parent) ::_exit(127);  // attnsweep died before prctl
     const int null_fd = ::open("/dev/null", O_RDONLY);
     if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
@@ -171,3 +174,4 @@ ProcessResult run_process(const std::string& executable, const std::vector<std::
 }
 
 }  // namespace attnsweep::jobs
+
