@@ -11,10 +11,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <vector>
 
 #include "runner/common/sha256.hpp"
+#include "storage/store.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
 
@@ -60,6 +62,44 @@ TEST_F(Cli, VersionAndHelpExitZero) {
   }
   EXPECT_NE(run("--help").output.find("Exit codes: 0 done"), std::string::npos);
   EXPECT_NE(run("run --help").output.find("--traces"), std::string::npos);
+}
+
+// Issue 33, item 15: `attnsweep --help` listed exit codes 0-3 and 130/143 but not 4
+// (compare's and nightly's INCONCLUSIVE). Every code of docs/cli.md's table is in it.
+TEST_F(Cli, HelpNamesEveryExitCodeOfTheDocs) {
+  std::ifstream docs(std::string(ATTNSWEEP_SOURCE_DIR) + "/docs/cli.md");
+  std::vector<std::string> codes;
+  bool in_table = false;
+  for (std::string line; std::getline(docs, line);) {
+    if (line.rfind("## ", 0) == 0) in_table = line == "## Exit codes";
+    if (!in_table || line.rfind("| ", 0) != 0) continue;
+    const std::string first = line.substr(2, line.find(" |", 2) - 2);  // "0", "130, 143 (129, ...)"
+    if (first.empty() || first.find_first_not_of("0123456789, ()") != std::string::npos) continue;
+    const std::regex number("[0-9]+");
+    for (std::sregex_iterator code(first.begin(), first.end(), number), end; code != end; ++code) codes.push_back(code->str());
+  }
+  ASSERT_GE(codes.size(), 7u) << "docs/cli.md's exit code table was not found";
+  const std::string help = run("--help").output;
+  const std::size_t start = help.find("Exit codes:"), end = help.find("Docs:", start);
+  ASSERT_NE(start, std::string::npos) << help;
+  const std::string paragraph = help.substr(start, end - start);
+  for (const std::string& code : codes) {
+    EXPECT_TRUE(std::regex_search(paragraph, std::regex("(^|[^0-9])" + code + "([^0-9]|$)"))) << code << " in\n" << paragraph;
+  }
+  EXPECT_NE(paragraph.find("4 inconclusive"), std::string::npos) << paragraph;
+}
+
+// Issue 33, item 15: docs/schema.md said "now **12**" and described version 13. The
+// version it names is the one attnsweep writes, and its history reaches it.
+TEST_F(Cli, TheSchemaDocNamesTheSchemaVersionAttnsweepWrites) {
+  std::ifstream docs(std::string(ATTNSWEEP_SOURCE_DIR) + "/docs/schema.md");
+  std::stringstream text;
+  text << docs.rdbuf();
+  const std::string schema = text.str();
+  std::smatch now;
+  ASSERT_TRUE(std::regex_search(schema, now, std::regex("version \\(`PRAGMA user_version`, now \\*\\*([0-9]+)\\*\\*\\)")));
+  EXPECT_EQ(std::stoi(now[1].str()), attnsweep::storage::kSchemaVersion);
+  EXPECT_NE(schema.find("; " + std::to_string(attnsweep::storage::kSchemaVersion) + " (issue"), std::string::npos);
 }
 
 TEST_F(Cli, CommandLineMistakesExitTwo) {

@@ -328,8 +328,9 @@ TEST_F(HfLaunch, ValuesStartingWithADashNeverReachHfAsOptions) {
   const std::string base = config + " --flavor h200 --shards 1 --results hf://buckets/acme/bench --sweep-id s1 ";
   for (const auto& [options, message] : std::vector<std::pair<std::string, std::string>>{
            {"--image=--env=EVIL=1", "error: --image: '--env=EVIL=1' is not an image name; allowed: a Docker Hub "
-                                    "image or a Space URL (e.g. docker.io/ORG/attnsweep:TAG), without spaces and not "
-                                    "starting with '-' (hf would read that as an option)\n"},
+                                    "image or a Space's, [REGISTRY/]NAME[:TAG][@sha256:DIGEST] with NAME of lowercase "
+                                    "letters, digits and '.', '_', '-' between them, parts separated by '/' (e.g. "
+                                    "docker.io/ORG/attnsweep:TAG, hf.co/spaces/ORG/NAME)\n"},
            {"--image='my image'", "error: --image: 'my image' is not an image name; allowed: "},
            {"--image " + kImage + " --namespace=-x", "error: --namespace: '-x' is not a user or organization name; allowed: letters, "
                               "digits, '-', '_' and '.', starting with a letter or digit (hf would read a leading "
@@ -1153,20 +1154,102 @@ TEST_F(HfLaunch, AnHfCallThatHangsIsStoppedAtItsTimeLimit) {
 
 TEST_F(HfLaunch, ABadHfTimeoutSettingIsRefusedBeforeHfRuns) {
   const std::string config = write("sweep.yaml", kSweep);
-  for (const std::string value : {"abc", "0", "-5", "1e9", "nan", "10s"}) {
+  // Issue 33, item 15: strtod took "1e-9", "0x2", "+5" and "3.5" (and " 5"): whole seconds in plain digits only.
+  for (const std::string value : {"abc", "0", "-5", "1e9", "nan", "10s", "1e-9", "0x2", "+5", "3.5", " 5", "604801"}) {
     SCOPED_TRACE(value);
     for (const std::string dry : {"", " --dry-run"}) {
       const Outcome outcome = launch(config + " --flavor h200 --shards 2 --results hf://buckets/acme/bench --image " +
                                          kImage + dry, "ATTNSWEEP_HF_TIMEOUT_SECONDS='" + value + "' ");
       EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
       EXPECT_EQ(outcome.output, "error: ATTNSWEEP_HF_TIMEOUT_SECONDS: '" + value + "' is not a time limit; expected "
-                                "seconds, more than 0 and at most 604800 (a week), e.g. 120 (or leave it unset for each "
-                                "hf call's own limit)\n");
+                                "a whole number of seconds from 1 to 604800 (a week), e.g. 120 (or leave it unset for "
+                                "each hf call's own limit)\n");
     }
   }
   EXPECT_TRUE(calls().empty()) << log_text();
   EXPECT_EQ(launch(config + " --flavor h200 --shards 2 --results hf://buckets/acme/bench --sweep-id s1 --image " + kImage,
-                   "ATTNSWEEP_HF_TIMEOUT_SECONDS=30.5 ").exit_code, 0);  // a fraction is fine; 30 s: a loaded CI machine
+                   "ATTNSWEEP_HF_TIMEOUT_SECONDS=30 ").exit_code, 0);  // 30 s: a loaded CI machine
+}
+
+// Issue 33, item 15: ATTNSWEEP_HF_RETRY_SECONDS=abc was a silent 5 s (and "1e2" 100 s): now refused
+// like the time limit, by launch (a dry run too) and collect, before hf runs.
+TEST_F(HfLaunch, ABadHfRetrySettingIsRefusedBeforeHfRuns) {
+  const std::string config = write("sweep.yaml", kSweep);
+  for (const std::string value : {"abc", "-1", "601", "1.5", "1e2", "0x2", "+5"}) {
+    SCOPED_TRACE(value);
+    const std::string expected = "error: ATTNSWEEP_HF_RETRY_SECONDS: '" + value + "' is not a pause; expected a whole "
+                                 "number of seconds from 0 to 600, e.g. 30 (or leave it unset for 5 s)\n";
+    for (const std::string dry : {"", " --dry-run"}) {
+      const Outcome outcome = launch(config + " --flavor h200 --shards 2 --results hf://buckets/acme/bench --image " +
+                                         kImage + dry, "ATTNSWEEP_HF_RETRY_SECONDS='" + value + "' ");
+      EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
+      EXPECT_EQ(outcome.output, expected);
+    }
+    const Outcome collect = run("collect hf://buckets/acme/bench/s1 " + path("merged.db"),
+                                environment("ATTNSWEEP_HF_RETRY_SECONDS='" + value + "' "));
+    EXPECT_EQ(collect.exit_code, 2) << collect.output;
+    EXPECT_EQ(collect.output, expected);
+    EXPECT_FALSE(fs::exists(path("merged.db")));
+  }
+  EXPECT_TRUE(calls().empty()) << log_text();
+  // A failed submission waits what it says: 1 s.
+  const Outcome retried = launch(config + " --flavor h200 --shards 1 --results hf://buckets/acme/bench --sweep-id s1 --image " +
+                                     kImage, "ATTNSWEEP_HF_RETRY_SECONDS=1 FAKE_HF_FAIL_SUBMISSIONS=1 ");
+  EXPECT_EQ(retried.exit_code, 0) << retried.output;
+  EXPECT_NE(retried.output.find("; trying again in 1 s"), std::string::npos) << retried.output;
+}
+
+// Issue 33, item 15: an --image with quotes and a --schedule of '99 99 99 99 99' were taken (hf
+// refused them later, or the service); a line break in --results was printed as one, splitting
+// the error. Each is refused in one line naming what is allowed, nothing uploaded.
+TEST_F(HfLaunch, ImagesSchedulesAndBucketsAreCheckedAndShownOnOneLine) {
+  const std::string config = write("nightly.yaml", kNightly);
+  const std::string base = config + " --flavor h200 --results hf://buckets/acme/bench ";
+  const std::string image = "error: --image: '";
+  const std::string allowed = "; allowed: @hourly, @daily, @weekly, @monthly, @yearly, @annually, or five cron fields in "
+                              "quotes, e.g. '0 3 * * *' (03:00 every day; the service's time zone)\n";
+  for (const auto& [arguments, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--image '\"docker.io/acme/attnsweep:0.1\"' --shards 1", image + "\"docker.io/acme/attnsweep:0.1\"' is not an image name"},
+           {"--image \"docker.io/acme/it's:0.1\" --shards 1", image + "docker.io/acme/it's:0.1' is not an image name"},
+           {"--image docker.io/ACME/attnsweep --shards 1", image + "docker.io/ACME/attnsweep' is not an image name"},
+           {"--image 'docker.io/acme/attnsweep:0.1\n--env=X' --shards 1", image + "docker.io/acme/attnsweep:0.1\\n--env=X' is not an image name"},
+           {"--image " + kImage + " --schedule '99 99 99 99 99'",
+            "error: --schedule: '99 99 99 99 99' is not a schedule (its minute '99' is not from 0 to 59)" + allowed},
+           {"--image " + kImage + " --schedule '0 24 * * *'",
+            "error: --schedule: '0 24 * * *' is not a schedule (its hour '24' is not from 0 to 23)" + allowed},
+           {"--image " + kImage + " --schedule '0 3 0 * *'",
+            "error: --schedule: '0 3 0 * *' is not a schedule (its day of the month '0' is not from 1 to 31)" + allowed},
+           {"--image " + kImage + " --schedule '0 3 * 1-13 *'",
+            "error: --schedule: '0 3 * 1-13 *' is not a schedule (its month '1-13' is not from 1 to 12, or JAN to DEC)" + allowed},
+           {"--image " + kImage + " --schedule '0 3 * * MON-XYZ'",
+            "error: --schedule: '0 3 * * MON-XYZ' is not a schedule (its day of the week 'MON-XYZ' is not from 0 to 7, or SUN "
+            "to SAT)" + allowed},
+           {"--image " + kImage + " --schedule '*/0 * * * *'",
+            "error: --schedule: '*/0 * * * *' is not a schedule (its minute step '0' is not from 1 to 59)" + allowed},
+           {"--image " + kImage + " --schedule '0 6-2 * * *'",
+            "error: --schedule: '0 6-2 * * *' is not a schedule (its hour range '6-2' runs backwards)" + allowed},
+           {"--image " + kImage + " --shards 1 --results 'hf://buckets/acme/bench\n/x'",
+            "error: --results: 'hf://buckets/acme/bench\\n/x': 'bench\\n' is not allowed; expected "
+            "hf://buckets/ORG/NAME[/PREFIX] (letters, digits, '.', '_', '-')\n"}}) {
+    SCOPED_TRACE(arguments);
+    const bool results = arguments.find("--results") != std::string::npos;
+    const Outcome outcome = launch(config + " --flavor h200 " + (results ? "" : "--results hf://buckets/acme/bench ") +
+                                   arguments + " --dry-run");
+    EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
+    EXPECT_EQ(outcome.output.rfind(message, 0), 0u) << outcome.output;
+    EXPECT_EQ(std::count(outcome.output.begin(), outcome.output.end(), '\n'), 1) << outcome.output;
+  }
+  EXPECT_TRUE(fs::is_empty(path("bucket")));
+  // What cron and the Hub take stays taken: lists, ranges, steps, names in any case, 7 for Sunday, digests.
+  for (const std::string arguments : {"--schedule '*/15 0-6,22 1-31/2 jan-DEC MON-FRI'", "--schedule '0 3 * * 7'",
+                                      "--schedule '59 23 31 12 0'"}) {
+    EXPECT_EQ(launch(base + "--image " + kImage + " " + arguments + " --dry-run").exit_code, 0) << arguments;
+  }
+  for (const std::string& name : std::vector<std::string>{"attnsweep", "localhost:5000/acme/a_b.c--d:v1.2-rc",
+                                                           "hf.co/spaces/acme/attnsweep",
+                                                           "ghcr.io/acme/attnsweep@sha256:" + std::string(64, 'a')}) {
+    EXPECT_EQ(launch(base + "--shards 1 --image " + name + " --dry-run").exit_code, 0) << name;
+  }
 }
 
 // docs/hf-jobs.md named configs/big.yaml, which does not exist: every configs/*.yaml the docs

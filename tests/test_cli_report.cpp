@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -126,7 +127,21 @@ function snapshot() {
       return {kind: c.kind, type: c.chart.config.type, title: c.chart.options.plugins.title.text, labels: c.chart.data.labels,
         legend: c.chart.legend.legendItems.map(function (item) { return item.text; }), y: c.chart.scales.y.type,
         box: c.chart.canvas.parentNode.className,
-        datasets: c.chart.data.datasets.map(function (d) { return {label: d.label, data: d.data, cases: d.cases || null}; })};
+        datasets: c.chart.data.datasets.map(function (d) { return {label: d.label, data: d.data, cases: d.cases || null}; }),
+        // The categories as drawn under the bars: the angle Chart.js turned them by, the distance
+        // between neighbours, and the widest line and line count of each (in the ticks' font).
+        x_ticks: (function (scale) {
+          var font = Chart.helpers.toFont(scale.options.ticks.font);
+          scale.ctx.save();
+          scale.ctx.font = font.string;
+          var ticks = scale.ticks.map(function (t) {
+            var lines = [].concat(t.label);
+            return {lines: lines.length, widest: Math.max.apply(null, lines.map(function (l) { return scale.ctx.measureText(l).width; }))};
+          });
+          scale.ctx.restore();
+          return {rotation: scale.labelRotation, line_height: font.lineHeight, ticks: ticks,
+                  spacing: scale.ticks.length > 1 ? scale.getPixelForTick(1) - scale.getPixelForTick(0) : scale.width};
+        })(c.chart.scales.x)};
     }),
     // A split group's length sweeps (docs/report.md): a small chart of lines per sweep family.
     split_groups: r.splitGroups ? r.splitGroups() : null,
@@ -484,6 +499,48 @@ TEST_F(CliReport, TheRunLineIsEscapedAndNoControlCharacterReachesTheTerminal) {
   EXPECT_EQ(matches(md, "[^\\\\]<"), 0) << md;
 }
 
+// Issue 33, item 15: bidirectional controls in stored text (U+202E, U+2066) reached the
+// markdown and the HTML raw, reordering what a reader sees: "night-\u202elmth.exe" showed
+// as "night-exe.html". Both formats show each as the escape "\u202e", on every page.
+TEST_F(CliReport, BidirectionalControlsInStoredTextAreShownAsEscapes) {
+  const std::string name = "night-\xE2\x80\xAElmth.exe \xE2\x81\xA6isolated\xE2\x81\xA9";
+  {
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    SQLite::Statement rename(db, "UPDATE runs SET name = ?, device_name = ?");
+    rename.bind(1, name);
+    rename.bind(2, "CPU \xE2\x80\x8F\xE2\x80\xAB");
+    rename.exec();
+    SQLite::Statement errors(db, "UPDATE cases SET error_message = ? WHERE status = 'unsupported'");
+    errors.bind(1, "no \xE2\x80\xAD kernel");
+    errors.exec();
+  }
+  const auto raw_bidi = [](const std::string& text) {
+    for (const char* control : {"\xE2\x80\xAE", "\xE2\x81\xA6", "\xE2\x81\xA9", "\xE2\x80\x8F", "\xE2\x80\xAB", "\xE2\x80\xAD"}) {
+      if (text.find(control) != std::string::npos) return true;
+    }
+    return false;
+  };
+  const Outcome markdown = run("report " + db_ + " --format markdown");
+  ASSERT_EQ(markdown.exit_code, 0) << markdown.output;
+  EXPECT_FALSE(raw_bidi(markdown.output)) << markdown.output;
+  EXPECT_EQ(markdown.output.rfind("# attnsweep report: night-\\\\u202elmth.exe \\\\u2066isolated\\\\u2069, run 1\n", 0), 0u)
+      << markdown.output.substr(0, 200);
+  EXPECT_NE(markdown.output.find("CPU \\\\u200f\\\\u202b"), std::string::npos) << markdown.output.substr(0, 400);
+  EXPECT_NE(markdown.output.find("no \\\\u202d kernel"), std::string::npos) << markdown.output;
+
+  ASSERT_EQ(run("report " + db_ + " -o " + path("r.html")).exit_code, 0);
+  const std::string html = read_file(path("r.html"));
+  EXPECT_FALSE(raw_bidi(html));
+  EXPECT_NE(html.find("<title>attnsweep: night-\\u202elmth.exe \\u2066isolated\\u2069 (run 1)</title>"), std::string::npos);
+  const json data = embedded_data(html);
+  ASSERT_TRUE(data.is_object());
+  EXPECT_EQ(data["run"]["name"], "night-\\u202elmth.exe \\u2066isolated\\u2069");  // what the page shows
+  EXPECT_EQ(data["run"]["device_name"], "CPU \\u200f\\u202b");
+  for (const json& c : data["cases"]) {
+    if (c["status"] == "unsupported") EXPECT_EQ(c["error"], "no \\u202d kernel");
+  }
+}
+
 // A run cut short: the report says which planned cases are missing instead of
 // "every case ran", and a run with no case stored yet has a report too.
 TEST_F(CliReport, ARunCutShortSaysItsCasesAreMissing) {
@@ -780,13 +837,17 @@ TEST_F(CliReportPasses, ChromiumShowsAPassSelectorThatFiltersEveryChartAndTable)
     EXPECT_EQ(view["selected"], json({pass})) << text;
     const int timed = 3, rows = pass == "backward" ? 4 : 3;
     EXPECT_EQ(view["rows"], rows) << pass << "\n" << text;
-    // Charts: time, speed-up, roofline, the share of the ceiling and the kernel counts, all of this pass.
-    EXPECT_EQ(view["charts"], json({{"time", 1}, {"speedup-naive", 1}, {"roofline", 1}, {"ceiling-share", 1}, {"kernels", 1}}))
+    // Charts: time, tokens and TFLOP/s, speed-up, roofline, the share of the ceiling and the kernel
+    // counts, all of this pass. Each pass is one shape, so bars (docs/report.md; issue 33, item 16:
+    // it was a line chart of one point per variant).
+    EXPECT_EQ(view["charts"], json({{"time-shapes", 1}, {"tokens-shapes", 1}, {"tflops-shapes", 1}, {"speedup-naive-shapes", 1},
+                                    {"roofline", 1}, {"ceiling-share", 1}, {"kernels", 1}}))
         << pass << "\n" << text;
-    EXPECT_EQ(view["drawn"], 5) << pass << "\n" << text;
-    EXPECT_EQ(view["points"]["time"], timed) << pass << "\n" << text;
+    EXPECT_EQ(view["drawn"], 7) << pass << "\n" << text;
+    EXPECT_EQ(view["points"]["time-shapes"], timed) << pass << "\n" << text;  // a bar per variant over the one shape
     EXPECT_EQ(view["points"]["roofline"], timed) << pass << "\n" << text;
-    EXPECT_EQ(view["points"]["speedup-naive"], timed - 1) << pass << "\n" << text;
+    EXPECT_EQ(view["points"]["speedup-naive-shapes"], timed - 1) << pass << "\n" << text;
+    EXPECT_EQ(view["shape_lists"], json({"bf16, head_dim 64"})) << pass << "\n" << text;
     const std::string noun = pass == "forward_backward" ? "forward+backward" : pass;
     EXPECT_NE(view["titles"].dump().find("GPU time per " + noun), std::string::npos) << text;
     EXPECT_NE(view["titles"].dump().find("launches per " + noun), std::string::npos) << text;
@@ -940,12 +1001,14 @@ TEST_F(CliReportEnergy, ChromiumDrawsTheEnergyChartsOfEachPassThatHasEnergy) {
       EXPECT_FALSE(charts.contains("energy") || charts.contains("tflop-per-joule")) << text;
       continue;
     }
-    EXPECT_EQ(charts["energy"], 1) << pass << "\n" << text;
+    // One shape per pass: bars (issue 33, item 16).
+    EXPECT_EQ(charts["energy-shapes"], 1) << pass << "\n" << text;
     EXPECT_EQ(charts["tflop-per-joule"], 1) << pass << "\n" << text;
-    EXPECT_EQ(view["points"]["energy"], 3) << pass << "\n" << text;  // naive, sdpa_flash, sdpa_auto
-    EXPECT_EQ(view["drawn"], 7) << pass << "\n" << text;  // time, speed-up, roofline, ceiling share, 2 energy, kernels
+    EXPECT_EQ(view["points"]["energy-shapes"], 3) << pass << "\n" << text;  // naive, sdpa_flash, sdpa_auto
+    // time, tokens, TFLOP/s, speed-up, roofline, ceiling share, 2 energy, kernels
+    EXPECT_EQ(view["drawn"], 9) << pass << "\n" << text;
     const std::string noun = pass == "forward_backward" ? "forward+backward" : pass;
-    EXPECT_NE(view["titles"].dump().find("bf16, head_dim 64: energy per " + noun), std::string::npos) << text;
+    EXPECT_NE(view["titles"].dump().find("bf16, head_dim 64: energy per " + noun + ", per shape"), std::string::npos) << text;
     // The table's two energy columns, flash's values in them.
     const json& headers = view["headers"];
     const auto at = [&](const char* name) {
@@ -1268,6 +1331,61 @@ measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_
         << chart.dump();
     EXPECT_EQ(check_bars(chart, masks), (masks ? 2 : 4) * (chart["kind"] == "speedup-naive-shapes" ? 1 : 2)) << chart.dump();
   }
+}
+
+// Issue 33, item 16: a group of one shape (a training sweep's head_dim 128) was drawn as a
+// line chart of one point, where the run's other groups got bars; and the long categories of
+// a bar chart (decodes over 16k keys, 16 to a chart) ran into each other under the bars.
+// Now the one shape is a list of shapes (bars), and each bar chart's categories fit: side
+// by side where the widest line fits the distance between them, else on one line turned
+// until neighbours clear each other.
+TEST_F(CliReportShapes, AGroupOfOneShapeIsBarsAndNoCategoriesOverlap) {
+  const std::string browser = chromium();
+  if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
+  std::string zip;
+  for (int b = 1; b <= 16; ++b) {
+    zip += "      - {batch: " + std::to_string(b) + ", heads: 2, seq_len_q: 1, seq_len_kv: " + std::to_string(16384 + 64 * b) + "}\n";
+  }
+  sweep("name: one-shape\ndevice: cpu\nvariants: [naive, sdpa_math]\ndtypes: fp32\n"
+        "shapes:\n  - {batch: 1, heads: 2, seq_len: 32, head_dim: 8}\n  - head_dim: 16\n    zip:\n" + zip +
+        "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false}\n");
+  ASSERT_EQ(data_["cases"].size(), 34u);
+  const json probe_out = probe_in_chromium(browser, report_, flags());
+  ASSERT_TRUE(probe_out.is_object());
+  const std::string text = probe_out.dump();
+  EXPECT_EQ(probe_out["errors"], json::array()) << text;
+  json lists = probe_out["shape_lists"];
+  std::sort(lists.begin(), lists.end());
+  EXPECT_EQ(lists, json({"fp32, head_dim 16", "fp32, head_dim 8"})) << text;
+  EXPECT_EQ(probe_out["charts"].value("time", 0), 0) << text;  // no line chart at all
+  EXPECT_EQ(probe_out["time_heading"], "Time and throughput per shape") << text;
+  int one_shape = 0, long_labels = 0;
+  for (const json& chart : probe_out["shape_charts"]) {
+    const std::string kind = chart["kind"], title = title_text(chart["title"]);
+    EXPECT_EQ(chart["type"], "bar") << kind;
+    if (title.rfind("fp32, head_dim 8:", 0) == 0) {
+      ++one_shape;
+      EXPECT_EQ(chart["labels"], json({"1x2 q=32 k=32"})) << title;
+    } else {
+      ++long_labels;
+      EXPECT_EQ(chart["labels"].size(), 16u) << title;
+    }
+    const json& x = chart["x_ticks"];
+    const double spacing = x["spacing"], rotation = x["rotation"], line_height = x["line_height"];
+    for (const json& tick : x["ticks"]) {
+      if (rotation == 0) {
+        EXPECT_LE(tick["widest"].get<double>(), spacing) << title << ": side by side, neighbours overlap\n" << x.dump();
+      } else {
+        // Turned by the angle, neighbours are spacing x sin(angle) apart across their lines.
+        EXPECT_EQ(tick["lines"], 1) << title << "\n" << x.dump();
+        EXPECT_LE(tick["lines"].get<double>() * line_height, spacing * std::sin(rotation * M_PI / 180) + 0.5)
+            << title << ": turned, neighbours overlap\n" << x.dump();
+      }
+    }
+    if (chart["labels"].size() == 16u) EXPECT_GT(rotation, 0) << title << ": 16 categories of 11 characters in " << spacing << " px";
+  }
+  EXPECT_EQ(one_shape, 4) << text;  // time, tokens, TFLOP/s, speed-up over naive
+  EXPECT_EQ(long_labels, 4) << text;
 }
 
 // With --compare and with energy (planted as a GPU's counter would give it: 100 W

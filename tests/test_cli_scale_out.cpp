@@ -9,10 +9,13 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
@@ -408,6 +411,29 @@ measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_
   SQLite::Database partial(stopped + "/hang.db", SQLite::OPEN_READONLY);
   EXPECT_EQ(text(partial, "SELECT status FROM runs"), "interrupted");
   EXPECT_EQ(text(partial, "SELECT group_concat(variant) FROM cases"), "naive");
+}
+
+// Issue 33, item 15: the published copies were mode 0600 under umask 0022 (the private
+// snapshot's mode, copied with it), so a bucket mount or another user of the folder could
+// not read them. They follow the umask as any new file does: 0644 under 0022, 0640 under 0027.
+TEST_F(ScaleOut, PublishedCopiesFollowTheUmask) {
+  const std::string config = write("sweep.yaml", kSweep);
+  for (const auto& [umask, mode] : std::vector<std::pair<std::string, std::filesystem::perms>>{
+           {"0022", std::filesystem::perms(0644)}, {"0027", std::filesystem::perms(0640)}}) {
+    SCOPED_TRACE(umask);
+    const std::string out = path("bucket-" + umask);
+    const Outcome done = run("run " + config + " --device cpu --shard 0/3 --db " + path("local-" + umask + ".db") +
+                                 " --traces " + path("traces-" + umask) + " --publish " + out,
+                             "umask " + umask + "; ");
+    ASSERT_EQ(done.exit_code, 0) << done.output;
+    int files = 0;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(out)) {
+      if (!entry.is_regular_file()) continue;
+      ++files;
+      EXPECT_EQ(entry.status().permissions() & std::filesystem::perms::all, mode) << entry.path();
+    }
+    EXPECT_EQ(files, 5) << "the database and its 4 traces";
+  }
 }
 
 bool has_cuda() {

@@ -119,6 +119,21 @@ TEST(NightWindow, AWindowTooShortForTheAlertRuleIsRefused) {
   }
 }
 
+// Issue 33, item 15: "by the 2th slow night": the ordinal's suffix is English's.
+TEST(NightWindow, TheRefusalNamesTheSlowNightWithItsOrdinal) {
+  for (const auto& [consecutive, ordinal] : std::vector<std::pair<int, std::string>>{
+           {2, "2nd"}, {3, "3rd"}, {4, "4th"}, {11, "11th"}, {12, "12th"}, {13, "13th"}, {21, "21st"}, {22, "22nd"},
+           {23, "23rd"}, {101, "101st"}, {111, "111th"}}) {
+    try {
+      check_window_settings(WindowSettings{1, consecutive});
+      ADD_FAILURE() << consecutive << " accepted";
+    } catch (const BadInputError& error) {
+      EXPECT_NE(std::string(error.what()).find("): by the " + ordinal + " slow night the slow ones"), std::string::npos)
+          << error.what();
+    }
+  }
+}
+
 // A lasting slowdown with the defaults: WATCH, REGRESSION, REGRESSION, then the
 // window's median night is a slow one and the new time is the baseline.
 TEST(NightWindow, ALastingSlowdownFailsTwiceThenBecomesTheBaseline) {

@@ -42,6 +42,19 @@ TEST(Escaping, TerminalSafeShowsEveryControlAndStrayByteAsAnEscape) {
   EXPECT_EQ(terminal_safe(std::string("nul\0", 4)), "nul\\x00");
 }
 
+// Issue 33, item 15: the bidirectional controls reached the terminal and markdown raw:
+// "report-<U+202E>lmth.exe" showed as "report-exe.html".
+TEST(Escaping, BidirectionalControlsAreShownAsEscapesEverywhere) {
+  const std::string spoof = "report-\xE2\x80\xAElmth.exe";
+  EXPECT_EQ(terminal_safe(spoof), "report-\\u202elmth.exe");
+  EXPECT_EQ(terminal_safe("a\xE2\x81\xA6" "b\xE2\x81\xA9 \xE2\x80\x8E\xE2\x80\x8F \xE2\x80\xAA\xE2\x80\xAD \xD8\x9C"),
+            "a\\u2066b\\u2069 \\u200e\\u200f \\u202a\\u202d \\u061c");
+  EXPECT_EQ(terminal_safe("\xE2\x80\x8D \xE2\x80\xAF \xE2\x81\xA5 \xE2\x81\xAA"),  // ZWJ, U+202F, U+2065, U+206A: not bidi controls
+            "\xE2\x80\x8D \xE2\x80\xAF \xE2\x81\xA5 \xE2\x81\xAA");
+  EXPECT_EQ(markdown_inline(spoof), "report-\\\\u202elmth.exe");  // shown as report-\u202elmth.exe
+  EXPECT_EQ(markdown_code(spoof), "`report-\\u202elmth.exe`");
+}
+
 TEST(Escaping, MarkdownInlineIsOneLineThatStartsNoTagCommentOrCodeSpan) {
   EXPECT_EQ(markdown_inline("t\n<!--"), "t \\<!--");
   EXPECT_EQ(markdown_inline("a\r\nb\rc"), "a b c");

@@ -83,8 +83,10 @@ int main(int argc, char** argv) {
                "and store kernel counts, timings and numerics in SQLite.\n\n"
                "Exit codes: 0 done (some cases may be unsupported), 1 runtime failure,\n"
                "2 bad input (command line, config or database), 3 merged but shards or\n"
-               "cases still missing (merge), 130/143 interrupted by SIGINT/SIGTERM\n"
-               "(finished cases stay stored; continue with run --resume).\n"
+               "cases still missing (merge), 4 inconclusive (compare, nightly: no regression,\n"
+               "but cases whose time could not be judged), 130/143 interrupted by SIGINT/SIGTERM\n"
+               "(129, 138, 140, 142: SIGHUP, SIGUSR1, SIGUSR2, SIGALRM; finished cases stay\n"
+               "stored; continue with run --resume).\n"
                "Docs: docs/cli.md"};
   app.set_version_flag("--version", std::string("attnsweep ") + kVersion + " (" + kGitSha + ")");
   app.require_subcommand(1);

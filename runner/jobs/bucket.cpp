@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "runner/common/errors.hpp"
+#include "runner/report/escaping.hpp"
 
 namespace attnsweep::jobs {
 namespace {
@@ -43,17 +44,18 @@ BucketFolder BucketFolder::with_prefix(const std::string& new_prefix) const { re
 BucketFolder parse_bucket_folder(const std::string& text, const std::string& option) {
   const std::string expected = "; expected hf://buckets/ORG/NAME[/PREFIX] (letters, digits, '.', '_', '-')";
   const std::string scheme = kBucketScheme;
+  const std::string shown = report::terminal_safe(text);  // a line break in TEXT is shown as \n: the error stays one line
   if (text.rfind(scheme, 0) != 0) {
     const std::string why = text.rfind("hf://", 0) == 0 ? "is not a bucket (jobs write only to buckets)"
                                                         : "is not a bucket URL";
-    throw BadInputError(option + ": '" + text + "' " + why + expected);
+    throw BadInputError(option + ": '" + shown + "' " + why + expected);
   }
   std::string rest = text.substr(scheme.size());
   while (!rest.empty() && rest.back() == '/') rest.pop_back();
   const std::vector<std::string> parts = split(rest);
-  if (parts.size() < 2) throw BadInputError(option + ": '" + text + "' names no bucket" + expected);
+  if (parts.size() < 2) throw BadInputError(option + ": '" + shown + "' names no bucket" + expected);
   for (const std::string& part : parts) {
-    if (!is_part(part)) throw BadInputError(option + ": '" + text + "': '" + part + "' is not allowed" + expected);
+    if (!is_part(part)) throw BadInputError(option + ": '" + shown + "': '" + report::terminal_safe(part) + "' is not allowed" + expected);
   }
   BucketFolder folder{parts[0], parts[1], ""};
   for (std::size_t i = 2; i < parts.size(); ++i) folder.prefix += (i > 2 ? "/" : "") + parts[i];

@@ -5,12 +5,13 @@
 
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
+#include "runner/report/escaping.hpp"
 
 namespace attnsweep::jobs {
 
 std::int64_t parse_job_duration(const std::string& text, const std::string& option) {
   const auto refuse = [&] {
-    return BadInputError(option + ": invalid duration '" + text +
+    return BadInputError(option + ": invalid duration '" + report::terminal_safe(text) +
                          "'; whole seconds, or a number with s, m, h or d (e.g. 5400, 90m, 1.5h)");
   };
   if (text.empty()) throw refuse();

@@ -6,6 +6,7 @@
 
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
+#include "runner/report/escaping.hpp"
 
 namespace attnsweep::jobs {
 
@@ -34,7 +35,7 @@ std::vector<std::string> flavors_from_hardware_json(const std::string& output) {
 void check_flavor(const std::string& flavor, const std::vector<std::string>& flavors, const std::string& where_from) {
   if (std::find(flavors.begin(), flavors.end(), flavor) != flavors.end()) return;
   const std::string near = text::nearest(flavor, flavors);
-  throw BadInputError("--flavor: unknown flavor '" + flavor + "'" + (near.empty() ? "" : " (did you mean " + near + "?)") +
+  throw BadInputError("--flavor: unknown flavor '" + report::terminal_safe(flavor) + "'" + (near.empty() ? "" : " (did you mean " + near + "?)") +
                       "; known: " + text::join(flavors, ", ") + (where_from.empty() ? "" : " (" + where_from + ")"));
 }
 

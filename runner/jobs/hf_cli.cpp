@@ -1,6 +1,5 @@
 #include "runner/jobs/hf_cli.hpp"
 
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -9,30 +8,44 @@
 
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
+#include "runner/report/escaping.hpp"
 
 namespace attnsweep::jobs {
 
+namespace {
+
+// A setting of whole seconds from `least` to `most`, in plain decimal digits (no
+// sign, fraction, exponent, hex or blank: strtod took "1e-9", "0x2" and "+5");
+// nullopt when unset or empty. Anything else throws BadInputError naming the
+// variable and what it allows: "ATTNSWEEP_HF_RETRY_SECONDS: 'abc' is not a pause; ...".
+std::optional<long> whole_seconds_setting(const char* variable, long least, long most, const std::string& what,
+                                          const std::string& range_note, const std::string& unset) {
+  const char* value = std::getenv(variable);
+  if (!value || !*value) return std::nullopt;
+  const std::string text = value;
+  const bool digits = text.size() <= 7 && text.find_first_not_of("0123456789") == std::string::npos;
+  const long seconds = digits ? std::stol(text) : -1;
+  if (!digits || seconds < least || seconds > most) {
+    throw BadInputError(std::string(variable) + ": '" + report::terminal_safe(text) + "' is not " + what +
+                        "; expected a whole number of seconds from " + std::to_string(least) + " to " +
+                        std::to_string(most) + range_note + " (or leave it unset for " + unset + ")");
+  }
+  return seconds;
+}
+
+}  // namespace
+
 double retry_pause_seconds() {
-  const char* text = std::getenv("ATTNSWEEP_HF_RETRY_SECONDS");
-  if (!text || !*text) return 5;
-  char* end = nullptr;
-  const double seconds = std::strtod(text, &end);
-  return (*end == '\0' && seconds >= 0 && seconds <= 600) ? seconds : 5;
+  const auto seconds = whole_seconds_setting(kHfRetryVariable, 0, kHfMaxRetrySeconds, "a pause", ", e.g. 30",
+                                             "5 s");
+  return static_cast<double>(seconds.value_or(5));
 }
 
 std::optional<double> hf_timeout_override() {
-  const char* text = std::getenv(kHfTimeoutVariable);
-  if (!text || !*text) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  const double seconds = std::strtod(text, &end);
-  // !(x > 0) also refuses nan.
-  if (*end != '\0' || errno != 0 || !(seconds > 0) || seconds > kHfMaxTimeoutSeconds) {
-    throw BadInputError(std::string(kHfTimeoutVariable) + ": '" + text + "' is not a time limit; expected seconds, "
-                        "more than 0 and at most " + std::to_string(static_cast<long long>(kHfMaxTimeoutSeconds)) +
-                        " (a week), e.g. 120 (or leave it unset for each hf call's own limit)");
-  }
-  return seconds;
+  const auto seconds = whole_seconds_setting(kHfTimeoutVariable, 1, static_cast<long>(kHfMaxTimeoutSeconds),
+                                             "a time limit", " (a week), e.g. 120", "each hf call's own limit");
+  if (!seconds) return std::nullopt;
+  return static_cast<double>(*seconds);
 }
 
 HfCli HfCli::find() {
@@ -43,6 +56,7 @@ HfCli HfCli::find() {
 
 std::optional<HfCli> HfCli::find_if_present() {
   const auto timeout_override = hf_timeout_override();
+  retry_pause_seconds();  // refused now, before hf runs, not at the first retry
   const auto path = find_on_path("hf");
   if (!path) return std::nullopt;
   return HfCli(*path, timeout_override);

@@ -17,7 +17,10 @@ inline constexpr const char* kHfMissing =
     "hf not found on PATH; install huggingface_hub>=1.24 (pip install -U huggingface_hub)";
 
 // The pause before a failed submission is tried again (the service answers 5xx
-// at times): ATTNSWEEP_HF_RETRY_SECONDS, default 5.
+// at times): ATTNSWEEP_HF_RETRY_SECONDS, whole seconds from 0 to 600, default 5;
+// anything else throws BadInputError (find and find_if_present read it first).
+inline constexpr const char* kHfRetryVariable = "ATTNSWEEP_HF_RETRY_SECONDS";
+inline constexpr long kHfMaxRetrySeconds = 600;
 double retry_pause_seconds();
 
 // How long each kind of hf call may run before it is stopped (run_process: SIGTERM
@@ -36,13 +39,14 @@ inline constexpr const char* kHfTimeoutVariable = "ATTNSWEEP_HF_TIMEOUT_SECONDS"
 inline constexpr double kHfMaxTimeoutSeconds = 7 * 24 * 3600;
 
 // ATTNSWEEP_HF_TIMEOUT_SECONDS: none when unset or empty; throws BadInputError
-// for anything but seconds above 0 and at most kHfMaxTimeoutSeconds.
+// for anything but whole seconds from 1 to kHfMaxTimeoutSeconds, in plain digits.
 std::optional<double> hf_timeout_override();
 
 class HfCli {
  public:
   // hf on PATH; throws std::runtime_error(kHfMissing) when there is none. Both
-  // read ATTNSWEEP_HF_TIMEOUT_SECONDS first (hf_timeout_override: BadInputError).
+  // read ATTNSWEEP_HF_TIMEOUT_SECONDS and ATTNSWEEP_HF_RETRY_SECONDS first
+  // (hf_timeout_override, retry_pause_seconds: BadInputError).
   static HfCli find();
   static std::optional<HfCli> find_if_present();
 

@@ -1,11 +1,14 @@
 #include "runner/jobs/hf_commands.hpp"
 
 #include <nlohmann/json.hpp>
+#include <cctype>
+#include <optional>
 #include <regex>
 
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
 #include "runner/jobs/flavors.hpp"
+#include "runner/report/escaping.hpp"
 
 namespace attnsweep::jobs {
 
@@ -95,14 +98,85 @@ std::vector<std::string> run_job_command(const JobSettings& settings, const Shar
   return command;
 }
 
+namespace {
+
+struct CronField {
+  const char* name;
+  int least, most;
+  std::vector<std::string> names;  // JAN.. for months (from 1), SUN.. for days of the week (from 0)
+};
+
+// One cron value of `field`: a number or a name, within the field's range.
+std::optional<int> cron_value(const std::string& text, const CronField& field) {
+  if (!text.empty() && text.size() <= 2 && text.find_first_not_of("0123456789") == std::string::npos) {
+    const int value = std::stoi(text);
+    if (value >= field.least && value <= field.most) return value;
+    return std::nullopt;
+  }
+  for (std::size_t i = 0; i < field.names.size(); ++i) {
+    std::string upper = text;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (upper == field.names[i]) return static_cast<int>(i) + (field.names.size() == 12 ? 1 : 0);
+  }
+  return std::nullopt;
+}
+
+// Why `text`, a field of five (digits, names, '*', ',', '-', '/'), is not one of
+// `field`: "" when it is. Each item of its list is *, a value or a range A-B, each
+// optionally with a step /N (1 to the field's most).
+std::string cron_field_problem(const std::string& text, const CronField& field) {
+  const std::string range = std::string("from ") + std::to_string(field.least) + " to " + std::to_string(field.most) +
+                            (field.names.empty() ? "" : ", or " + field.names.front() + " to " + field.names.back());
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::size_t slash = item.find('/');
+    const std::string values = item.substr(0, slash);
+    if (slash != std::string::npos) {
+      const std::string step = item.substr(slash + 1);
+      const bool digits = !step.empty() && step.size() <= 2 && step.find_first_not_of("0123456789") == std::string::npos;
+      if (!digits || std::stoi(step) < 1 || std::stoi(step) > field.most) {
+        return std::string("its ") + field.name + " step '" + step + "' is not from 1 to " + std::to_string(field.most);
+      }
+    }
+    if (values != "*") {
+      const std::size_t dash = values.find('-');
+      const auto low = cron_value(values.substr(0, dash), field);
+      const auto high = dash == std::string::npos ? low : cron_value(values.substr(dash + 1), field);
+      if (!low || !high) return std::string("its ") + field.name + " '" + values + "' is not " + range;
+      if (*low > *high) return std::string("its ") + field.name + " range '" + values + "' runs backwards";
+    }
+    if (comma == std::string::npos) return "";
+    start = comma + 1;
+  }
+}
+
+}  // namespace
+
 void check_schedule(const std::string& schedule) {
   static const std::regex named("@(hourly|daily|weekly|monthly|yearly|annually)");
   // Each field starts with a digit, a letter or '*': "-1 ..." would reach hf as an option.
   static const std::regex cron(R"([0-9A-Za-z*][0-9A-Za-z*,/-]*( [0-9A-Za-z*][0-9A-Za-z*,/-]*){4})");
-  if (std::regex_match(schedule, named) || std::regex_match(schedule, cron)) return;
-  throw BadInputError("--schedule: '" + schedule + "' is not a schedule; allowed: @hourly, @daily, @weekly, "
-                      "@monthly, @yearly, @annually, or five cron fields in quotes, e.g. '0 3 * * *' (03:00 every day; "
-                      "the service's time zone)");
+  static const std::vector<CronField> fields = {
+      {"minute", 0, 59, {}},
+      {"hour", 0, 23, {}},
+      {"day of the month", 1, 31, {}},
+      {"month", 1, 12, {"JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"}},
+      {"day of the week", 0, 7, {"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"}}};
+  const std::string allowed = "; allowed: @hourly, @daily, @weekly, @monthly, @yearly, @annually, or five cron fields "
+                              "in quotes, e.g. '0 3 * * *' (03:00 every day; the service's time zone)";
+  const std::string refused = "--schedule: '" + report::terminal_safe(schedule) + "' is not a schedule";
+  if (std::regex_match(schedule, named)) return;
+  if (!std::regex_match(schedule, cron)) throw BadInputError(refused + allowed);
+  std::size_t start = 0;
+  for (const CronField& field : fields) {
+    const std::size_t space = schedule.find(' ', start);
+    const std::string problem =
+        cron_field_problem(schedule.substr(start, space == std::string::npos ? std::string::npos : space - start), field);
+    if (!problem.empty()) throw BadInputError(refused + " (" + problem + ")" + allowed);
+    start = space + 1;
+  }
 }
 
 std::vector<std::string> nightly_job_command() {

@@ -75,7 +75,8 @@ struct JobSettings {
 
 // --schedule: @hourly, @daily, @weekly, @monthly, @yearly (or @annually), or five cron fields
 // (minute hour day-of-month month day-of-week) of digits, '*', ',', '-', '/'
-// and names (MON, JAN). Throws BadInputError naming what is allowed.
+// and names (MON, JAN), each value within its field's range ('99 99 99 99 99' is
+// refused naming the minute). Throws BadInputError naming what is allowed.
 void check_schedule(const std::string& schedule);
 
 // "shard-1-of-4.db": the name a shard's database has in the job and the bucket.

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <memory>
 #include <random>
+#include <regex>
 
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
@@ -21,6 +22,7 @@
 #include "runner/jobs/duration.hpp"
 #include "runner/jobs/flavors.hpp"
 #include "runner/jobs/process.hpp"
+#include "runner/report/escaping.hpp"
 
 namespace attnsweep::jobs {
 namespace {
@@ -136,23 +138,28 @@ class PrivateFile {
   int fd_ = -1;
 };
 
-// A value hf reads as an option's value must not start with '-': hf (click)
-// would take "-x" as an option of its own. Both checks allow what the Hub does.
+// An image as HF Jobs takes it, a Docker Hub image or a Space's ("hf.co/spaces/ORG/NAME"):
+// a reference of docker's grammar, [REGISTRY[:PORT]/]PATH[:TAG][@sha256:DIGEST], each
+// path part of lowercase letters and digits with '.', '_', '__' or dashes between them.
+// So no blank, quote or control character, and no leading '-', which hf (click) would
+// take for an option of its own.
 void check_image(const std::string& image) {
-  const bool blank = image.find_first_of(" \t\r\n") != std::string::npos;
-  const bool control = std::any_of(image.begin(), image.end(), [](char c) { return std::iscntrl(static_cast<unsigned char>(c)); });
-  if (!image.empty() && (blank || control || image.front() == '-')) {
-    throw BadInputError("--image: '" + image + "' is not an image name; allowed: a Docker Hub image or a Space URL (e.g. "
-                        "docker.io/ORG/attnsweep:TAG), without spaces and not starting with '-' (hf would read that as an "
-                        "option)");
-  }
+  static const std::string part = "[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*";
+  static const std::string label = "[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?";
+  static const std::regex reference("(?:" + label + "(?:\\." + label + ")*(?::[0-9]+)?/)?" + part + "(?:/" + part +
+                                    ")*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?");
+  if (image.empty() || (image.size() <= 255 && std::regex_match(image, reference))) return;
+  throw BadInputError("--image: '" + report::terminal_safe(image) + "' is not an image name; allowed: a Docker Hub "
+                      "image or a Space's, [REGISTRY/]NAME[:TAG][@sha256:DIGEST] with NAME of lowercase letters, digits "
+                      "and '.', '_', '-' between them, parts separated by '/' (e.g. docker.io/ORG/attnsweep:TAG, "
+                      "hf.co/spaces/ORG/NAME)");
 }
 
 void check_namespace(const std::string& job_namespace) {
   bool valid = job_namespace.empty() || std::isalnum(static_cast<unsigned char>(job_namespace.front()));
   for (const char c : job_namespace) valid = valid && (is_id_character(c) || c == '.');
   if (!valid) {
-    throw BadInputError("--namespace: '" + job_namespace + "' is not a user or organization name; allowed: letters, "
+    throw BadInputError("--namespace: '" + report::terminal_safe(job_namespace) + "' is not a user or organization name; allowed: letters, "
                         "digits, '-', '_' and '.', starting with a letter or digit (hf would read a leading '-' as an "
                         "option)");
   }
@@ -184,7 +191,7 @@ void check_sweep_id(const std::string& sweep_id) {
                std::isalnum(static_cast<unsigned char>(sweep_id.front()));
   for (const char c : sweep_id) valid = valid && is_id_character(c);
   if (!valid) {
-    throw BadInputError("--sweep-id: '" + sweep_id + "' is not a valid sweep id; letters, digits, '_' and '-', "
+    throw BadInputError("--sweep-id: '" + report::terminal_safe(sweep_id) + "' is not a valid sweep id; letters, digits, '_' and '-', "
                         "1 to 64 characters, starting with a letter or digit (it becomes a job label and a "
                         "bucket folder)");
   }

@@ -45,7 +45,32 @@ std::size_t utf8_length(const std::string& text, std::size_t at, unsigned& code_
   return length;
 }
 
-// Control characters and bytes that are not UTF-8 as escapes; `line_breaks`
+}  // namespace
+
+bool is_bidi_control(unsigned code_point) {
+  return code_point == 0x061C || code_point == 0x200E || code_point == 0x200F ||
+         (code_point >= 0x202A && code_point <= 0x202E) || (code_point >= 0x2066 && code_point <= 0x2069);
+}
+
+std::string bidi_controls_escaped(const std::string& text, const std::string& backslash) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t at = 0; at < text.size();) {
+    unsigned code_point = 0;
+    const std::size_t length = utf8_length(text, at, code_point);
+    if (length > 1 && is_bidi_control(code_point)) {
+      out += backslash + hex_escape("u%04x", code_point);
+    } else {
+      out.append(text, at, length == 0 ? 1 : length);
+    }
+    at += length == 0 ? 1 : length;
+  }
+  return out;
+}
+
+namespace {
+
+// Control characters, bidirectional controls and bytes that are not UTF-8 as escapes; `line_breaks`
 // says what a line break becomes ("" to escape it as "\n").
 std::string neutralized(const std::string& text, const std::string& line_breaks) {
   std::string out;
@@ -71,6 +96,8 @@ std::string neutralized(const std::string& text, const std::string& line_breaks)
       out += hex_escape("\\x%02x", code_point);
     } else if (code_point >= 0x80 && code_point <= 0x9F) {
       out += hex_escape("\\u%04x", code_point);  // C1: 0x9B is CSI to many terminals
+    } else if (is_bidi_control(code_point)) {
+      out += hex_escape("\\u%04x", code_point);  // U+202E would show "txt.exe" as "exe.txt", and the rest of the line reversed
     } else {
       out.append(text, at, length);
     }

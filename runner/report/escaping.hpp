@@ -9,9 +9,21 @@
 namespace attnsweep::report {
 
 // For a terminal: every control character (C0 with tab and line breaks, DEL,
-// C1) and every byte that is not UTF-8 shown as an escape, "\x1b", "\n",
-// "\u009b"; everything else as it is. One line, whatever the text held.
+// C1), every bidirectional control (is_bidi_control) and every byte that is not
+// UTF-8 shown as an escape, "\x1b", "\n", "\u009b", "\u202e"; everything else as
+// it is. One line, whatever the text held, and in the order it was written.
 std::string terminal_safe(const std::string& text);
+
+// The bidirectional controls, which reorder what follows them on screen
+// ("report-\u202elmth.exe" shows as "report-exe.html"): U+061C, U+200E, U+200F,
+// U+202A to U+202E and U+2066 to U+2069.
+bool is_bidi_control(unsigned code_point);
+
+// `text` with each bidirectional control written as `backslash` + "u202e", the
+// rest as it is: for HTML text ("\\") and inside a JSON string ("\\\\", which
+// JSON.parse reads back as the visible "\u202e"). The markdown and terminal
+// escapes above include it.
+std::string bidi_controls_escaped(const std::string& text, const std::string& backslash);
 
 // For Markdown, as inline text (a heading, a line, a table cell): one line
 // (a line break becomes a space), '\', '`' and '<' escaped with '\' (no code

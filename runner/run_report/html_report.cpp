@@ -5,6 +5,7 @@
 #include <string>
 
 #include "report_assets.hpp"
+#include "runner/report/escaping.hpp"
 #include "version.hpp"
 
 namespace attnsweep::run_report {
@@ -163,7 +164,10 @@ json report_json(const RunReport& report) {
 // change how the rest is parsed, so every '<', '>' and '&' (found only inside
 // JSON strings) is written as its \u escape, which JSON.parse reads back as
 // the same character. ("<\\!--" is no JSON escape: JSON.parse throws on it.)
-std::string script_safe(const std::string& text) {
+// A bidirectional control becomes the visible text "\u202e" (a JSON "\\u202e"):
+// the page shows stored text in the order it was written.
+std::string script_safe(const std::string& json_text) {
+  const std::string text = report::bidi_controls_escaped(json_text, "\\\\");
   std::string safe;
   safe.reserve(text.size());
   for (const char c : text) {
@@ -177,7 +181,8 @@ std::string script_safe(const std::string& text) {
   return safe;
 }
 
-std::string html_escape(const std::string& text) {
+std::string html_escape(const std::string& stored) {
+  const std::string text = report::bidi_controls_escaped(stored, "\\");
   std::string escaped;
   for (const char c : text) {
     switch (c) {

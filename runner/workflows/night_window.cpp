@@ -58,6 +58,13 @@ bool slower_than_its_window(const compare::CaseKey& key, const std::vector<const
   return time.time.verdict == TimeVerdict::slower && !time.time.marked();
 }
 
+// "2nd", "11th", "23rd": the night the refusal below speaks of.
+std::string ordinal(int n) {
+  const int tens = n % 100, ones = n % 10;
+  const char* suffix = (tens >= 11 && tens <= 13) ? "th" : ones == 1 ? "st" : ones == 2 ? "nd" : ones == 3 ? "rd" : "th";
+  return std::to_string(n) + suffix;
+}
+
 }  // namespace
 
 void check_window_settings(const WindowSettings& window) {
@@ -66,8 +73,8 @@ void check_window_settings(const WindowSettings& window) {
   if (2 * (window.consecutive - 1) >= window.window) {
     throw BadInputError("--consecutive " + std::to_string(window.consecutive) + " needs --window of more than " +
                         std::to_string(2 * (window.consecutive - 1)) + " nights (got " +
-                        std::to_string(window.window) + "): by the " + std::to_string(window.consecutive) +
-                        "th slow night the slow ones would be half the window, its median night slow, and the "
+                        std::to_string(window.window) + "): by the " + ordinal(window.consecutive) +
+                        " slow night the slow ones would be half the window, its median night slow, and the "
                         "slowdown never a regression");
   }
 }

@@ -7,8 +7,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <set>
+#include <string>
 #include <system_error>
 #include <vector>
 
@@ -23,10 +25,24 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A plain sequential copy, written once and closed: what a bucket mount uploads.
+// The mode a new file gets here: 0666 less the umask, read from /proc (umask() can
+// only read it by setting it, which another thread creating a file would see).
+fs::perms new_file_mode() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("Umask:", 0) == 0) return static_cast<fs::perms>(0666 & ~std::stoi(line.substr(6), nullptr, 8));
+  }
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return static_cast<fs::perms>(0666 & ~mask);
+}
+
+// A plain sequential copy, written once and closed: what a bucket mount uploads. Its
+// mode is a new file's (copy_file gives it the source's: the private snapshot's 0600).
 void copy_whole_file(const fs::path& from, const fs::path& to) {
   std::error_code error;
   fs::copy_file(from, to, fs::copy_options::overwrite_existing, error);
+  if (!error) fs::permissions(to, new_file_mode(), fs::perm_options::replace, error);
   if (error) throw std::runtime_error("--publish: cannot copy " + from.string() + " to " + to.string() + ": " + error.message());
 }
 

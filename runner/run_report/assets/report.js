@@ -216,7 +216,10 @@
     for (const [key, group] of byGroup) {
       const isSweep = (list) => new Set(list.map((c) => c.skv)).size >= sweepLengths;
       const sweeps = [...group.entries()].filter(([, list]) => isSweep(list));
-      if (group.size === 1 || (sweeps.length === group.size && group.size <= sweepFamilies)) {
+      // One family of one key length is a single shape: bars, as the single shapes of other
+      // groups are (a line of one point shows nothing against the keys).
+      const singleShape = group.size === 1 && new Set([...group.values()][0].map((c) => c.skv)).size === 1;
+      if (!singleShape && (group.size === 1 || (sweeps.length === group.size && group.size <= sweepFamilies))) {
         result.set(key, { mode: "sweep", sweeps: [], parts: [] });
         continue;
       }
@@ -301,6 +304,19 @@
       ctx.restore();
     },
   };
+  // A bar chart's category under its bars: its parts one a line where the widest fits the
+  // category's width, else on one line, which Chart.js then turns (up to upright) until
+  // neighbours no longer overlap: long labels (a variable-length batch, a window) ran
+  // into each other. Called with the scale as `this`, its width the chart's at the time.
+  const shapeTick = (built) => function (value, i) {
+    const lines = built.lines[i];
+    const font = Chart.helpers.toFont(this.options.ticks.font);
+    this.ctx.save();
+    this.ctx.font = font.string;
+    const widest = Math.max(...built.lines.flat().map((line) => this.ctx.measureText(line).width));
+    this.ctx.restore();
+    return widest + 6 <= this.width / built.labels.length ? lines : lines.join(" ");
+  };
   // A bar chart of a shape list: log y axis where its values span more than 20x,
   // the tooltip's words from `describe(case, value)`; `parity` adds the 1x line. It
   // takes the whole row past 24 bars or 8 shapes (4 when the categories carry the mask).
@@ -312,7 +328,7 @@
     const y = Object.assign(axis(yTitle, log), log ? { min: low / 1.5, max: high * 1.5 } : { beginAtZero: true });
     return addChart(container, kind, title, {
       type: "bar", data: { labels: built.labels, datasets: built.datasets },
-      options: { scales: { x: { ticks: { autoSkip: false, maxRotation: 0, callback: (value, i) => built.lines[i] }, grid: { display: false } },
+      options: { scales: { x: { ticks: { autoSkip: false, minRotation: 0, maxRotation: 90, callback: shapeTick(built) }, grid: { display: false } },
                            y: y },
                  plugins: { tooltip: { callbacks: { label(context) {
                    const c = cases[context.dataset.cases[context.dataIndex]];
