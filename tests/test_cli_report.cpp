@@ -633,6 +633,26 @@ TEST_F(CliReport, OutputThroughALinkOrIntoAFifoKeepsThem) {
   EXPECT_NE(received.find("</html>\n"), std::string::npos) << received.size();
 }
 
+// Issue 33, item 15: -o onto a dangling symbolic link replaced the link with the report and
+// exited 0. A link that names nothing is refused (exit 2), kept, and nothing is made where it
+// points: writing through it would create a file wherever the link says (a folder someone
+// else chose, in a shared one), replacing it would lose the link; either is a guess.
+TEST_F(CliReport, ADanglingLinkIsRefusedAndKept) {
+  fs::create_directories(path("reports"));
+  for (const std::string target : {"reports/gone.html", "missing/report.html"}) {
+    SCOPED_TRACE(target);
+    fs::remove(path("link.html"));
+    fs::create_symlink(path(target), path("link.html"));
+    expect_refused(db_ + " -o " + path("link.html"),
+                   "-o " + path("link.html") + ": is a symbolic link to " + path(target) +
+                       ", which does not exist; remove the link or name another file");
+    EXPECT_TRUE(fs::is_symlink(path("link.html")));
+    EXPECT_EQ(fs::read_symlink(path("link.html")), path(target));
+    EXPECT_FALSE(fs::exists(path(target)));
+  }
+  EXPECT_TRUE(fs::is_empty(path("reports")));
+}
+
 // The saved schema-7 database reads through a migrated copy, its bytes untouched;
 // a clock it did not record shows as '?', not as nothing.
 TEST_F(CliReport, ASchemaSevenDatabaseIsReportedAndLeftAsItWas) {

@@ -62,9 +62,17 @@ bool is_sqlite_database(const fs::path& path) {
 }
 
 // -o never replaces a database the report reads, SQLite's files beside it
-// (replacing the -wal loses what it holds), or any other SQLite database.
+// (replacing the -wal loses what it holds), any other SQLite database, or a
+// symbolic link that names nothing.
 void refuse_output(const std::string& output, const std::vector<std::pair<std::string, std::string>>& databases) {
   std::error_code error;
+  // A link that names nothing: writing through it would make a file wherever it points (a
+  // folder chosen by whoever made the link), replacing it would lose the link. Either is a
+  // guess at what was meant; a link to a file is written through, as always.
+  if (fs::is_symlink(output, error) && !fs::exists(output, error)) {
+    throw BadInputError("-o " + output + ": is a symbolic link to " + fs::read_symlink(output, error).string() +
+                        ", which does not exist; remove the link or name another file");
+  }
   if (fs::is_directory(output, error)) throw BadInputError("-o " + output + ": is a directory; name a file in it");
   const fs::path folder = fs::absolute(output).parent_path();
   if (!fs::is_directory(folder, error)) {
