@@ -12,9 +12,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iomanip>
+#include <limits>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -73,6 +77,11 @@ inline void bind_value(SQLite::Statement& statement, int position, const Value& 
 }
 
 // ---- Stored values back to C++ values -----------------------------------------
+// A value is read only when it is of its column's type and in its domain (the
+// schema's CHECK sets, and what the store can write: times, counts and sizes
+// that are not negative, finite numbers, one length per sequence). Anything
+// else is a damaged database (issue 33, items 7, 8 and 11): the read throws
+// OutOfDomain, and the reader names the file and the case (run_reader.cpp).
 
 // Where a value was read from, for errors: "cases.status". Built only when needed.
 struct Where {
@@ -81,15 +90,87 @@ struct Where {
   std::string text() const { return table + "." + column; }
 };
 
-inline void from_column(const SQLite::Column& column, const Where&, int& out) { out = column.getInt(); }
-inline void from_column(const SQLite::Column& column, const Where&, std::int64_t& out) {
+// A number as messages show it: -5, 2.5, 1e+300, inf.
+inline std::string number_text(double value) {
+  std::ostringstream text;
+  text << std::setprecision(15) << value;
+  return text.str();
+}
+
+// A stored value as messages show it: NULL, -5, 'text' (at most 60 characters,
+// control characters as '?', so that the message stays one line).
+inline std::string shown(const SQLite::Column& column) {
+  if (column.isNull()) return "NULL";
+  if (column.isInteger()) return std::to_string(column.getInt64());
+  if (column.isFloat()) return number_text(column.getDouble());
+  if (column.isBlob()) return "a blob of " + std::to_string(column.getBytes()) + " bytes";
+  std::string text = column.getString();
+  const bool cut = text.size() > 60;
+  if (cut) text.resize(60);
+  for (char& c : text) c = (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  return "'" + text + (cut ? "...'" : "'");
+}
+
+// A stored value outside its column's type or domain: "cases.samples = -2:
+// allowed: a whole number >= 0". `column()` names the column alone.
+class OutOfDomain : public std::runtime_error {
+ public:
+  OutOfDomain(const Where& where, const SQLite::Column& value, const std::string& allowed, bool wrong_type = false)
+      : std::runtime_error(where.text() + " = " + shown(value) + (wrong_type ? " (" + type_name(value) + ")" : "") +
+                           ": allowed: " + allowed),
+        column_(where.column) {}
+  const std::string& column() const { return column_; }
+
+ private:
+  static std::string type_name(const SQLite::Column& value) {
+    if (value.isInteger()) return "integer";
+    if (value.isFloat()) return "real";
+    if (value.isText()) return "text";
+    return value.isBlob() ? "blob" : "null";
+  }
+  std::string column_;
+};
+
+// Numbers: a whole number only from an INTEGER, a number from an INTEGER or a
+// finite REAL (SQLite stores NaN as NULL; an infinity the store never writes).
+// NULL in a column read as a plain number leaves the default (NOT NULL columns).
+inline void expect_whole(const SQLite::Column& column, const Where& where) {
+  if (!column.isInteger()) throw OutOfDomain(where, column, "a whole number", /*wrong_type=*/true);
+}
+inline void from_column(const SQLite::Column& column, const Where& where, int& out) {
+  if (column.isNull()) return;
+  expect_whole(column, where);
+  const std::int64_t value = column.getInt64();
+  if (value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max()) {
+    throw OutOfDomain(where, column, "a whole number of at most 32 bits");
+  }
+  out = static_cast<int>(value);
+}
+inline void from_column(const SQLite::Column& column, const Where& where, std::int64_t& out) {
+  if (column.isNull()) return;
+  expect_whole(column, where);
   out = column.getInt64();
 }
-inline void from_column(const SQLite::Column& column, const Where&, std::uint64_t& out) {
-  out = static_cast<std::uint64_t>(column.getInt64());
+inline void from_column(const SQLite::Column& column, const Where& where, std::uint64_t& out) {
+  if (column.isNull()) return;
+  expect_whole(column, where);
+  out = static_cast<std::uint64_t>(column.getInt64());  // a seed or reason bits: the same 64 bits
 }
-inline void from_column(const SQLite::Column& column, const Where&, double& out) { out = column.getDouble(); }
-inline void from_column(const SQLite::Column& column, const Where&, bool& out) { out = column.getInt() != 0; }
+inline void from_column(const SQLite::Column& column, const Where& where, double& out) {
+  if (column.isNull()) return;
+  if (!column.isInteger() && !column.isFloat()) {
+    throw OutOfDomain(where, column, "a number", /*wrong_type=*/true);
+  }
+  if (!std::isfinite(column.getDouble())) throw OutOfDomain(where, column, "a finite number");
+  out = column.getDouble();
+}
+inline void from_column(const SQLite::Column& column, const Where& where, bool& out) {
+  if (column.isNull()) return;
+  if (!column.isInteger() || (column.getInt64() != 0 && column.getInt64() != 1)) {
+    throw OutOfDomain(where, column, "0 or 1");
+  }
+  out = column.getInt64() == 1;
+}
 // NULL text reads as an empty string (the store writes empty strings as NULL).
 inline void from_column(const SQLite::Column& column, const Where&, std::string& out) {
   out = column.isNull() ? std::string() : column.getString();
@@ -97,35 +178,43 @@ inline void from_column(const SQLite::Column& column, const Where&, std::string&
 
 // The identities: a spelling the identities do not know is an error, never a default.
 template <typename T, typename Parse>
-void parse_column(const SQLite::Column& column, const Where& where, T& out, Parse parse) {
-  const std::string text = column.isNull() ? std::string() : column.getString();
+void parse_column(const SQLite::Column& column, const Where& where, T& out, Parse parse, const std::string& allowed) {
+  const std::string text = column.isText() ? column.getString() : std::string();
   const std::optional<T> parsed = parse(text);
-  if (!parsed) throw std::runtime_error(where.text() + ": unknown value '" + text + "'");
+  if (!parsed) throw OutOfDomain(where, column, allowed);
   out = *parsed;
 }
+inline std::string listed(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
 inline void from_column(const SQLite::Column& column, const Where& where, Device& out) {
-  parse_column(column, where, out, [](const std::string& text) {
-    const std::optional<Device> device = Device::try_parse(text);
-    return device && device->is_resolved() ? device : std::nullopt;  // stored devices are cpu or cuda:N
-  });
+  parse_column(
+      column, where, out,
+      [](const std::string& text) {
+        const std::optional<Device> device = Device::try_parse(text);
+        return device && device->is_resolved() ? device : std::nullopt;  // stored devices are cpu or cuda:N
+      },
+      "cpu, cuda:N");
 }
 inline void from_column(const SQLite::Column& column, const Where& where, CaseStatus& out) {
-  parse_column(column, where, out, parse_case_status);
+  parse_column(column, where, out, parse_case_status, listed(case_status_names()));
 }
 inline void from_column(const SQLite::Column& column, const Where& where, RunStatus& out) {
-  parse_column(column, where, out, parse_run_status);
+  parse_column(column, where, out, parse_run_status, listed(run_status_names()));
 }
 inline void from_column(const SQLite::Column& column, const Where& where, Dtype& out) {
-  parse_column(column, where, out, parse_dtype);
+  parse_column(column, where, out, parse_dtype, listed(dtype_names()));
 }
 inline void from_column(const SQLite::Column& column, const Where& where, SampleMode& out) {
-  parse_column(column, where, out, parse_sample_mode);
+  parse_column(column, where, out, parse_sample_mode, listed(sample_mode_names()));
 }
 inline void from_column(const SQLite::Column& column, const Where& where, CaseOrder& out) {
-  parse_column(column, where, out, parse_case_order);
+  parse_column(column, where, out, parse_case_order, listed(case_order_names()));
 }
 inline void from_column(const SQLite::Column& column, const Where& where, Pass& out) {
-  parse_column(column, where, out, parse_pass);
+  parse_column(column, where, out, parse_pass, listed(pass_names()));
 }
 template <typename T>
 void from_column(const SQLite::Column& column, const Where& where, std::optional<T>& out) {
@@ -136,6 +225,49 @@ void from_column(const SQLite::Column& column, const Where& where, std::optional
   T value{};
   from_column(column, where, value);
   out = std::move(value);
+}
+
+// ---- Domains: what a column may hold beyond its type ------------------------------
+// Each returns "" for a value in it, else what is allowed; an empty optional
+// (NULL) is in every domain.
+
+// Numbers from `low` (to `high`): times, counts and sizes are never negative.
+struct Within {
+  double low;
+  double high = std::numeric_limits<double>::infinity();
+  template <typename T>
+  std::string operator()(const T& value) const {
+    const double v = static_cast<double>(value);
+    if (v >= low && v <= high) return "";
+    const std::string kind = std::is_integral_v<T> ? "a whole number" : "a number";
+    if (std::isinf(high)) return kind + " >= " + number_text(low);
+    return kind + " from " + number_text(low) + " to " + number_text(high);
+  }
+};
+inline const Within kNotNegative{0};
+inline const Within kAtLeastOne{1};
+inline const Within kShare{0, 1};
+
+// A text column's CHECK set; `or_null`: NULL (read as "") is allowed too.
+struct OneOf {
+  std::vector<std::string> names;
+  bool or_null = false;
+  std::string operator()(const std::string& text) const {
+    if (text.empty() && or_null) return "";
+    for (const auto& name : names) {
+      if (text == name) return "";
+    }
+    return listed(names) + (or_null ? " or NULL" : "");
+  }
+};
+
+template <typename Check, typename T>
+std::string outside(const Check& check, const T& value) {
+  return check(value);
+}
+template <typename Check, typename T>
+std::string outside(const Check& check, const std::optional<T>& value) {
+  return value ? check(*value) : std::string();
 }
 
 // ---- Fields and tables ----------------------------------------------------------
@@ -169,6 +301,19 @@ Field<Row> member(std::string column, Access access) {
                     [access](const SQLite::Column& value, const Where& where, Row& row) {
                       from_column(value, where, std::invoke(access, row));
                     }};
+}
+
+// The same, its value held to `check`'s domain (Within, OneOf) when read.
+template <typename Row, typename Access, typename Check>
+Field<Row> member(std::string column, Access access, Check check) {
+  Field<Row> field = member<Row>(std::move(column), access);
+  field.read = [access, check](const SQLite::Column& value, const Where& where, Row& row) {
+    auto& out = std::invoke(access, row);
+    from_column(value, where, out);
+    const std::string allowed = outside(check, out);
+    if (!allowed.empty()) throw OutOfDomain(where, value, allowed);
+  };
+  return field;
 }
 
 // A text member stored as NULL when empty (and read back as empty).
@@ -228,14 +373,20 @@ std::string select_list(const Table<Row>& table) {
   return columns;
 }
 
-// The current row of a statement that selected select_list(table) first.
+// The current row of a statement that selected select_list(table) first, into
+// `row` field by field: when a value is out of its domain (OutOfDomain), the
+// fields before it are read.
 template <typename Row>
-Row read_row(const SQLite::Statement& statement, const Table<Row>& table) {
-  Row row{};
+void read_row_into(const SQLite::Statement& statement, const Table<Row>& table, Row& row) {
   int index = 0;
   for (const auto& field : table.fields) {
     if (field.read) field.read(statement.getColumn(index++), Where{table.name, field.column}, row);
   }
+}
+template <typename Row>
+Row read_row(const SQLite::Statement& statement, const Table<Row>& table) {
+  Row row{};
+  read_row_into(statement, table, row);
   return row;
 }
 
@@ -247,20 +398,20 @@ inline const Table<KernelStat>& kernels_table() {
   static const Table<K> table{"kernels",
                               {"case_id"},
                               {member<K>("name", &K::name),
-                               member<K>("kind", &K::kind),
-                               member<K>("launches_per_forward", &K::launches_per_forward),
-                               member<K>("total_us", &K::total_us),
-                               member<K>("mean_us", &K::mean_us),
-                               member<K>("min_us", &K::min_us),
-                               member<K>("max_us", &K::max_us),
+                               member<K>("kind", &K::kind, OneOf{{"kernel", "memcpy", "memset"}}),
+                               member<K>("launches_per_forward", &K::launches_per_forward, kNotNegative),
+                               member<K>("total_us", &K::total_us, kNotNegative),
+                               member<K>("mean_us", &K::mean_us, kNotNegative),
+                               member<K>("min_us", &K::min_us, kNotNegative),
+                               member<K>("max_us", &K::max_us, kNotNegative),
                                member<K>("stream", &K::stream),
                                text_or_null<K>("grid", &K::grid),
                                text_or_null<K>("block", &K::block),
-                               member<K>("registers_per_thread", &K::registers_per_thread),
-                               member<K>("shared_memory_bytes", &K::shared_memory_bytes),
-                               member<K>("blocks_per_sm", &K::blocks_per_sm),
-                               member<K>("warps_per_sm", &K::warps_per_sm),
-                               member<K>("est_occupancy_pct", &K::est_occupancy_pct)}};
+                               member<K>("registers_per_thread", &K::registers_per_thread, kNotNegative),
+                               member<K>("shared_memory_bytes", &K::shared_memory_bytes, kNotNegative),
+                               member<K>("blocks_per_sm", &K::blocks_per_sm, kNotNegative),
+                               member<K>("warps_per_sm", &K::warps_per_sm, kNotNegative),
+                               member<K>("est_occupancy_pct", &K::est_occupancy_pct, kNotNegative)}};
   return table;
 }
 
@@ -270,10 +421,10 @@ inline const Table<OpStat>& ops_table() {
   static const Table<O> table{"ops",
                               {"case_id"},
                               {member<O>("name", &O::name),
-                               member<O>("kind", &O::kind),
-                               member<O>("calls_per_forward", &O::calls_per_forward),
-                               member<O>("self_cpu_us", &O::self_cpu_us),
-                               member<O>("total_cpu_us", &O::total_cpu_us)}};
+                               member<O>("kind", &O::kind, OneOf{{"op", "cuda_runtime", "cuda_driver"}}),
+                               member<O>("calls_per_forward", &O::calls_per_forward, kNotNegative),
+                               member<O>("self_cpu_us", &O::self_cpu_us, kNotNegative),
+                               member<O>("total_cpu_us", &O::total_cpu_us, kNotNegative)}};
   return table;
 }
 
@@ -283,11 +434,11 @@ inline const Table<TimingSample>& samples_table() {
   using S = TimingSample;
   static const Table<S> table{"samples",
                               {"case_id", "sample_index"},
-                              {member<S>("gpu_time_us", &S::gpu_time_us),
-                               member<S>("cpu_time_us", &S::cpu_time_us),
-                               member<S>("host_dispatch_us", &S::host_dispatch_us),
+                              {member<S>("gpu_time_us", &S::gpu_time_us, kNotNegative),
+                               member<S>("cpu_time_us", &S::cpu_time_us, kNotNegative),
+                               member<S>("host_dispatch_us", &S::host_dispatch_us, kNotNegative),
                                member<S>("mode", &S::mode),
-                               member<S>("sm_clock_mhz", &S::sm_clock_mhz),
+                               member<S>("sm_clock_mhz", &S::sm_clock_mhz, kNotNegative),
                                member<S>("throttled", &S::throttled),
                                member<S>("blocked", &S::blocked),
                                member<S>("block_timed_out", &S::block_timed_out),

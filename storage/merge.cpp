@@ -127,6 +127,9 @@ std::vector<ShardSource> read_inputs(const std::vector<std::string>& inputs) {
     }
     for (const RunRow& run : runs) {
       refuse_unless_shard(path, run);
+      // Every value merge copies, in its domain: a damaged shard is refused by
+      // file, run and case before anything is written (issue 33, items 7, 8, 11).
+      reader.check_run(run.run_id);
       sources.push_back({path, run, reader.cases(run.run_id)});
     }
   }

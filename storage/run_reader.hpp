@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/common/errors.hpp"
 #include "runner/common/identities.hpp"
 #include "runner/measure/case_result.hpp"
 #include "runner/plan/case.hpp"
@@ -112,6 +113,16 @@ struct CaseRow {
   std::optional<double> median_us() const { return gpu_time_us_median ? gpu_time_us_median : cpu_time_us_median; }
 };
 
+// A stored value outside what its column can hold (its type, the schema's CHECK
+// set, or what the store writes: no negative time, count or size, one length
+// per sequence): the database is damaged, bad input (exit 2). One line:
+// "FILE: run N, case P (LABEL): cases.COLUMN = VALUE: allowed: WHAT" (docs/schema.md,
+// "What readers refuse"). Every read below throws it for the row it reads.
+class DamagedDatabaseError : public BadInputError {
+ public:
+  using BadInputError::BadInputError;
+};
+
 class RunReader {
  public:
   // Opens the database at `path` read-only. Throws BadInputError when the file
@@ -137,6 +148,11 @@ class RunReader {
   std::vector<OpStat> ops(std::int64_t case_id) const;          // in the order stored
   // Eager samples, then graph replays, each by sample_index.
   std::vector<TimingSample> samples(std::int64_t case_id) const;
+
+  // Reads every stored value of the run: its row, its cases and their samples,
+  // kernels and ops. Throws DamagedDatabaseError at the first out of its domain;
+  // nightly, history and merge check a night or shard whole before using any of it.
+  void check_run(std::int64_t run_id) const;
 
   const std::string& path() const { return path_; }
 

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -325,6 +326,194 @@ TEST_F(DatabaseFiles, ATraceOnAFullDiskSaysNoSpaceLeft) {
     EXPECT_FALSE(contains(text, "No such file or directory")) << text;
   }
   EXPECT_EQ(cases, 2);
+}
+
+// ---- Stored values out of their domain (issue 33, items 7, 8 and 11) -----------
+// A database whose values no attnsweep writes is damaged: every reader refuses
+// it with exit 2, naming the file, the run, the case and the column; nightly and
+// history skip such a night with that reason. The values are planted with CHECK
+// constraints off, as a hex editor or another tool could.
+
+class DamagedValues : public DatabaseFiles {
+ protected:
+  // A finished run of the tiny config in `name`, and a copy of it in `damaged` changed by `sql`.
+  void pair_with(const std::string& name, const std::string& damaged, const std::string& sql) {
+    run_into(path(name));
+    fs::copy_file(path(name), path(damaged));
+    damage(path(damaged), sql);
+  }
+  static void damage(const std::string& db, const std::string& sql) {
+    SQLite::Database file(db, SQLite::OPEN_READWRITE);
+    file.exec("PRAGMA ignore_check_constraints = ON");
+    file.exec(sql);
+  }
+  // One night of the tiny config into `history` (a second after the last, so that no two share a stamp).
+  Outcome night(const std::string& history) {
+    if (nights_++ > 0) ::sleep(1);
+    return run_attnsweep("nightly " + config() + " --history " + history + " --db " +
+                         path("n" + std::to_string(nights_) + ".db") + " --threshold 99 --min-change-us 1000000 -q");
+  }
+  // The history's nights, oldest first.
+  static std::vector<std::string> nights_in(const std::string& history) {
+    std::vector<std::string> nights;
+    for (const auto& entry : fs::directory_iterator(history)) {
+      if (entry.path().extension() == ".db") nights.push_back(entry.path().string());
+    }
+    std::sort(nights.begin(), nights.end());
+    return nights;
+  }
+  // The same damage read by compare (as the candidate), report and merge (in a shard): each exit 2,
+  // one line naming the file, run 1, the case and `column_and_value`.
+  void expect_every_reader_refuses(const std::string& sql, const std::string& column_and_value) {
+    pair_with("a.db", "b.db", sql);
+    const std::string where = path("b.db") + ": run 1, case 0 (naive";
+    const Outcome compare = run_attnsweep("compare " + path("a.db") + " " + path("b.db"));
+    EXPECT_EQ(compare.exit_code, 2) << compare.output;
+    EXPECT_TRUE(contains(compare.output, "error: compare: " + where)) << compare.output;
+    EXPECT_TRUE(contains(compare.output, column_and_value)) << compare.output;
+    const Outcome report = run_attnsweep("report " + path("b.db") + " --format markdown");
+    EXPECT_EQ(report.exit_code, 2) << report.output;
+    EXPECT_TRUE(contains(report.output, "error: report: " + where)) << report.output;
+    EXPECT_TRUE(contains(report.output, column_and_value)) << report.output;
+    run_into(path("s0.db"), "--shard 0/2");
+    run_into(path("s1.db"), "--shard 1/2");
+    damage(path("s0.db"), sql);
+    const Outcome merged = run_attnsweep("merge " + path("out.db") + " " + path("s0.db") + " " + path("s1.db"));
+    EXPECT_EQ(merged.exit_code, 2) << merged.output;
+    EXPECT_TRUE(contains(merged.output, "error: " + path("s0.db") + ": run 1, case 0 (naive")) << merged.output;
+    EXPECT_TRUE(contains(merged.output, column_and_value)) << merged.output;
+    EXPECT_FALSE(fs::exists(path("out.db")));
+  }
+  // Two good nights, the newest then damaged by `sql`: a third night is compared with the
+  // first and stored, skipping the damaged one; history skips it too. Both say why.
+  void expect_nights_skipped(const std::string& sql, const std::string& column_and_value) {
+    const std::string history = path("history");
+    for (int i = 0; i < 2; ++i) ASSERT_EQ(night(history).exit_code, 0);
+    const std::vector<std::string> stored = nights_in(history);
+    ASSERT_EQ(stored.size(), 2u);
+    damage(stored.back(), sql);
+    const std::string damaged = fs::path(stored.back()).filename().string();
+    const Outcome third = night(history);
+    EXPECT_EQ(third.exit_code, 0) << third.output;
+    EXPECT_TRUE(contains(third.output, "- history: skipped " + damaged + ": ")) << third.output;
+    EXPECT_TRUE(contains(third.output, damaged + ": run 1, case 0 (naive")) << third.output;
+    EXPECT_TRUE(contains(third.output, column_and_value)) << third.output;
+    EXPECT_TRUE(contains(third.output, "baseline: `" + history + "/" + fs::path(stored.front()).filename().string()))
+        << third.output;
+    EXPECT_EQ(nights_in(history).size(), 3u);
+    const Outcome shown = run_attnsweep("--log-level off history " + history);
+    EXPECT_EQ(shown.exit_code, 0) << shown.output;
+    EXPECT_TRUE(contains(shown.output, "history: skipped " + damaged + ": ")) << shown.output;
+    EXPECT_TRUE(contains(shown.output, damaged + ": run 1, case 0 (naive")) << shown.output;
+    EXPECT_TRUE(contains(shown.output, column_and_value)) << shown.output;
+  }
+  int nights_ = 0;
+};
+
+// Item 7. Before: compare exit 0 ("IMPROVEMENT FASTER"), report showed the time, merge took the shard.
+TEST_F(DamagedValues, ANegativeMedianIsRefusedByEveryReader) {
+  expect_every_reader_refuses("UPDATE cases SET cpu_time_us_median = -5 WHERE plan_index = 0",
+                              "cases.cpu_time_us_median = -5: allowed: a number >= 0");
+}
+
+// Item 7. Before: exit 0, the median shown as 0.0 us.
+TEST_F(DamagedValues, AMedianStoredAsTextIsRefusedByEveryReader) {
+  expect_every_reader_refuses("UPDATE cases SET cpu_time_us_median = 'fast' WHERE plan_index = 0",
+                              "cases.cpu_time_us_median = 'fast' (text): allowed: a number");
+}
+
+// Item 7: a sample's time, read by compare's verdicts. Before: exit 0 with a verdict.
+TEST_F(DamagedValues, ANegativeSampleTimeIsRefused) {
+  pair_with("a.db", "b.db",
+            "UPDATE samples SET cpu_time_us = -1 WHERE case_id = (SELECT case_id FROM cases WHERE plan_index = 0)");
+  const Outcome compare = run_attnsweep("compare " + path("a.db") + " " + path("b.db"));
+  EXPECT_EQ(compare.exit_code, 2) << compare.output;
+  EXPECT_TRUE(contains(compare.output, "error: compare: " + path("b.db") + ": run 1, case 0 (naive")) << compare.output;
+  EXPECT_TRUE(contains(compare.output, "samples.cpu_time_us = -1: allowed: a number >= 0")) << compare.output;
+}
+
+// Item 7. Before: "2 of -3 cases", exit 0.
+TEST_F(DamagedValues, ANegativePlannedCaseCountIsRefused) {
+  pair_with("a.db", "b.db", "UPDATE runs SET planned_cases = -3");
+  const Outcome report = run_attnsweep("report " + path("b.db") + " --format markdown");
+  EXPECT_EQ(report.exit_code, 2) << report.output;
+  EXPECT_TRUE(contains(report.output, "error: report: " + path("b.db") + ": run 1: runs.planned_cases = -3: "
+                                      "allowed: a whole number >= 0"))
+      << report.output;
+  EXPECT_FALSE(contains(report.output, "of -3")) << report.output;
+}
+
+// Item 7, nightly and history. Before: history compared the night and marked it.
+TEST_F(DamagedValues, NightlyAndHistorySkipANightWithANegativeTime) {
+  expect_nights_skipped("UPDATE cases SET cpu_time_us_median = -5 WHERE plan_index = 0",
+                        "cases.cpu_time_us_median = -5");
+}
+
+// Item 8. Before: every reader crashed (SIGSEGV in length_range of the missing list).
+TEST_F(DamagedValues, ALengthListWithoutItsPartnerIsRefusedByEveryReader) {
+  expect_every_reader_refuses("UPDATE cases SET seq_lens_q = '16' WHERE plan_index = 0",
+                              "cases.seq_lens_kv = NULL: allowed: one key/value length per sequence "
+                              "(a list beside seq_lens_q)");
+}
+
+// Item 8, nightly and history. Before: nightly crashed after the sweep and stored no night.
+TEST_F(DamagedValues, NightlyAndHistorySkipANightWithALengthListWithoutItsPartner) {
+  expect_nights_skipped("UPDATE cases SET seq_lens_q = '16' WHERE plan_index = 0", "cases.seq_lens_kv = NULL");
+}
+
+// Item 11. Before: compare and report exit 1, "cases.pass: unknown value 'sideways'", no file named.
+TEST_F(DamagedValues, AValueOutsideTheSchemasCheckSetIsRefusedByEveryReader) {
+  expect_every_reader_refuses("UPDATE cases SET pass = 'sideways' WHERE plan_index = 0",
+                              "cases.pass = 'sideways': allowed: forward, backward, forward_backward");
+}
+
+// Item 11: the other CHECK sets and a malformed length list, in compare.
+TEST_F(DamagedValues, EveryCheckSetAndTheLengthListsAreHeldToTheirDomain) {
+  run_into(path("a.db"));
+  const std::vector<std::pair<std::string, std::string>> damages = {
+      {"status = 'sideways'", "cases.status = 'sideways': allowed: ok, unsupported, oom, error, crashed, timeout"},
+      {"dtype = 'fp8'", "cases.dtype = 'fp8': allowed: bf16, fp16, fp32"},
+      {"numerics = 'maybe'", "cases.numerics = 'maybe': allowed: ok, beyond_bound, nonfinite or NULL"},
+      {"validity = 'fine'", "cases.validity = 'fine': allowed: ok, suspect or NULL"},
+      {"causal = 2", "cases.causal = 2: allowed: 0 or 1"},
+      {"seq_lens_q = 'x,y', seq_lens_kv = '16'", "cases.seq_lens_q = 'x,y': allowed: positive integers separated "
+                                                 "by commas"},
+      {"seq_lens_q = '16,16', seq_lens_kv = '16,16'", "cases.seq_lens_q = '16,16': allowed: one length per sequence "
+                                                      "(batch 1)"},
+      {"seq_lens_kv = '16'", "cases.seq_lens_kv = '16': allowed: NULL (seq_lens_q is NULL: a uniform batch)"},
+      {"power_cap_share = 1.5", "cases.power_cap_share = 1.5: allowed: a number from 0 to 1"},
+      {"samples = -2", "cases.samples = -2: allowed: a whole number >= 0"},
+      {"samples = 2.5", "cases.samples = 2.5 (real): allowed: a whole number"},
+  };
+  for (const auto& [set, message] : damages) {
+    SCOPED_TRACE(set);
+    fs::copy_file(path("a.db"), path("b.db"), fs::copy_options::overwrite_existing);
+    damage(path("b.db"), "UPDATE cases SET " + set + " WHERE plan_index = 0");
+    const Outcome compare = run_attnsweep("compare " + path("a.db") + " " + path("b.db"));
+    EXPECT_EQ(compare.exit_code, 2) << compare.output;
+    EXPECT_TRUE(contains(compare.output, "error: compare: " + path("b.db") + ": run 1, case 0 (")) << compare.output;
+    EXPECT_TRUE(contains(compare.output, message)) << compare.output;
+  }
+}
+
+// Item 11, history. Before: history failed as a whole (exit 1) where nightly skipped the night.
+TEST_F(DamagedValues, NightlyAndHistorySkipANightWithAValueOutsideTheCheckSet) {
+  expect_nights_skipped("UPDATE cases SET pass = 'sideways' WHERE plan_index = 0", "cases.pass = 'sideways'");
+}
+
+// A pinned baseline is checked whole before the sweep. Before: the sweep ran and
+// tonight was judged against the damaged samples.
+TEST_F(DamagedValues, NightlyRefusesADamagedBaselineBeforeTheSweep) {
+  run_into(path("base.db"));
+  damage(path("base.db"),
+         "UPDATE samples SET cpu_time_us = -1 WHERE case_id = (SELECT case_id FROM cases WHERE plan_index = 1)");
+  const Outcome night = run_attnsweep("nightly " + config() + " --baseline " + path("base.db") + " --db " +
+                                      path("n.db") + " --threshold 99 --min-change-us 1000000 -q");
+  EXPECT_EQ(night.exit_code, 2) << night.output;
+  EXPECT_TRUE(contains(night.output, "error: --baseline: " + path("base.db") + ": run 1, case 1 (sdpa_math"))
+      << night.output;
+  EXPECT_TRUE(contains(night.output, "samples.cpu_time_us = -1: allowed: a number >= 0")) << night.output;
+  EXPECT_FALSE(fs::exists(path("n.db")));
 }
 
 }  // namespace

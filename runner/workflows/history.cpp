@@ -165,6 +165,7 @@ History read_history(const HistoryRequest& request) {
         history.skipped.push_back(file + ": no run in it");
         continue;
       }
+      database->reader().check_run(run->run_id);  // a damaged night is skipped, by its value (issue 33)
       history.nights.push_back({file, stamp_of(file), *run, {}, 0});
       databases.push_back(std::move(database));
     } catch (const std::exception& problem) {

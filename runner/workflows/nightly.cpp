@@ -247,6 +247,7 @@ std::vector<std::string> good_nights(const std::string& history_dir, const std::
       // An older schema (the night before an upgrade) is read through a migrated copy.
       const compare::ReadableDatabase database(copy);
       const auto run = database.reader().latest_run();
+      if (run) database.reader().check_run(run->run_id);  // a damaged night is skipped, by its value (issue 33)
       // A night measured beside another process on its GPU cannot be a baseline:
       // every case compared with it would go unjudged (issue 21, item 4).
       int shared_cases = 0;
@@ -350,6 +351,7 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
       const compare::ReadableDatabase check(baseline_argument.path);
       // Pinned now: "the latest run" means the latest before tonight's.
       baseline_argument.run_id = compare::resolve_run(check.reader(), baseline_argument, "--baseline");
+      check.reader().check_run(*baseline_argument.run_id);  // a damaged baseline is refused before the sweep
     } catch (const BadInputError& error) {
       const std::string message = error.what();
       throw BadInputError(message.rfind("--baseline", 0) == 0 ? message : "--baseline: " + message);
