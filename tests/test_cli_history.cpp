@@ -153,6 +153,85 @@ TEST_F(CliNightlyHistory, TheWindowIgnoresOneOddNightAndHistoryMarksIt) {
   EXPECT_EQ(lines_of(text.output), 11u) << text.output;  // a header and 10 rows
 }
 
+// Issue 33, item 2: the page is written whole or not at all. A history that
+// fails (here: no readable night, exit 2) used to leave the previous page 0 bytes
+// (it was opened, and emptied, before the nights were read); a full disk says why.
+TEST_F(CliNightlyHistory, AFailingHistoryLeavesThePreviousPageWhole) {
+  good_nights(1);
+  const std::string page = path("history.html");
+  const Outcome written = history(history_ + " --threshold 99 --html " + page);
+  ASSERT_EQ(written.exit_code, 0) << written.output;
+  const std::string before = read(page);
+  ASSERT_TRUE(contains(before, "id=\"history-data\"")) << before.substr(0, 2000);
+
+  fs::create_directories(path("damaged"));
+  scratch_.write("damaged/nightly-20261201T031500Z.db", "garbage\n");
+  const Outcome failed = history(path("damaged") + " --threshold 99 --html " + page);
+  EXPECT_EQ(failed.exit_code, 2) << failed.output;
+  EXPECT_TRUE(contains(failed.output, "no readable nightly-<stamp>.db in it")) << failed.output;
+  EXPECT_EQ(read(page).size(), before.size()) << "the previous page was emptied";
+  EXPECT_TRUE(read(page) == before) << "the previous page changed";
+  // Nothing is left beside it: no temporary file.
+  std::vector<std::string> beside;
+  for (const auto& entry : fs::directory_iterator(scratch_.path(""))) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("history.html", 0) == 0) beside.push_back(name);
+  }
+  EXPECT_EQ(beside, std::vector<std::string>{"history.html"});
+
+  // A full disk (writing into /dev/full gives ENOSPC): a runtime failure in the system's words.
+  fs::create_symlink("/dev/full", path("full.html"));
+  const Outcome full = history(history_ + " --threshold 99 --html " + path("full.html"));
+  EXPECT_EQ(full.exit_code, 1) << full.output;
+  EXPECT_TRUE(contains(full.output, "error: --html " + path("full.html") + ": cannot write to it: No space left on device"))
+      << full.output;
+  // A page that cannot be written at all is still bad input, found before the nights are read.
+  const Outcome missing = history(history_ + " --threshold 99 --html " + path("missing/history.html"));
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_TRUE(contains(missing.output, "--html " + path("missing/history.html"))) << missing.output;
+  EXPECT_EQ(lines_of(missing.output), 1u) << missing.output;
+  const Outcome folder = history(history_ + " --threshold 99 --html " + path("damaged"));
+  EXPECT_EQ(folder.exit_code, 2) << folder.output;
+  EXPECT_TRUE(contains(folder.output, "is a folder")) << folder.output;
+}
+
+// Issue 33, item 5, as nightly chooses its nights: a night stamped in the future,
+// with a month 13, or under another night's time is no night of the history (it
+// used to be listed as the newest): skipped, with the reason.
+TEST_F(CliNightlyHistory, NightsStampedInTheFutureOrOffTheirRunAreSkipped) {
+  good_nights(1);
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(history_)) {
+    if (entry.path().extension() == ".db") files.push_back(entry.path().string());
+  }
+  ASSERT_EQ(files.size(), 1u);
+  const auto plant = [&](const std::string& stamp, const std::string& started_at) {
+    const std::string night = history_ + "/nightly-" + stamp + ".db";
+    fs::copy_file(files[0], night);
+    fs::permissions(night, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::add);
+    SQLite::Database(night, SQLite::OPEN_READWRITE)
+        .exec("UPDATE runs SET started_at = '" + started_at + "'; PRAGMA wal_checkpoint(TRUNCATE)");
+  };
+  plant("20991231T235959Z", "2099-12-31T23:59:59Z");
+  plant("20261301T000000Z", "2026-12-01T00:00:00Z");
+  plant("20261202T000000Z", "2026-12-01T00:00:00Z");  // a copy under another night's name
+  const Outcome table = history(history_ + " --format json --threshold 99");
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  const nlohmann::json rows = nlohmann::json::parse(table.output.substr(0, table.output.rfind(']') + 1));
+  ASSERT_EQ(rows.size(), 2u) << table.output;  // 2 cases of the one real night
+  const std::string real = fs::path(files[0]).filename().string();
+  for (const auto& row : rows) EXPECT_EQ("nightly-" + row["night"].get<std::string>() + ".db", real) << row;
+  EXPECT_TRUE(contains(table.output, "history: skipped nightly-20991231T235959Z.db: its name's stamp 20991231T235959Z "
+                                     "is in the future (now "))
+      << table.output;
+  EXPECT_TRUE(contains(table.output, "history: skipped nightly-20261301T000000Z.db: its name's stamp 20261301T000000Z "
+                                     "is not a valid UTC time"))
+      << table.output;
+  EXPECT_TRUE(contains(table.output, "history: skipped nightly-20261202T000000Z.db: its run started at "
+                                     "2026-12-01T00:00:00Z, not within an hour of its name's stamp 20261202T000000Z"))
+      << table.output;
+}
+
 // Energy per pass (schema 11) night by night: the CPU nights store none, so it is
 // planted into the history's files. history shows energy_j where a night has it
 // (null elsewhere), in the table and in the page's data; a 30% energy change is

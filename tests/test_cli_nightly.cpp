@@ -84,6 +84,10 @@ TEST_F(CliNightly, AFirstNightBecomesTheBaselineAndTheSecondIsComparedWithIt) {
   EXPECT_TRUE(contains(second.output, "attnsweep compare: 0 regressions")) << second.output;
   EXPECT_TRUE(contains(second.output, "| cases matched | 2 |")) << second.output;
   EXPECT_EQ(files_in(history).size(), 4u);
+  // Tonight's local database is one closed file too (issue 33, item 15): no -wal or -shm beside it.
+  for (const std::string& db : {path("n1.db"), path("n2.db")}) {
+    for (const char* suffix : {"-wal", "-shm"}) EXPECT_FALSE(fs::exists(db + suffix)) << db + suffix;
+  }
 }
 
 TEST_F(CliNightly, APlantedSlowdownAgainstAPinnedBaselineExitsOne) {
@@ -145,6 +149,15 @@ void run_into(const std::string& config, const std::string& db) {
   SQLite::Database(db, SQLite::OPEN_READWRITE).exec("PRAGMA wal_checkpoint(TRUNCATE)");
 }
 
+// A copy of the finished run in `db` stored as `history`/nightly-`stamp`.db, its run started at `started_at`.
+void plant_night(const std::string& db, const std::string& history, const std::string& stamp,
+                 const std::string& started_at) {
+  const std::string night = history + "/nightly-" + stamp + ".db";
+  fs::copy_file(db, night);
+  SQLite::Database(night, SQLite::OPEN_READWRITE)
+      .exec("UPDATE runs SET started_at = '" + started_at + "'; PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
 TEST_F(CliNightly, RefusesInputThatWouldOnlyFailAfterTheSweep) {
   // A bad config (or device) with --history: refused, and the history folder is not created for it.
   const std::string bad_config = scratch_.write("bad.yaml", "name: [\n");
@@ -179,6 +192,38 @@ TEST_F(CliNightly, RefusesInputThatWouldOnlyFailAfterTheSweep) {
     EXPECT_FALSE(fs::exists(path("x.db"))) << "a sweep ran";
     EXPECT_FALSE(fs::exists(path("x.md"))) << "a sweep ran";
   }
+}
+
+// Issue 33, item 3: the summary is optional, the night is not. A summary that
+// cannot be written (its disk full: /dev/full gives ENOSPC) used to end nightly
+// before the copies into the history ("cannot write the nightly summary", no
+// reason, the history not even created). The night is stored and copied all the
+// same, the history's summary is the text; exit 1 names the system's reason.
+TEST_F(CliNightly, ASummaryThatCannotBeWrittenStillStoresTheNight) {
+  const std::string history = path("history");
+  const std::string summary = path("full.md");
+  fs::create_symlink("/dev/full", summary);
+  const Outcome outcome =
+      nightly("--history " + history + " --db " + path("n.db") + " --summary " + summary + " --threshold 99");
+  EXPECT_EQ(outcome.exit_code, 1) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "error: --summary " + summary + ": cannot write to it: No space left on device"))
+      << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "tonight's run is the first baseline")) << outcome.output;  // printed all the same
+  ASSERT_TRUE(fs::is_directory(history)) << outcome.output;
+  const std::vector<std::string> stored = files_in(history);
+  ASSERT_EQ(stored.size(), 2u) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "history: " + history + "/" + stored[0])) << outcome.output;
+  EXPECT_TRUE(contains(read(history + "/" + stored[1]), "tonight's run is the first baseline"));
+  {
+    SQLite::Database db(history + "/" + stored[0], SQLite::OPEN_READONLY);
+    EXPECT_EQ(db.execAndGet("SELECT status || ' ' || count(*) FROM runs").getString(), "done 1");
+  }
+  EXPECT_TRUE(fs::is_symlink(summary)) << "the link to /dev/full was replaced";
+  // The next night finds it as its baseline.
+  ::sleep(1);
+  const Outcome next = nightly("--history " + history + " --db " + path("n2.db") + " --threshold 99");
+  EXPECT_EQ(next.exit_code, 0) << next.output;
+  EXPECT_TRUE(contains(next.output, "- baseline: `" + history + "/" + stored[0] + " run 1")) << next.output;
 }
 
 TEST_F(CliNightly, TheBaselineIsOnlyRead) {
@@ -243,23 +288,52 @@ TEST_F(CliNightly, ABaselineOfAnotherPassIsNotComparedAndABackwardNightIsCompare
 TEST_F(CliNightly, UnreadableNightsInTheHistoryAreSkippedByTheirHistoryName) {
   const std::string history = path("history");
   fs::create_directories(history);
-  run_into(config_, history + "/nightly-20261130T031500Z.db");
+  run_into(config_, path("real.db"));
+  plant_night(path("real.db"), history, "20261130T031500Z", "2026-11-30T03:15:01Z");
   const std::string good_hash = file_hash(history + "/nightly-20261130T031500Z.db");
-  scratch_.write("history/nightly-20991231T000000Z.db", "garbage\n");
-  scratch_.write("history/nightly-20981231T000000Z.db", "");
-  fs::create_directories(history + "/nightly-20971231T000000Z.db");  // a folder of that name
+  scratch_.write("history/nightly-20261202T000000Z.db", "garbage\n");
+  scratch_.write("history/nightly-20261201T000000Z.db", "");
+  fs::create_directories(history + "/nightly-20261130T120000Z.db");  // a folder of that name
   const Outcome outcome = nightly("--history " + history + " --db " + path("n.db") + " --threshold 99");
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
   EXPECT_TRUE(contains(outcome.output, "- baseline: `" + history + "/nightly-20261130T031500Z.db run 1")) << outcome.output;
-  EXPECT_TRUE(contains(outcome.output, "skipped nightly-20991231T000000Z.db: " + history +
-                                           "/nightly-20991231T000000Z.db: cannot read as a results database"))
+  EXPECT_TRUE(contains(outcome.output, "skipped nightly-20261202T000000Z.db: " + history +
+                                           "/nightly-20261202T000000Z.db: cannot read as a results database"))
       << outcome.output;
-  EXPECT_TRUE(contains(outcome.output, "skipped nightly-20981231T000000Z.db: ")) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "skipped nightly-20261201T000000Z.db: ")) << outcome.output;
   // The scratch copy's path and run's advice about --db mean nothing to a reader of the summary.
   EXPECT_FALSE(contains(outcome.output, "attnsweep-nightly-")) << outcome.output;
   EXPECT_FALSE(contains(outcome.output, "choose another --db")) << outcome.output;
   EXPECT_EQ(file_hash(history + "/nightly-20261130T031500Z.db"), good_hash);
-  EXPECT_EQ(read(history + "/nightly-20991231T000000Z.db"), "garbage\n");
+  EXPECT_EQ(read(history + "/nightly-20261202T000000Z.db"), "garbage\n");
+}
+
+// Issue 33, item 5: a night is chosen by its stamp, which is a time: a valid UTC
+// time, not after tonight, and the time its run started. A copy named
+// nightly-20991231T235959Z.db used to be the baseline of every later night (the
+// newest name), and so did a month 13 and a copy under a later night's name.
+TEST_F(CliNightly, NightsStampedInTheFutureOrOffTheirRunAreNoBaseline) {
+  const std::string history = path("history");
+  fs::create_directories(history);
+  const std::string real = path("real.db");
+  run_into(config_, real);
+  plant_night(real, history, "20261202T031500Z", "2026-12-02T03:15:02Z");
+  plant_night(real, history, "20991231T235959Z", "2099-12-31T23:59:59Z");
+  plant_night(real, history, "20261301T000000Z", "2026-12-02T03:15:02Z");
+  plant_night(real, history, "20261202T120000Z", "2026-12-02T03:15:02Z");
+  const Outcome outcome = nightly("--history " + history + " --db " + path("n.db") + " --threshold 99");
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "- baseline: `" + history + "/nightly-20261202T031500Z.db run 1")) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "- time window: 1 good night (nightly-20261202T031500Z.db)")) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "skipped nightly-20991231T235959Z.db: its name's stamp 20991231T235959Z is in "
+                                       "the future (now "))
+      << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "skipped nightly-20261301T000000Z.db: its name's stamp 20261301T000000Z is not "
+                                       "a valid UTC time"))
+      << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "skipped nightly-20261202T120000Z.db: its run started at 2026-12-02T03:15:02Z, "
+                                       "not within an hour of its name's stamp 20261202T120000Z"))
+      << outcome.output;
 }
 
 TEST_F(CliNightly, TheBaselineIsTheNewestNightOnTonightsKindOfDevice) {
@@ -268,9 +342,10 @@ TEST_F(CliNightly, TheBaselineIsTheNewestNightOnTonightsKindOfDevice) {
   // the baseline of the next one too.
   const std::string history = path("history");
   fs::create_directories(history);
-  run_into(config_, history + "/nightly-20261129T031500Z.db");
+  run_into(config_, path("real.db"));
+  plant_night(path("real.db"), history, "20261129T031500Z", "2026-11-29T03:15:01Z");
   const std::string other = history + "/nightly-20261130T031500Z.db";
-  run_into(config_, other);
+  plant_night(path("real.db"), history, "20261130T031500Z", "2026-11-30T03:15:01Z");
   SQLite::Database(other, SQLite::OPEN_READWRITE)
       .exec("UPDATE runs SET device = 'cuda:0'; UPDATE cases SET device = 'cuda:0'; PRAGMA wal_checkpoint(TRUNCATE)");
   const Outcome outcome = nightly("--history " + history + " --db " + path("n.db") + " --threshold 99");
@@ -287,7 +362,7 @@ TEST_F(CliNightly, ANightOfTheOlderSchemaIsComparedThroughAMigratedCopy) {
   // of being skipped, which made the night "the first baseline" and compare nothing.
   const std::string history = path("history");
   fs::create_directories(history);
-  const std::string old_night = history + "/nightly-20261130T031500Z.db";
+  const std::string old_night = history + "/nightly-20261201T024846Z.db";  // its run's started_at
   fs::copy_file(std::string(ATTNSWEEP_SOURCE_DIR) + "/tests/data/schema_v6.db", old_night);
   const std::string before = file_hash(old_night);
   const Outcome outcome = nightly("--history " + history + " --db " + path("n.db") + " --threshold 99");

@@ -146,5 +146,48 @@ TEST(NightWindow, ALastingSlowdownFailsTwiceThenBecomesTheBaseline) {
   EXPECT_EQ(seen, (std::vector<Alert>{Alert::watch, Alert::regression, Alert::regression, Alert::none}));
 }
 
+// Issue 33, item 5: which files of a history are nights. A stamp is a time: a
+// real UTC date and time, not after now, within an hour of its run's start.
+TEST(NightStamp, AStampIsARealUtcTime) {
+  ASSERT_TRUE(stamp_time("20261201T031500Z").has_value());
+  EXPECT_EQ(*stamp_time("20261201T031500Z"), 1796094900);  // date -u -d 2026-12-01T03:15:00Z +%s
+  EXPECT_EQ(stamp_of_time(1796094900), "20261201T031500Z");
+  EXPECT_TRUE(stamp_time("20280229T000000Z").has_value());  // a leap day
+  for (const std::string bad : {"20261301T000000Z", "20270229T000000Z", "20261131T000000Z", "20261201T240000Z",
+                                "20261201T236000Z", "20261201T235960Z", "20261201T031500", "2026121T0315000Z",
+                                "20261201 031500Z", "+0261201T031500Z", ""}) {
+    EXPECT_FALSE(stamp_time(bad).has_value()) << bad;
+  }
+  ASSERT_TRUE(started_at_time("2026-12-01T03:15:00Z").has_value());
+  EXPECT_EQ(*started_at_time("2026-12-01T03:15:00Z"), 1796094900);
+  for (const std::string bad : {"2026-13-01T03:15:00Z", "2026-12-01 03:15:00", "2026-12-01T03:15:00.5Z", "x"}) {
+    EXPECT_FALSE(started_at_time(bad).has_value()) << bad;
+  }
+}
+
+TEST(NightStamp, ANightIsNamedByAPastStampWithinAnHourOfItsRun) {
+  const std::time_t now = *stamp_time("20261203T113000Z");
+  EXPECT_EQ(night_name_problem("nightly-20261201T031500Z.db", now), "");
+  EXPECT_EQ(night_name_problem("nightly-20261203T113000Z.db", now), "");  // now itself is not after now
+  EXPECT_EQ(night_name_problem("nightly-20261203T113001Z.db", now),
+            "its name's stamp 20261203T113001Z is in the future (now 20261203T113000Z): a night from the future "
+            "would be every later night's baseline");
+  EXPECT_EQ(night_name_problem("nightly-20991231T235959Z.db", now).rfind("its name's stamp 20991231T235959Z is in "
+                                                                          "the future", 0),
+            0u);
+  EXPECT_EQ(night_name_problem("nightly-20261301T000000Z.db", now),
+            "its name's stamp 20261301T000000Z is not a valid UTC time (YYYYMMDDTHHMMSSZ)");
+
+  EXPECT_EQ(night_run_problem("nightly-20261201T031500Z.db", "2026-12-01T03:15:03Z"), "");
+  EXPECT_EQ(night_run_problem("nightly-20261201T031500Z.db", "2026-12-01T04:15:00Z"), "");   // an hour: still its own
+  EXPECT_EQ(night_run_problem("nightly-20261201T031500Z.db", "2026-12-01T02:15:00Z"), "");
+  EXPECT_EQ(night_run_problem("nightly-20261201T031500Z.db", "2026-12-01T04:15:01Z"),
+            "its run started at 2026-12-01T04:15:01Z, not within an hour of its name's stamp 20261201T031500Z (a "
+            "copy of another night under this name?)");
+  EXPECT_NE(night_run_problem("nightly-20261202T031500Z.db", "2026-12-01T03:15:00Z"), "");  // last night's run
+  EXPECT_EQ(night_run_problem("nightly-20261201T031500Z.db", "yesterday"),
+            "its run's started_at 'yesterday' is not a UTC time (YYYY-MM-DDTHH:MM:SSZ)");
+}
+
 }  // namespace
 }  // namespace attnsweep::workflows

@@ -1,11 +1,17 @@
 // `attnsweep history DIR`: runner/workflows/history.cpp reads the nights; here
 // the options become a request, and the history a table on stdout or an HTML file.
-#include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 
 #include "runner/cli/commands.hpp"
 #include "runner/cli/guarded.hpp"
 #include "runner/common/errors.hpp"
+#include "runner/common/whole_file.hpp"
 #include "runner/compare/threshold.hpp"
 #include "runner/report/format.hpp"
 #include "runner/report/writers.hpp"
@@ -13,6 +19,29 @@
 #include "runner/workflows/night_window.hpp"
 
 namespace attnsweep::cli {
+namespace {
+
+// Refuses (BadInputError) a page path that is a folder, or whose folder is
+// missing or cannot be written into (the page is renamed into place there). A
+// FIFO or a device, /dev/stdout, is written into as it is.
+void check_page_path(const std::string& path) {
+  struct stat named {};
+  if (::stat(path.c_str(), &named) == 0) {
+    if (S_ISDIR(named.st_mode)) throw BadInputError("--html " + path + ": is a folder; name a file in it");
+    if (!S_ISREG(named.st_mode)) return;
+  }
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, error);
+  const std::string folder = (error ? std::filesystem::path(path) : absolute).parent_path().string();
+  if (::stat(folder.c_str(), &named) != 0 || !S_ISDIR(named.st_mode)) {
+    throw BadInputError("--html " + path + ": the folder " + folder + " does not exist");
+  }
+  if (::access(folder.c_str(), W_OK | X_OK) != 0) {
+    throw BadInputError("--html " + path + ": cannot write into " + folder + ": " + std::strerror(errno));
+  }
+}
+
+}  // namespace
 
 int history_command(const HistoryOptions& options) {
   return guarded("error: ", [&] {
@@ -22,21 +51,15 @@ int history_command(const HistoryOptions& options) {
     request.settings.threshold = compare::parse_threshold_percent(options.threshold);
     request.settings.min_change_us = compare::parse_min_change_us(options.min_change_us);
     const report::Format format = report::parse_format(options.format);
-    std::ofstream html;
-    if (!options.html_path.empty()) {
-      // Opened before the nights are read: a path that cannot be written is bad input.
-      html.open(options.html_path, std::ios::binary | std::ios::trunc);
-      if (!html) throw BadInputError("--html: cannot write " + options.html_path);
-    }
+    // Checked before the nights are read: a page that cannot be written is bad input.
+    if (!options.html_path.empty()) check_page_path(options.html_path);
     const workflows::History history = workflows::read_history(request);
-    if (html.is_open()) {
-      html << workflows::history_html(history);
-      html.close();
-      if (!html) throw std::runtime_error("--html: cannot write " + options.html_path);
-    }
+    // Written whole, after the nights are read, as report's: a failure (a damaged
+    // night, a signal, a full disk) leaves the previous page as it was.
+    if (!options.html_path.empty()) write_whole_file(options.html_path, workflows::history_html(history), "--html");
     report::write_table(std::cout, workflows::history_table(history), format);
     for (const std::string& skipped : history.skipped) std::cerr << "history: skipped " << skipped << "\n";
-    if (html.is_open() || !options.html_path.empty()) std::cerr << "history: page written to " << options.html_path << "\n";
+    if (!options.html_path.empty()) std::cerr << "history: page written to " << options.html_path << "\n";
     return static_cast<int>(kExitOk);
   });
 }

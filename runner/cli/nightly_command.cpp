@@ -31,7 +31,8 @@ int nightly_command(const NightlyOptions& options) {
     }
     const workflows::NightlyOutcome outcome = workflows::run_nightly(request);
     std::cout << "\n" << outcome.summary << "\n";
-    std::cout << "database: " << outcome.db_path << "\nsummary: " << outcome.summary_path << "\n";
+    std::cout << "database: " << outcome.db_path << "\n";
+    if (outcome.summary_error.empty()) std::cout << "summary: " << outcome.summary_path << "\n";
     if (!outcome.history_db.empty() && outcome.history_error.empty()) {
       std::cout << "history: " << outcome.history_db << " and " << outcome.history_summary << "\n";
     }
@@ -58,6 +59,16 @@ int nightly_command(const NightlyOptions& options) {
     if (!outcome.suspect.empty()) {
       std::cout << "nightly: " << outcome.suspect.size() << " suspect case" << (outcome.suspect.size() == 1 ? "" : "s")
                 << " not judged on time (validity label; the summary says why)\n";
+    }
+    if (!outcome.summary_error.empty()) {
+      // The summary is optional: the night is stored (and in the history) all the same.
+      std::cout << std::flush;
+      std::cerr << "error: " << outcome.summary_error << "; the night is stored in " << outcome.db_path
+                << (outcome.history_db.empty() || !outcome.history_error.empty()
+                        ? std::string()
+                        : " and " + outcome.history_db + " (its summary " + outcome.history_summary + ")")
+                << "\n";
+      code = kExitRuntimeFailure;
     }
     if (!outcome.history_error.empty()) {
       std::cout << std::flush;

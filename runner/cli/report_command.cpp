@@ -20,6 +20,7 @@
 #include "runner/cli/commands.hpp"
 #include "runner/cli/guarded.hpp"
 #include "runner/common/errors.hpp"
+#include "runner/common/whole_file.hpp"
 #include "runner/compare/compare_runs.hpp"
 #include "runner/run_report/html_report.hpp"
 #include "runner/run_report/markdown_report.hpp"
@@ -92,49 +93,6 @@ void refuse_output(const std::string& output, const std::vector<std::pair<std::s
   }
 }
 
-// Writes `text` to `output` whole: a reader never sees half a report, and a
-// failure leaves what was there before. A symbolic link is written through
-// (the file it names is replaced, the link kept); a FIFO or a device is
-// written into, never replaced by a file.
-void write_whole(const std::string& output, const std::string& text) {
-  // A write that fails (a full disk, a read-only folder) is a runtime failure
-  // (exit 1) and says why in the system's words.
-  const auto failed = [&](const std::string& what) {
-    return std::runtime_error("-o " + output + ": cannot write " + what + ": " + std::strerror(errno));
-  };
-  // What the path names after every link (stat follows them): /dev/stdout is a
-  // link to /proc/self/fd/1, whose own target ("pipe:[N]") is no path at all.
-  struct stat named {};
-  if (::stat(output.c_str(), &named) == 0 && !S_ISREG(named.st_mode)) {
-    std::ofstream file(output, std::ios::binary);
-    errno = 0;
-    file << text;
-    file.close();
-    if (!file) throw failed("to it");
-    return;
-  }
-  std::error_code error;
-  const fs::path target = fs::is_symlink(output, error) ? fs::weakly_canonical(fs::absolute(output), error)
-                                                        : fs::path(output);
-  const std::string temporary = target.string() + ".tmp-" + std::to_string(::getpid());
-  {
-    errno = 0;
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    file << text;
-    file.close();
-    if (!file) {
-      const std::runtime_error failure = failed(temporary);
-      std::remove(temporary.c_str());
-      throw failure;
-    }
-  }
-  fs::rename(temporary, target, error);
-  if (error) {
-    std::remove(temporary.c_str());
-    throw std::runtime_error("-o " + output + ": cannot write: " + error.message());
-  }
-}
-
 }  // namespace
 
 int report_command(const ReportOptions& options) {
@@ -165,7 +123,7 @@ int report_command(const ReportOptions& options) {
       std::cout << text.str() << std::flush;
       return static_cast<int>(kExitOk);
     }
-    write_whole(output, text.str());
+    write_whole_file(output, text.str(), "-o");
     std::cout << "report of run " << report.run.run_id << " (" << report.cases.size() << " cases) written to "
               << output << "\n";
     return static_cast<int>(kExitOk);

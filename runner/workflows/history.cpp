@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "report_assets.hpp"
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
+#include "runner/workflows/night_window.hpp"
 #include "runner/workflows/nightly.hpp"
 #include "runner/workflows/scratch_folder.hpp"
 
@@ -145,6 +147,7 @@ History read_history(const HistoryRequest& request) {
   History history;
   history.history_dir = dir;
   ScratchFolder scratch;
+  const std::time_t now = std::time(nullptr);
   std::vector<std::unique_ptr<compare::ReadableDatabase>> databases;  // parallel to history.nights
   // Newest first until --last readable nights are found (unreadable ones do not
   // count against it), then put back in time order.
@@ -152,6 +155,12 @@ History read_history(const HistoryRequest& request) {
        ++it) {
     const std::string& file = *it;
     const std::string copy = scratch.path() + "/" + file;
+    // Nights as nightly chooses them (night_window.hpp): a stamp in the future, or one that is no time, is no night.
+    const std::string misnamed = night_name_problem(file, now);
+    if (!misnamed.empty()) {
+      history.skipped.push_back(file + ": " + misnamed);
+      continue;
+    }
     std::error_code error;
     fs::copy_file(dir + "/" + file, copy, fs::copy_options::overwrite_existing, error);
     if (error) {
@@ -166,6 +175,11 @@ History read_history(const HistoryRequest& request) {
         continue;
       }
       database->reader().check_run(run->run_id);  // a damaged night is skipped, by its value (issue 33)
+      const std::string not_its_night = night_run_problem(file, run->started_at);
+      if (!not_its_night.empty()) {
+        history.skipped.push_back(file + ": " + not_its_night);
+        continue;
+      }
       history.nights.push_back({file, stamp_of(file), *run, {}, 0});
       databases.push_back(std::move(database));
     } catch (const std::exception& problem) {

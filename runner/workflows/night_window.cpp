@@ -1,6 +1,9 @@
 #include "runner/workflows/night_window.hpp"
 
+#include <time.h>
+
 #include <algorithm>
+#include <cmath>
 
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
@@ -88,6 +91,87 @@ int parse_night_count(const std::string& text, const std::string& option, int mo
                         std::to_string(most) + ", e.g. " + std::to_string(default_value) + " (the default)");
   }
   return value;
+}
+
+namespace {
+
+// The UTC time of `text` read by `format` (strptime's), which must take all of it
+// and be a real date and time: the fields read back from the time are the ones given.
+std::optional<std::time_t> utc_time(const std::string& text, const char* format, std::size_t length) {
+  if (text.size() != length) return std::nullopt;
+  for (const char c : text) {
+    if (!(c >= '0' && c <= '9') && c != 'T' && c != 'Z' && c != '-' && c != ':') return std::nullopt;
+  }
+  std::tm fields{};
+  const char* end = strptime(text.c_str(), format, &fields);
+  if (!end || *end != '\0') return std::nullopt;
+  std::tm given = fields;
+  const std::time_t time = timegm(&fields);
+  std::tm back{};
+  if (time == static_cast<std::time_t>(-1) || !gmtime_r(&time, &back)) return std::nullopt;
+  if (back.tm_year != given.tm_year || back.tm_mon != given.tm_mon || back.tm_mday != given.tm_mday ||
+      back.tm_hour != given.tm_hour || back.tm_min != given.tm_min || back.tm_sec != given.tm_sec) {
+    return std::nullopt;  // 30 February became 2 March; a second 60 the next minute
+  }
+  return time;
+}
+
+// "20261201T031500Z" out of nightly-20261201T031500Z.db; the name itself when it is not one.
+std::string stamp_in(const std::string& file) {
+  const std::string prefix = "nightly-", suffix = ".db";
+  if (file.size() <= prefix.size() + suffix.size() || file.rfind(prefix, 0) != 0 ||
+      file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return file;
+  }
+  return file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
+}
+
+}  // namespace
+
+std::optional<std::time_t> stamp_time(const std::string& stamp) {
+  if (stamp.size() != 16 || stamp[8] != 'T' || stamp[15] != 'Z') return std::nullopt;
+  return utc_time(stamp, "%Y%m%dT%H%M%SZ", 16);
+}
+
+std::optional<std::time_t> started_at_time(const std::string& started_at) {
+  if (started_at.size() != 20 || started_at[4] != '-' || started_at[7] != '-' || started_at[10] != 'T' ||
+      started_at[13] != ':' || started_at[16] != ':' || started_at[19] != 'Z') {
+    return std::nullopt;
+  }
+  return utc_time(started_at, "%Y-%m-%dT%H:%M:%SZ", 20);
+}
+
+std::string stamp_of_time(std::time_t time) {
+  std::tm utc{};
+  gmtime_r(&time, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y%m%dT%H%M%SZ", &utc);
+  return text;
+}
+
+std::string night_name_problem(const std::string& file, std::time_t now) {
+  const std::string stamp = stamp_in(file);
+  const std::optional<std::time_t> time = stamp_time(stamp);
+  if (!time) return "its name's stamp " + stamp + " is not a valid UTC time (YYYYMMDDTHHMMSSZ)";
+  if (*time > now) {
+    return "its name's stamp " + stamp + " is in the future (now " + stamp_of_time(now) +
+           "): a night from the future would be every later night's baseline";
+  }
+  return "";
+}
+
+std::string night_run_problem(const std::string& file, const std::string& started_at) {
+  const std::string stamp = stamp_in(file);
+  const std::optional<std::time_t> stamped = stamp_time(stamp);
+  const std::optional<std::time_t> started = started_at_time(started_at);
+  if (!started) return "its run's started_at '" + started_at + "' is not a UTC time (YYYY-MM-DDTHH:MM:SSZ)";
+  if (!stamped) return "its name's stamp " + stamp + " is not a valid UTC time (YYYYMMDDTHHMMSSZ)";
+  const double apart = std::difftime(*started, *stamped);
+  if (apart > kStampSlackSeconds || apart < -kStampSlackSeconds) {
+    return "its run started at " + started_at + ", not within an hour of its name's stamp " + stamp +
+           " (a copy of another night under this name?)";
+  }
+  return "";
 }
 
 Night read_night(const storage::RunReader& reader, std::int64_t run_id) {

@@ -6,6 +6,7 @@
 // row; a first slow night is a watch item. Pure data in, pure data out: the
 // nights are read into memory first (read_night), then judged.
 #include <cstdint>
+#include <ctime>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,6 +31,31 @@ int parse_night_count(const std::string& text, const std::string& option, int mo
 // 2 * (consecutive - 1) >= window, the slow nights of a lasting slowdown become
 // the window's median before they are `consecutive` in a row.
 void check_window_settings(const WindowSettings& window);
+
+// Which files of a history folder are nights (issue 33): a night is chosen by
+// the stamp in its name, nightly-<stamp>.db, so the stamp must be a time (a
+// valid UTC time, YYYYMMDDTHHMMSSZ), not after tonight (a night from the future
+// would be the newest, so the baseline, for ever), and the night's own: its
+// latest run started within kStampSlackSeconds of it (nightly takes the stamp
+// as it starts, and the run begins seconds later; a copy of a night under
+// another night's name is no night of that time). nightly and history apply
+// both, and skip a night that fails one with the reason these return.
+inline constexpr long kStampSlackSeconds = 3600;
+
+// The UTC time a stamp ("20261201T031500Z") names; empty when it names none
+// (a month 13, a 30 February, an hour 24, anything but the 16 characters).
+std::optional<std::time_t> stamp_time(const std::string& stamp);
+// The UTC time of runs.started_at ("2026-12-01T03:15:02Z"); empty when it is none.
+std::optional<std::time_t> started_at_time(const std::string& started_at);
+// The stamp of a time: 20261201T031500Z.
+std::string stamp_of_time(std::time_t time);
+
+// Why the night file `file` (nightly-<stamp>.db) cannot be a night when it is
+// `now` (tonight's stamp); empty when it can. Its name alone: checked before it is copied.
+std::string night_name_problem(const std::string& file, std::time_t now);
+// Why the night `file`, whose latest run started at `started_at`, is not the
+// night its name stamps; empty when it is.
+std::string night_run_problem(const std::string& file, const std::string& started_at);
 
 // One case of one night, as the window reads it.
 struct NightCase {

@@ -15,8 +15,10 @@
 #include <regex>
 #include <vector>
 
+#include "runner/common/copy_file.hpp"
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
+#include "runner/common/whole_file.hpp"
 #include "runner/compare/compare_runs.hpp"
 #include "runner/compare/comparison_report.hpp"
 #include "runner/execute/sweep.hpp"
@@ -24,6 +26,7 @@
 #include "storage/run_reader.hpp"
 #include "runner/workflows/scratch_folder.hpp"
 #include "storage/store.hpp"
+#include "storage/write_ahead_log.hpp"
 
 namespace attnsweep::workflows {
 namespace {
@@ -35,13 +38,6 @@ std::string utc_stamp() { return text::utc_now("%Y%m%dT%H%M%SZ"); }
 bool is_directory(const std::string& path) {
   struct stat info {};
   return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw std::runtime_error(path + ": cannot write the nightly summary");
 }
 
 // Whether two paths name one file (or would: neither need exist yet).
@@ -137,15 +133,23 @@ std::string skip_reason(std::string message, const std::string& copy, const std:
 // Copies a whole file into the history folder: written once, sequentially, and
 // closed (what a bucket mount uploads); never over an existing file. A partial
 // copy is removed.
-void copy_into_history(const std::string& from, const std::string& to) {
-  std::error_code error;
-  const bool copied = fs::copy_file(from, to, fs::copy_options::none, error);
-  if (!copied || error) {
-    const std::string why = error ? error.message() : "not copied";
-    if (error != std::errc::file_exists) fs::remove(to, error);
-    throw std::runtime_error("cannot copy " + from + " to " + to + ": " + why);
-  }
-}
+// (runner/common/copy_file.hpp: a disk that fills mid-copy says "No space left
+// on device", where std::filesystem::copy_file said "Input/output error").
+void copy_into_history(const std::string& from, const std::string& to) { copy_to_new_file(from, to); }
+
+// Folds tonight's write-ahead log back into its database when destroyed
+// (storage/write_ahead_log.hpp): declared before the readers of the database, so
+// destroyed after them.
+class FoldedAtEnd {
+ public:
+  explicit FoldedAtEnd(std::string path) : path_(std::move(path)) {}
+  ~FoldedAtEnd() { storage::fold_write_ahead_log(path_); }
+  FoldedAtEnd(const FoldedAtEnd&) = delete;
+  FoldedAtEnd& operator=(const FoldedAtEnd&) = delete;
+
+ private:
+  std::string path_;
+};
 
 // Tonight's time verdicts against the window of good nights and the alert rule
 // (night_window.hpp), in place of those against the newest good night alone;
@@ -229,7 +233,7 @@ std::vector<std::string> night_files(const std::string& history_dir) {
 }
 
 std::vector<std::string> good_nights(const std::string& history_dir, const std::string& scratch_dir,
-                                     DeviceKind device_kind, int count, std::string& skipped) {
+                                     DeviceKind device_kind, int count, std::time_t now, std::string& skipped) {
   std::vector<std::string> good;
   std::vector<std::string> nights = night_files(history_dir);
   std::reverse(nights.begin(), nights.end());  // newest first
@@ -237,6 +241,11 @@ std::vector<std::string> good_nights(const std::string& history_dir, const std::
     if (static_cast<int>(good.size()) >= count) break;
     const std::string original = history_dir + "/" + night;
     const std::string copy = scratch_dir + "/" + night;
+    const std::string misnamed = night_name_problem(night, now);
+    if (!misnamed.empty()) {
+      skipped += "skipped " + night + ": " + misnamed + "\n";
+      continue;
+    }
     std::error_code error;
     fs::copy_file(original, copy, fs::copy_options::overwrite_existing, error);
     if (error) {
@@ -248,6 +257,12 @@ std::vector<std::string> good_nights(const std::string& history_dir, const std::
       const compare::ReadableDatabase database(copy);
       const auto run = database.reader().latest_run();
       if (run) database.reader().check_run(run->run_id);  // a damaged night is skipped, by its value (issue 33)
+      const std::string not_its_night = run ? night_run_problem(night, run->started_at) : std::string();
+      if (!not_its_night.empty()) {
+        skipped += "skipped " + night + ": " + not_its_night + "\n";
+        fs::remove(copy, error);
+        continue;
+      }
       // A night measured beside another process on its GPU cannot be a baseline:
       // every case compared with it would go unjudged (issue 21, item 4).
       int shared_cases = 0;
@@ -374,11 +389,16 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
   const execute::SweepOutcome night = execute::run_sweep(sweep);
   outcome.run_id = night.run_id;
   outcome.status = night.status;
+  // Tonight's database is read again below through read-only connections, which
+  // leave its -wal and -shm beside it: folded back once they are all closed,
+  // however this function ends.
+  const FoldedAtEnd folded(outcome.db_path);
   // Made after the sweep: a Ctrl-C before the sweep's own handlers are in place leaves nothing behind.
   ScratchFolder scratch;
   if (request.baseline.empty() && night.status == RunStatus::done) {
     window_copies = good_nights(request.history_dir, scratch.path(), night.device.kind(),
-                                request.window.window + request.window.consecutive - 1, skipped);
+                                request.window.window + request.window.consecutive - 1,
+                                stamp_time(outcome.stamp).value_or(std::time(nullptr)), skipped);
     if (!window_copies.empty()) baseline_path = window_copies.front();
   }
 
@@ -478,23 +498,33 @@ NightlyOutcome run_nightly(const NightlyRequest& request) {
     outcome.inconclusive = comparison.inconclusive();
   }
   outcome.summary = summary;
-  write_text(outcome.summary_path, summary);
+  // The summary is optional, the night is not: a summary that cannot be written
+  // (its disk full) is reported by the caller, and the night still goes into the history.
+  try {
+    write_whole_file(outcome.summary_path, summary, "--summary");
+  } catch (const std::exception& error) {
+    outcome.summary_error = error.what();
+  }
 
   if (!request.history_dir.empty()) {
     // Whole files into the history folder: a consistent snapshot of the database
     // made on local disk (SQLite never runs in the history, which may be a bucket
-    // mount), copied in whole, then the summary. A failure here leaves tonight's
-    // local files as they are and is reported, with the summary, by the caller.
+    // mount), copied in whole, then the summary (from its text, written locally
+    // first: the --summary file may be missing, or a device). A failure here leaves
+    // tonight's local files as they are and is reported, with the summary, by the caller.
     try {
       std::error_code ignored;
       fs::create_directories(request.history_dir, ignored);
       const std::string snapshot = scratch.path() + "/tonight.db";
       storage::snapshot_database(outcome.db_path, snapshot);
       copy_into_history(snapshot, outcome.history_db);
-      copy_into_history(outcome.summary_path, outcome.history_summary);
+      const std::string summary_copy = scratch.path() + "/tonight.md";
+      write_whole_file(summary_copy, summary, "the summary's copy");
+      copy_into_history(summary_copy, outcome.history_summary);
     } catch (const std::exception& error) {
       outcome.history_error = std::string("--history: ") + error.what() + "; tonight's files are kept at " +
-                              outcome.db_path + " and " + outcome.summary_path;
+                              outcome.db_path +
+                              (outcome.summary_error.empty() ? " and " + outcome.summary_path : std::string());
     }
   }
   return outcome;

@@ -8,6 +8,7 @@
 // SQLite never runs on it. The night runs in a local database, earlier nights
 // are copied out before they are read, and the finished files are copied in.
 #include <cstdint>
+#include <ctime>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,10 @@ struct NightlyOutcome {
   std::string summary;       // the markdown, as written
   std::string history_db, history_summary;  // the copies in the history folder; empty without one
   std::string history_error;  // why the copies into the history failed; empty when they did not
+  // Why the summary could not be written to summary_path ("--summary FILE: cannot
+  // write ...: No space left on device"); empty when it was. The night is stored
+  // and copied into the history all the same.
+  std::string summary_error;
 };
 
 // Throws BadInputError for bad input before anything runs: both or neither of
@@ -56,8 +61,8 @@ struct NightlyOutcome {
 // written, that is a folder, or that is the database itself (--db x.md); a baseline that is not
 // an attnsweep database, lacks the run, or is the night's --db or --summary;
 // the default database (nightly-<stamp>.db here) already there. Then what
-// run_sweep throws. A failure to copy into the history is history_error, after
-// the summary was written.
+// run_sweep throws. A failure to write the summary is summary_error, and one
+// to copy into the history history_error: neither stops the other.
 NightlyOutcome run_nightly(const NightlyRequest& request);
 
 // The nightly-<stamp>.db files of `history_dir`, oldest first (the name is the
@@ -68,13 +73,14 @@ std::vector<std::string> night_files(const std::string& history_dir);
 // The newest `count` good nights of `history_dir` (by name, which is the UTC
 // stamp), newest first, each copied into `scratch_dir` (one of an older schema
 // is read through a migrated copy when opened). A night is good when it passed
-// its own gate, the checks that need no other night: it is readable, its latest
+// its own gate, the checks that need no other night: its stamp is a night's
+// before `now`, tonight's (night_window.hpp: night_name_problem, night_run_problem), it is readable, its latest
 // run is done, it ran on `device_kind` (tonight's: a night on another kind of
 // device has no case to compare), and no case of it was measured while another
 // process computed on its GPU (such a night is inconclusive: neither good nor
 // bad, it is left out). Empty when there is none, or no such folder yet. Every
 // night passed over on the way is named with its reason in `skipped`, one line each.
 std::vector<std::string> good_nights(const std::string& history_dir, const std::string& scratch_dir,
-                                     DeviceKind device_kind, int count, std::string& skipped);
+                                     DeviceKind device_kind, int count, std::time_t now, std::string& skipped);
 
 }  // namespace attnsweep::workflows
