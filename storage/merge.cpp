@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -16,6 +19,7 @@
 
 #include "runner/common/errors.hpp"
 #include "runner/common/sha256.hpp"
+#include "runner/common/temp_folder.hpp"
 #include "runner/config/config.hpp"
 #include "runner/plan/cost.hpp"
 #include "runner/plan/plan.hpp"
@@ -25,8 +29,10 @@
 #include "storage/migrations.hpp"
 #include "storage/new_database.hpp"
 #include "storage/open_for_reading.hpp"
+#include "storage/removed_on_signal.hpp"
 #include "storage/run_reader.hpp"
 #include "storage/shard_environment.hpp"
+#include "storage/sqlite_failure.hpp"
 #include "storage/store.hpp"
 #include "storage/trace_location.hpp"
 
@@ -719,19 +725,84 @@ std::pair<MergeReport, bool> merge_into(SQLite::Database& out, const std::string
   return {report, changed};
 }
 
-// Merges into the database `file` (the output, or the private file a new
-// output is made in), named `out_path` in messages and trace paths.
-MergeReport merge_into_file(const std::string& file, const std::string& out_path,
-                            const std::vector<ShardSource>& sources, const Sweep& sweep) {
-  // Creates the output or brings it to this schema version; refuses, untouched, what is not attnsweep's.
-  { Store prepared(file, Store::Open::create_if_absent); }
+// Every write of the merge into the database `file`, a current one, in one
+// transaction: committed when it changed anything (then the journal mode is
+// WAL, as in every database the store writes), else rolled back.
+MergeReport merge_in_one_transaction(const std::string& file, const std::string& out_path,
+                                     const std::vector<ShardSource>& sources, const Sweep& sweep, bool& changed) {
   SQLite::Database out(file, SQLite::OPEN_READWRITE, kBusyTimeoutMs);
   out.exec("PRAGMA foreign_keys = ON");
   // IMMEDIATE: the write lock before the output is read, so two merges into it take turns.
   SQLite::Transaction transaction(out, SQLite::TransactionBehavior::IMMEDIATE);
-  auto [report, changed] = merge_into(out, file, out_path, sources, sweep);
-  if (changed) transaction.commit();  // else it rolls back, having written nothing
+  auto [report, wrote] = merge_into(out, file, out_path, sources, sweep);
+  changed = wrote;
+  if (!changed) return report;  // it rolls back, having written nothing
+  transaction.commit();
+  out.exec("PRAGMA journal_mode = WAL");
   return report;
+}
+
+// A private folder under TMPDIR with one file name in it, removed (with any
+// -wal and -shm beside the file) with this object.
+class TrialFolder {
+ public:
+  explicit TrialFolder(const std::string& name) {
+    std::string folder = (std::filesystem::path(temp_folder()) / "attnsweep-merge-XXXXXX").string();
+    if (!::mkdtemp(folder.data())) {
+      throw BadInputError("cannot make a folder under TMPDIR (" + temp_folder() + ") for a migrated copy: " +
+                          std::strerror(errno) + "; set TMPDIR to a writable folder");
+    }
+    folder_ = folder;
+    file_ = folder + "/" + name;
+    removed_on_signal_.emplace(file_, folder_);
+  }
+  ~TrialFolder() {
+    remove_database_files(file_);
+    ::rmdir(folder_.c_str());
+  }
+  TrialFolder(const TrialFolder&) = delete;
+  TrialFolder& operator=(const TrialFolder&) = delete;
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string folder_, file_;
+  std::optional<RemovedOnSignal> removed_on_signal_;  // a killed merge leaves no copy behind
+};
+
+// Merges into the database `file` (the output, or the private file a new
+// output is made in), named `out_path` in messages and trace paths. An output
+// of an older schema is changed only by a merge that is going to write: the
+// merge is tried first on a migrated copy, so a refused merge, or one that
+// finds nothing new, leaves the output byte-identical (not migrated).
+MergeReport merge_into_file_as_is(const std::string& file, const std::string& out_path,
+                                  const std::vector<ShardSource>& sources, const Sweep& sweep) {
+  // Refuses, untouched, what is not attnsweep's, is newer, or is damaged. An
+  // empty file (as the private file of a new output) gets the schema now.
+  struct stat info {};
+  const bool empty = ::stat(file.c_str(), &info) == 0 && info.st_size == 0;
+  { Store checked(file, empty ? Store::Open::create_if_absent : Store::Open::existing); }
+  bool changed = false;
+  if (!empty && older_schema_version(file)) {
+    TrialFolder trial(std::filesystem::path(file).filename().string());
+    snapshot_database(file, trial.file());
+    { Store migrated(trial.file(), Store::Open::create_if_absent); }  // migrated at the open
+    MergeReport report = merge_in_one_transaction(trial.file(), out_path, sources, sweep, changed);
+    if (!changed) return report;
+    { Store migrated(file, Store::Open::create_if_absent); }  // the merge writes: the output is migrated now
+  }
+  return merge_in_one_transaction(file, out_path, sources, sweep, changed);
+}
+
+// As merge_into_file_as_is, a lock or a full disk on the output said in one
+// line naming it, the reason and what to do (storage/sqlite_failure.hpp).
+MergeReport merge_into_file(const std::string& file, const std::string& out_path,
+                            const std::vector<ShardSource>& sources, const Sweep& sweep) {
+  try {
+    return merge_into_file_as_is(file, out_path, sources, sweep);
+  } catch (const SQLite::Exception& error) {
+    throw DatabaseWriteError(describe_sqlite_failure(out_path, error.getExtendedErrorCode(), error.what(), 0,
+                                                     "merge again (nothing was merged)"));
+  }
 }
 
 }  // namespace

@@ -155,4 +155,17 @@ void migrate(SQLite::Database& db, int from_version) {
   db.exec("PRAGMA legacy_alter_table = OFF");
 }
 
+int bring_schema_up_to_date(SQLite::Database& db, const std::string& path) {
+  const int version = recognise_schema_version(db, path);
+  if (version == kSchemaVersion) return version;
+  if (version == 0) {
+    db.exec(kSchemaSql);
+  } else {
+    migrate(db, version);
+  }
+  db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
+  db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+  return version;
+}
+
 }  // namespace attnsweep::storage

@@ -23,4 +23,12 @@ int recognise_schema_version(SQLite::Database& db, const std::string& path);
 // that are not the schema's (a user's own) are left as they are.
 void migrate(SQLite::Database& db, int from_version);
 
+// Inside the caller's write transaction (BEGIN IMMEDIATE, foreign keys off):
+// recognises the database again (another process may have created or
+// migrated it since it was inspected), creates the schema in an empty one or
+// migrates an older one, and stamps kApplicationId and kSchemaVersion. A
+// rollback of that transaction leaves the file as it was. Returns the version
+// it found. Throws BadInputError as recognise_schema_version does.
+int bring_schema_up_to_date(SQLite::Database& db, const std::string& path);
+
 }  // namespace attnsweep::storage

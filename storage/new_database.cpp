@@ -10,6 +10,7 @@
 
 #include "runner/common/errors.hpp"
 #include "storage/database_files.hpp"
+#include "storage/removed_on_signal.hpp"
 
 namespace attnsweep::storage {
 namespace {
@@ -47,6 +48,7 @@ std::string with_name(std::string message, const std::string& file, const std::s
 
 NewDatabase create_whole_database(const std::string& path, const std::function<void(const std::string& file)>& fill) {
   const std::string file = create_private_file(path);
+  const RemovedOnSignal removed_on_signal(file);  // a killed process leaves no .NAME.new-* behind
   try {
     fill(file);
   } catch (const BadInputError& error) {

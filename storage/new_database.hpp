@@ -18,7 +18,8 @@ enum class NewDatabase {
 
 // Calls `fill` with a new empty file beside `path` (".NAME.new-XXXXXX", mode
 // 0644 less the umask) and then links it to `path`. The private file is
-// removed on every way out, with any -wal or -shm beside it; so is what `fill`
+// removed on every way out, with any -wal or -shm beside it (a SIGINT, SIGTERM
+// or SIGHUP that ends the process included: removed_on_signal.hpp); so is what `fill`
 // made when it throws (the error goes on; a BadInputError naming `path`
 // instead of the private file). Throws BadInputError naming `path`
 // when the folder cannot be written.

@@ -32,6 +32,7 @@
 #include "storage/migrations.hpp"
 #include "storage/new_database.hpp"
 #include "storage/open_for_reading.hpp"
+#include "storage/sqlite_failure.hpp"
 #include "storage/trace_location.hpp"
 #include "git_sha.hpp"
 #include "version.hpp"
@@ -508,9 +509,66 @@ std::string utc_now_iso8601() { return text::utc_now("%Y-%m-%dT%H:%M:%SZ"); }
 
 struct Store::Impl {
   SQLite::Database database;
+  std::string path;
+  int version;            // the schema version found at the open
+  bool prepared = false;  // schema current, journal mode WAL, foreign keys on
   // Never creates: the constructor has made the file (or found it) by then.
-  explicit Impl(const std::string& path) : database(path, SQLite::OPEN_READWRITE, kBusyTimeoutMs) {}
+  Impl(const std::string& path, int version)
+      : database(path, SQLite::OPEN_READWRITE, kBusyTimeoutMs), path(path), version(version) {}
+
+  // Whether the schema is to be created or migrated by the first write.
+  bool upgrade_pending() const { return !prepared && version < kSchemaVersion; }
+
+  // Before the first write: the schema brought to the current version (one
+  // writer at a time creates or migrates: others wait on the lock, then find
+  // the current version and do nothing), then WAL and foreign keys. Nothing
+  // before it writes, so a command refused after the open changes nothing.
+  void prepare() {
+    if (prepared) return;
+    if (upgrade_pending()) {
+      database.exec("PRAGMA foreign_keys = OFF");
+      database.exec("BEGIN IMMEDIATE");
+      try {
+        bring_schema_up_to_date(database, path);
+        database.exec("COMMIT");
+      } catch (...) {
+        rollback_if_active(database);
+        throw;
+      }
+    }
+    finish_preparing();
+  }
+  // After a write transaction that brought the schema up to date itself (claim_run).
+  void finish_preparing() {
+    version = kSchemaVersion;
+    database.exec("PRAGMA journal_mode = WAL");
+    database.exec("PRAGMA foreign_keys = ON");
+    prepared = true;
+  }
 };
+
+namespace {
+
+// For a write of a run in progress: how to go on once the cause is fixed.
+std::string continue_run(std::int64_t run_id) {
+  const std::string id = std::to_string(run_id);
+  return "continue run " + id + " with --resume " + id + " (the cases stored so far are kept)";
+}
+
+// A write that fails in SQLite (a lock held too long, a full disk) as one line
+// naming the file, the reason and `what_to_do` (storage/sqlite_failure.hpp).
+template <typename Body>
+auto written(SQLite::Database& db, const std::string& path, const std::string& what_to_do, Body body)
+    -> decltype(body()) {
+  try {
+    return body();
+  } catch (const SQLite::Exception& error) {
+    throw DatabaseWriteError(describe_sqlite_failure(path, error.getExtendedErrorCode(), error.what(),
+                                                     sqlite3_system_errno(db.getHandle()), what_to_do));
+  }
+}
+
+}  // namespace
 
 Store::Store(const std::string& path, Open mode) : path_(path) {
   refuse_side_file_name(path);
@@ -540,37 +598,20 @@ Store::Store(const std::string& path, Open mode) : path_(path) {
   }
   try {
     const int version = inspect(path, mode != Open::existing_without_quick_check);
-    impl_ = std::make_unique<Impl>(path);
-    auto& db = impl_->database;
-    db.exec("PRAGMA journal_mode = WAL");
-    if (version < kSchemaVersion) {
-      // One writer at a time creates or migrates: others wait on the lock, then
-      // find the current version and do nothing.
-      db.exec("PRAGMA foreign_keys = OFF");
-      db.exec("BEGIN IMMEDIATE");
-      try {
-        // Again under the lock: the file may have changed since it was inspected.
-        const int locked_version = recognise_schema_version(db, path);
-        if (locked_version == 0) {
-          db.exec(kSchemaSql);
-        } else if (locked_version < kSchemaVersion) {
-          migrate(db, locked_version);
-        }
-        db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
-        db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
-        db.exec("COMMIT");
-      } catch (...) {
-        rollback_if_active(db);
-        throw;
-      }
-    }
-    db.exec("PRAGMA foreign_keys = ON");
+    impl_ = std::make_unique<Impl>(path, version);
+    // `run` writes its run at once; an existing database (--resume, merge's
+    // output) is migrated by its first write, after the command's checks.
+    if (creates) impl_->prepare();
   } catch (...) {
     impl_.reset();  // closed before its files are removed
     if (created) remove_database_files(path);
     try {
       throw;
     } catch (const SQLite::Exception& error) {
+      const int code = error.getErrorCode();
+      if (code == SQLITE_BUSY || code == SQLITE_LOCKED || code == SQLITE_FULL) {
+        throw BadInputError(describe_sqlite_failure(path, error.getExtendedErrorCode(), error.what(), 0));
+      }
       throw BadInputError(refused + error.what());
     }
   }
@@ -579,159 +620,186 @@ Store::Store(const std::string& path, Open mode) : path_(path) {
 Store::~Store() = default;
 
 std::int64_t Store::begin_run(const RunRecord& run, const Claim& owner) {
-  auto& db = impl_->database;
-  static const std::string sql = fields::insert_sql(runs_table());
-  SQLite::Statement insert(db, sql);
-  fields::bind_row(insert, runs_table(), {}, NewRun{run, utc_now_iso8601(), owner,
-                                                   run.run_uuid.empty() ? random_uuid() : run.run_uuid});
-  insert.exec();
-  return db.getLastInsertRowid();
+  return written(impl_->database, path_, "run again", [&] {
+    impl_->prepare();
+    auto& db = impl_->database;
+    static const std::string sql = fields::insert_sql(runs_table());
+    SQLite::Statement insert(db, sql);
+    fields::bind_row(insert, runs_table(), {}, NewRun{run, utc_now_iso8601(), owner,
+                                                     run.run_uuid.empty() ? random_uuid() : run.run_uuid});
+    insert.exec();
+    return db.getLastInsertRowid();
+  });
 }
 
 void Store::claim_run(std::int64_t run_id, const Claim& claimant) {
-  auto& db = impl_->database;
-  // IMMEDIATE: the write lock before the read, so two claimants cannot both see the run free.
-  SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
-  StoredClaim stored;
-  {
-    SQLite::Statement query(db, "SELECT owner_pid, owner_host, claimed_at, heartbeat_at FROM runs WHERE run_id = ?");
-    query.bind(1, run_id);
-    if (!query.executeStep()) throw BadInputError(path_ + ": no run " + std::to_string(run_id));
-    if (!query.getColumn(0).isNull()) {
-      stored.holder = Claim{query.getColumn(0).getInt64(), query.getColumn(1).isNull() ? "" : query.getColumn(1).getString()};
+  return written(impl_->database, path_, "run again", [&] {
+    auto& db = impl_->database;
+    // An older database is migrated in the claim's own transaction: a refused
+    // claim (no such run, held by a live process, perhaps an older attnsweep's)
+    // rolls the migration back with it.
+    const bool upgrade = impl_->upgrade_pending();
+    if (upgrade) db.exec("PRAGMA foreign_keys = OFF");
+    // IMMEDIATE: the write lock before the read, so two claimants cannot both see the run free.
+    SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+    if (upgrade) bring_schema_up_to_date(db, path_);
+    StoredClaim stored;
+    {
+      SQLite::Statement query(db, "SELECT owner_pid, owner_host, claimed_at, heartbeat_at FROM runs WHERE run_id = ?");
+      query.bind(1, run_id);
+      if (!query.executeStep()) throw BadInputError(path_ + ": no run " + std::to_string(run_id));
+      if (!query.getColumn(0).isNull()) {
+        stored.holder = Claim{query.getColumn(0).getInt64(), query.getColumn(1).isNull() ? "" : query.getColumn(1).getString()};
+      }
+      stored.claimed_at = query.getColumn(2).isNull() ? "" : query.getColumn(2).getString();
+      stored.heartbeat_at = query.getColumn(3).isNull() ? "" : query.getColumn(3).getString();
     }
-    stored.claimed_at = query.getColumn(2).isNull() ? "" : query.getColumn(2).getString();
-    stored.heartbeat_at = query.getColumn(3).isNull() ? "" : query.getColumn(3).getString();
-  }
-  if (stored.holder && !(*stored.holder == claimant)) {
-    const auto heartbeat = parse_utc_iso8601(stored.heartbeat_at);
-    const std::optional<std::int64_t> age =  // a clock behind the holder's reads as no age, not a negative one
-        heartbeat ? std::optional<std::int64_t>(std::max<std::int64_t>(0, std::time(nullptr) - *heartbeat)) : std::nullopt;
-    const bool on_this_host = stored.holder->host == Claim::this_process().host;
-    const bool ended = on_this_host && !process_alive(stored.holder->pid);
-    const bool silent = !age || *age > kClaimStaleAfterSeconds;
-    if (!ended && !silent) {
-      throw RunClaimedError(path_, run_id, *stored.holder, stored.claimed_at, stored.heartbeat_at, age);
+    if (stored.holder && !(*stored.holder == claimant)) {
+      const auto heartbeat = parse_utc_iso8601(stored.heartbeat_at);
+      const std::optional<std::int64_t> age =  // a clock behind the holder's reads as no age, not a negative one
+          heartbeat ? std::optional<std::int64_t>(std::max<std::int64_t>(0, std::time(nullptr) - *heartbeat)) : std::nullopt;
+      const bool on_this_host = stored.holder->host == Claim::this_process().host;
+      const bool ended = on_this_host && !process_alive(stored.holder->pid);
+      const bool silent = !age || *age > kClaimStaleAfterSeconds;
+      if (!ended && !silent) {
+        throw RunClaimedError(path_, run_id, *stored.holder, stored.claimed_at, stored.heartbeat_at, age);
+      }
     }
-  }
-  const std::string now = utc_now_iso8601();
-  SQLite::Statement update(db, "UPDATE runs SET status = ?, finished_at = NULL, owner_pid = ?, owner_host = ?, "
-                               "claimed_at = ?, heartbeat_at = ? WHERE run_id = ?");
-  update.bind(1, to_string(RunStatus::running));
-  update.bind(2, claimant.pid);
-  update.bind(3, claimant.host);
-  update.bind(4, now);
-  update.bind(5, now);
-  update.bind(6, run_id);
-  update.exec();
-  transaction.commit();
+    const std::string now = utc_now_iso8601();
+    SQLite::Statement update(db, "UPDATE runs SET status = ?, finished_at = NULL, owner_pid = ?, owner_host = ?, "
+                                 "claimed_at = ?, heartbeat_at = ? WHERE run_id = ?");
+    update.bind(1, to_string(RunStatus::running));
+    update.bind(2, claimant.pid);
+    update.bind(3, claimant.host);
+    update.bind(4, now);
+    update.bind(5, now);
+    update.bind(6, run_id);
+    update.exec();
+    transaction.commit();
+    if (!impl_->prepared) impl_->finish_preparing();
+  });
 }
 
 bool Store::heartbeat(std::int64_t run_id, const Claim& claimant) {
-  SQLite::Statement update(impl_->database, "UPDATE runs SET heartbeat_at = ? WHERE run_id = ? AND owner_pid = ? "
-                                            "AND owner_host = ?");
-  update.bind(1, utc_now_iso8601());
-  update.bind(2, run_id);
-  update.bind(3, claimant.pid);
-  update.bind(4, claimant.host);
-  return update.exec() == 1;
+  return written(impl_->database, path_, continue_run(run_id), [&] {
+    impl_->prepare();
+    SQLite::Statement update(impl_->database, "UPDATE runs SET heartbeat_at = ? WHERE run_id = ? AND owner_pid = ? "
+                                              "AND owner_host = ?");
+    update.bind(1, utc_now_iso8601());
+    update.bind(2, run_id);
+    update.bind(3, claimant.pid);
+    update.bind(4, claimant.host);
+    return update.exec() == 1;
+  });
 }
 
 std::optional<std::int64_t> Store::add_case(std::int64_t run_id, const Case& c, const CaseResult& result) {
-  auto& db = impl_->database;
-  // IMMEDIATE: the write lock before the first read. A transaction that reads
-  // and then writes gets SQLITE_BUSY at once, without waiting, when another
-  // process (a worker of --gpus) committed in between.
-  SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
-  std::optional<int> shard_index;  // the run's, stored with each of its cases
-  // A run made before schema 8 and resumed keeps its paths as given, so that one
-  // run's paths are all relative to the same thing.
-  std::string trace_path = result.trace_path;
-  {
-    SQLite::Statement run(db, "SELECT shard_index, trace_path_base FROM runs WHERE run_id = ?");
-    run.bind(1, run_id);
-    if (run.executeStep()) {
-      if (!run.getColumn(0).isNull()) shard_index = run.getColumn(0).getInt();
-      if (run.getColumn(1).getString() == kTraceBaseDatabase) trace_path = trace_path_to_store(path_, trace_path);
+  return written(impl_->database, path_, continue_run(run_id), [&]() -> std::optional<std::int64_t> {
+    impl_->prepare();
+    auto& db = impl_->database;
+    // IMMEDIATE: the write lock before the first read. A transaction that reads
+    // and then writes gets SQLITE_BUSY at once, without waiting, when another
+    // process (a worker of --gpus) committed in between.
+    SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+    std::optional<int> shard_index;  // the run's, stored with each of its cases
+    // A run made before schema 8 and resumed keeps its paths as given, so that one
+    // run's paths are all relative to the same thing.
+    std::string trace_path = result.trace_path;
+    {
+      SQLite::Statement run(db, "SELECT shard_index, trace_path_base FROM runs WHERE run_id = ?");
+      run.bind(1, run_id);
+      if (run.executeStep()) {
+        if (!run.getColumn(0).isNull()) shard_index = run.getColumn(0).getInt();
+        if (run.getColumn(1).getString() == kTraceBaseDatabase) trace_path = trace_path_to_store(path_, trace_path);
+      }
     }
-  }
-  // Only the (run_id, plan_index) key is let pass: any other refusal (a CHECK, NOT NULL) still throws.
-  static const std::string case_sql = fields::insert_sql(cases_table()) + " ON CONFLICT (run_id, plan_index) DO NOTHING";
-  SQLite::Statement insert(db, case_sql);
-  fields::bind_row(insert, cases_table(), {run_id}, NewCase{c, result, utc_now_iso8601(), shard_index, trace_path});
-  if (insert.exec() == 0) return std::nullopt;  // already stored; the transaction rolls back, having written nothing
-  const std::int64_t case_id = db.getLastInsertRowid();
-  if (result.profile) {
-    static const std::string kernel_sql = fields::insert_sql(fields::kernels_table());
-    SQLite::Statement kernel(db, kernel_sql);
-    for (const auto& k : result.profile->kernels) {
-      fields::bind_row(kernel, fields::kernels_table(), {case_id}, k);
-      kernel.exec();
-      kernel.reset();
+    // Only the (run_id, plan_index) key is let pass: any other refusal (a CHECK, NOT NULL) still throws.
+    static const std::string case_sql = fields::insert_sql(cases_table()) + " ON CONFLICT (run_id, plan_index) DO NOTHING";
+    SQLite::Statement insert(db, case_sql);
+    fields::bind_row(insert, cases_table(), {run_id}, NewCase{c, result, utc_now_iso8601(), shard_index, trace_path});
+    if (insert.exec() == 0) return std::nullopt;  // already stored; the transaction rolls back, having written nothing
+    const std::int64_t case_id = db.getLastInsertRowid();
+    if (result.profile) {
+      static const std::string kernel_sql = fields::insert_sql(fields::kernels_table());
+      SQLite::Statement kernel(db, kernel_sql);
+      for (const auto& k : result.profile->kernels) {
+        fields::bind_row(kernel, fields::kernels_table(), {case_id}, k);
+        kernel.exec();
+        kernel.reset();
+      }
+      static const std::string op_sql = fields::insert_sql(fields::ops_table());
+      SQLite::Statement op(db, op_sql);
+      for (const auto& o : result.profile->ops) {
+        fields::bind_row(op, fields::ops_table(), {case_id}, o);
+        op.exec();
+        op.reset();
+      }
     }
-    static const std::string op_sql = fields::insert_sql(fields::ops_table());
-    SQLite::Statement op(db, op_sql);
-    for (const auto& o : result.profile->ops) {
-      fields::bind_row(op, fields::ops_table(), {case_id}, o);
-      op.exec();
-      op.reset();
+    static const std::string sample_sql = fields::insert_sql(fields::samples_table());
+    SQLite::Statement sample(db, sample_sql);
+    std::map<SampleMode, std::int64_t> next_index;  // numbered per mode
+    for (const auto& s : result.samples) {
+      fields::bind_row(sample, fields::samples_table(), {case_id, next_index[s.mode]++}, s);
+      sample.exec();
+      sample.reset();
     }
-  }
-  static const std::string sample_sql = fields::insert_sql(fields::samples_table());
-  SQLite::Statement sample(db, sample_sql);
-  std::map<SampleMode, std::int64_t> next_index;  // numbered per mode
-  for (const auto& s : result.samples) {
-    fields::bind_row(sample, fields::samples_table(), {case_id, next_index[s.mode]++}, s);
-    sample.exec();
-    sample.reset();
-  }
-  transaction.commit();
-  return case_id;
+    transaction.commit();
+    return case_id;
+  });
 }
 
 bool Store::finish_run(std::int64_t run_id, RunStatus status, const Claim& claimant) {
-  SQLite::Statement update(impl_->database,
-                           "UPDATE runs SET status = ?, finished_at = ?, owner_pid = NULL, owner_host = NULL, "
-                           "claimed_at = NULL, heartbeat_at = NULL WHERE run_id = ? "
-                           "AND (owner_pid IS NULL OR (owner_pid = ? AND owner_host = ?))");
-  update.bind(1, to_string(status));
-  update.bind(2, utc_now_iso8601());
-  update.bind(3, run_id);
-  update.bind(4, claimant.pid);
-  update.bind(5, claimant.host);
-  return update.exec() == 1;
+  return written(impl_->database, path_, continue_run(run_id), [&] {
+    impl_->prepare();
+    SQLite::Statement update(impl_->database,
+                             "UPDATE runs SET status = ?, finished_at = ?, owner_pid = NULL, owner_host = NULL, "
+                             "claimed_at = NULL, heartbeat_at = NULL WHERE run_id = ? "
+                             "AND (owner_pid IS NULL OR (owner_pid = ? AND owner_host = ?))");
+    update.bind(1, to_string(status));
+    update.bind(2, utc_now_iso8601());
+    update.bind(3, run_id);
+    update.bind(4, claimant.pid);
+    update.bind(5, claimant.host);
+    return update.exec() == 1;
+  });
 }
 
 void Store::set_run_gpus(std::int64_t run_id, const std::string& gpus) {
-  SQLite::Statement update(impl_->database, "UPDATE runs SET gpus = ? WHERE run_id = ?");
-  update.bind(1, gpus);
-  update.bind(2, run_id);
-  update.exec();
+  return written(impl_->database, path_, continue_run(run_id), [&] {
+    impl_->prepare();
+    SQLite::Statement update(impl_->database, "UPDATE runs SET gpus = ? WHERE run_id = ?");
+    update.bind(1, gpus);
+    update.bind(2, run_id);
+    update.exec();
+  });
 }
 
 bool Store::add_run_device(std::int64_t run_id, const RunDevice& device) {
-  const EnvironmentInfo& e = device.environment;
-  SQLite::Statement insert(impl_->database,
-                           "INSERT OR IGNORE INTO run_devices (run_id, shard_index, device, gpu_uuid, device_name, hostname, "
-                           "sm_count, device_memory_bytes, l2_cache_bytes, sm_clock_max_mhz, driver_version, cuda_version, "
-                           "cudnn_version, torch_version, ceiling_bf16_tflops, ceiling_copy_gbps, recorded_at, "
-                           "power_limit_w, sm_clock_start_mhz, mem_clock_start_mhz, temperature_start_c, "
-                           "clock_event_reasons_start, env_vars, other_processes_start, gpu_utilization_start_pct) "
-                           "SELECT run_id, shard_index, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? "
-                           "FROM runs WHERE run_id = ?");
-  const std::vector<Value> values = {
-      to_value(e.device), null_if_empty(e.gpu_uuid), null_if_empty(e.device_name), null_if_empty(e.hostname),
-      null_unless_positive(e.sm_count), null_unless_positive(e.device_memory_bytes),
-      null_unless_positive(e.l2_cache_bytes), null_unless_positive(e.sm_clock_max_mhz),
-      null_if_empty(e.driver_version), null_if_empty(e.cuda_version), null_if_empty(e.cudnn_version),
-      null_if_empty(e.torch_version), to_value(device.ceiling_bf16_tflops), to_value(device.ceiling_copy_gbps),
-      to_value(utc_now_iso8601()), null_unless_positive(e.power_limit_w), null_unless_positive(e.sm_clock_start_mhz),
-      null_unless_positive(e.mem_clock_start_mhz), null_unless_positive(e.temperature_start_c),
-      only_if(e.sm_clock_start_mhz > 0, e.clock_event_reasons_start), to_value(env_vars_json(e)),
-      only_if(e.other_processes_start >= 0, e.other_processes_start),
-      only_if(e.gpu_utilization_start_pct >= 0, e.gpu_utilization_start_pct), to_value(run_id)};
-  for (std::size_t i = 0; i < values.size(); ++i) fields::bind_value(insert, static_cast<int>(i) + 1, values[i]);
-  return insert.exec() == 1;
+  return written(impl_->database, path_, continue_run(run_id), [&] {
+    impl_->prepare();
+    const EnvironmentInfo& e = device.environment;
+    SQLite::Statement insert(impl_->database,
+                             "INSERT OR IGNORE INTO run_devices (run_id, shard_index, device, gpu_uuid, device_name, hostname, "
+                             "sm_count, device_memory_bytes, l2_cache_bytes, sm_clock_max_mhz, driver_version, cuda_version, "
+                             "cudnn_version, torch_version, ceiling_bf16_tflops, ceiling_copy_gbps, recorded_at, "
+                             "power_limit_w, sm_clock_start_mhz, mem_clock_start_mhz, temperature_start_c, "
+                             "clock_event_reasons_start, env_vars, other_processes_start, gpu_utilization_start_pct) "
+                             "SELECT run_id, shard_index, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? "
+                             "FROM runs WHERE run_id = ?");
+    const std::vector<Value> values = {
+        to_value(e.device), null_if_empty(e.gpu_uuid), null_if_empty(e.device_name), null_if_empty(e.hostname),
+        null_unless_positive(e.sm_count), null_unless_positive(e.device_memory_bytes),
+        null_unless_positive(e.l2_cache_bytes), null_unless_positive(e.sm_clock_max_mhz),
+        null_if_empty(e.driver_version), null_if_empty(e.cuda_version), null_if_empty(e.cudnn_version),
+        null_if_empty(e.torch_version), to_value(device.ceiling_bf16_tflops), to_value(device.ceiling_copy_gbps),
+        to_value(utc_now_iso8601()), null_unless_positive(e.power_limit_w), null_unless_positive(e.sm_clock_start_mhz),
+        null_unless_positive(e.mem_clock_start_mhz), null_unless_positive(e.temperature_start_c),
+        only_if(e.sm_clock_start_mhz > 0, e.clock_event_reasons_start), to_value(env_vars_json(e)),
+        only_if(e.other_processes_start >= 0, e.other_processes_start),
+        only_if(e.gpu_utilization_start_pct >= 0, e.gpu_utilization_start_pct), to_value(run_id)};
+    for (std::size_t i = 0; i < values.size(); ++i) fields::bind_value(insert, static_cast<int>(i) + 1, values[i]);
+    return insert.exec() == 1;
+  });
 }
 
 }  // namespace attnsweep::storage

@@ -84,7 +84,12 @@ class Store {
  public:
   enum class Open {
     create_if_absent,  // attnsweep run: an absent or empty (0-byte) file becomes a new database
-    existing,          // --resume: the database must be there; nothing is created
+    // --resume, merge's output: the database must be there; nothing is
+    // created, and nothing written (not even the journal mode or a migration
+    // of an older schema) before the first write: a command refused after the
+    // open leaves the file byte-identical. claim_run migrates in its own
+    // transaction, so a refused claim changes nothing either.
+    existing,
     // --isolate workers: as existing, without PRAGMA quick_check, which reads
     // the whole file (0.15 s per 50 MB) and which their parent ran at its open.
     existing_without_quick_check,
@@ -93,7 +98,8 @@ class Store {
     create_new,
   };
 
-  // Opens the database at `path` and brings its schema to the current version.
+  // Opens the database at `path`; the create modes bring its schema to the
+  // current version now, the existing ones at the first write (see existing).
   // Before anything is written (not even the journal mode) the file must be a
   // regular file, an attnsweep database (PRAGMA application_id, or for files
   // made before version 5 their tables) no newer than this program, and pass

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "runner/common/sha256.hpp"
+#include "storage/store.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
 
@@ -298,9 +299,115 @@ TEST_F(DatabaseFiles, NightlyWithAMissingTmpdirIsRefusedBeforeTheSweep) {
   const Outcome night = run_attnsweep("nightly " + config() + " --history " + path("h") + " --db " + path("n.db"),
                                       "TMPDIR=" + path("missing") + " ");
   EXPECT_EQ(night.exit_code, 2) << night.output;
-  EXPECT_TRUE(contains(night.output, "error: TMPDIR: " + path("missing") + ": no such folder")) << night.output;
+  EXPECT_TRUE(contains(night.output, "error: TMPDIR=" + path("missing") + ": no such folder; set TMPDIR to a writable "
+                                    "folder")) << night.output;
   EXPECT_FALSE(fs::exists(path("n.db")));
   EXPECT_FALSE(fs::exists(path("h")));
+}
+
+// ---- Issue 33, items 9, 12 and 14: refused means unchanged; TMPDIR; locks and full disks ----
+
+// Item 9. Before: a refused --resume of a saved version-9 database migrated it
+// in place (schema 9 -> 13, another SHA; the older attnsweep then refused it).
+// Refused here for a run that is not there, and for a claim another live
+// process holds: byte-identical both times. A resume that goes on migrates it.
+TEST_F(DatabaseFiles, ARefusedResumeLeavesADatabaseOfAnOlderSchemaUnmigrated) {
+  const std::string db = path("v9.db");
+  fs::copy_file(ATTNSWEEP_SOURCE_DIR "/tests/data/schema_v9.db", db);
+  std::string saved_config;
+  {
+    SQLite::Database old(db, SQLite::OPEN_READONLY);
+    saved_config = scratch_.write("saved.yaml", old.execAndGet("SELECT config_yaml FROM runs").getString());
+  }
+  const std::string resume = "run " + saved_config + " --db " + db + " --device cpu --shard 0/1 -q --resume ";
+  std::string before = attnsweep::sha256_hex(read(db));
+  const Outcome absent = run_attnsweep(resume + "7");
+  EXPECT_EQ(absent.exit_code, 2) << absent.output;
+  EXPECT_TRUE(contains(absent.output, "error: " + db + ": no run 7 to resume")) << absent.output;
+  EXPECT_EQ(attnsweep::sha256_hex(read(db)), before) << "a refused resume changed the database";
+
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  {  // run 1 held by this (live) test process, as an older attnsweep running it would
+    SQLite::Database old(db, SQLite::OPEN_READWRITE);
+    old.exec("UPDATE runs SET owner_pid = " + std::to_string(::getpid()) + ", owner_host = '" + host +
+             "', claimed_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), heartbeat_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')");
+  }
+  before = attnsweep::sha256_hex(read(db));
+  const Outcome held = run_attnsweep(resume + "1");
+  EXPECT_EQ(held.exit_code, 2) << held.output;
+  EXPECT_TRUE(contains(held.output, "run 1 is being run by pid " + std::to_string(::getpid()))) << held.output;
+  EXPECT_EQ(attnsweep::sha256_hex(read(db)), before) << "a refused claim changed the database";
+  EXPECT_EQ(count_of(db, "PRAGMA user_version"), 9);
+
+  { SQLite::Database old(db, SQLite::OPEN_READWRITE); old.exec("UPDATE runs SET owner_pid = NULL, owner_host = NULL"); }
+  const Outcome resumed = run_attnsweep(resume + "1");
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_EQ(count_of(db, "PRAGMA user_version"), attnsweep::storage::kSchemaVersion);
+}
+
+// Item 12. Before: compare of an older database and history printed
+// "filesystem error: temp_directory_path" and exited 1 with TMPDIR empty or
+// missing. Now an empty TMPDIR is /tmp, and a missing one is one line, exit 2.
+TEST_F(DatabaseFiles, AnEmptyTmpdirIsTmpAndAMissingOneIsRefusedInOneLine) {
+  fs::copy_file(ATTNSWEEP_SOURCE_DIR "/tests/data/schema_v9.db", path("a.db"));
+  fs::copy_file(ATTNSWEEP_SOURCE_DIR "/tests/data/schema_v9.db", path("b.db"));
+  fs::create_directories(path("nights"));
+  for (const std::string command : {"compare " + path("a.db") + " " + path("b.db"), "history " + path("nights")}) {
+    const Outcome usual = run_attnsweep(command, "env -u TMPDIR ");
+    EXPECT_NE(usual.exit_code, 1) << usual.output;
+    const Outcome empty = run_attnsweep(command, "TMPDIR= ");
+    EXPECT_EQ(empty.exit_code, usual.exit_code) << empty.output;
+    EXPECT_EQ(empty.output, usual.output);
+    const Outcome missing = run_attnsweep(command, "TMPDIR=" + path("nope") + " ");
+    EXPECT_EQ(missing.exit_code, 2) << missing.output;
+    EXPECT_EQ(std::count(missing.output.begin(), missing.output.end(), '\n'), 1) << missing.output;
+    EXPECT_TRUE(contains(missing.output, "TMPDIR=" + path("nope") + ": no such folder; set TMPDIR to a writable folder"))
+        << missing.output;
+    EXPECT_FALSE(contains(missing.output, "filesystem error")) << missing.output;
+  }
+}
+
+// Item 14. Before: "error: database is locked" after 10 s, naming no file and
+// saying nothing of what to do.
+TEST_F(DatabaseFiles, ALockedDatabaseIsNamedWithWhatToDo) {
+  run_into(path("r.db"));
+  SQLite::Database holder(path("r.db"), SQLite::OPEN_READWRITE);
+  holder.exec("BEGIN EXCLUSIVE");  // as a sqlite3 shell's BEGIN EXCLUSIVE would
+  const Outcome locked = run_attnsweep("run " + config() + " --db " + path("r.db") + " -q");
+  holder.exec("ROLLBACK");
+  EXPECT_EQ(locked.exit_code, 1) << locked.output;
+  EXPECT_TRUE(contains(locked.output, "error: " + path("r.db") + ": database is locked: another process has held it "
+                                      "for 10 s (a `sqlite3` shell, another attnsweep); close it and run again\n"))
+      << locked.output;
+}
+
+// Item 14. Before: "database or disk is full", naming no file; and nightly's
+// copy into a full --history said "Input/output error" (a short sendfile).
+TEST_F(DatabaseFiles, AFullDiskIsNamedWithWhatToDo) {
+  const std::string full = path("full");
+  fs::create_directories(full);
+  config();
+  if (std::system(("unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs " + full + "' > /dev/null 2>&1").c_str()) != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here";
+  }
+  const std::string fill = "mount -t tmpfs -o size=256k tmpfs " + full + " && mkdir " + full + "/h && (dd if=/dev/zero of=" +
+                           full + "/fill bs=4k > /dev/null 2>&1; true)";
+  const std::string run = "unshare -m sh -c '" + fill + " && " + ATTNSWEEP_BINARY + " run " + path("tiny.yaml") +
+                          " --db " + full + "/t.db -q' > " + path("run.log") + " 2>&1";
+  EXPECT_EQ(WEXITSTATUS(std::system(run.c_str())), 2) << read(path("run.log"));
+  EXPECT_TRUE(contains(read(path("run.log")), "error: " + full + "/t.db: database or disk is full: no space left on the "
+                                              "disk " + full + "/t.db is on (or over its quota); free space and run again"))
+      << read(path("run.log"));
+  // 64 KiB left, less than tonight's database: sendfile copies part of it and stops short.
+  const std::string part = "mount -t tmpfs -o size=256k tmpfs " + full + " && mkdir " + full + "/h && dd if=/dev/zero of=" +
+                           full + "/fill bs=4k count=48 > /dev/null 2>&1";
+  const std::string night = "unshare -m sh -c '" + part + " && " + ATTNSWEEP_BINARY + " nightly " + path("tiny.yaml") +
+                            " --db " + path("n.db") + " --history " + full + "/h -q' > " + path("night.log") + " 2>&1";
+  EXPECT_EQ(WEXITSTATUS(std::system(night.c_str())), 1) << read(path("night.log"));
+  EXPECT_TRUE(contains(read(path("night.log")), ": No space left on device; tonight's files are kept at " + path("n.db")))
+      << read(path("night.log"));
+  EXPECT_FALSE(contains(read(path("night.log")), "Input/output error")) << read(path("night.log"));
 }
 
 // Finding 18. Before: "trace not written to ... (No such file or directory)" on a full disk.

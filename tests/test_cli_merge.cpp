@@ -6,6 +6,9 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <array>
@@ -20,6 +23,7 @@
 #include "storage/store.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
+#include "tests/support/spawn_attnsweep.hpp"
 
 namespace {
 
@@ -249,6 +253,64 @@ TEST_F(CliMerge, RefusesAnInputOfAnotherSchemaVersion) {
                  "v5.db: database schema version 5, but merge takes version " +
                      std::to_string(attnsweep::storage::kSchemaVersion) + " only");
   EXPECT_EQ(file_hash(old), hash);
+}
+
+// Issue 33, item 9. A refused merge into an output of an older schema left it
+// migrated (schema 9 -> 13, another SHA; the older attnsweep then refused it),
+// where exit 2 promises nothing changed. Here the output, a saved version-9
+// database, holds shard 0/1 of the very sweep given as input (that run,
+// migrated into a database of this version): refused, the output byte-identical.
+TEST_F(CliMerge, ARefusedMergeLeavesAnOutputOfAnOlderSchemaUnmigrated) {
+  const std::string old = path("v9.db"), input = path("in.db");
+  fs::copy_file(ATTNSWEEP_SOURCE_DIR "/tests/data/schema_v9.db", old);
+  fs::copy_file(ATTNSWEEP_SOURCE_DIR "/tests/data/schema_v9.db", input);
+  { const attnsweep::storage::Store migrated(input, attnsweep::storage::Store::Open::create_if_absent); }
+  expect_refused(old, {input}, "v9.db: holds run 1, shard 0/1 of this very sweep, so it looks like an input");
+  EXPECT_EQ(single(old, "PRAGMA user_version"), "9");
+}
+
+// A merge that writes into an older output migrates it (in the same step).
+TEST_F(CliMerge, AMergeIntoAnOutputOfAnOlderSchemaMigratesItAndKeepsItsRun) {
+  const std::string old = path("v9.db");
+  fs::copy_file(ATTNSWEEP_SOURCE_DIR "/tests/data/schema_v9.db", old);
+  const auto shards = run_three_shards();
+  const Outcome merged = run("merge " + old + joined(shards));
+  ASSERT_EQ(merged.exit_code, 0) << merged.output;
+  EXPECT_EQ(single(old, "PRAGMA user_version"), std::to_string(attnsweep::storage::kSchemaVersion));
+  EXPECT_EQ(single(old, "SELECT group_concat(name || ':' || status, ' ') FROM runs ORDER BY run_id"),
+            "saved-v7:done tiny-merge:done");
+  EXPECT_EQ(single(old, "SELECT count(*) FROM cases"), "8");  // 2 of the saved run, 6 merged
+}
+
+// Issue 33, item 15. A SIGTERM during a merge into a new output left the
+// private file it was made in (.OUT.new-XXXXXX, with its -wal and -shm)
+// beside OUT. A shard with half a million samples makes the merge last.
+TEST_F(CliMerge, ASignalledMergeLeavesNoFileBesideTheOutput) {
+  const std::string shard = run_shard("0/1", "big.db");
+  {
+    SQLite::Database db(shard, SQLite::OPEN_READWRITE);
+    db.exec("WITH RECURSIVE n(i) AS (SELECT 1000 UNION ALL SELECT i + 1 FROM n WHERE i < 500000) "
+            "INSERT INTO samples (case_id, sample_index, gpu_time_us, cpu_time_us) "
+            "SELECT (SELECT min(case_id) FROM cases), i, NULL, 1.0 FROM n");
+  }
+  const std::string out = path("merged") + "/out.db";
+  fs::create_directories(path("merged"));
+  for (const int signal : {SIGTERM, SIGINT, SIGHUP}) {
+    const pid_t pid = attnsweep::testing::spawn_attnsweep({"merge", out, shard}, path("merge.log"));
+    bool seen = false;  // the private file, once the merge writes into it
+    for (int i = 0; i < 2000 && !seen; ++i) {
+      for (const auto& entry : fs::directory_iterator(path("merged"))) {
+        seen = seen || entry.path().filename().string().rfind(".out.db.new-", 0) == 0;
+      }
+      if (!seen) ::usleep(2000);
+    }
+    ASSERT_TRUE(seen) << "the merge ended before it was signalled";
+    ::kill(pid, signal);
+    EXPECT_EQ(attnsweep::testing::wait_exit(pid), 128 + signal);
+    std::vector<std::string> left;
+    for (const auto& entry : fs::directory_iterator(path("merged"))) left.push_back(entry.path().filename().string());
+    EXPECT_TRUE(left.empty()) << "left beside the output: " << joined(left);
+  }
 }
 
 TEST_F(CliMerge, RefusesOverlappingShards) {

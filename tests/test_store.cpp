@@ -23,6 +23,7 @@
 #include "runner/common/errors.hpp"
 #include "storage/fields.hpp"
 #include "storage/run_reader.hpp"
+#include "storage/sqlite_failure.hpp"
 #include "storage/store.hpp"
 #include "tests/support/scratch_directory.hpp"
 
@@ -749,6 +750,50 @@ TEST_F(StoreTest, MigrationLeavesAUsersOwnTablesAlone) {
   EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
   EXPECT_EQ(db.execAndGet("SELECT note FROM my_notes WHERE case_id = 1").getString(), "slow");
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases").getInt(), 2);
+}
+
+// Issue 33, item 9: opening an existing database writes nothing (not the
+// journal mode, not a migration) until the first write; a refused claim rolls
+// the migration of an older database back with it.
+TEST_F(StoreTest, AnOlderDatabaseIsMigratedOnlyByAWriteThatIsNotRefused) {
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(7, path_));  // rollback journal mode: WAL would change its header
+  const auto bytes = [&] {
+    std::ifstream file(path_, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(file), {});
+  };
+  const std::string before = bytes();
+  {
+    Store store(path_, Store::Open::existing);
+    EXPECT_THROW(store.claim_run(7), BadInputError);  // no run 7
+  }
+  EXPECT_EQ(bytes(), before);
+  {
+    Store store(path_, Store::Open::existing);
+    store.claim_run(1);
+  }
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+  EXPECT_EQ(db.execAndGet("PRAGMA journal_mode").getString(), "wal");
+  EXPECT_EQ(db.execAndGet("SELECT status FROM runs WHERE run_id = 1").getString(), "running");
+}
+
+// Issue 33, item 14: a lock held past the busy timeout mid-run names the file,
+// the reason and how to go on. Before: "database is locked".
+TEST_F(StoreTest, AWriteOfARunUnderALockSaysHowToGoOn) {
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record());
+  SQLite::Database holder(path_, SQLite::OPEN_READWRITE);
+  holder.exec("BEGIN EXCLUSIVE");
+  try {
+    store.heartbeat(run_id);
+    ADD_FAILURE() << "wrote under another process's exclusive lock";
+  } catch (const DatabaseWriteError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              path_ + ": database is locked: another process has held it for 10 s (a `sqlite3` shell, another "
+                      "attnsweep); close it and continue run 1 with --resume 1 (the cases stored so far are kept)");
+  }
+  holder.exec("ROLLBACK");
+  EXPECT_TRUE(store.heartbeat(run_id));
 }
 
 // --resume must not create the database it was told to continue in.

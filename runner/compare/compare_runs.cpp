@@ -15,6 +15,7 @@
 
 #include "runner/common/errors.hpp"
 #include "runner/common/numerics.hpp"
+#include "runner/common/temp_folder.hpp"
 #include "runner/common/text.hpp"
 #include "runner/compare/mann_whitney.hpp"
 #include "runner/measure/statistics.hpp"
@@ -812,13 +813,14 @@ ReadableDatabase::ReadableDatabase(const std::string& path) : path_(path) {
     const std::optional<int> version = claimed_schema_version(path);
     if (!version || *version < 1 || *version >= storage::kSchemaVersion) throw;
     // An attnsweep database of an older schema: migrate a copy, never the file.
-    std::string folder = (std::filesystem::temp_directory_path() / "attnsweep-compare-XXXXXX").string();
+    std::string folder = (std::filesystem::path(temp_folder()) / "attnsweep-compare-XXXXXX").string();
     if (!mkdtemp(folder.data())) throw;
     copy_folder_ = folder;
     const std::string copy = folder + "/" + std::filesystem::path(path).filename().string();
     try {
       storage::snapshot_database(path, copy);  // a consistent copy, WAL contents included
-      { const storage::Store migrated(copy, storage::Store::Open::existing); }
+      // Migrated at the open (Open::existing would wait for a first write).
+      { const storage::Store migrated(copy, storage::Store::Open::create_if_absent); }
       reader_.emplace(copy);
     } catch (const std::exception& error) {
       remove_flat_folder(copy_folder_);

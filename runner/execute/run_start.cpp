@@ -102,10 +102,11 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
   return run_id;
 }
 
-std::int64_t run_to_resume(const storage::RunReader& reader, const std::string& wanted,
+std::int64_t run_to_resume(const compare::ReadableDatabase& database, const std::string& wanted,
                            const std::string& config_path, const std::string& config_sha256, const Device& device,
                            const std::optional<ShardSpec>& shard, bool with_gpus,
                            const std::optional<std::string>& sweep_id) {
+  const storage::RunReader& reader = database.reader();  // of the copy, when one was made
   std::optional<std::int64_t> wanted_id;
   if (wanted != "latest") {
     try {
@@ -127,12 +128,12 @@ std::int64_t run_to_resume(const storage::RunReader& reader, const std::string& 
       }
     }
     if (!run) {
-      throw BadInputError(reader.path() + ": no run of shard " + shard->label() +
+      throw BadInputError(database.path() + ": no run of shard " + shard->label() +
                           " to resume; run without --resume to start one");
     }
   }
   if (!run) {
-    throw BadInputError(reader.path() + ": no run " + (wanted_id ? std::to_string(*wanted_id) : std::string("at all")) +
+    throw BadInputError(database.path() + ": no run " + (wanted_id ? std::to_string(*wanted_id) : std::string("at all")) +
                         " to resume; run without --resume to start one");
   }
   if (run->config_sha256 != config_sha256) {

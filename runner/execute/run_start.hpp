@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/compare/compare_runs.hpp"
 #include "runner/config/config.hpp"
 #include "runner/device/environment.hpp"
 #include "runner/execute/shard_choice.hpp"
@@ -39,7 +40,9 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run);
 // A shard run resumes only as the same shard, a --gpus run only with --gpus
 // (on any set of GPUs: each case records its own). `sweep_id`, when given
 // (--sweep-id on the command line), must be the run's: a resumed run keeps its own.
-std::int64_t run_to_resume(const storage::RunReader& reader, const std::string& wanted,
+// Reads only: `database` reads an older schema through a migrated copy, so a
+// refused resume leaves the file as it was.
+std::int64_t run_to_resume(const compare::ReadableDatabase& database, const std::string& wanted,
                            const std::string& config_path, const std::string& config_sha256, const Device& device,
                            const std::optional<ShardSpec>& shard = std::nullopt, bool with_gpus = false,
                            const std::optional<std::string>& sweep_id = std::nullopt);

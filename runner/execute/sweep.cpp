@@ -282,14 +282,17 @@ SweepOutcome run_sweep(const SweepRequest& request) {
   std::set<int> done;
   std::map<int, CaseStatus> stored_before;  // by plan index: counted as done by the progress display
   if (request.resume) {
-    const storage::RunReader reader(request.db_path);
-    outcome.run_id = run_to_resume(reader, *request.resume, request.config_path, config_sha256, device,
+    // Checked by reading only (an older schema through a migrated copy): a
+    // refused resume leaves the database as it was. The claim migrates it.
+    outcome.run_id = run_to_resume(compare::ReadableDatabase(request.db_path), *request.resume, request.config_path,
+                                   config_sha256, device,
                                    request.shard ? std::optional<ShardSpec>(request.shard->spec) : std::nullopt,
                                    request.gpus.has_value(),
                                    request.sweep_id_given ? std::optional<std::string>(request.sweep_id) : std::nullopt);
     // Claimed first (refused, exit 2, while another live process runs it), then
     // read: the last holder may have stored more cases before it stopped.
     store.claim_run(outcome.run_id);
+    const storage::RunReader reader(request.db_path);
     done = reader.stored_plan_indexes(outcome.run_id);
     for (const storage::CaseRow& row : reader.cases(outcome.run_id)) stored_before[row.identity.plan_index] = row.status;
     if (!gpus.empty()) store.set_run_gpus(outcome.run_id, gpus_used(reader.run(outcome.run_id)->gpus, gpus));

@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "runner/common/errors.hpp"
+#include "runner/common/temp_folder.hpp"
 #include "runner/jobs/hf_commands.hpp"
 
 namespace attnsweep::jobs {
@@ -23,7 +24,7 @@ namespace {
 class TemporaryFolder {
  public:
   TemporaryFolder() {
-    std::string pattern = (fs::temp_directory_path() / "attnsweep-collect-XXXXXX").string();
+    std::string pattern = (fs::path(temp_folder()) / "attnsweep-collect-XXXXXX").string();
     if (!::mkdtemp(pattern.data())) {
       throw std::runtime_error(std::string("cannot make a temporary folder: ") + std::strerror(errno));
     }

@@ -17,6 +17,7 @@
 #include <regex>
 
 #include "runner/common/errors.hpp"
+#include "runner/common/temp_folder.hpp"
 #include "runner/common/text.hpp"
 #include "runner/config/config.hpp"
 #include "runner/jobs/duration.hpp"
@@ -284,7 +285,7 @@ LaunchPlan plan_launch(const LaunchRequest& request, const std::function<FlavorL
     settings.git_sha = checkout.sha;
     launch.source_dir = checkout.top;
     // Absolute: a relative TMPDIR starting with '-' would reach hf as an option.
-    launch.archive_path = (std::filesystem::absolute(std::filesystem::temp_directory_path()) /
+    launch.archive_path = (std::filesystem::absolute(temp_folder()) /
                            ("attnsweep-src-" + settings.sweep_id + "-XXXXXX.tar.gz"))
                               .string();
     launch.archive = source_archive_command(checkout.top);

@@ -17,6 +17,7 @@
 
 #include "runner/common/copy_file.hpp"
 #include "runner/common/errors.hpp"
+#include "runner/common/temp_folder.hpp"
 #include "runner/common/text.hpp"
 #include "runner/common/whole_file.hpp"
 #include "runner/compare/compare_runs.hpp"
@@ -86,16 +87,7 @@ void check_writable_folder(const std::string& folder, const std::string& option)
 
 // The copies of earlier nights are made under TMPDIR after the sweep: a TMPDIR
 // that is missing or cannot be written is refused before it.
-void check_temp_folder() {
-  std::error_code error;
-  const fs::path folder = fs::temp_directory_path(error);
-  if (error) {
-    const char* set = std::getenv("TMPDIR");
-    throw BadInputError(std::string("TMPDIR: ") + (set ? set : "") + ": no such folder (nightly copies earlier nights "
-                        "there); set TMPDIR to a folder this process can write into");
-  }
-  check_writable_folder(folder.string(), "TMPDIR");
-}
+void check_temp_folder() { (void)temp_folder(); }
 
 // A history folder is created when the night's files are copied in, not before
 // (bad input must leave nothing behind): until then the nearest folder that

@@ -9,6 +9,8 @@
 #include <system_error>
 #include <vector>
 
+#include "runner/common/temp_folder.hpp"
+
 namespace attnsweep::workflows {
 
 // A scratch folder for copies of earlier nights; removed file by file
@@ -17,7 +19,7 @@ namespace attnsweep::workflows {
 class ScratchFolder {
  public:
   ScratchFolder() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "attnsweep-nightly-XXXXXX").string();
+    std::string pattern = (std::filesystem::path(temp_folder()) / "attnsweep-nightly-XXXXXX").string();
     if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot create a scratch folder under " + pattern);
     path_ = pattern;
   }

@@ -1,0 +1,29 @@
+#pragma once
+// A database file this process is making (the private file of a new database,
+// a migrated copy under TMPDIR) must not outlive it: a SIGINT, SIGTERM or
+// SIGHUP that ends the process removes it first, with its -wal, -shm and
+// -journal (issue 33, item 15: a SIGTERM'd merge left .OUT.new-* beside OUT).
+#include <string>
+
+namespace attnsweep::storage {
+
+// While alive, a SIGINT, SIGTERM or SIGHUP whose disposition is the default
+// (the process would end) removes the database `path` and its side files,
+// then `folder` if given (once empty), and ends the process by that signal as
+// before. Where the process handles the signal itself (attnsweep run's stop
+// at a safe point), its handler is called instead: it goes on, and removes
+// the file on its own way out. At most a few at once (kMaxRemovedOnSignal).
+class RemovedOnSignal {
+ public:
+  explicit RemovedOnSignal(const std::string& path, const std::string& folder = "");
+  ~RemovedOnSignal();
+  RemovedOnSignal(const RemovedOnSignal&) = delete;
+  RemovedOnSignal& operator=(const RemovedOnSignal&) = delete;
+
+ private:
+  int slot_ = -1;  // -1: not registered (too many at once, or a path too long)
+};
+
+inline constexpr int kMaxRemovedOnSignal = 4;
+
+}  // namespace attnsweep::storage
