@@ -311,6 +311,33 @@ TEST(ConfigRejects, DeepNestingIsNamedAndDoesNotCrash) {
                                "zip: [{seq_len: 4}]}\n", "s.yaml"));
 }
 
+// Issue 33, item 10: an alias (*name) repeats its anchor's whole list, so a few
+// kilobytes held millions of values (the file's 16 MiB limit counted bytes).
+// Values are counted as if written out, where the limit is passed, before the
+// document is built; the nested kind (each level ten aliases of the one
+// before) is refused as soon, long before its 10^12 values.
+TEST(ConfigRejects, ValuesAreCountedWithAliasesExpanded) {
+  std::string lengths;
+  for (int n = 1; n <= 5000; ++n) lengths += (n > 1 ? "," : "") + std::to_string(n);
+  std::string repeated = std::string(kMinimal) + "exclude:\n  - {seq_len: &lengths [" + lengths + "]}\n";
+  for (int r = 1; r < 599; ++r) repeated += "  - {page_size: " + std::to_string(r) + ", seq_len: *lengths}\n";
+  // Refused at the alias that passes 2^20 values (rule 210), not after all 599.
+  expect_rejected(repeated, {"sweep.yaml:219:", "more than 1048576 values once its YAML aliases (*name) are expanded",
+                             "each alias counting the values of its anchor (&name)"});
+  std::string nested = "a0: &a0 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n";
+  for (int level = 1; level <= 12; ++level) {
+    const std::string previous = "*a" + std::to_string(level - 1);
+    nested += "a" + std::to_string(level) + ": &a" + std::to_string(level) + " [" + previous;
+    for (int i = 1; i < 10; ++i) nested += ", " + previous;
+    nested += "]\n";
+  }
+  expect_rejected(nested, {"sweep.yaml:6:", "more than 1048576 values once its YAML aliases"});
+  // An anchor used a few times is what aliases are for.
+  std::string shared = std::string(kMinimal) + "exclude:\n  - {variant: naive, seq_len: &few [64, 128]}\n"
+                                               "  - {variant: sdpa_flash, seq_len: *few}\n";
+  EXPECT_EQ(parse_config(shared, "s.yaml").exclude.size(), 2u);
+}
+
 TEST(ConfigRejects, IntegersOutOfRangeSaySoAndGiveTheRange) {
   // stoll's overflow read as "expected an integer" before.
   expect_rejected(with(kMinimal, "batch: 2", "batch: 99999999999999999999"),
@@ -594,8 +621,8 @@ TEST(ConfigVarlen, ListedLengthsMakeOneBatchOfThoseSequences) {
   EXPECT_EQ(shape.query_tokens(), 12);
   EXPECT_EQ(shape.page_size, 0);
   EXPECT_EQ(plan.cases[2].shape.page_size, 16);
-  EXPECT_EQ(plan.cases[0].label(), "naive 3x8/2xvarlen[q 4, kv 40-3000 #bb71]x64 bf16 causal_bottom_right");
-  EXPECT_EQ(plan.cases[2].label(), "naive 3x8/2xvarlen[q 4, kv 40-3000 #bb71]x64 paged16 bf16 causal_bottom_right");
+  EXPECT_EQ(plan.cases[0].label(), "naive 3x8/2xvarlen[q 4, kv 40-3000 #bb719007da00]x64 bf16 causal_bottom_right");
+  EXPECT_EQ(plan.cases[2].label(), "naive 3x8/2xvarlen[q 4, kv 40-3000 #bb719007da00]x64 paged16 bf16 causal_bottom_right");
   const Shape second = shape.sequence(1);
   EXPECT_EQ(second.batch, 1);
   EXPECT_EQ(second.seq_len_q, 4);
@@ -678,6 +705,15 @@ TEST(ConfigVarlen, BadVarlenBlocksAreRefusedWithWhereAndWhatIsAllowed) {
   expect_rejected(base + "    batch: 2\n    varlen: {seq_len_kv: [5, 9], seq_len_q: 1}\n    page_size: [0, 16]\n"
                          "exclude: [{page_size: -1}]\n", {"exclude[0].page_size", "between 0 and"});
   expect_rejected(base + "    varlen: {seq_len_kv: [5, 0], seq_len_q: 1}\n", {"varlen.seq_len_kv", "between 1 and"});
+  // A number out of range says the range, as in a list (issue 33: -1 was an "unknown value").
+  expect_rejected(base + "    varlen: {seq_len_kv: [5, 9], seq_len_q: -1}\n",
+                  {"sweep.yaml:9:45: shapes[0].varlen.seq_len_q: must be between 1 and 16777216, got -1"});
+  expect_rejected(base + "    varlen: {seq_len_kv: [5, 9], seq_len_q: [1, -1]}\n",
+                  {"sweep.yaml:9:49: shapes[0].varlen.seq_len_q: must be between 1 and 16777216, got -1"});
+  expect_rejected(base + "    varlen: {seq_len_kv: [5, 9], seq_len_q: 0}\n", {"varlen.seq_len_q: must be between 1 and"});
+  expect_rejected(base + "    batch: 600000\n    varlen: {seq_len_kv: {distribution: uniform, min: 1, max: 9}, seq_len_q: 1}\n",
+                  {"sweep.yaml:9:12: shapes[0].batch: a variable-length batch holds at most 524288 sequences",
+                   "got 600000"});
   expect_rejected(base + "    seq_len: 64\n    varlen: {seq_len_kv: [5, 9], seq_len_q: 1}\n",
                   {"shapes[0].seq_len", "takes its lengths from varlen"});
   expect_rejected(base + "    varlen: {seq_len_kv: {distribution: uniform, min: 1, max: 9}, seq_len_q: 1}\n",
@@ -702,7 +738,7 @@ TEST(ConfigVarlen, BadVarlenBlocksAreRefusedWithWhereAndWhatIsAllowed) {
                   {"varlen.seq_len_kv", "mode"});
   // Sequence 1 decodes 8 tokens over 5 keys, bottom right: its first query sees no key.
   expect_rejected(base + "    varlen: {seq_len_kv: [512, 5], seq_len_q: 8}\n",
-                  {"query row 0 of sequence 1 of shape 2x8/2xvarlen[q 8, kv 5-512 #66c0]x64 sees no key", "seq_len_q 8, seq_len_kv 5"});
+                  {"query row 0 of sequence 1 of shape 2x8/2xvarlen[q 8, kv 5-512 #66c083eaf7a9]x64 sees no key", "seq_len_q 8, seq_len_kv 5"});
 }
 
 TEST(ConfigVarlen, ExcludeMatchesThePageSizeAndAShapeListedTwiceIsPlannedOnce) {

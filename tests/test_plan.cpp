@@ -150,6 +150,48 @@ exclude:
   }
 }
 
+// Issue 33, item 6: labels identify. These two batches share their range, and
+// their 4-digit digests collided: both were 4x2xvarlen[q 1, kv 8-32 #74b2]x8.
+TEST(Plan, TwoVariableLengthBatchesOfOneRangeHaveTwoLabels) {
+  const Plan plan = plan_of(R"(
+variants: [naive]
+dtypes: [fp32]
+causal: false
+shapes:
+  - {heads: 2, head_dim: 8, varlen: {seq_len_kv: [8, 8, 12, 32], seq_len_q: 1}}
+  - {heads: 2, head_dim: 8, varlen: {seq_len_kv: [8, 15, 19, 32], seq_len_q: 1}}
+)");
+  ASSERT_EQ(plan.cases.size(), 2u);
+  // The first 12 hex digits of sha256("1,1,1,1;8,8,12,32") and of sha256("1,1,1,1;8,15,19,32").
+  EXPECT_EQ(plan.cases[0].shape.label(), "4x2xvarlen[q 1, kv 8-32 #74b2e04990ae]x8");
+  EXPECT_EQ(plan.cases[1].shape.label(), "4x2xvarlen[q 1, kv 8-32 #74b200a3104c]x8");
+  EXPECT_EQ(plan.cases[0].shape.varlen_label(), "varlen[q 1, kv 8-32 #74b2e04990ae]");
+  EXPECT_NE(plan.cases[0].label(), plan.cases[1].label());
+  // A sequence alone is uniform and carries no lists.
+  const Shape third = plan.cases[1].shape.sequence(2);
+  EXPECT_EQ(third, (Shape{1, 2, 2, 1, 19, 8, {}, {}, 0}));
+}
+
+// An exclude rule is a set of values, each rule once (a case scanned every
+// rule's list before: tests/test_cli_labels.cpp times the large kind). Rules
+// repeated by aliases, and the same rule twice, exclude as they always did.
+TEST(Plan, LongAndRepeatedExcludeRulesMatchAsBefore) {
+  std::string lengths;
+  for (int n = 1; n <= 5000; ++n) lengths += (n > 1 ? "," : "") + std::to_string(n * 7);
+  std::string yaml = "variants: [naive]\ndtypes: [fp32]\ncausal: false\n"
+                     "shapes: {batch: [1, 2], heads: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "
+                     "head_dim: 8, seq_len: [";
+  for (int s = 1; s <= 300; ++s) yaml += (s > 1 ? "," : "") + std::to_string(s);
+  yaml += "]}\nexclude:\n  - {seq_len: &lengths [" + lengths + "]}\n";
+  for (int r = 1; r < 20; ++r) yaml += "  - {page_size: " + std::to_string(r) + ", seq_len: *lengths}\n";
+  yaml += "  - {seq_len: *lengths}\n";  // the first rule again
+  const Plan plan = plan_of(yaml);
+  // seq_len 7, 14, ..., 294 (42 lengths) are excluded for every batch and heads.
+  EXPECT_EQ(plan.excluded, 42 * 20);
+  EXPECT_EQ(plan.cases.size(), 6000u - 840u);
+  for (const Case& c : plan.cases) ASSERT_NE(c.shape.seq_len_q % 7, 0) << c.label();
+}
+
 TEST(Plan, ExcludeSeqLenOnlyMatchesSquareShapes) {
   const Plan plan = plan_of(R"(
 variants: [naive]

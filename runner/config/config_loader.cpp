@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <regex>
 #include <set>
@@ -35,6 +36,18 @@ constexpr std::int64_t kMaxDimension = std::int64_t(1) << 24;
 // A config nests at most 5 levels (top, shapes list, block, zip list, row); far
 // deeper is a runaway bracket, refused long before yaml-cpp's recursion limit.
 constexpr int kMaxNesting = 32;
+// Values (scalars, keys included) in a config once its YAML aliases are expanded:
+// an alias costs a few bytes and repeats its anchor's whole list, so the file's
+// 16 MiB says nothing about the size (a 38 KB file repeated one 5,000-value
+// exclude rule 599 times). A million is past any sweep, a variable-length
+// batch's listed lengths included (at most kMaxSequences each).
+constexpr std::size_t kMaxExpandedValues = std::size_t(1) << 20;
+// Sequences in one variable-length batch, listed or drawn: each case holds its
+// lengths, so a batch of millions is gigabytes before anything runs.
+constexpr std::int64_t kMaxSequences = std::int64_t(1) << 19;
+// Exclude rules at most: every case is checked against every rule (100,000
+// cases x 1,000 rules take about 2 s of `plan`); a rule takes lists of values.
+constexpr std::size_t kMaxExcludeRules = 1000;
 // measure.energy_window_ms at most: a minute of back-to-back passes per case is
 // far past what the counter needs; more is a unit mistake (seconds for ms).
 constexpr double kMaxEnergyWindowMs = 60000;
@@ -69,8 +82,8 @@ std::string nesting_message() {
 }
 
 // Walks the parser's events before the document is built: refuses a second
-// document (yaml-cpp's Load would silently drop it) and runaway nesting, each
-// where it starts.
+// document (yaml-cpp's Load would silently drop it), runaway nesting and more
+// than kMaxExpandedValues values with aliases expanded, each where it starts.
 class StructureCheck : public YAML::EventHandler {
  public:
   explicit StructureCheck(const std::string& source) : source_(source) {}
@@ -83,34 +96,64 @@ class StructureCheck : public YAML::EventHandler {
     }
   }
   void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
-    enter(mark);
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { leaf(mark, anchor); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    const auto found = anchor_values_.find(anchor);
+    add(mark, found == anchor_values_.end() ? 1 : found->second);
   }
-  void OnSequenceEnd() override { open_.pop_back(); }
-  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
-    enter(mark);
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor, const std::string&) override {
+    leaf(mark, anchor);
   }
-  void OnMapEnd() override { open_.pop_back(); }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    enter(mark, anchor);
+  }
+  void OnSequenceEnd() override { leave(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
+    enter(mark, anchor);
+  }
+  void OnMapEnd() override { leave(); }
 
  private:
   struct Open {
     int position;  // YAML::Mark::pos
     int level;
+    YAML::anchor_t anchor;  // 0: none
+    std::size_t values_before;  // values_ when it opened
   };
+  void leaf(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    if (anchor != 0) anchor_values_[anchor] = 1;
+    add(mark, 1);
+  }
+  // `count` more values; an alias adds its anchor's, so repeats count as written out.
+  void add(const YAML::Mark& mark, std::size_t count) {
+    values_ += count;
+    if (values_ > kMaxExpandedValues) {
+      throw ConfigError(source_, location(mark), "",
+                        "the config holds more than " + std::to_string(kMaxExpandedValues) +
+                            " values once its YAML aliases (*name) are expanded, each alias counting the values of "
+                            "its anchor (&name); a sweep needs far fewer: an alias repeated, or a list written where "
+                            "a value was meant?");
+    }
+  }
+  void leave() {
+    const Open closed = open_.back();
+    open_.pop_back();
+    if (closed.anchor != 0) anchor_values_[closed.anchor] = values_ - closed.values_before;
+  }
   // A collection that starts where the enclosing one starts is on the same level:
   // yaml-cpp opens a mapping and a list at each '[' of an unclosed run of them.
-  void enter(const YAML::Mark& mark) {
+  void enter(const YAML::Mark& mark, YAML::anchor_t anchor) {
     const bool same = !open_.empty() && open_.back().position == mark.pos;
     const int level = open_.empty() ? 1 : open_.back().level + (same ? 0 : 1);
     if (level > kMaxNesting) throw ConfigError(source_, location(mark), "", nesting_message());
-    open_.push_back({mark.pos, level});
+    open_.push_back({mark.pos, level, anchor, values_});
   }
   const std::string& source_;
   int documents_ = 0;
   std::vector<Open> open_;
+  std::size_t values_ = 0;                              // so far, aliases expanded
+  std::map<YAML::anchor_t, std::size_t> anchor_values_;  // an anchored node's values, aliases in it expanded
 };
 
 void check_structure(const std::string& text, const std::string& source) {
@@ -378,6 +421,7 @@ class Loader {
   std::vector<std::string> names(const YAML::Node& node, const std::string& key,
                                  const std::vector<std::string>& allowed) const {
     std::vector<std::string> out;
+    std::set<std::string> seen;  // a set: a list of thousands is read in a moment
     for (const auto& item : items(node, key)) {
       const std::string value = item.Scalar();
       if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
@@ -386,7 +430,7 @@ class Loader {
         message += suggestion.empty() ? "." : "; did you mean '" + suggestion + "'?";
         fail(item, key, message + " Allowed: " + text::join(allowed, ", "));
       }
-      if (std::find(out.begin(), out.end(), value) == out.end()) out.push_back(value);
+      if (seen.insert(value).second) out.push_back(value);
     }
     return out;
   }
@@ -652,9 +696,10 @@ class Loader {
 
   std::vector<std::int64_t> sizes(const YAML::Node& node, const std::string& key, std::int64_t minimum = 1) const {
     std::vector<std::int64_t> out;
+    std::set<std::int64_t> seen;
     for (const auto& item : items(node, key)) {
       const std::int64_t value = integer(item, key, minimum, kMaxDimension);
-      if (std::find(out.begin(), out.end(), value) == out.end()) out.push_back(value);
+      if (seen.insert(value).second) out.push_back(value);
     }
     return out;
   }
@@ -742,6 +787,9 @@ class Loader {
       fail(batch, prefix + ".batch", "a block with varlen has one batch: its number of sequences");
     }
     const std::size_t count = batch ? static_cast<std::size_t>(block.axes.at("batch").front()) : 0;
+    const std::string too_many = "a variable-length batch holds at most " + std::to_string(kMaxSequences) +
+                                 " sequences (each case keeps every length); split it into several batches";
+    if (count > static_cast<std::size_t>(kMaxSequences)) fail(batch, prefix + ".batch", too_many + ", got " + std::to_string(count));
     if (kv.IsMap()) {
       if (!batch) fail(kv, prefix + ".batch", "missing: a drawn varlen needs the number of sequences to draw");
       const LengthDraw draw = length_draw(kv, key + ".seq_len_kv");
@@ -754,6 +802,9 @@ class Loader {
         fail(kv, key + ".seq_len_kv", "lists " + std::to_string(block.varlen_kv.size()) +
                                           " lengths, but batch is " + std::to_string(count) +
                                           "; give one length per sequence (or leave batch out)");
+      }
+      if (block.varlen_kv.size() > static_cast<std::size_t>(kMaxSequences)) {
+        fail(kv, key + ".seq_len_kv", too_many + ", got " + std::to_string(block.varlen_kv.size()));
       }
     }
     const YAML::Node q = node["seq_len_q"];
@@ -770,7 +821,9 @@ class Loader {
         fail(q, q_key, "lists " + std::to_string(block.varlen_q.size()) + " lengths for " +
                            std::to_string(block.varlen_kv.size()) + " sequences; give one per sequence");
       }
-    } else if (q.IsScalar() && !q.Scalar().empty() && !std::isdigit(static_cast<unsigned char>(q.Scalar()[0]))) {
+    } else if (q.IsScalar() && !q.Scalar().empty() && !std::isdigit(static_cast<unsigned char>(q.Scalar()[0])) &&
+               q.Scalar()[0] != '-' && q.Scalar()[0] != '+') {
+      // A word; a number ("-1" too) is read as one below, and out of range says the range as a list does.
       fail(q, q_key, "unknown value '" + q.Scalar() + "'; give N (every sequence), a list (one per sequence) or "
                      "seq_len_kv (each sequence's own length)");
     } else {
@@ -848,6 +901,11 @@ class Loader {
 
   std::vector<ExcludeRule> excludes(const YAML::Node& node, const std::vector<std::string>& variant_values) const {
     if (!node.IsSequence()) fail(node, "exclude", "expected a list of mappings, e.g. [{variant: sdpa_math, seq_len: 8192}]");
+    if (node.size() > kMaxExcludeRules) {
+      fail(node, "exclude", "lists " + std::to_string(node.size()) + " rules; at most " + std::to_string(kMaxExcludeRules) +
+                                " are allowed (every case is checked against each): give a rule lists of values "
+                                "instead, e.g. {variant: sdpa_math, seq_len: [4096, 8192]}");
+    }
     std::vector<ExcludeRule> rules;
     int index = 0;
     for (const auto& item : node) {

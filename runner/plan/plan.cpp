@@ -3,6 +3,10 @@
 #include "runner/common/sha256.hpp"
 
 #include <algorithm>
+#include <array>
+#include <map>
+#include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <tuple>
@@ -21,16 +25,22 @@ std::int64_t Shape::query_tokens() const {
 }
 
 Shape Shape::sequence(std::size_t b) const {
-  Shape one = *this;
+  // Field by field, never a copy of *this: a copy would take the whole length
+  // lists for each sequence (a batch of 100,000 sequences took minutes to plan).
+  Shape one;
   one.batch = 1;
+  one.heads = heads;
+  one.kv_heads = kv_heads;
   one.seq_len_q = q_len(b);
   one.seq_len_kv = kv_len(b);
-  one.seq_lens_q.clear();
-  one.seq_lens_kv.clear();
+  one.head_dim = head_dim;
+  one.page_size = page_size;
   return one;
 }
 
 namespace {
+
+constexpr std::size_t kVarlenDigestDigits = 12;
 
 std::string length_range(const std::vector<std::int64_t>& lengths) {
   const auto [low, high] = std::minmax_element(lengths.begin(), lengths.end());
@@ -55,9 +65,12 @@ std::string Shape::label() const {
 
 std::string Shape::varlen_label() const {
   if (!variable_length()) return "";
-  // The shortest and longest lengths, and 4 hex digits of the whole lists'
-  // SHA-256: two batches of one range are two labels (a report's bar, a compare row).
-  const std::string digest = sha256_hex(lengths_text(seq_lens_q) + ";" + lengths_text(seq_lens_kv)).substr(0, 4);
+  // The shortest and longest lengths, and 12 hex digits (48 bits) of the whole
+  // lists' SHA-256: two batches are two labels (a report's series and bars, a
+  // compare or history row). 4 digits collided within a few hundred batches;
+  // 48 bits make a collision among 10,000 batches about a 1 in 5 million chance.
+  const std::string digest =
+      sha256_hex(lengths_text(seq_lens_q) + ";" + lengths_text(seq_lens_kv)).substr(0, kVarlenDigestDigits);
   return "varlen[q " + length_range(seq_lens_q) + ", kv " + length_range(seq_lens_kv) + " #" + digest + "]";
 }
 
@@ -146,50 +159,113 @@ Shape to_shape(const AxisValues& values, const ShapeBlock& block) {
   return shape;
 }
 
-std::string field_value(const Case& c, const std::string& field) {
-  if (field == "variant") return c.variant;
-  if (field == "dtype") return to_string(c.dtype);
+// The keys of an exclude rule (config_loader.cpp's kExcludeKeys); the sizes first.
+enum class Field { batch, heads, kv_heads, seq_len, seq_len_q, seq_len_kv, head_dim, page_size, variant, dtype, causal, window, pass };
+constexpr std::size_t kSizeFields = 8;
 
-  if (field == "batch") return std::to_string(c.shape.batch);
-  if (field == "heads") return std::to_string(c.shape.heads);
-  if (field == "kv_heads") return std::to_string(c.shape.kv_heads);
-  if (field == "seq_len_q") return std::to_string(c.shape.seq_len_q);
-  if (field == "seq_len_kv") return std::to_string(c.shape.seq_len_kv);
-  if (field == "head_dim") return std::to_string(c.shape.head_dim);
-  if (field == "page_size") return std::to_string(c.shape.page_size);
-  if (field == "pass") return to_string(c.pass);
-  return "";
+std::optional<Field> field_of(const std::string& name) {
+  static const std::map<std::string, Field> fields = {
+      {"batch", Field::batch},          {"heads", Field::heads},       {"kv_heads", Field::kv_heads},
+      {"seq_len", Field::seq_len},      {"seq_len_q", Field::seq_len_q}, {"seq_len_kv", Field::seq_len_kv},
+      {"head_dim", Field::head_dim},    {"page_size", Field::page_size}, {"variant", Field::variant},
+      {"dtype", Field::dtype},          {"causal", Field::causal},     {"window", Field::window},
+      {"pass", Field::pass}};
+  const auto found = fields.find(name);
+  return found == fields.end() ? std::nullopt : std::optional<Field>(found->second);
 }
 
-bool matches(const ExcludeRule& rule, const Case& c) {
-  for (const auto& entry : rule.match) {
-    const std::string& field = entry.first;
-    const std::vector<std::string>& values = entry.second;  // named, not bound: lambdas capture it
-    auto any = [&](const std::string& actual) {
-      return std::find(values.begin(), values.end(), actual) != values.end();
-    };
-    if (field == "window") {
-      // "none", or "L,R" with "*" for a side the rule leaves out (any bound).
-      const bool hit = std::any_of(values.begin(), values.end(), [&](const std::string& value) {
-        if (value == "none") return !c.mask.windowed();
-        if (!c.mask.windowed()) return false;
-        const std::size_t comma = value.find(',');
-        const std::string left = value.substr(0, comma), right = value.substr(comma + 1);
-        return (left == "*" || left == Mask::bound_text(c.mask.window_left)) &&
-               (right == "*" || right == Mask::bound_text(c.mask.window_right));
-      });
-      if (!hit) return false;
-    } else if (field == "causal") {
-      // true matches either causal alignment; top_left and bottom_right one of them.
-      const bool hit = any(c.mask.is_causal() ? "true" : "false") ||
-                       (c.mask.is_causal() && any(to_string(c.mask.causal)));
-      if (!hit) return false;
-    } else if (field == "seq_len") {
-      // seq_len matches cases whose query and key/value lengths both equal it.
-      if (c.shape.seq_len_q != c.shape.seq_len_kv || !any(std::to_string(c.shape.seq_len_q))) return false;
-    } else if (!any(field_value(c, field))) {
-      return false;
+// An exclude rule ready to match: each key's values sorted for a binary search,
+// the sizes of rules that list the same ones (a YAML alias) shared, each rule
+// once. Each case scanned every rule's lists before: a 38 KB config of one
+// 5,000-value rule aliased 599 times over 30,000 cases never planned.
+struct FieldMatch {
+  Field field;
+  std::shared_ptr<const std::vector<std::int64_t>> sizes;  // a size key; null for the others
+  std::vector<std::string> words;                          // variant, dtype, causal, window, pass
+};
+using CompiledRule = std::vector<FieldMatch>;
+
+std::vector<CompiledRule> compile_rules(const std::vector<ExcludeRule>& rules) {
+  std::set<std::map<std::string, std::vector<std::string>>> seen;
+  std::map<std::vector<std::int64_t>, std::shared_ptr<const std::vector<std::int64_t>>> shared_sizes;
+  std::vector<CompiledRule> compiled;
+  for (const ExcludeRule& rule : rules) {
+    std::map<std::string, std::vector<std::string>> sorted;
+    for (const auto& [name, values] : rule.match) {
+      std::vector<std::string>& words = sorted[name] = values;
+      std::sort(words.begin(), words.end());
+      words.erase(std::unique(words.begin(), words.end()), words.end());
     }
+    if (!seen.insert(sorted).second) continue;
+    CompiledRule fields;
+    bool known = true;
+    for (auto& [name, words] : sorted) {
+      const std::optional<Field> field = field_of(name);
+      if (!field) known = false;  // no case has a value for it: the rule matches none
+      if (!known) break;
+      FieldMatch match{*field, nullptr, {}};
+      if (static_cast<std::size_t>(*field) < kSizeFields) {
+        std::vector<std::int64_t> sizes;
+        for (const std::string& word : words) sizes.push_back(std::stoll(word));  // the loader's own digits
+        std::sort(sizes.begin(), sizes.end());
+        auto& one = shared_sizes[sizes];
+        if (!one) one = std::make_shared<const std::vector<std::int64_t>>(sizes);
+        match.sizes = one;
+      } else {
+        match.words = std::move(words);
+      }
+      fields.push_back(std::move(match));
+    }
+    if (known) compiled.push_back(std::move(fields));
+  }
+  return compiled;
+}
+
+// A case's values as rules match them, worked out once per case, not per rule.
+struct CaseValues {
+  std::array<std::optional<std::int64_t>, kSizeFields> sizes;  // by Field; seq_len only where q and kv agree
+  std::string variant, dtype, pass;
+  std::vector<std::string> causal;  // "true" and the alignment, or "false": true matches either alignment
+  std::vector<std::string> window;  // "none", or "L,R" with "*" for a side a rule leaves out (any bound)
+};
+
+CaseValues values_of(const Case& c) {
+  const Shape& s = c.shape;
+  CaseValues v;
+  v.sizes = {s.batch,     s.heads,    s.kv_heads, s.seq_len_q == s.seq_len_kv ? std::optional<std::int64_t>(s.seq_len_q) : std::nullopt,
+             s.seq_len_q, s.seq_len_kv, s.head_dim, s.page_size};
+  v.variant = c.variant;
+  v.dtype = to_string(c.dtype);
+  v.pass = to_string(c.pass);
+  v.causal = c.mask.is_causal() ? std::vector<std::string>{"true", to_string(c.mask.causal)} : std::vector<std::string>{"false"};
+  if (!c.mask.windowed()) {
+    v.window = {"none"};
+  } else {
+    const std::string left = Mask::bound_text(c.mask.window_left), right = Mask::bound_text(c.mask.window_right);
+    v.window = {left + "," + right, "*," + right, left + ",*", "*,*"};
+  }
+  return v;
+}
+
+bool matches(const CompiledRule& rule, const CaseValues& v) {
+  for (const FieldMatch& match : rule) {
+    const auto listed = [&match](const std::string& word) {
+      return std::binary_search(match.words.begin(), match.words.end(), word);
+    };
+    const auto any_listed = [&](const std::vector<std::string>& words) { return std::any_of(words.begin(), words.end(), listed); };
+    bool hit = false;
+    switch (match.field) {
+      case Field::variant: hit = listed(v.variant); break;
+      case Field::dtype: hit = listed(v.dtype); break;
+      case Field::pass: hit = listed(v.pass); break;
+      case Field::causal: hit = any_listed(v.causal); break;
+      case Field::window: hit = any_listed(v.window); break;
+      default: {
+        const std::optional<std::int64_t>& size = v.sizes[static_cast<std::size_t>(match.field)];
+        hit = size && std::binary_search(match.sizes->begin(), match.sizes->end(), *size);
+      }
+    }
+    if (!hit) return false;
   }
   return true;
 }
@@ -263,6 +339,7 @@ Plan make_plan(const Config& config) {
       }
     }
   }
+  const std::vector<CompiledRule> rules = compile_rules(config.exclude);
   // Variants vary fastest but for the pass, so the cases of one shape share inputs
   // and run together, and a variant's passes are adjacent. With passes [forward]
   // (the default) the plan is exactly what it was before the pass axis.
@@ -284,8 +361,9 @@ Plan make_plan(const Config& config) {
         for (const auto& variant : config.variants) {
           for (const Pass pass : config.passes) {
             Case c{0, variant, shape, dtype, mask, where, pass};
-            const bool excluded = std::any_of(config.exclude.begin(), config.exclude.end(),
-                                              [&](const ExcludeRule& rule) { return matches(rule, c); });
+            const CaseValues values = values_of(c);
+            const bool excluded = std::any_of(rules.begin(), rules.end(),
+                                              [&](const CompiledRule& rule) { return matches(rule, values); });
             if (excluded) {
               ++plan.excluded;
               continue;
