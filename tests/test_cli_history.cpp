@@ -195,6 +195,42 @@ TEST_F(CliNightlyHistory, AFailingHistoryLeavesThePreviousPageWhole) {
   EXPECT_TRUE(contains(folder.output, "is a folder")) << folder.output;
 }
 
+// Issue 33, item 15: stored text reached the history page with its bidirectional
+// controls raw (a run named "night-\u202elmth.exe" shows as "night-exe.html"):
+// now shown as the visible "\u202e", as the report shows them; and --html onto a
+// link that names nothing is refused, the link kept (it was replaced by the page).
+TEST_F(CliNightlyHistory, BidirectionalControlsAreEscapedAndADanglingLinkIsRefused) {
+  good_nights(2);
+  std::string night_file;  // the newer night: its device name is an environment difference on the page
+  for (const auto& entry : fs::directory_iterator(history_)) {
+    if (entry.path().extension() == ".db") night_file = std::max(night_file, entry.path().string());
+  }
+  ASSERT_FALSE(night_file.empty());
+  {
+    SQLite::Database db(night_file, SQLite::OPEN_READWRITE);
+    db.exec("UPDATE runs SET device_name = 'CPU \xE2\x80\xAEtxt.exe \xE2\x81\xA6x\xE2\x81\xA9'");
+    db.exec("PRAGMA journal_mode = DELETE");
+  }
+  const std::string page = path("history.html");
+  const Outcome written = history(history_ + " --threshold 99 --html " + page);
+  ASSERT_EQ(written.exit_code, 0) << written.output;
+  const std::string html = read(page);
+  for (const char* control : {"\xE2\x80\xAE", "\xE2\x81\xA6", "\xE2\x81\xA9"}) {
+    EXPECT_FALSE(contains(html, control)) << "a raw bidirectional control in the page";
+  }
+  EXPECT_TRUE(contains(html, "\\u202etxt.exe")) << html.substr(0, 3000);
+  for (const char* control : {"\xE2\x80\xAE", "\xE2\x81\xA6"}) EXPECT_FALSE(contains(written.output, control));
+
+  fs::create_symlink(path("nowhere/page.html"), path("dangling.html"));
+  const Outcome dangling = history(history_ + " --threshold 99 --html " + path("dangling.html"));
+  EXPECT_EQ(dangling.exit_code, 2) << dangling.output;
+  EXPECT_TRUE(contains(dangling.output, "error: --html " + path("dangling.html") + ": is a symbolic link to " +
+                                            path("nowhere/page.html") + ", which does not exist"))
+      << dangling.output;
+  EXPECT_TRUE(fs::is_symlink(path("dangling.html")));
+  EXPECT_FALSE(fs::exists(path("nowhere")));
+}
+
 // Issue 33, item 5, as nightly chooses its nights: a night stamped in the future,
 // with a month 13, or under another night's time is no night of the history (it
 // used to be listed as the newest): skipped, with the reason.

@@ -42,12 +42,13 @@ struct Shape {
            seq_lens_q == other.seq_lens_q && seq_lens_kv == other.seq_lens_kv && page_size == other.page_size;
   }
   // "8x16x1024x64" (B x H x S x D); "8x16/4x1x4096x64" with GQA and Sq != Skv;
-  // "8x32/8xvarlen[q 1, kv 512-32768 #3f2a]x128" for a variable-length batch
+  // "8x32/8xvarlen[q 1, kv 512-32768 #3f2a9c01d4e7]x128" for a variable-length batch
   // (the shortest and longest lengths, a digest of the lists); " paged256"
   // after it for a paged cache.
   std::string label() const;
-  // "varlen[q 1, kv 512-32768 #3f2a]": a variable-length batch's part of the label ("" for a uniform
-  // batch); #3f2a: the first 4 hex digits of sha256("1,1,...;512,...,32768"), the lists as stored.
+  // "varlen[q 1, kv 512-32768 #3f2a9c01d4e7]": a variable-length batch's part of the label ("" for a
+  // uniform batch); the first 12 hex digits of sha256("1,1,...;512,...,32768"), the lists as stored
+  // (4 digits collided within a few hundred batches: issue 33, item 6).
   std::string varlen_label() const;
   // Every field, lists included: equal for equal shapes (a set's key).
   std::string identity() const;

@@ -133,4 +133,31 @@ std::string markdown_code(const std::string& text) {
   return fence + pad + shown + pad + fence;
 }
 
+std::string html_text(const std::string& text) {
+  std::string escaped;
+  for (const char c : bidi_controls_escaped(text, "\\")) {
+    switch (c) {
+      case '&': escaped += "&amp;"; break;
+      case '<': escaped += "&lt;"; break;
+      case '>': escaped += "&gt;"; break;
+      case '"': escaped += "&quot;"; break;
+      default: escaped += c;
+    }
+  }
+  return escaped;
+}
+
+std::string json_in_script(const std::string& json_text) {
+  std::string safe;
+  for (const char c : bidi_controls_escaped(json_text, "\\\\")) {
+    switch (c) {
+      case '<': safe += "\\u003c"; break;
+      case '>': safe += "\\u003e"; break;
+      case '&': safe += "\\u0026"; break;
+      default: safe += c;
+    }
+  }
+  return safe;
+}
+
 }  // namespace attnsweep::report

@@ -25,6 +25,18 @@ bool is_bidi_control(unsigned code_point);
 // escapes above include it.
 std::string bidi_controls_escaped(const std::string& text, const std::string& backslash);
 
+// For HTML text and quoted attribute values: '&', '<', '>' and '"' as
+// entities, bidirectional controls as the visible "\u202e". The report's and
+// the history page's titles, tables and lines.
+std::string html_text(const std::string& text);
+
+// JSON text inside a <script> element: "</script" would end the element early
+// and "<!--" change how the rest is parsed, so every '<', '>' and '&' (found
+// only inside JSON strings) is written as its \u escape, which JSON.parse reads
+// back as the same character; a bidirectional control becomes the visible text
+// "\u202e" (a JSON "\\u202e"), so the page shows stored text in the order it was written.
+std::string json_in_script(const std::string& json_text);
+
 // For Markdown, as inline text (a heading, a line, a table cell): one line
 // (a line break becomes a space), '\', '`' and '<' escaped with '\' (no code
 // span, tag or HTML comment can start: "<!--" would hide everything after it

@@ -160,42 +160,6 @@ json report_json(const RunReport& report) {
           {"cases", cases}};
 }
 
-// JSON inside <script>: "</script" would end the element early and "<!--"
-// change how the rest is parsed, so every '<', '>' and '&' (found only inside
-// JSON strings) is written as its \u escape, which JSON.parse reads back as
-// the same character. ("<\\!--" is no JSON escape: JSON.parse throws on it.)
-// A bidirectional control becomes the visible text "\u202e" (a JSON "\\u202e"):
-// the page shows stored text in the order it was written.
-std::string script_safe(const std::string& json_text) {
-  const std::string text = report::bidi_controls_escaped(json_text, "\\\\");
-  std::string safe;
-  safe.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '<': safe += "\\u003c"; break;
-      case '>': safe += "\\u003e"; break;
-      case '&': safe += "\\u0026"; break;
-      default: safe += c;
-    }
-  }
-  return safe;
-}
-
-std::string html_escape(const std::string& stored) {
-  const std::string text = report::bidi_controls_escaped(stored, "\\");
-  std::string escaped;
-  for (const char c : text) {
-    switch (c) {
-      case '&': escaped += "&amp;"; break;
-      case '<': escaped += "&lt;"; break;
-      case '>': escaped += "&gt;"; break;
-      case '"': escaped += "&quot;"; break;
-      default: escaped += c;
-    }
-  }
-  return escaped;
-}
-
 }  // namespace
 
 void write_html_report(std::ostream& out, const RunReport& report) {
@@ -222,7 +186,7 @@ void write_html_report(std::ostream& out, const RunReport& report) {
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       << "<meta name=\"generator\" content=\"attnsweep " << kVersion << "\">\n"
-      << "<title>attnsweep: " << html_escape(report.run.name) << " (run " << report.run.run_id << ")</title>\n"
+      << "<title>attnsweep: " << report::html_text(report.run.name) << " (run " << report.run.run_id << ")</title>\n"
       << "<style>\n" << embedded::report_css << "</style>\n</head>\n<body>\n"
       << "<header id=\"header\"></header>\n<nav>"
       << "<a href=\"#charts-time\">Time</a><a href=\"#charts-speedup\">Speed-up</a>"
@@ -264,7 +228,7 @@ void write_html_report(std::ostream& out, const RunReport& report) {
       << "<section id=\"environment\"><h2>Environment</h2><p class=\"note\">What the run recorded about where it ran "
          "(docs/schema.md, runs). Ceilings were measured on this GPU when the run started.</p></section>\n</main>\n"
       << "<footer id=\"footer\"></footer>\n"
-      << "<script type=\"application/json\" id=\"report-data\">" << script_safe(report_json(report).dump(-1, ' ', false, json::error_handler_t::replace))
+      << "<script type=\"application/json\" id=\"report-data\">" << report::json_in_script(report_json(report).dump(-1, ' ', false, json::error_handler_t::replace))
       << "</script>\n<script>\n" << embedded::chart_js << "\n</script>\n<script>\n" << embedded::report_js
       << "</script>\n</body>\n</html>\n";
 }

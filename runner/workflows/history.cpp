@@ -15,6 +15,7 @@
 #include "report_assets.hpp"
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
+#include "runner/report/escaping.hpp"
 #include "runner/workflows/night_window.hpp"
 #include "runner/workflows/nightly.hpp"
 #include "runner/workflows/scratch_folder.hpp"
@@ -111,29 +112,6 @@ td, th { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; vertica
 .changed { background: #fff3cd; }
 )CSS";
 
-std::string html_text(const std::string& text) {
-  std::string escaped;
-  for (const char c : text) {
-    if (c == '<') escaped += "&lt;";
-    else if (c == '>') escaped += "&gt;";
-    else if (c == '&') escaped += "&amp;";
-    else if (c == '"') escaped += "&quot;";
-    else escaped += c;
-  }
-  return escaped;
-}
-
-// Text safe inside <script type="application/json">.
-std::string script_safe(const std::string& text) {
-  std::string safe;
-  for (const char c : text) {
-    if (c == '<') safe += "\\u003c";
-    else if (c == '>') safe += "\\u003e";
-    else if (c == '&') safe += "\\u0026";
-    else safe += c;
-  }
-  return safe;
-}
 
 }  // namespace
 
@@ -316,26 +294,26 @@ std::string history_html(const History& history) {
 
   std::ostringstream out;
   const std::string title = "attnsweep history: " + history.history_dir;
-  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" << html_text(title)
-      << "</title>\n<style>" << kHistoryStyle << "</style>\n</head>\n<body>\n<h1>" << html_text(title)
+  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" << report::html_text(title)
+      << "</title>\n<style>" << kHistoryStyle << "</style>\n</head>\n<body>\n<h1>" << report::html_text(title)
       << "</h1>\n<h2>Nights</h2>\n<table>\n<tr><th>night</th><th>file</th><th>run</th><th>status</th><th>device</th>"
       << "<th>cases changed</th><th>environment against the night before</th></tr>\n";
   for (const HistoryNight& night : history.nights) {
-    out << "<tr" << (night.changed_cases > 0 ? " class=\"changed\"" : "") << "><td>" << html_text(night.stamp)
-        << "</td><td>" << html_text(night.file) << "</td><td>" << night.run.run_id << "</td><td>"
-        << to_string(night.run.status) << "</td><td>" << html_text(night.run.device.to_string()) << "</td><td>"
-        << night.changed_cases << "</td><td>" << html_text(environment_text(night.environment)) << "</td></tr>\n";
+    out << "<tr" << (night.changed_cases > 0 ? " class=\"changed\"" : "") << "><td>" << report::html_text(night.stamp)
+        << "</td><td>" << report::html_text(night.file) << "</td><td>" << night.run.run_id << "</td><td>"
+        << to_string(night.run.status) << "</td><td>" << report::html_text(night.run.device.to_string()) << "</td><td>"
+        << night.changed_cases << "</td><td>" << report::html_text(environment_text(night.environment)) << "</td></tr>\n";
   }
   out << "</table>\n";
   if (!history.skipped.empty()) {
-    out << "<p>Skipped: " << html_text(text::join(history.skipped, "; ")) << "</p>\n";
+    out << "<p>Skipped: " << report::html_text(text::join(history.skipped, "; ")) << "</p>\n";
   }
   out << "<h2>Median per forward, one chart per case family</h2>\n<p>A triangle marks a night on which the case "
          "changed against the night before (a count, backend, status or numerics change, or a FASTER or SLOWER time: "
          "attnsweep compare's verdicts); its tooltip lists the change and the environment differences that came "
          "with it.</p>\n<div id=\"charts\"></div>\n"
       << "<script type=\"application/json\" id=\"history-data\">"
-      << script_safe(data.dump(-1, ' ', false, json::error_handler_t::replace)) << "</script>\n<script>\n"
+      << report::json_in_script(data.dump(-1, ' ', false, json::error_handler_t::replace)) << "</script>\n<script>\n"
       << embedded::chart_js << "\n</script>\n<script>\n" << kHistoryScript << "</script>\n</body>\n</html>\n";
   return out.str();
 }

@@ -452,13 +452,13 @@ def mask_label(case):
 
 def shape_label(case):
     """The shape as attnsweep labels it: BxH[/KV]xSxD (Sq = Skv) or BxH[/KV]xSqxSkvxD, BxH[/KV]xvarlen[q
-    MIN-MAX, kv MIN-MAX #HASH]xD for a variable-length batch (one value when MIN == MAX; HASH the first 4
+    MIN-MAX, kv MIN-MAX #HASH]xD for a variable-length batch (one value when MIN == MAX; HASH the first 12
     hex digits of sha256("Q1,Q2,...;KV1,KV2,...")), then " pagedN" for a paged KV cache."""
     heads = str(case["heads"]) if case["kv_heads"] == case["heads"] else f"{case['heads']}/{case['kv_heads']}"
     if case["varlen"]:
         span = lambda ls: str(min(ls)) if min(ls) == max(ls) else f"{min(ls)}-{max(ls)}"  # noqa: E731
         listed = ",".join(map(str, case["lens_q"])) + ";" + ",".join(map(str, case["lens_kv"]))
-        digest = hashlib.sha256(listed.encode()).hexdigest()[:4]
+        digest = hashlib.sha256(listed.encode()).hexdigest()[:12]
         lengths = f"varlen[q {span(case['lens_q'])}, kv {span(case['lens_kv'])} #{digest}]"
     elif case["seq_len_q"] == case["seq_len_kv"]:
         lengths = str(case["seq_len_q"])

@@ -293,10 +293,10 @@ class ServingVariableLength(unittest.TestCase):
 
     def test_shape_labels_are_attnsweeps(self):
         self.assertEqual(serving.shape_label(uniform_case()), "3x4/2x3x5x8")
-        self.assertEqual(serving.shape_label(varlen_case()), "3x4/2xvarlen[q 1-3, kv 2-5 #f4a3]x8")
+        self.assertEqual(serving.shape_label(varlen_case()), "3x4/2xvarlen[q 1-3, kv 2-5 #f4a3ffdbbe2a]x8")
         case = varlen_case(batch=4, heads=32, kv_heads=8, head_dim=128, seq_len_q=1, seq_len_kv=32768,
                            seq_lens_q="1,1,1,1", seq_lens_kv="512,3000,8192,32768", query_tokens=4, page_size=16)
-        self.assertEqual(serving.shape_label(case), "4x32/8xvarlen[q 1, kv 512-32768 #b7ac]x128 paged16")
+        self.assertEqual(serving.shape_label(case), "4x32/8xvarlen[q 1, kv 512-32768 #b7acfe19127d]x128 paged16")
         self.assertEqual(serving.shape_label(uniform_case(heads=2, page_size=256)), "3x2x3x5x8 paged256")
         self.assertEqual(serving.shape_label(uniform_case(seq_len_q=5)), "3x4/2x5x8")
 
@@ -410,7 +410,7 @@ class ServingReferenceSchema13(unittest.TestCase):
             self.assertEqual((uniform["varlen"], uniform["page_size"]), (False, 0))
             self.assertEqual((varlen["varlen"], varlen["lens_kv"], varlen["page_size"]),
                              (True, [512, 3000, 8192, 100], 16))
-            self.assertEqual(serving.shape_label(varlen), "4x32/8xvarlen[q 1, kv 100-8192 #f6b0]x128 paged16")
+            self.assertEqual(serving.shape_label(varlen), "4x32/8xvarlen[q 1, kv 100-8192 #f6b00a7b3758]x128 paged16")
 
     def test_lengths_that_do_not_fit_the_case_exit_two(self):
         import tempfile
