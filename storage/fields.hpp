@@ -36,7 +36,9 @@ using Value = std::variant<std::monostate, std::int64_t, double, std::string>;
 inline Value to_value(int value) { return std::int64_t{value}; }
 inline Value to_value(std::int64_t value) { return value; }
 inline Value to_value(std::uint64_t value) { return static_cast<std::int64_t>(value); }  // a seed: same 64 bits
-inline Value to_value(double value) { return value; }
+// A stored REAL is finite: a value that is not (a ratio over a zero median) is
+// NULL, never Inf or NaN, which the readers refuse as a damaged database.
+inline Value to_value(double value) { return std::isfinite(value) ? Value{value} : Value{}; }
 inline Value to_value(bool value) { return std::int64_t{value ? 1 : 0}; }
 inline Value to_value(const std::string& text) { return text; }
 inline Value to_value(const char* text) { return std::string(text); }  // not the bool overload

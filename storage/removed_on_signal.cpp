@@ -3,15 +3,18 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <climits>
 #include <cstring>
 
+#include "runner/common/interrupt.hpp"
 #include "storage/database_files.hpp"
 
 namespace attnsweep::storage {
 namespace {
 
-constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+// Every signal that ends attnsweep by default and that a sweep takes as a stop request.
+constexpr const int (&kSignals)[6] = kStopSignals;
 constexpr int kSignalCount = sizeof kSignals / sizeof kSignals[0];
 
 // What the handler removes: every name precomputed, since it may only call
@@ -85,6 +88,7 @@ RemovedOnSignal::RemovedOnSignal(const std::string& path, const std::string& fol
       std::strcpy(entry.files[s + 1], (path + kSideFileSuffixes[s]).c_str());
     }
     std::strcpy(entry.folder, folder.c_str());
+    std::atomic_signal_fence(std::memory_order_release);  // the names are whole before a handler can see `used`
     entry.used = 1;
     slot_ = i;
     if (registered++ == 0) {

@@ -1,13 +1,13 @@
 #pragma once
 // A database file this process is making (the private file of a new database,
 // a migrated copy under TMPDIR) must not outlive it: a SIGINT, SIGTERM or
-// SIGHUP that ends the process removes it first, with its -wal, -shm and
+// SIGHUP (any stop signal: SIGUSR1, SIGUSR2, SIGALRM too) that ends the process removes it first, with its -wal, -shm and
 // -journal (issue 33, item 15: a SIGTERM'd merge left .OUT.new-* beside OUT).
 #include <string>
 
 namespace attnsweep::storage {
 
-// While alive, a SIGINT, SIGTERM or SIGHUP whose disposition is the default
+// While alive, a stop signal (kStopSignals) whose disposition is the default
 // (the process would end) removes the database `path` and its side files,
 // then `folder` if given (once empty), and ends the process by that signal as
 // before. Where the process handles the signal itself (attnsweep run's stop

@@ -229,6 +229,14 @@ TEST_F(CliNightlyHistory, BidirectionalControlsAreEscapedAndADanglingLinkIsRefus
       << dangling.output;
   EXPECT_TRUE(fs::is_symlink(path("dangling.html")));
   EXPECT_FALSE(fs::exists(path("nowhere")));
+
+  // A night named as the page: refused, the night unchanged (it was replaced by the page, exit 0).
+  const std::string night_before = read(night_file);
+  const Outcome over_a_night = history(history_ + " --threshold 99 --html " + night_file);
+  EXPECT_EQ(over_a_night.exit_code, 2) << over_a_night.output;
+  EXPECT_TRUE(contains(over_a_night.output, "--html " + night_file + ": is an SQLite database; name another file"))
+      << over_a_night.output;
+  EXPECT_TRUE(read(night_file) == night_before) << "the night was overwritten";
 }
 
 // Issue 33, item 5, as nightly chooses its nights: a night stamped in the future,
@@ -264,7 +272,7 @@ TEST_F(CliNightlyHistory, NightsStampedInTheFutureOrOffTheirRunAreSkipped) {
                                      "is not a valid UTC time"))
       << table.output;
   EXPECT_TRUE(contains(table.output, "history: skipped nightly-20261202T000000Z.db: its run started at "
-                                     "2026-12-01T00:00:00Z, not within an hour of its name's stamp 20261202T000000Z"))
+                                     "2026-12-01T00:00:00Z, not between a minute before and 12 hours after its name's stamp 20261202T000000Z"))
       << table.output;
 }
 

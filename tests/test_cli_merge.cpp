@@ -297,14 +297,21 @@ TEST_F(CliMerge, ASignalledMergeLeavesNoFileBesideTheOutput) {
   fs::create_directories(path("merged"));
   for (const int signal : {SIGTERM, SIGINT, SIGHUP}) {
     const pid_t pid = attnsweep::testing::spawn_attnsweep({"merge", out, shard}, path("merge.log"));
-    bool seen = false;  // the private file, once the merge writes into it
-    for (int i = 0; i < 2000 && !seen; ++i) {
+    // The private file, once the merge writes into it: after the shard's check
+    // (every sample read), seconds on a loaded machine; waited for up to 60 s
+    // or until the merge ends by itself.
+    bool seen = false, ended = false;
+    int status = 0;
+    for (int i = 0; i < 30000 && !seen && !ended; ++i) {
       for (const auto& entry : fs::directory_iterator(path("merged"))) {
         seen = seen || entry.path().filename().string().rfind(".out.db.new-", 0) == 0;
       }
-      if (!seen) ::usleep(2000);
+      if (!seen) {
+        ended = ::waitpid(pid, &status, WNOHANG) == pid;
+        ::usleep(2000);
+      }
     }
-    ASSERT_TRUE(seen) << "the merge ended before it was signalled";
+    ASSERT_TRUE(seen) << "the merge ended before it was signalled (exit status " << status << ")";
     ::kill(pid, signal);
     EXPECT_EQ(attnsweep::testing::wait_exit(pid), 128 + signal);
     std::vector<std::string> left;

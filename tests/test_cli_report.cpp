@@ -675,7 +675,7 @@ TEST_F(CliReport, EachBadInputIsOneLineAndExitTwoAndWritesNothing) {
   expect_refused(db_ + " --run first", "--run: 'first' is not a run id (a positive integer) or latest");
   expect_refused(db_ + " -o " + path("no/such/folder/r.html"), "does not exist");
   expect_refused(db_ + " -o " + db_, "is the database itself");
-  expect_refused(db_ + " -o " + path(""), "is a directory");
+  expect_refused(db_ + " -o " + path(""), "is a folder");
   expect_refused(db_ + " --compare " + path("other.db"), "--compare: " + path("other.db") + ": database not found");
   expect_refused(db_ + " --compare " + db_ + ":7", "has no run 7");
   const std::string text_file = scratch_.write("notes.txt", "not a database\n");

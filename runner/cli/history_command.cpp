@@ -26,24 +26,13 @@ namespace {
 // FIFO or a device, /dev/stdout, is written into as it is.
 void check_page_path(const std::string& path) {
   struct stat named {};
-  // A link that names nothing: refused, as report -o does (writing through it makes a file
-  // wherever it points, replacing it loses the link).
-  if (::lstat(path.c_str(), &named) == 0 && S_ISLNK(named.st_mode) && ::stat(path.c_str(), &named) != 0) {
-    std::error_code ignored;
-    throw BadInputError("--html " + path + ": is a symbolic link to " +
-                        std::filesystem::read_symlink(path, ignored).string() +
-                        ", which does not exist; remove the link or name another file");
-  }
-  if (::stat(path.c_str(), &named) == 0) {
-    if (S_ISDIR(named.st_mode)) throw BadInputError("--html " + path + ": is a folder; name a file in it");
-    if (!S_ISREG(named.st_mode)) return;
-  }
+  // A FIFO or a device (/dev/stdout) is written into as it is.
+  if (::stat(path.c_str(), &named) == 0 && !S_ISREG(named.st_mode) && !S_ISDIR(named.st_mode)) return;
+  // A folder, a missing folder, a link that names nothing, a night or any other database.
+  refuse_output_path(path, "--html");
   std::error_code error;
   const std::filesystem::path absolute = std::filesystem::absolute(path, error);
   const std::string folder = (error ? std::filesystem::path(path) : absolute).parent_path().string();
-  if (::stat(folder.c_str(), &named) != 0 || !S_ISDIR(named.st_mode)) {
-    throw BadInputError("--html " + path + ": the folder " + folder + " does not exist");
-  }
   if (::access(folder.c_str(), W_OK | X_OK) != 0) {
     throw BadInputError("--html " + path + ": cannot write into " + folder + ": " + std::strerror(errno));
   }

@@ -48,50 +48,6 @@ std::string default_output(const ReportOptions& options) {
   return (db.parent_path() / (db.stem().string() + "-report.html")).string();
 }
 
-// The same file, or the same name where one of them does not exist yet.
-bool same_file(const fs::path& a, const fs::path& b) {
-  std::error_code error;
-  if (fs::exists(a, error) && fs::exists(b, error)) return fs::equivalent(a, b, error);
-  return fs::weakly_canonical(fs::absolute(a), error) == fs::weakly_canonical(fs::absolute(b), error);
-}
-
-bool is_sqlite_database(const fs::path& path) {
-  static const std::string header("SQLite format 3\0", 16);
-  std::ifstream file(path, std::ios::binary);
-  std::string start(header.size(), '\0');
-  return file.read(start.data(), static_cast<std::streamsize>(start.size())) && start == header;
-}
-
-// -o never replaces a database the report reads, SQLite's files beside it
-// (replacing the -wal loses what it holds), any other SQLite database, or a
-// symbolic link that names nothing.
-void refuse_output(const std::string& output, const std::vector<std::pair<std::string, std::string>>& databases) {
-  std::error_code error;
-  // A link that names nothing: writing through it would make a file wherever it points (a
-  // folder chosen by whoever made the link), replacing it would lose the link. Either is a
-  // guess at what was meant; a link to a file is written through, as always.
-  if (fs::is_symlink(output, error) && !fs::exists(output, error)) {
-    throw BadInputError("-o " + output + ": is a symbolic link to " + fs::read_symlink(output, error).string() +
-                        ", which does not exist; remove the link or name another file");
-  }
-  if (fs::is_directory(output, error)) throw BadInputError("-o " + output + ": is a directory; name a file in it");
-  const fs::path folder = fs::absolute(output).parent_path();
-  if (!fs::is_directory(folder, error)) {
-    throw BadInputError("-o " + output + ": the folder " + folder.string() + " does not exist");
-  }
-  for (const auto& [database, what] : databases) {
-    if (same_file(output, database)) throw BadInputError("-o " + output + ": is " + what + "; name another file");
-    for (const char* suffix : {"-wal", "-shm", "-journal"}) {
-      if (same_file(output, database + suffix)) {
-        throw BadInputError("-o " + output + ": is SQLite's " + suffix + " file of " + database +
-                            "; name another file");
-      }
-    }
-  }
-  if (fs::is_regular_file(output, error) && is_sqlite_database(output)) {
-    throw BadInputError("-o " + output + ": is an SQLite database; name another file");
-  }
-}
 
 }  // namespace
 
@@ -104,7 +60,7 @@ int report_command(const ReportOptions& options) {
         databases.emplace_back(compare::parse_run_argument(options.compare_with, "--compare").path,
                                "the database --compare reads");
       }
-      refuse_output(output, databases);
+      refuse_output_path(output, "-o", databases);
     }
     run_report::ReportRequest request;
     request.db_path = options.db_path;

@@ -33,8 +33,6 @@ extern "C" void on_signal(int signal) {
   std::raise(signal);
 }
 
-constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM};
-
 }  // namespace
 
 void add_stop_signals(sigset_t& set) {

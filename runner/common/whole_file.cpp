@@ -10,9 +10,61 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "runner/common/errors.hpp"
+
 namespace attnsweep {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// The same file, or the same name where one of them does not exist yet.
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code error;
+  if (fs::exists(a, error) && fs::exists(b, error)) return fs::equivalent(a, b, error);
+  return fs::weakly_canonical(fs::absolute(a), error) == fs::weakly_canonical(fs::absolute(b), error);
+}
+
+bool is_sqlite_database(const fs::path& path) {
+  static const std::string header("SQLite format 3\0", 16);
+  std::ifstream file(path, std::ios::binary);
+  std::string start(header.size(), '\0');
+  return file.read(start.data(), static_cast<std::streamsize>(start.size())) && start == header;
+}
+
+}  // namespace
+
+void refuse_output_path(const std::string& output, const std::string& option,
+                        const std::vector<std::pair<std::string, std::string>>& databases) {
+  std::error_code error;
+  const std::string named = option + " " + output + ": ";
+  if (fs::is_symlink(output, error) && !fs::exists(output, error)) {
+    throw BadInputError(named + "is a symbolic link to " + fs::read_symlink(output, error).string() +
+                        ", which does not exist; remove the link or name another file");
+  }
+  if (fs::is_directory(output, error)) throw BadInputError(named + "is a folder; name a file in it");
+  const fs::path folder = fs::absolute(output).parent_path();
+  if (!fs::is_directory(folder, error)) throw BadInputError(named + "the folder " + folder.string() + " does not exist");
+  for (const auto& [database, what] : databases) {
+    if (same_file(output, database)) throw BadInputError(named + "is " + what + "; name another file");
+    for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+      if (same_file(output, database + suffix)) {
+        throw BadInputError(named + "is SQLite's " + suffix + " file of " + database + "; name another file");
+      }
+    }
+  }
+  if (fs::is_regular_file(output, error) && is_sqlite_database(output)) {
+    throw BadInputError(named + "is an SQLite database; name another file");
+  }
+  for (const std::string suffix : {"-wal", "-shm", "-journal"}) {
+    const bool side_file = output.size() > suffix.size() &&
+                           output.compare(output.size() - suffix.size(), suffix.size(), suffix) == 0;
+    const std::string database = side_file ? output.substr(0, output.size() - suffix.size()) : "";
+    if (side_file && fs::is_regular_file(database, error) && is_sqlite_database(database)) {
+      throw BadInputError(named + "is SQLite's " + suffix + " file of " + database + "; name another file");
+    }
+  }
+}
 
 void write_whole_file(const std::string& output, const std::string& text, const std::string& option) {
   // A write that fails (a full disk, a read-only folder) is a runtime failure

@@ -167,8 +167,8 @@ std::string night_run_problem(const std::string& file, const std::string& starte
   if (!started) return "its run's started_at '" + started_at + "' is not a UTC time (YYYY-MM-DDTHH:MM:SSZ)";
   if (!stamped) return "its name's stamp " + stamp + " is not a valid UTC time (YYYYMMDDTHHMMSSZ)";
   const double apart = std::difftime(*started, *stamped);
-  if (apart > kStampSlackSeconds || apart < -kStampSlackSeconds) {
-    return "its run started at " + started_at + ", not within an hour of its name's stamp " + stamp +
+  if (apart > kStampLateSeconds || apart < -kStampEarlySeconds) {
+    return "its run started at " + started_at + ", not between a minute before and 12 hours after its name's stamp " + stamp +
            " (a copy of another night under this name?)";
   }
   return "";

@@ -36,11 +36,13 @@ void check_window_settings(const WindowSettings& window);
 // the stamp in its name, nightly-<stamp>.db, so the stamp must be a time (a
 // valid UTC time, YYYYMMDDTHHMMSSZ), not after tonight (a night from the future
 // would be the newest, so the baseline, for ever), and the night's own: its
-// latest run started within kStampSlackSeconds of it (nightly takes the stamp
-// as it starts, and the run begins seconds later; a copy of a night under
-// another night's name is no night of that time). nightly and history apply
-// both, and skip a night that fails one with the reason these return.
-inline constexpr long kStampSlackSeconds = 3600;
+// latest run started between kStampEarlySeconds before it and kStampLateSeconds
+// after it (nightly takes the stamp as it starts; its run begins after the
+// baseline's check, the device probe and the ceilings, seconds to minutes
+// later; a copy of a night under another night's name is a day away). nightly
+// and history apply both, and skip a night that fails one with the reason these return.
+inline constexpr long kStampEarlySeconds = 60;
+inline constexpr long kStampLateSeconds = 12 * 3600;
 
 // The UTC time a stamp ("20261201T031500Z") names; empty when it names none
 // (a month 13, a 30 February, an hour 24, anything but the 16 characters).
