@@ -2,17 +2,18 @@
 # Runs bench/fa3_levels.yaml once per measuring setting and prints, per case, the medians of each
 # block of 50 eager samples and of the graph replays, then Python's (tests/gpu/sample_blocks.py).
 #   device: run(command="bash bench/fa3_levels.sh", carry=[".devdeps", ".devwheels"])
-set -uo pipefail
-OUT="${OUT:-$PWD/device-out}"; mkdir -p "$OUT"
-cd "$(dirname "$0")/.." || exit 2
-[ -d .devwheels/fa3 ] || python3 -m zipfile -e .devwheels/fa3_fwd-*.whl .devwheels/fa3
+# shellcheck source=../scripts/device_prologue.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/../scripts/device_prologue.sh"
+unpack_fa3
 # The variant configs live beside fa3_levels.yaml (its op library path is relative to it): gone on any exit.
 trap 'rm -f bench/.fa3_levels_*.yaml' EXIT
-[ -x build/attnsweep ] || BUILD_TARGET=attnsweep container/build.sh > "$OUT/build.log" 2>&1 || exit 2
+[ -x build/attnsweep ] || device_build "$OUT/build.log" none || exit 2
 blocks() {
   python3 - "$1" <<'PY'
-import sqlite3, statistics, sys
-db = sqlite3.connect(sys.argv[1])
+import statistics, sys
+sys.path.insert(0, "scripts")
+from results_db import open_read_only
+db = open_read_only(sys.argv[1])
 for case_id, variant, median in db.execute("SELECT case_id, variant, gpu_time_us_median FROM cases ORDER BY case_id"):
     for mode in ("eager", "graph"):
         t = [r[0] for r in db.execute("SELECT gpu_time_us FROM samples WHERE case_id = ? AND mode = ? ORDER BY sample_index", (case_id, mode))]

@@ -8,8 +8,11 @@ case, and where it went (the sums of cases.*_seconds), then the run's total
 wall time from its start and end stamps. Markdown on stdout, for
 docs/benchmarks.md.
 """
-import sqlite3
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from results_db import open_read_only  # noqa: E402
 
 PHASES = ["setup", "accuracy", "warmup", "timing", "graph", "profile"]
 
@@ -17,7 +20,7 @@ PHASES = ["setup", "accuracy", "warmup", "timing", "graph", "profile"]
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
-    db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+    db = open_read_only(sys.argv[1])
     run_id = int(sys.argv[2]) if len(sys.argv) == 3 else db.execute("SELECT max(run_id) FROM runs").fetchone()[0]
     started, finished, name = db.execute(
         "SELECT started_at, finished_at, name FROM runs WHERE run_id = ?", (run_id,)).fetchone()

@@ -9,6 +9,9 @@ import sqlite3
 import statistics
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from results_db import open_read_only  # noqa: E402
+
 SHORT = 200.0  # us: cases under this are listed but not held to the fidelity and stability targets
 PHASES = ("setup", "accuracy", "warmup", "timing", "graph", "profile")
 
@@ -18,7 +21,7 @@ def shape_of(row, seq="seq_len_q"):
 
 
 def load_db(path):
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    db = open_read_only(path)
     db.row_factory = sqlite3.Row
     run = dict(db.execute("SELECT * FROM runs ORDER BY run_id DESC LIMIT 1").fetchone())
     cases = {}

@@ -11,19 +11,15 @@
 #   6. what one timed sample costs, step by step (build/attnsweep_sample_cost)
 # Everything lands in a work folder, the report is written there, and $OUT gets
 # benchmarks.md plus one archive of the rest ($OUT brings back at most 8 files).
-set -uo pipefail
-OUT="${OUT:-$PWD/bench-out}"
+OUT_DEFAULT=bench-out
+# shellcheck source=../scripts/device_prologue.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/../scripts/device_prologue.sh"
 WORK="${WORK:-/tmp/attnsweep-bench}"
-mkdir -p "$OUT"
 rm -rf "$WORK" && mkdir -p "$WORK"
-cd "$(dirname "$0")/.."
 SHAPES="8x16x1024x64,16x16x512x64,4x32x2048x128,1x16x4096x128"
 VARIANTS="naive,naive_inplace,sdpa_math,sdpa_efficient,sdpa_flash,sdpa_cudnn"
 
-{
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
-  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
-} > "$WORK/machine.txt" 2>&1
+machine_facts name,driver_version,clocks.max.sm,memory.total > "$WORK/machine.txt" 2>&1
 cat "$WORK/machine.txt"
 
 # Variants of configs/bench.yaml: the same cases, other settings (appended to its measure block).
@@ -32,7 +28,6 @@ with_settings "  case_order: shuffled" "$WORK/bench_shuffled.yaml"
 with_settings "  accuracy_check: false\n  cuda_graph: false" "$WORK/bench_lean.yaml"
 
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
-backup() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()" "$1" "$2"; }
 # sweep NAME CONFIG: one attnsweep process, timed from start to exit (database committed).
 now() { date +%H:%M:%S.%3N; }
 sweep() {

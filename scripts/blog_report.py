@@ -6,6 +6,8 @@ import json
 import sqlite3
 import sys
 
+from results_db import open_read_only
+
 
 def fmt(value, spec):
     return format(value, spec) if value is not None else ""
@@ -19,7 +21,7 @@ def main():
         if line.strip():
             row = json.loads(line)
             python[row["variant"]] = row
-    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    db = open_read_only(db_path)
     db.row_factory = sqlite3.Row
     run = db.execute("SELECT * FROM runs ORDER BY run_id DESC LIMIT 1").fetchone()
     cases = db.execute("SELECT * FROM cases WHERE run_id = ? ORDER BY plan_index", (run["run_id"],)).fetchall()

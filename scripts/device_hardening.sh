@@ -8,29 +8,19 @@
 #  5. the study sweep against torch.profiler and CUDA events from Python (counts and medians).
 #   scripts/fetch_fa3.sh (here, once) and .devdeps (docs/development.md)
 #   device: run(command="bash scripts/device_hardening.sh", carry=[".devdeps", ".devwheels"])
-set -uo pipefail
-OUT="${OUT:-$PWD/device-out}"
-mkdir -p "$OUT" /tmp/work
-export PYTHONUNBUFFERED=1
-cd "$(dirname "$0")/.."
+# shellcheck source=device_prologue.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/device_prologue.sh"
+mkdir -p /tmp/work
 exec > >(tee "$OUT/device_hardening.log") 2>&1
-{
-  echo "== machine"; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv
-  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
-  git log -1 --format='commit %H' 2>/dev/null || true
-} 2>&1 | tee "$OUT/machine.txt"
+machine_facts name,driver_version,clocks.max.sm,power.limit 2>&1 | tee "$OUT/machine.txt"
 A=build/attnsweep
 
 echo "== 1. build and the tests matching ${DEVICE_TESTS:=Gpu|OpLibrary|ExampleOp|CliHardening|CaseRunner}"
-start=$(date +%s)
-CTEST_REGEX="$DEVICE_TESTS" container/build.sh --test > /tmp/work/build_test.log 2>&1
-status=$?
-echo "build+test exit $status in $(( $(date +%s) - start )) s"
-grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)|Not Run|GpuHardening" /tmp/work/build_test.log | tail -30
-[ -x $A ] || { tail -40 /tmp/work/build_test.log; exit 1; }
+device_build /tmp/work/build_test.log "$DEVICE_TESTS" GpuHardening
+stop_unless_built /tmp/work/build_test.log 1
 
 echo "== 2. FA3 over bf16, fp16, fp32 (bench/fa3_dtypes.yaml)"
-rm -rf .devwheels/fa3 && python3 -m zipfile -e .devwheels/fa3_fwd-0.0.3-*.whl .devwheels/fa3
+unpack_fa3 fresh
 rm -f /tmp/work/fa3_dtypes.db*
 start=$(date +%s)
 $A -q run bench/fa3_dtypes.yaml --db /tmp/work/fa3_dtypes.db > /tmp/work/fa3_dtypes.txt 2>&1

@@ -11,21 +11,14 @@
 #   3. configs/blog.yaml with both binaries and kernel counts and medians compared;
 #      the example op library of the image on the GPU.
 #   device: run(command="bash scripts/device_image.sh", carry=[".devimage", ".devdeps"])
-set -uo pipefail
+# shellcheck source=device_prologue.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/device_prologue.sh"
 failed=0   # the exit status: 1 when any step below failed or the two builds disagreed
-OUT="${OUT:-$PWD/device-out}"
-mkdir -p "$OUT"
 exec > >(tee "$OUT/log") 2>&1
-export PYTHONUNBUFFERED=1
-cd "$(dirname "$0")/.."
 IMAGE_DIR="$PWD/.devimage"
 [ -x "$IMAGE_DIR/attnsweep" ] || { echo "no .devimage/attnsweep: run scripts/extract_image.sh first"; exit 2; }
-backup() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()" "$1" "$2"; }
 
-echo "== machine"
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv | tee "$OUT/machine.txt"
-python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())' |
-  tee -a "$OUT/machine.txt"
+machine_facts name,driver_version,clocks.max.sm,memory.total 2>&1 | tee "$OUT/machine.txt"
 echo "image: $(cat "$IMAGE_DIR/image.txt")"
 
 echo "== 1. the image's torch libraries against this machine's wheel"
@@ -53,11 +46,8 @@ LD_LIBRARY_PATH="$IMAGE_DIR/lib" ldd "$IMAGE_DIR/attnsweep" | grep -E "torch|c10
 "$IMAGE_DIR/attnsweep" env --device cuda | grep -E '"(git_sha|device_name|cuda_version|cuda_runtime_version|cudnn_version|torch_version|driver_version)"'
 
 echo "== 3a. the usual build (container/build.sh, attnsweep only)"
-start=$(date +%s)
 unset LD_LIBRARY_PATH
-BUILD_TARGET=attnsweep container/build.sh > "$OUT/build.log" 2>&1
-status=$?; [ "$status" -eq 0 ] || failed=1
-echo "build exit $status in $(( $(date +%s) - start )) s"
+device_build "$OUT/build.log" none || failed=1
 build/attnsweep --version
 
 echo "== 3b. the study sweep: image binary, usual build, image binary again"
@@ -74,9 +64,11 @@ for who in image usual image2; do
   backup "/tmp/$who.db" "$OUT/blog_$who.db"
 done
 python3 - /tmp/image.db /tmp/usual.db /tmp/image2.db <<'PY'
-import sqlite3, sys
+import sys
+sys.path.insert(0, "scripts")
+from results_db import open_read_only
 def cases(path):
-    db = sqlite3.connect(path)
+    db = open_read_only(path)
     return {r[0]: r[1:] for r in db.execute(
         "SELECT variant, status, kernels_per_forward, memcpy_per_forward, memset_per_forward, gpu_time_us_median, "
         "graph_time_us_median, sdpa_backend, rel_error FROM cases ORDER BY plan_index")}

@@ -20,31 +20,19 @@
 # $OUT brings back at most 8 files; this writes 6: machine.txt, compare.txt, compare.md,
 # compare.json (first run against the second), control.txt (first against the third) and
 # runs.tgz (the three databases, as SQLite backups, and every log).
-set -uo pipefail
-OUT="${OUT:-$PWD/device-out}"
-mkdir -p "$OUT"
-cd "$(dirname "$0")/.." || exit 2
-began=$(date +%s)
+# shellcheck source=device_prologue.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/device_prologue.sh"
 WORK="$(mktemp -d -t kernel-diff.XXXXXX)"  # under $TMPDIR, else /tmp
 CONFIG="${CONFIG:-tests/gpu/configs/kernel_diff.yaml}"
 VARIABLE="${VARIABLE:-TORCH_CUDNN_SDPA_DEPRIORITIZED=1}"
 DEVICE="${DEVICE:-cuda}"
 {
-  echo "== machine"
-  if command -v nvidia-smi > /dev/null; then
-    nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,power.limit,temperature.gpu --format=csv
-  else
-    echo "no nvidia-smi"
-  fi
-  python3 -c 'import torch; print("torch", torch.__version__, "git", torch.version.git_version, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())' \
-    2> /dev/null || echo "torch: not importable by python3"
+  machine_facts name,driver_version,clocks.max.sm,clocks.sm,power.limit,temperature.gpu
+  python3 -c 'import torch; print("torch git", torch.version.git_version)' 2> /dev/null
   echo "config $CONFIG, device $DEVICE, second run with $VARIABLE"
-  echo "git $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 } 2>&1 | tee "$OUT/machine.txt"
 if [ -z "${BIN:-}" ]; then
-  start=$(date +%s)
-  BUILD_TARGET=attnsweep container/build.sh > "$WORK/build.log" 2>&1 || { tail -30 "$WORK/build.log"; exit 1; }
-  echo "build exit 0 in $(( $(date +%s) - start )) s"
+  device_build "$WORK/build.log" none || { tail -30 "$WORK/build.log"; exit 1; }
   BIN=build/attnsweep
 fi
 
@@ -99,9 +87,8 @@ for case in data.get("cases", []):
 PY
 
 for label in first second control; do
-  python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()" \
-    "$WORK/$label.db" "$WORK/$label-backup.db" 2> /dev/null
+  backup "$WORK/$label.db" "$WORK/$label-backup.db" 2> /dev/null
 done
 tar -C "$WORK" -czf "$OUT/runs.tgz" --exclude='first.db*' --exclude='second.db*' --exclude='control.db*' .
-echo "== done in $(( $(date +%s) - began )) s; files in $OUT: $(cd "$OUT" && echo *)"
+echo "== done in $(elapsed); files in $OUT: $(cd "$OUT" && echo *)"
 exit $status

@@ -9,32 +9,16 @@
 #   device: run(command="bash scripts/device_long_context.sh", carry=[".devdeps"])
 # Settings: DEVICE_TESTS (ctest -R pattern, default "Gpu|ReferenceChunks"; "none": build only),
 # SWEEP_TIMEOUT (seconds, default 240). $OUT gets machine.txt, window.txt, window.db.gz, logs.tgz.
-set -uo pipefail
-OUT="${OUT:-$PWD/device-out}"
+# shellcheck source=device_prologue.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/device_prologue.sh"
 WORK="$(mktemp -d /tmp/long-context.XXXXXX)"
-mkdir -p "$OUT"
-cd "$(dirname "$0")/.." || exit 2
-began=$(date +%s)
-{
-  echo "== machine"
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total,power.limit --format=csv
-  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
-} 2>&1 | tee "$OUT/machine.txt"
+machine_facts name,driver_version,clocks.max.sm,memory.total,power.limit 2>&1 | tee "$OUT/machine.txt"
 trap 'tar -C "$WORK" -czf "$OUT/logs.tgz" --exclude="*.db*" . 2>/dev/null' EXIT
 
-tests="${DEVICE_TESTS:-Gpu|ReferenceChunks}"
-start=$(date +%s)
-if [ "$tests" = none ]; then
-  BUILD_TARGET=attnsweep container/build.sh > "$WORK/build_test.log" 2>&1
-else
-  CTEST_REGEX="$tests" container/build.sh --test > "$WORK/build_test.log" 2>&1
-fi
-status=$?
-echo "build+test exit $status in $(( $(date +%s) - start )) s"
-grep -E "tests passed|tests failed|\(Failed\)|Not Run|\*\*\*Skipped|Timeout" "$WORK/build_test.log" | tail -25
-[ -x build/attnsweep ] || { tail -30 "$WORK/build_test.log"; exit 2; }
+device_build "$WORK/build_test.log" "${DEVICE_TESTS:-Gpu|ReferenceChunks}"
+stop_unless_built "$WORK/build_test.log" 2
 
-echo "== sweep tests/gpu/configs/long_context_window.yaml ($(( $(date +%s) - began )) s)"
+echo "== sweep tests/gpu/configs/long_context_window.yaml ($(elapsed))"
 start=$(date +%s)
 timeout -s INT "${SWEEP_TIMEOUT:-240}" build/attnsweep run tests/gpu/configs/long_context_window.yaml \
   --db "$WORK/window.db" > "$WORK/window_run.txt" 2> "$WORK/window_run.log"
@@ -46,7 +30,6 @@ build/attnsweep query "$WORK/window.db" "SELECT variant, seq_len_q, pass, status
     grad_rel_error_k, grad_rel_error_v, numerics, round(peak_mem_bytes / 1073741824.0, 2) AS peak_gib,
     round(accuracy_seconds, 1) AS accuracy_s, substr(coalesce(error_message, ''), 1, 100) AS error, warnings
   FROM cases ORDER BY case_id" 2>&1 | tee "$OUT/window.txt"
-python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()" \
-  "$WORK/window.db" "$WORK/window-copy.db" && gzip -c "$WORK/window-copy.db" > "$OUT/window.db.gz"
-echo "== done in $(( $(date +%s) - began )) s: build+test $status, sweep $sweep"
+backup "$WORK/window.db" "$WORK/window-copy.db" && gzip -c "$WORK/window-copy.db" > "$OUT/window.db.gz"
+echo "== done in $(elapsed): build+test $status, sweep $sweep"
 [ "$status" = 0 ] && [ "$sweep" = 0 ]

@@ -45,17 +45,13 @@
 # table), slow1.md and slow2.md (the slowdown nights' summaries), history.html, nights.tgz
 # (every night's summary, output, log and nights.tsv, rewritten after each night, so a call
 # stopped at its limit keeps what ran) and history.tgz (the history folder's databases).
-set -uo pipefail
-OUT="${OUT:-$PWD/device-out}"
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
-cd "$(dirname "$0")/.." || exit 2
+# shellcheck source=device_prologue.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/device_prologue.sh"
 PHASE="${PHASE:-A}"
 
 if [ "$PHASE" = W ]; then
   # Everything of this call in a folder of its own (fixed /tmp names let one call's
   # files mix with another's); the history folder inside it starts empty.
-  began=$(date +%s)
   WORK="$(mktemp -d -t nightly-window.XXXXXX)"  # under $TMPDIR, else /tmp
   HIST="$WORK/history"
   CONFIG="${CONFIG:-configs/nightly_window.yaml}"
@@ -69,21 +65,11 @@ if [ "$PHASE" = W ]; then
   fi
   read -r -a nightly_args <<< "${NIGHTLY_ARGS:-}"
   {
-    echo "== machine"
-    if command -v nvidia-smi > /dev/null; then
-      nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,power.limit,temperature.gpu --format=csv
-    else
-      echo "no nvidia-smi"
-    fi
-    python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())' \
-      2> /dev/null || echo "torch: not importable by python3"
+    machine_facts name,driver_version,clocks.max.sm,clocks.sm,power.limit,temperature.gpu
     echo "config $CONFIG, device $DEVICE, slowdown $SLOWDOWN, identical nights $IDENTICAL_KNOB, nightly args: ${NIGHTLY_ARGS:-(none)}"
-    echo "git $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   } 2>&1 | tee "$OUT/machine.txt"
   if [ -z "${BIN:-}" ]; then
-    start=$(date +%s)
-    BUILD_TARGET=attnsweep container/build.sh > "$WORK/build.log" 2>&1 || { tail -30 "$WORK/build.log"; exit 1; }
-    echo "build exit 0 in $(( $(date +%s) - start )) s"
+    device_build "$WORK/build.log" none || { tail -30 "$WORK/build.log"; exit 1; }
     BIN=build/attnsweep
   fi
   printf 'label\trole\texit\tseconds\tslowdown\n' > "$WORK/nights.tsv"
@@ -107,7 +93,7 @@ if [ "$PHASE" = W ]; then
     printf '%s\t%s\t%s\t%s\t%s\n' "$label" "$role" "$code" "$seconds" "$knob" >> "$WORK/nights.tsv"
     local what="$role"
     [ "$knob" != - ] && what="$role, ATTNSWEEP_TEST_SLOWDOWN=$knob"
-    echo "== $label ($what): exit $code in $seconds s (call at $(( $(date +%s) - began )) s)"
+    echo "== $label ($what): exit $code in $seconds s (call at $(elapsed))"
     grep -E '^(### attnsweep compare|- time window|\*\*Watch\*\*|No previous finished night|nightly: )' "$WORK/$label.out"
     [ "$code" -gt 1 ] && tail -5 "$WORK/$label.err"
     tar -C "$WORK" -czf "$OUT/nights.tgz" --exclude='*.db*' --exclude=history .
@@ -131,10 +117,9 @@ if [ "$PHASE" = W ]; then
   python3 scripts/nightly_figures.py "$WORK" | tee "$OUT/figures.md"
   tar -C "$WORK" -czf "$OUT/nights.tgz" --exclude='*.db*' --exclude=history .
   tar -C "$WORK" -czf "$OUT/history.tgz" history
-  echo "== done in $(( $(date +%s) - began )) s; files in $OUT: $(cd "$OUT" && echo *)"
+  echo "== done in $(elapsed); files in $OUT: $(cd "$OUT" && echo *)"
   exit 0
 fi
-backup() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()" "$1" "$2"; }
 HIST=/tmp/nightly-history
 mkdir -p "$HIST" /tmp/work
 
@@ -151,16 +136,9 @@ night() {  # night LABEL [extra args...]: one nightly, its output kept
 }
 
 if [ "$PHASE" = A ]; then
-  {
-    echo "== machine"; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total,power.limit,temperature.gpu --format=csv
-    python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
-  } 2>&1 | tee "$OUT/machine.txt"
+  machine_facts name,driver_version,clocks.max.sm,memory.total,power.limit,temperature.gpu 2>&1 | tee "$OUT/machine.txt"
   echo "== build and GPU tests"
-  start=$(date +%s)
-  CTEST_REGEX="${DEVICE_TESTS:-Gpu}" container/build.sh --test > /tmp/work/build_test.log 2>&1
-  status=$?
-  echo "build+test exit $status in $(( $(date +%s) - start )) s"
-  grep -E "tests passed|tests failed|\(Failed\)|Skipped|Not Run" /tmp/work/build_test.log | tail -20
+  device_build /tmp/work/build_test.log "${DEVICE_TESTS:-Gpu}"
   BIN=build/attnsweep
   echo "== attnsweep env --device cuda"
   TORCH_CUDNN_V8_API_LRU_CACHE_LIMIT=100 $BIN env --device cuda | tee /tmp/work/env.json
@@ -170,8 +148,10 @@ if [ "$PHASE" = A ]; then
     echo "$regime exit $?"
   done
   python3 - <<'PY'
-import sqlite3
-db = sqlite3.connect("/tmp/work/regime.db")
+import sys
+sys.path.insert(0, "scripts")
+from results_db import open_read_only
+db = open_read_only("/tmp/work/regime.db")
 for row in db.execute("SELECT r.run_id, r.measure_regime, c.samples, c.gpu_time_us_median, c.gpu_time_us_p10, c.gpu_time_us_p90, c.sm_clock_mhz_mean, c.power_cap_share, c.thermal_cap_share, c.cooldown_seconds, c.timing_seconds, c.tflops FROM cases c JOIN runs r USING (run_id) ORDER BY run_id"):
     print(row)
 for row in db.execute("SELECT case_id, clock_event_reasons, count(*), round(avg(sm_clock_mhz)), round(avg(gpu_time_us),1) FROM samples GROUP BY case_id, clock_event_reasons"):
@@ -192,10 +172,8 @@ PY
 fi
 
 # Phases B and C: the binary alone.
-echo "== machine"; nvidia-smi --query-gpu=name,driver_version,power.limit,temperature.gpu,clocks.sm --format=csv
-start=$(date +%s)
-BUILD_TARGET=attnsweep container/build.sh > /tmp/work/build.log 2>&1 || { tail -30 /tmp/work/build.log; exit 1; }
-echo "build exit 0 in $(( $(date +%s) - start )) s"
+machine_facts name,driver_version,power.limit,temperature.gpu,clocks.sm
+device_build /tmp/work/build.log none || { tail -30 /tmp/work/build.log; exit 1; }
 BIN=build/attnsweep
 if [ "$PHASE" = B ]; then
   # Each summary goes to $OUT as soon as it exists: a call stopped at its limit keeps them.

@@ -5,24 +5,14 @@
 # now finishes CUPTI's teardown itself), then bench/report_h200.yaml and
 # `attnsweep report` on it, HTML and markdown, into $OUT.
 #   device: run(command="bash scripts/device_report.sh", carry=[".devdeps"])   (.devdeps: docs/development.md)
-set -uo pipefail
-OUT="${OUT:-$PWD/device-out}"
-mkdir -p "$OUT" /tmp/work
-export PYTHONUNBUFFERED=1
-cd "$(dirname "$0")/.."
-{
-  echo "== machine"; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv
-  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
-} 2>&1 | tee "$OUT/machine.txt"
-backup() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()" "$1" "$2"; }
+# shellcheck source=device_prologue.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/device_prologue.sh"
+mkdir -p /tmp/work
+machine_facts name,driver_version,clocks.max.sm,power.limit 2>&1 | tee "$OUT/machine.txt"
 
 echo "== build and the tests matching ${DEVICE_TESTS:=Gpu|OpLibrary|ExampleOp|CliReport|Layering}"
-start=$(date +%s)
-CTEST_REGEX="$DEVICE_TESTS" container/build.sh --test > /tmp/work/build_test.log 2>&1
-status=$?
-echo "build+test exit $status in $(( $(date +%s) - start )) s"
-grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)|Not Run" /tmp/work/build_test.log | tail -20
-[ -x build/attnsweep ] || { tail -40 /tmp/work/build_test.log; exit 1; }
+device_build /tmp/work/build_test.log "$DEVICE_TESTS"
+stop_unless_built /tmp/work/build_test.log 1
 
 echo "== the example op's profiling test alone, five processes (each must exit)"
 for i in 1 2 3 4 5; do

@@ -6,21 +6,14 @@
 # checked against PyTorch's Python profiler and CUDA events on each GPU.
 # Builds first unless build/attnsweep is there (a warm machine keeps it).
 #   device: run(command="bash scripts/device_scale_out.sh", carry=[".devdeps"], kind="nvidia-h200-x2")
-set -uo pipefail
-OUT="${OUT:-$PWD/device-out}"
-mkdir -p "$OUT"
-cd "$(dirname "$0")/.."
+# shellcheck source=device_prologue.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/device_prologue.sh"
 CONFIG="${SCALE_CONFIG:-configs/scale_out.yaml}"
-{
-  echo "== machine"; nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.max.sm,power.limit --format=csv
-  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
-} 2>&1 | tee "$OUT/machine.txt"
+machine_facts index,name,uuid,driver_version,clocks.max.sm,power.limit 2>&1 | tee "$OUT/machine.txt"
 if [ ! -x build/attnsweep ] || [ "${REBUILD:-0}" = 1 ]; then
-  start=$(date +%s)
-  container/build.sh > "$OUT/build.log" 2>&1 || { echo "build failed"; tail -30 "$OUT/build.log"; exit 1; }
-  echo "build in $(( $(date +%s) - start )) s"
+  # container/build.sh's default: every target.
+  BUILD_TARGET="${BUILD_TARGET:-}" device_build "$OUT/build.log" none || { tail -30 "$OUT/build.log"; exit 1; }
 fi
-backup() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()" "$1" "$2"; }
 now() { date +%s.%N; }
 rm -rf /tmp/one.db* /tmp/two.db* /tmp/shard*.db* /tmp/merged.db*
 build/attnsweep plan "$CONFIG" --device cuda | tail -2

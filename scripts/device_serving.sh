@@ -11,29 +11,21 @@
 #   device: run(command="bash scripts/device_serving.sh", carry=[".devdeps", ".devwheels"], timeout_s=600)
 # $OUT brings back at most 8 files; this writes: machine.txt, serving-proof.md, proof.db.gz,
 # serving.txt (the sweep's summary), serving.db.gz and serving-report.html, logs.tgz.
-set -uo pipefail
-OUT="${OUT:-$PWD/device-out}"
+# shellcheck source=device_prologue.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/device_prologue.sh"
 WORK="$(mktemp -d /tmp/serving-work.XXXXXX)"
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
-cd "$(dirname "$0")/.." || exit 2
-began=$(date +%s)
-elapsed() { echo "$(( $(date +%s) - began )) s"; }
 {
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total,power.limit --format=csv
-  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
+  machine_facts name,driver_version,clocks.max.sm,memory.total,power.limit
   nproc | sed 's/^/cpu cores /'
 } 2>&1 | tee "$OUT/machine.txt"
 finish() { tar -C "$WORK" -czf "$OUT/logs.tgz" --exclude='*.db*' . 2> /dev/null; }
 trap finish EXIT
-backup() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()" "$1" "$2"; }
 
 echo "== 1. build and the GPU tests ($(elapsed))"
 tests="${DEVICE_TESTS:-GpuServing|GpuValidity}"
-BUILD_TARGET="attnsweep attnsweep_cli_tests" container/build.sh > "$WORK/build.log" 2>&1
-status=$?
-echo "build exit $status"
-[ -x build/attnsweep ] || { tail -30 "$WORK/build.log"; exit 2; }
+# The GPU tests run from their binary, not ctest: a gtest filter of the pattern.
+BUILD_TARGET="attnsweep attnsweep_cli_tests" device_build "$WORK/build.log" none
+stop_unless_built "$WORK/build.log" 2
 filter="$(echo "$tests" | sed 's/|/.*:/g').*"
 build/attnsweep_cli_tests --gtest_filter="$filter" > "$WORK/gpu_tests.log" 2>&1
 tests_status=$?
@@ -44,7 +36,7 @@ sed -n '/GpuServing.BottomRight/,/\[ *OK\|FAILED/p' "$WORK/gpu_tests.log" | grep
 echo "== 2. the proof sweep and Python ($(elapsed))"
 fa3=()
 if ls .devwheels/fa3_fwd-*.whl > /dev/null 2>&1; then
-  [ -d .devwheels/fa3 ] || python3 -m zipfile -e .devwheels/fa3_fwd-*.whl .devwheels/fa3
+  unpack_fa3
   fa3=(--fa3 fa3=.devwheels/fa3)
 fi
 proof_config="${PROOF_CONFIG:-tests/gpu/configs/serving_proof.yaml}"
@@ -81,8 +73,10 @@ PY
   gzip -c "$WORK/serving-copy.db" > "$OUT/serving.db.gz"
   build/attnsweep report "$WORK/serving.db" -o "$OUT/serving-report.html" > /dev/null 2>> "$WORK/serving.log"
   python3 - "$WORK/serving.db" <<'PY'
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+import sys
+sys.path.insert(0, "scripts")
+from results_db import open_read_only
+db = open_read_only(sys.argv[1])
 print(db.execute("SELECT count(*), sum(status = 'ok'), sum(status = 'unsupported'), sum(status NOT IN ('ok', 'unsupported')) FROM cases").fetchone())
 for row in db.execute("SELECT variant, mask, count(*), sum(status = 'ok'), round(avg(CASE WHEN status = 'ok' THEN tokens_per_s END)), "
                       "group_concat(DISTINCT substr(error_message, 1, 90)) FROM results GROUP BY variant, mask ORDER BY variant, mask"):

@@ -17,26 +17,19 @@
 # $OUT brings back at most 8 files; this writes 5: machine.txt, h200-training.md,
 # python_training.jsonl, training.db.gz (one file: SQLite's backup API, not the WAL trio)
 # and logs.tgz (build/test, sweep and Python logs).
-set -uo pipefail
-OUT="${OUT:-$PWD/device-out}"
+# shellcheck source=device_prologue.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/device_prologue.sh"
 # Everything of this call in a folder of its own: a test run by the build step
 # (tests/python) dry-runs this very script, and fixed /tmp names let it
 # overwrite the real call's logs and database (seen on the H200).
 WORK="$(mktemp -d /tmp/training-work.XXXXXX)"
 DB="$WORK/sweep.db"
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
-cd "$(dirname "$0")/.." || exit 2
 CONFIG="${CONFIG:-configs/training.yaml}"
-began=$(date +%s)
-elapsed() { echo "$(( $(date +%s) - began )) s"; }
 clocks() {
   nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active,clocks_event_reasons.sw_power_cap,clocks_event_reasons.hw_slowdown --format=csv
 }
 {
-  echo "== machine"
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total,power.limit --format=csv
-  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
+  machine_facts name,driver_version,clocks.max.sm,memory.total,power.limit
   nproc | sed 's/^/cpu cores /'
   echo "== clocks at start"; clocks
 } 2>&1 | tee "$OUT/machine.txt"
@@ -48,18 +41,13 @@ finish() {
 trap finish EXIT
 
 tests="${DEVICE_TESTS:-Gpu|Python}"
-start=$(date +%s)
 if [ "$tests" = none ]; then
   echo "== build attnsweep only"
-  BUILD_TARGET=attnsweep container/build.sh > "$WORK/build_test.log" 2>&1
 else
   echo "== build and the tests matching $tests"
-  CTEST_REGEX="$tests" container/build.sh --test > "$WORK/build_test.log" 2>&1
 fi
-status=$?
-echo "build+test exit $status in $(( $(date +%s) - start )) s"
-grep -E "tests passed|tests failed|\(Failed\)|Not Run|Skipped" "$WORK/build_test.log" | tail -20
-if [ ! -x build/attnsweep ]; then tail -30 "$WORK/build_test.log"; exit 2; fi
+device_build "$WORK/build_test.log" "$tests"
+stop_unless_built "$WORK/build_test.log" 2
 
 echo "== sweep $CONFIG ($(elapsed))"
 start=$(date +%s)
@@ -68,7 +56,6 @@ timeout -s INT "${SWEEP_TIMEOUT:-240}" build/attnsweep run "$CONFIG" --db "$DB" 
 sweep=$?
 echo "attnsweep exit $sweep in $(( $(date +%s) - start )) s"
 tail -5 "$WORK/training_run.log"
-backup() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()" "$1" "$2"; }
 if [ -s "$DB" ]; then
   backup "$DB" "$WORK/training.db" && gzip -c "$WORK/training.db" > "$OUT/training.db.gz"
 fi

@@ -16,36 +16,31 @@
 # $OUT brings back at most 8 files; this writes: machine.txt, bench-python.md (the cross-check),
 # validity.md, energy.md (the validation's summaries and attnsweep's two regimes),
 # kernel_diff.md (when run) and trust.tgz (databases, logs, JSON lines).
-set -uo pipefail
-OUT="${OUT:-$PWD/device-out}"
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
-cd "$(dirname "$0")/.." || exit 2
-began=$(date +%s)
-elapsed() { echo "$(( $(date +%s) - began ))"; }
+# shellcheck source=device_prologue.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/device_prologue.sh"
 WORK="$(mktemp -d -t trust-work.XXXXXX)"
 finish() { tar -C "$WORK" -czf "$OUT/trust.tgz" --exclude='*.db-wal' --exclude='*.db-shm' . 2> /dev/null; }
 trap finish EXIT
 
-echo "== 1. build, GPU tests, configs/bench.yaml against Python ($(elapsed) s)"
+echo "== 1. build, GPU tests, configs/bench.yaml against Python ($(elapsed))"
 OUT="$WORK/bench" DEVICE_TESTS="${DEVICE_TESTS:-GpuValidity|GpuEnergy|GpuCases|GpuPasses|GpuProtocol}" \
   CONFIG=configs/bench.yaml SWEEP_TIMEOUT="${SWEEP_TIMEOUT:-90}" PY_TIMEOUT="${PY_TIMEOUT:-150}" \
   bash scripts/device_training.sh > "$WORK/bench.txt" 2>&1
 echo "device_training.sh exit $?"
-grep -E "^(build\+test|attnsweep exit|python exit|== done)|tests passed|tests failed|\(Failed\)|^[0-9]+ cases, counts" \
+grep -E "^(build(\+test)? exit|attnsweep exit|python exit|== done)|tests passed|tests failed|\(Failed\)|^[0-9]+ cases, counts" \
   "$WORK/bench.txt"
 cp "$WORK/bench/machine.txt" "$OUT/machine.txt" 2> /dev/null
 cp "$WORK/bench/h200-training.md" "$OUT/bench-python.md" 2> /dev/null
 [ -x build/attnsweep ] || exit 2
 
-echo "== 2. validity labels of the bench sweep ($(elapsed) s)"
+echo "== 2. validity labels of the bench sweep ($(elapsed))"
 if [ -s "$WORK/bench/training.db.gz" ]; then
   gunzip -c "$WORK/bench/training.db.gz" > "$WORK/bench.db"
   python3 scripts/validity_report.py "$WORK/bench.db" > "$OUT/validity.md"
   head -40 "$OUT/validity.md"
 fi
 
-echo "== 3. energy: the method's validation, then attnsweep's two regimes ($(elapsed) s)"
+echo "== 3. energy: the method's validation, then attnsweep's two regimes ($(elapsed))"
 timeout "${ENERGY_CHECK_TIMEOUT:-150}" python3 tests/gpu/energy_check.py > "$WORK/energy_check.jsonl" 2> "$WORK/energy_check.err"
 echo "energy_check.py exit $?"
 for regime in burst sustained; do
@@ -65,10 +60,12 @@ done
   echo '## attnsweep: sdpa_cudnn 1x32x8192x128 bf16 causal forward, a 1 s energy window'
   echo
   python3 - "$WORK/energy.db" <<'PY'
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+import sys
+sys.path.insert(0, "scripts")
+from results_db import open_read_only
 print("| run | regime | median us | SM clock MHz | power-capped share | energy J/forward | power W | window s | passes | TFLOP/J | validity |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
+db = open_read_only(sys.argv[1])
 for row in db.execute(
         "SELECT r.run_id, r.measure_regime, round(c.gpu_time_us_median, 1), round(c.sm_clock_mhz_mean),"
         " round(c.power_cap_share, 2), round(c.energy_j, 4), round(c.energy_power_w, 1), round(c.energy_window_s, 3),"
@@ -79,8 +76,8 @@ PY
 } > "$OUT/energy.md" 2>&1
 cat "$OUT/energy.md"
 
-if [ "${KERNEL_DIFF:-1}" = 1 ] && [ "$(elapsed)" -lt 470 ]; then
-  echo "== 4. kernel differences on two real runs ($(elapsed) s)"
+if [ "${KERNEL_DIFF:-1}" = 1 ] && [ "$(seconds_since "$began")" -lt 470 ]; then
+  echo "== 4. kernel differences on two real runs ($(elapsed))"
   for side in baseline candidate; do
     if [ "$side" = candidate ]; then export TORCH_CUDNN_SDPA_DEPRIORITIZED=1; fi
     timeout 60 build/attnsweep run tests/gpu/configs/kernel_diff.yaml --db "$WORK/kd_$side.db" \
@@ -92,6 +89,6 @@ if [ "${KERNEL_DIFF:-1}" = 1 ] && [ "$(elapsed)" -lt 470 ]; then
   echo "compare exit $?"
   head -60 "$OUT/kernel_diff.md"
 else
-  echo "== 4. kernel differences skipped ($(elapsed) s)"
+  echo "== 4. kernel differences skipped ($(elapsed))"
 fi
-echo "== done in $(elapsed) s"
+echo "== done in $(elapsed)"

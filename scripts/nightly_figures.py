@@ -28,6 +28,8 @@ import re
 import sqlite3
 import sys
 
+from results_db import open_read_only
+
 FIRST_NIGHT = "tonight's run is the first baseline"
 
 
@@ -119,7 +121,7 @@ def ok_cases_of(db_path, variants):
     if not variants or not os.path.exists(db_path):
         return None
     try:
-        db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+        db = open_read_only(db_path)
         marks = ",".join("?" * len(variants))
         row = db.execute(f"SELECT count(*) FROM cases WHERE run_id = (SELECT max(run_id) FROM runs) "
                          f"AND status = 'ok' AND variant IN ({marks})", sorted(variants)).fetchone()

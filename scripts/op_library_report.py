@@ -6,6 +6,8 @@ import json
 import sqlite3
 import sys
 
+from results_db import open_read_only
+
 
 def main():
     db_path, python_path = sys.argv[1], sys.argv[2]
@@ -15,7 +17,7 @@ def main():
         if line.strip():
             row = json.loads(line)
             python[(row["shape"], bool(row["causal"]))] = row
-    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    db = open_read_only(db_path)
     db.row_factory = sqlite3.Row
     run = db.execute("SELECT * FROM runs ORDER BY run_id DESC LIMIT 1").fetchone()
     print(f"# FlashAttention-3 (fa3-fwd 0.0.3) next to the study's variants: {run['device_name']}\n")

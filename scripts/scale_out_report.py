@@ -9,11 +9,13 @@ import json
 import sqlite3
 import sys
 
+from results_db import open_read_only
+
 KEY = "variant, batch, heads, kv_heads, seq_len_q, seq_len_kv, head_dim, dtype, causal"
 
 
 def cases(path):
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    db = open_read_only(path)
     db.row_factory = sqlite3.Row
     run = db.execute("SELECT * FROM runs ORDER BY run_id DESC LIMIT 1").fetchone()
     rows = db.execute(f"SELECT {KEY}, status, device, gpu_uuid, kernels_per_forward, memcpy_per_forward, "

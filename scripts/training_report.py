@@ -20,6 +20,8 @@ import json
 import sqlite3
 import sys
 
+from results_db import open_read_only
+
 BUILT_IN = ("naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto")
 PASSES = ("forward", "backward", "forward_backward")
 JUDGED_US = 200.0     # medians under this are shown, not judged: launch gaps dominate them
@@ -65,7 +67,7 @@ def read_python(path):
 
 
 def open_db(path):
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    db = open_read_only(path)
     db.row_factory = sqlite3.Row
     db.execute("SELECT 1 FROM results LIMIT 1")  # fails early on a file that is not attnsweep's
     return db

@@ -15,13 +15,15 @@ import sqlite3
 import statistics
 import sys
 
+from results_db import open_read_only
+
 
 def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
     try:
-        db = sqlite3.connect(f"file:{argv[1]}?mode=ro", uri=True)
+        db = open_read_only(argv[1])
         run_id = int(argv[2]) if len(argv) > 2 else db.execute("SELECT max(run_id) FROM runs").fetchone()[0]
         cases = db.execute(
             "SELECT variant, batch || 'x' || heads || (CASE WHEN kv_heads != heads THEN '/' || kv_heads ELSE '' END)"

@@ -8,9 +8,9 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 if [ "${1:-}" = "--self-test" ]; then
   copy=$(mktemp -d)
   trap 'rm -rf "$copy"' EXIT
-  cp -r "$here/runner" "$here/storage" "$copy/"
+  cp -r "$here/runner" "$copy/"
   echo '#include "runner/execute/sweep.hpp"' >> "$copy/runner/common/text.hpp"
-  echo '#  include <storage/store.hpp>' >> "$copy/runner/device/device.hpp"
+  echo '#  include <runner/storage/store.hpp>' >> "$copy/runner/device/device.hpp"
   echo '#include "../cli/commands.hpp"' >> "$copy/runner/plan/plan.hpp"
   if output=$(bash "$here/tests/layering_test.sh" "$copy" 2>&1); then
     echo "layering self-test: an upward include was not caught" >&2
@@ -18,7 +18,7 @@ if [ "${1:-}" = "--self-test" ]; then
   fi
   grep -q "runner/common/text.hpp (runner/common) includes runner/execute/sweep.hpp (runner/execute, a layer above)" \
     <<< "$output" || { echo "layering self-test: unexpected message: $output" >&2; exit 1; }
-  grep -q "runner/device/device.hpp (runner/device) includes storage/store.hpp (storage, a layer above)" <<< "$output" ||
+  grep -q "runner/device/device.hpp (runner/device) includes runner/storage/store.hpp (runner/storage, a layer above)" <<< "$output" ||
     { echo "layering self-test: an include with <> was not caught: $output" >&2; exit 1; }
   grep -q 'runner/plan/plan.hpp includes "../cli/commands.hpp", which names no layer' <<< "$output" ||
     { echo "layering self-test: a relative include was not caught: $output" >&2; exit 1; }
@@ -30,7 +30,8 @@ cd "$root"
 
 # Bottom to top; keep in step with docs/development.md.
 layers=(runner/common runner/device runner/variants runner/config runner/plan runner/profile runner/measure
-        storage runner/report runner/compare runner/run_report runner/execute runner/jobs runner/workflows runner/cli)
+        runner/storage runner/report runner/compare runner/run_report runner/execute runner/scale_out runner/jobs
+        runner/workflows runner/cli)
 
 rank_of() {
   local path="$1" i
@@ -65,8 +66,8 @@ while IFS= read -r file; do
       echo "layering: $file (${layers[$own]}) includes $included (${layers[$target]}, a layer above)" >&2
       violations=$((violations + 1))
     fi
-  done < <(sed -n -E 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]*)".*/\1/p; s/^[[:space:]]*#[[:space:]]*include[[:space:]]*<((runner|storage)\/[^>]*)>.*/\1/p' "$file")
-done < <(find runner storage -type f \( -name '*.hpp' -o -name '*.h' -o -name '*.cpp' -o -name '*.cu' -o -name '*.cuh' -o -name '*.inc' \) | sort)
+  done < <(sed -n -E 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]*)".*/\1/p; s/^[[:space:]]*#[[:space:]]*include[[:space:]]*<((runner)\/[^>]*)>.*/\1/p' "$file")
+done < <(find runner -type f \( -name '*.hpp' -o -name '*.h' -o -name '*.cpp' -o -name '*.cu' -o -name '*.cuh' -o -name '*.inc' \) | sort)
 
 echo "layering: $checked includes checked, $violations violations"
 [ "$violations" -eq 0 ]

@@ -9,6 +9,7 @@
 #include "runner/measure/gradient_check.hpp"
 #include "runner/measure/inputs.hpp"
 #include "runner/variants/naive_attention.hpp"
+#include "tests/support/few_samples.hpp"
 
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/grad_mode.h>
@@ -18,14 +19,10 @@
 namespace attnsweep {
 namespace {
 
+// Warm-up 2, 6 to 30 samples, at most 5 s, 2 profiled forwards; stops at 50% stdev/mean.
 MeasureSettings small_settings() {
-  MeasureSettings settings;
-  settings.warmup = 2;
-  settings.min_samples = 6;
-  settings.max_samples = 30;
+  MeasureSettings settings = attnsweep::testing::few_samples(2, 6, 30, 5, 2);
   settings.target_rel_stdev = 0.5;
-  settings.max_case_seconds = 5;
-  settings.profiled_forwards = 2;
   return settings;
 }
 
@@ -51,7 +48,7 @@ TEST(CaseRunnerCpu, MeasuresAnOkCase) {
   EXPECT_GT(r.cpu_time_us->median, 0);
   EXPECT_LE(r.cpu_time_us->p10, r.cpu_time_us->median);
   EXPECT_LE(r.cpu_time_us->median, r.cpu_time_us->p90);
-  EXPECT_FALSE(r.stop_reason.empty());
+  EXPECT_TRUE(r.stop_reason.has_value());
   EXPECT_DOUBLE_EQ(r.flops, forward_flops(c.shape, true));
   ASSERT_TRUE(r.tflops.has_value());
   EXPECT_NEAR(*r.tflops, r.flops / (r.cpu_time_us->median * 1e-6) / 1e12, 1e-12);

@@ -16,7 +16,8 @@
 #include <vector>
 
 #include "runner/common/sha256.hpp"
-#include "storage/store.hpp"
+#include "runner/storage/store.hpp"
+#include "tests/support/file_text.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
 
@@ -30,12 +31,7 @@ Outcome run(const std::string& arguments, const std::string& environment = "") {
   return attnsweep::testing::run_attnsweep(arguments, environment);
 }
 
-std::string read_file(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+using attnsweep::testing::read_file;
 
 const char* const kTinyConfig = R"(name: tiny
 variants: [naive, sdpa_math, sdpa_efficient, sdpa_flash]
@@ -92,10 +88,7 @@ TEST_F(Cli, HelpNamesEveryExitCodeOfTheDocs) {
 // Issue 33, item 15: docs/schema.md said "now **12**" and described version 13. The
 // version it names is the one attnsweep writes, and its history reaches it.
 TEST_F(Cli, TheSchemaDocNamesTheSchemaVersionAttnsweepWrites) {
-  std::ifstream docs(std::string(ATTNSWEEP_SOURCE_DIR) + "/docs/schema.md");
-  std::stringstream text;
-  text << docs.rdbuf();
-  const std::string schema = text.str();
+  const std::string schema = read_file(std::string(ATTNSWEEP_SOURCE_DIR) + "/docs/schema.md");
   std::smatch now;
   ASSERT_TRUE(std::regex_search(schema, now, std::regex("version \\(`PRAGMA user_version`, now \\*\\*([0-9]+)\\*\\*\\)")));
   EXPECT_EQ(std::stoi(now[1].str()), attnsweep::storage::kSchemaVersion);

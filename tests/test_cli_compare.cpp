@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/common/sha256.hpp"
+#include "tests/support/file_text.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
 
@@ -32,12 +33,7 @@ shapes: {batch: 1, heads: 2, seq_len: [16, 32], head_dim: 8}
 measure: {warmup: 1, profiled_forwards: 1, min_samples: 20, max_samples: 20, cuda_graph: false}
 )";
 
-std::string file_hash(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return attnsweep::sha256_hex(text.str());
-}
+std::string file_hash(const std::string& path) { return attnsweep::sha256_hex(attnsweep::testing::read_file(path)); }
 
 std::size_t lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
 

@@ -6,6 +6,7 @@
 // read-only mount, and files that are not what they seem get one clear line.
 #include <gtest/gtest.h>
 
+#include "tests/support/file_text.hpp"
 #include "tests/support/spawn_attnsweep.hpp"
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -25,7 +26,7 @@
 #include <vector>
 
 #include "runner/common/sha256.hpp"
-#include "storage/store.hpp"
+#include "runner/storage/store.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
 
@@ -45,12 +46,7 @@ shapes: {batch: 1, heads: 2, seq_len: 16, head_dim: 8}
 measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 5, min_gpu_seconds: 0, max_case_seconds: 0.2}
 )";
 
-std::string read(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+std::string read(const std::string& path) { return attnsweep::testing::read_file(path); }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 

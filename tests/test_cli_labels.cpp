@@ -19,6 +19,7 @@
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
 #include "tests/support/tiny_nightly.hpp"
+#include "tests/support/two_varlen_batches.hpp"
 
 namespace {
 
@@ -37,19 +38,10 @@ json embedded(const std::string& html, const std::string& id) {
   return json::parse(html.substr(start + open.size(), end - start - open.size()));
 }
 
-// Two batches of 4 sequences decoding one token each over 8 to 32 keys: the
-// same shortest and longest lengths, other lengths between. Their 4-digit
-// digests were equal: both were 4x2xvarlen[q 1, kv 8-32 #74b2]x8.
-const char* const kTwoBatches = R"(name: two-batches
-device: cpu
-variants: [naive]
-dtypes: [fp32]
-causal: false
-shapes:
-  - {heads: 2, head_dim: 8, varlen: {seq_len_kv: [8, 8, 12, 32], seq_len_q: 1}}
-  - {heads: 2, head_dim: 8, varlen: {seq_len_kv: [8, 15, 19, 32], seq_len_q: 1}}
-measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}
-)";
+// The two batches whose 4-digit digests were equal, on the CPU, three samples a case.
+const std::string kTwoBatches = std::string("name: two-batches\ndevice: cpu\n") +
+                                attnsweep::testing::kTwoVarlenBatchesOfOneRange +
+                                "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n";
 
 // attnsweep's label of either batch: the range and 12 hex digits of the lists' SHA-256.
 std::string shape_label(const std::string& kv) {

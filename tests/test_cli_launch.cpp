@@ -19,8 +19,10 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/file_text.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
+#include "tests/support/shard_sweeps.hpp"
 
 namespace {
 
@@ -33,13 +35,7 @@ Outcome run(const std::string& arguments, const std::string& environment = "") {
   return attnsweep::testing::run_attnsweep(arguments, environment);
 }
 
-// 12 cases: 4 shapes x 3 variants, a second or two on the CPU.
-const char* const kSweep = R"(name: scale
-variants: [naive, sdpa_math, sdpa_flash]
-dtypes: [fp32]
-shapes: {batch: 1, heads: 2, seq_len: [16, 32, 48, 64], head_dim: 8}
-measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false}
-)";
+const char* const kSweep = attnsweep::testing::kTwelveCaseSweep;
 
 // The same 12 cases, each timed for at least 5 minutes: 60 minutes by the cost model.
 const char* const kLongSweep = R"(name: long
@@ -107,12 +103,7 @@ class HfLaunch : public ::testing::Test {
     return recorded;
   }
 
-  std::string log_text() const {
-    std::ifstream log(path("hf.log"));
-    std::stringstream text;
-    text << log.rdbuf();
-    return text.str();
-  }
+  std::string log_text() const { return attnsweep::testing::read_file(path("hf.log")); }
 
   attnsweep::testing::ScratchDirectory scratch_{"attnsweep-launch"};
 };
@@ -183,10 +174,7 @@ TEST_F(HfLaunch, UploadsTheConfigThenStartsOneLabelledJobPerShard) {
                                         job_argv(0, 3, options, image), job_argv(1, 3, options, image),
                                         job_argv(2, 3, options, image)}));
   // PREFIX defaulted to the sweep id; the config is there for the jobs to read.
-  std::ifstream uploaded(path("bucket/acme/bench/s1/config.yaml"));
-  std::stringstream text;
-  text << uploaded.rdbuf();
-  EXPECT_EQ(text.str(), kSweep);
+  EXPECT_EQ(attnsweep::testing::read_file(path("bucket/acme/bench/s1/config.yaml")), kSweep);
   EXPECT_EQ(outcome.output,
             "sweep s1: 3 shards of 12 cases on h200, --timeout 2h; results in hf://buckets/acme/bench/s1\n"
             "config uploaded to hf://buckets/acme/bench/s1/config.yaml\n"
@@ -469,12 +457,7 @@ Outcome shell(const std::string& command) {
   return outcome;
 }
 
-std::string file_text(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string file_text(const std::string& file) { return attnsweep::testing::read_file(file); }
 
 // PREFIX, six random letters or digits (mkstemp's), ".tar.gz".
 bool is_private_archive_name(const std::string& name, const std::string& prefix) {
@@ -745,19 +728,13 @@ TEST_F(HfLaunchFromSource, TheJobScriptStopsWithAClearLine) {
                                    " (attnsweep launch hf --from-source uploads it into the bucket folder the job mounts)\n"),
             std::string::npos) << no_archive.output;
   // It installs with the script container/Dockerfile's build stage runs, and that stage installs nothing else.
-  const auto text_of = [](const std::string& file) {
-    std::ifstream in(file);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  };
-  const std::string dockerfile = text_of(std::string(ATTNSWEEP_SOURCE_DIR) + "/container/Dockerfile");
+  const std::string dockerfile = file_text(std::string(ATTNSWEEP_SOURCE_DIR) + "/container/Dockerfile");
   const std::string build_stage = dockerfile.substr(dockerfile.find(" AS build"),
                                                     dockerfile.find("\nFROM ", dockerfile.find(" AS build")) -
                                                         dockerfile.find(" AS build"));
   EXPECT_NE(build_stage.find("/build_deps.sh"), std::string::npos) << build_stage;
   EXPECT_EQ(build_stage.find("apt-get"), std::string::npos) << build_stage;
-  EXPECT_NE(text_of(script).find("bash \"$SOURCE/container/build_deps.sh\""), std::string::npos);
+  EXPECT_NE(file_text(script).find("bash \"$SOURCE/container/build_deps.sh\""), std::string::npos);
   // An archive of something else.
   fs::create_directories(path("other"));
   write("other/README", "not attnsweep\n");
@@ -828,13 +805,7 @@ TEST_F(HfCollect, MergesThePublishedShardsAndNamesAMissingOne) {
 
 TEST_F(HfCollect, NamesAShardWhoseRunWasInterrupted) {
   // Two cases, one shard each; the test_hang one is stopped by SIGTERM and publishes what it has.
-  const std::string config = write("hang.yaml", R"(name: hang
-device: cpu
-variants: [naive, test_hang]
-dtypes: [fp32]
-shapes: {batch: 1, heads: 2, seq_len: 16, head_dim: 8}
-measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false, case_timeout_s: 60}
-)");
+  const std::string config = write("hang.yaml", attnsweep::testing::kHangingSweep);
   for (int k = 0; k < 2; ++k) {
     const Outcome outcome = run("run " + config + " --isolate --shard " + std::to_string(k) + "/2 --sweep-id s1 --db " +
                                     path("job/shard-" + std::to_string(k) + "-of-2.db") + " --traces " + path("job/traces") + " --publish " +

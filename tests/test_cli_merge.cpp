@@ -20,9 +20,11 @@
 #include <vector>
 
 #include "runner/common/sha256.hpp"
-#include "storage/store.hpp"
+#include "runner/storage/store.hpp"
+#include "tests/support/file_text.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
+#include "tests/support/shard_sweeps.hpp"
 #include "tests/support/spawn_attnsweep.hpp"
 
 namespace {
@@ -35,20 +37,9 @@ Outcome run(const std::string& arguments, const std::string& environment = "") {
   return attnsweep::testing::run_attnsweep(arguments, environment);
 }
 
-std::string file_hash(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return attnsweep::sha256_hex(text.str());
-}
+std::string file_hash(const std::string& path) { return attnsweep::sha256_hex(attnsweep::testing::read_file(path)); }
 
-// Six cases in three shape groups: a second per shard run on the CPU.
-const char* const kTinyConfig = R"(name: tiny-merge
-variants: [naive, sdpa_math]
-dtypes: [fp32]
-shapes: {batch: 1, heads: 2, seq_len: [16, 32, 48], head_dim: 8}
-measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false}
-)";
+const std::string kTinyConfig = attnsweep::testing::six_case_sweep("tiny-merge");
 
 // One text line per row `sql` selects (its one parameter bound to `key`), the
 // columns in `left_out` skipped: keys that differ between databases.

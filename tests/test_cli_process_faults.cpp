@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/file_text.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
 
@@ -48,12 +49,7 @@ std::string config_with(const std::string& library, const std::string& op = "att
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-std::string read(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+std::string read(const std::string& path) { return attnsweep::testing::read_file(path); }
 
 std::string text(SQLite::Database& db, const std::string& sql) {
   const SQLite::Column value = db.execAndGet(sql);

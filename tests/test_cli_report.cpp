@@ -27,8 +27,10 @@
 
 #include "runner/common/sha256.hpp"
 #include "runner/measure/statistics.hpp"
-#include "storage/store.hpp"
+#include "runner/storage/store.hpp"
+#include "tests/support/file_text.hpp"
 #include "tests/support/run_attnsweep.hpp"
+#include "tests/support/run_record.hpp"
 #include "tests/support/scratch_directory.hpp"
 
 namespace {
@@ -48,12 +50,7 @@ measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_
 )";
 constexpr int kCases = 18, kOk = 12;
 
-std::string read_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+using attnsweep::testing::read_file;
 
 int matches(const std::string& text, const std::string& pattern) {
   const std::regex expression(pattern);
@@ -79,6 +76,18 @@ std::string chromium() {
   }
   return "";
 }
+
+// Chromium's options for a headless page that runs its script for up to 10 s of
+// virtual time, with its profile in `profile_folder`; with `hide_scrollbars` for screenshots.
+std::string chromium_flags(const std::string& profile_folder, bool hide_scrollbars = true) {
+  return std::string(" --headless --no-sandbox --disable-gpu") + (hide_scrollbars ? " --hide-scrollbars" : "") +
+         " --user-data-dir=" + profile_folder + " --virtual-time-budget=10000 ";
+}
+
+// Declares `name`, the Chromium to draw the report in, or skips the test where there is none.
+#define REQUIRE_CHROMIUM(name)         \
+  const std::string name = chromium(); \
+  if (name.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)"
 
 std::string shell(const std::string& command) {
   std::string output;
@@ -281,11 +290,9 @@ TEST_F(CliReport, TheHtmlIsOneFileWithEveryCaseItsReasonsAndItsTraces) {
 // The page as a browser draws it: no script error, a canvas per chart, and as
 // many points in the time charts as there are timed cases.
 TEST_F(CliReport, ChromiumDrawsEveryChartWithAPointPerTimedCase) {
-  const std::string browser = chromium();
-  if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
+  REQUIRE_CHROMIUM(browser);
   ASSERT_EQ(run("report " + db_ + " -o " + path("r.html")).exit_code, 0);
-  const std::string flags = " --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir=" +
-                            path("chromium") + " --virtual-time-budget=10000 ";
+  const std::string flags = chromium_flags(path("chromium"));
   const json probe_out = probe_in_chromium(browser, path("r.html"), flags);
   ASSERT_TRUE(probe_out.is_object());
   const std::string text = probe_out.dump();
@@ -445,8 +452,7 @@ TEST_F(CliReport, TextFromTheDatabaseIsShownAsTextInBothFormats) {
 
   const std::string browser = chromium();
   if (!browser.empty()) {
-    const std::string flags = " --headless --no-sandbox --disable-gpu --user-data-dir=" + path("chromium") +
-                              " --virtual-time-budget=10000 ";
+    const std::string flags = chromium_flags(path("chromium"), false);
     const json probe_out = probe_in_chromium(browser, path("r.html"), flags);
     ASSERT_TRUE(probe_out.is_object());
     EXPECT_EQ(probe_out["errors"], json::array()) << probe_out.dump();
@@ -567,8 +573,7 @@ TEST_F(CliReport, ARunCutShortSaysItsCasesAreMissing) {
   ASSERT_EQ(run("report " + db_ + " -o " + path("r.html")).exit_code, 0);
   const std::string browser = chromium();
   if (browser.empty()) return;
-  const json probe_out = probe_in_chromium(browser, path("r.html"), " --headless --no-sandbox --disable-gpu --user-data-dir=" +
-                                                                       path("chromium") + " --virtual-time-budget=10000 ");
+  const json probe_out = probe_in_chromium(browser, path("r.html"), chromium_flags(path("chromium"), false));
   ASSERT_TRUE(probe_out.is_object());
   EXPECT_EQ(probe_out["errors"], json::array()) << probe_out.dump();
   EXPECT_EQ(probe_out["rendered"], "yes") << probe_out.dump();
@@ -724,15 +729,10 @@ class CliReportPasses : public ::testing::Test {
     using namespace attnsweep;
     db_ = scratch_.path("passes.db");
     storage::Store store(db_);
-    storage::RunRecord record;
-    record.name = "training";
+    storage::RunRecord record = attnsweep::testing::h200_run_record("training");
     record.config_path = "configs/training.yaml";
     record.config_yaml = "variants: [naive, sdpa_flash, sdpa_auto, sdpa_cudnn]\n";
-    record.environment.device = Device::cuda(0);
-    record.environment.device_name = "NVIDIA H200";
-    record.environment.torch_version = "2.11.0";
     record.timing_protocol = "cuda_event";
-    record.flop_convention = "test convention";
     record.planned_cases = 10;
     record.ceiling_bf16_tflops = 800;
     record.ceiling_copy_gbps = 4000;
@@ -796,6 +796,18 @@ class CliReportPasses : public ::testing::Test {
 
   static attnsweep::testing::Outcome run(const std::string& arguments) { return attnsweep::testing::run_attnsweep(arguments); }
 
+  // Writes the run's report (r.html) and has `browser` draw it and click every pass:
+  // what the page's probe found, once it loaded with no script error before or after the clicks.
+  void probe_the_report(const std::string& browser, json& probe_out) {
+    const std::string report = scratch_.path("r.html");
+    ASSERT_EQ(run("report " + db_ + " -o " + report).exit_code, 0);
+    probe_out = probe_in_chromium(browser, report, chromium_flags(scratch_.path("chromium")));
+    ASSERT_TRUE(probe_out.is_object());
+    const std::string text = probe_out.dump();
+    EXPECT_EQ(probe_out["errors"], json::array()) << text;
+    EXPECT_EQ(probe_out["errors_after_clicks"], json::array()) << text;
+  }
+
   attnsweep::testing::ScratchDirectory scratch_{"report-passes"};
   std::string db_;
 };
@@ -836,17 +848,10 @@ TEST_F(CliReportPasses, TheHtmlCarriesEachCasesPassItsWorstGradientErrorAndSpeed
 // In Chromium: a selector of the three passes, the forward shown first; a click
 // on each shows only that pass's cases in every chart and table, named by pass.
 TEST_F(CliReportPasses, ChromiumShowsAPassSelectorThatFiltersEveryChartAndTable) {
-  const std::string browser = chromium();
-  if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
-  const std::string report = scratch_.path("r.html");
-  ASSERT_EQ(run("report " + db_ + " -o " + report).exit_code, 0);
-  const std::string flags = " --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir=" +
-                            scratch_.path("chromium") + " --virtual-time-budget=10000 ";
-  const json probe_out = probe_in_chromium(browser, report, flags);
-  ASSERT_TRUE(probe_out.is_object());
+  REQUIRE_CHROMIUM(browser);
+  json probe_out;
+  ASSERT_NO_FATAL_FAILURE(probe_the_report(browser, probe_out));
   const std::string text = probe_out.dump();
-  EXPECT_EQ(probe_out["errors"], json::array()) << text;
-  EXPECT_EQ(probe_out["errors_after_clicks"], json::array()) << text;
   EXPECT_EQ(probe_out["rendered"], "yes") << text;
   EXPECT_EQ(probe_out["pass_buttons"], json({"forward", "backward", "forward_backward"})) << text;
   EXPECT_EQ(probe_out["selected"], json({"forward"})) << text;
@@ -905,7 +910,8 @@ TEST_F(CliReportPasses, ChromiumShowsAPassSelectorThatFiltersEveryChartAndTable)
   // A screenshot of the backward view, kept in the build folder to look at.
   const std::string screenshot = (fs::current_path() / "report-passes-screenshot.png").string();
   fs::remove(screenshot);
-  shell(browser + flags + "--window-size=1400,2200 --screenshot=" + screenshot + " file://" + report);
+  shell(browser + chromium_flags(scratch_.path("chromium")) + "--window-size=1400,2200 --screenshot=" + screenshot +
+        " file://" + scratch_.path("r.html"));
   EXPECT_GT(read_file(screenshot).size(), 50000u) << screenshot;
 }
 
@@ -1001,18 +1007,11 @@ TEST_F(CliReportEnergy, TheHtmlHasAnEnergySectionWhenARunHasEnergyAndEachCasesJo
 }
 
 TEST_F(CliReportEnergy, ChromiumDrawsTheEnergyChartsOfEachPassThatHasEnergy) {
-  const std::string browser = chromium();
-  if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
+  REQUIRE_CHROMIUM(browser);
   plant_energy();
-  const std::string report = scratch_.path("r.html");
-  ASSERT_EQ(run("report " + db_ + " -o " + report).exit_code, 0);
-  const std::string flags = " --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir=" +
-                            scratch_.path("chromium") + " --virtual-time-budget=10000 ";
-  const json probe_out = probe_in_chromium(browser, report, flags);
-  ASSERT_TRUE(probe_out.is_object());
+  json probe_out;
+  ASSERT_NO_FATAL_FAILURE(probe_the_report(browser, probe_out));
   const std::string text = probe_out.dump();
-  EXPECT_EQ(probe_out["errors"], json::array()) << text;
-  EXPECT_EQ(probe_out["errors_after_clicks"], json::array()) << text;
   for (const std::string pass : {"forward", "backward", "forward_backward"}) {
     const json& view = probe_out["by_pass"][pass];
     ASSERT_TRUE(view.is_object()) << pass << "\n" << text;
@@ -1127,8 +1126,37 @@ class CliReportShapes : public ::testing::Test {
     ASSERT_TRUE(data_.is_object());
   }
   std::string flags() const {
-    return " --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir=" + scratch_.path("chromium") +
-           " --virtual-time-budget=10000 ";
+    return chromium_flags(scratch_.path("chromium"));
+  }
+  // Has `browser` draw the report (r.html): what the page's probe found, once it loaded with no script error.
+  void probe(const std::string& browser, json& probe_out) {
+    probe_out = probe_in_chromium(browser, report_, flags());
+    ASSERT_TRUE(probe_out.is_object());
+    EXPECT_EQ(probe_out["errors"], json::array()) << probe_out.dump();
+  }
+  // The groups the probe found drawn as lists of shapes, sorted.
+  static json sorted_shape_lists(const json& probe_out) {
+    json lists = probe_out["shape_lists"];
+    std::sort(lists.begin(), lists.end());
+    return lists;
+  }
+  // Runs the swept config again (run 2), plants energy as a GPU's counter would give it
+  // (100 W over each ok case's median) and reports run 2 against run 1 (r.html).
+  void rerun_with_energy_against_the_first() {
+    ASSERT_EQ(attnsweep::testing::run_attnsweep("-q run " + scratch_.path("sweep.yaml") + " --db " + db_).exit_code, 0);
+    SQLite::Database(db_, SQLite::OPEN_READWRITE)
+        .exec("UPDATE cases SET energy_power_w = 100, energy_j = cpu_time_us_median * 100e-6, energy_window_s = 0.5, "
+              "energy_passes = 10 WHERE run_id = 2 AND status = 'ok'");
+    ASSERT_EQ(attnsweep::testing::run_attnsweep("report " + db_ + " --compare " + db_ + ":1 -o " + report_).exit_code, 0);
+    data_ = embedded_data(read_file(report_));
+    ASSERT_EQ(data_["run"]["run_id"], 2);
+  }
+  // A screenshot of the report, kept in the build folder as `name` to look at.
+  void screenshot(const std::string& browser, const std::string& name) {
+    const std::string file = (fs::current_path() / name).string();
+    fs::remove(file);
+    shell(browser + flags() + "--window-size=1400,3000 --screenshot=" + file + " file://" + report_);
+    EXPECT_GT(read_file(file).size(), 50000u) << file;
   }
   // What each bar of a shape chart stands for: its case (found through the dataset's
   // case indexes) is of the dataset's variant and the category's shape, and the bar's
@@ -1258,20 +1286,16 @@ TEST_F(CliReportShapes, TheHtmlOfAListOfShapesCarriesWhatEachShapesBarsNeed) {
 // categories are the listed shapes, the legends the variants that ran, and there
 // is a bar per timed case, each the value of its case.
 TEST_F(CliReportShapes, ChromiumDrawsAGroupOfBarsPerShapeWithTheVariantsSideBySide) {
-  const std::string browser = chromium();
-  if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
+  REQUIRE_CHROMIUM(browser);
   sweep(kShapeListConfig);
-  const json probe_out = probe_in_chromium(browser, report_, flags());
-  ASSERT_TRUE(probe_out.is_object());
+  json probe_out;
+  ASSERT_NO_FATAL_FAILURE(probe(browser, probe_out));
   const std::string text = probe_out.dump();
-  EXPECT_EQ(probe_out["errors"], json::array()) << text;
   EXPECT_EQ(probe_out["rendered"], "yes") << text;
   EXPECT_EQ(probe_out["charts"], json({{"time-shapes", 2}, {"tokens-shapes", 2}, {"tflops-shapes", 2},
                                        {"speedup-naive-shapes", 2}, {"roofline", 2}})) << text;
   EXPECT_EQ(probe_out["drawn"], 10) << text;
-  json lists = probe_out["shape_lists"];
-  std::sort(lists.begin(), lists.end());
-  EXPECT_EQ(lists, json({"bf16, head_dim 16", "fp32, head_dim 16"})) << text;
+  EXPECT_EQ(sorted_shape_lists(probe_out), json({"bf16, head_dim 16", "fp32, head_dim 16"})) << text;
   EXPECT_EQ(probe_out["time_heading"], "Time and throughput per shape") << text;
   EXPECT_EQ(probe_out["shape_note"].get<std::string>().rfind("The cases are a list of shapes, not a sweep of sequence lengths", 0), 0u)
       << text;
@@ -1293,10 +1317,7 @@ TEST_F(CliReportShapes, ChromiumDrawsAGroupOfBarsPerShapeWithTheVariantsSideBySi
   EXPECT_EQ(probe_out["failures"], 10) << text;
 
   // A screenshot, kept in the build folder to look at (docs/report-shape-list.png is bench/report_shape_list.yaml's).
-  const std::string screenshot = (fs::current_path() / "report-shapes-screenshot.png").string();
-  fs::remove(screenshot);
-  shell(browser + flags() + "--window-size=1400,3000 --screenshot=" + screenshot + " file://" + report_);
-  EXPECT_GT(read_file(screenshot).size(), 50000u) << screenshot;
+  screenshot(browser, "report-shapes-screenshot.png");
 }
 
 // The rule, chart by chart (one per dtype and head_dim): a sweep when its cases
@@ -1304,8 +1325,7 @@ TEST_F(CliReportShapes, ChromiumDrawsAGroupOfBarsPerShapeWithTheVariantsSideBySi
 // lengths, or when every family has 3 or more key lengths; a list of shapes
 // otherwise. One run holds each side of the rule; sweeps are drawn as always.
 TEST_F(CliReportShapes, EachChartIsALengthSweepOrAListOfShapesByTheDocumentedRule) {
-  const std::string browser = chromium();
-  if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
+  REQUIRE_CHROMIUM(browser);
   sweep(R"(name: sweep-or-list
 device: cpu
 variants: [naive, sdpa_math]
@@ -1321,13 +1341,10 @@ exclude:
 measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false}
 )");
   ASSERT_EQ(data_["cases"].size(), 28u);
-  const json probe_out = probe_in_chromium(browser, report_, flags());
-  ASSERT_TRUE(probe_out.is_object());
+  json probe_out;
+  ASSERT_NO_FATAL_FAILURE(probe(browser, probe_out));
   const std::string text = probe_out.dump();
-  EXPECT_EQ(probe_out["errors"], json::array()) << text;
-  json lists = probe_out["shape_lists"];
-  std::sort(lists.begin(), lists.end());
-  EXPECT_EQ(lists, json({"fp32, head_dim 24", "fp32, head_dim 32"})) << text;
+  EXPECT_EQ(sorted_shape_lists(probe_out), json({"fp32, head_dim 24", "fp32, head_dim 32"})) << text;
   EXPECT_EQ(probe_out["charts"], json({{"time", 2}, {"time-shapes", 2}, {"tokens-shapes", 2}, {"tflops-shapes", 2},
                                        {"speedup-naive", 2}, {"speedup-naive-shapes", 2}, {"roofline", 1}})) << text;
   EXPECT_EQ(probe_out["drawn"], 13) << text;
@@ -1360,8 +1377,7 @@ measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_
 // by side where the widest line fits the distance between them, else on one line turned
 // until neighbours clear each other.
 TEST_F(CliReportShapes, AGroupOfOneShapeIsBarsAndNoCategoriesOverlap) {
-  const std::string browser = chromium();
-  if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
+  REQUIRE_CHROMIUM(browser);
   std::string zip;
   for (int b = 1; b <= 16; ++b) {
     zip += "      - {batch: " + std::to_string(b) + ", heads: 2, seq_len_q: 1, seq_len_kv: " + std::to_string(16384 + 64 * b) + "}\n";
@@ -1370,13 +1386,10 @@ TEST_F(CliReportShapes, AGroupOfOneShapeIsBarsAndNoCategoriesOverlap) {
         "shapes:\n  - {batch: 1, heads: 2, seq_len: 32, head_dim: 8}\n  - head_dim: 16\n    zip:\n" + zip +
         "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false}\n");
   ASSERT_EQ(data_["cases"].size(), 34u);
-  const json probe_out = probe_in_chromium(browser, report_, flags());
-  ASSERT_TRUE(probe_out.is_object());
+  json probe_out;
+  ASSERT_NO_FATAL_FAILURE(probe(browser, probe_out));
   const std::string text = probe_out.dump();
-  EXPECT_EQ(probe_out["errors"], json::array()) << text;
-  json lists = probe_out["shape_lists"];
-  std::sort(lists.begin(), lists.end());
-  EXPECT_EQ(lists, json({"fp32, head_dim 16", "fp32, head_dim 8"})) << text;
+  EXPECT_EQ(sorted_shape_lists(probe_out), json({"fp32, head_dim 16", "fp32, head_dim 8"})) << text;
   EXPECT_EQ(probe_out["charts"].value("time", 0), 0) << text;  // no line chart at all
   EXPECT_EQ(probe_out["time_heading"], "Time and throughput per shape") << text;
   int one_shape = 0, long_labels = 0;
@@ -1412,20 +1425,12 @@ TEST_F(CliReportShapes, AGroupOfOneShapeIsBarsAndNoCategoriesOverlap) {
 // over each ok case's median), a list of shapes gets the same bars for the speed-up
 // over the previous run and for the joules per forward.
 TEST_F(CliReportShapes, TheSpeedUpOverThePreviousRunAndTheEnergyOfAListOfShapesAreBarsToo) {
-  const std::string browser = chromium();
-  if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
+  REQUIRE_CHROMIUM(browser);
   sweep(kShapeListConfig);
-  ASSERT_EQ(attnsweep::testing::run_attnsweep("-q run " + scratch_.path("sweep.yaml") + " --db " + db_).exit_code, 0);  // run 2
-  SQLite::Database(db_, SQLite::OPEN_READWRITE)
-      .exec("UPDATE cases SET energy_power_w = 100, energy_j = cpu_time_us_median * 100e-6, energy_window_s = 0.5, energy_passes = 10 "
-            "WHERE run_id = 2 AND status = 'ok'");
-  ASSERT_EQ(attnsweep::testing::run_attnsweep("report " + db_ + " --compare " + db_ + ":1 -o " + report_).exit_code, 0);
-  data_ = embedded_data(read_file(report_));
-  ASSERT_EQ(data_["run"]["run_id"], 2);
-  const json probe_out = probe_in_chromium(browser, report_, flags());
-  ASSERT_TRUE(probe_out.is_object());
+  ASSERT_NO_FATAL_FAILURE(rerun_with_energy_against_the_first());
+  json probe_out;
+  ASSERT_NO_FATAL_FAILURE(probe(browser, probe_out));
   const std::string text = probe_out.dump();
-  EXPECT_EQ(probe_out["errors"], json::array()) << text;
   EXPECT_EQ(probe_out["charts"], json({{"time-shapes", 2}, {"tokens-shapes", 2}, {"tflops-shapes", 2}, {"speedup-naive-shapes", 2},
                                        {"speedup-previous-shapes", 2}, {"energy-shapes", 2}, {"tflop-per-joule", 1}, {"roofline", 2}}))
       << text;
@@ -1482,8 +1487,7 @@ json mixed_family_titles() {
 // family), the single shapes are bars (time, tokens per second, TFLOP/s, speed-up)
 // with the mask in their categories, and every timed case is drawn exactly once.
 TEST_F(CliReportShapes, ALengthSweepBesideSingleShapesIsAChartPerSweepFamilyAndBarsForTheRest) {
-  const std::string browser = chromium();
-  if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
+  REQUIRE_CHROMIUM(browser);
   sweep(kMixedConfig);
   ASSERT_EQ(data_["cases"].size(), 138u);
   int ok = 0;
@@ -1492,10 +1496,9 @@ TEST_F(CliReportShapes, ALengthSweepBesideSingleShapesIsAChartPerSweepFamilyAndB
     if (c["status"] == "ok") ++ok;
   }
   ASSERT_EQ(ok, 92);
-  const json probe_out = probe_in_chromium(browser, report_, flags());
-  ASSERT_TRUE(probe_out.is_object());
+  json probe_out;
+  ASSERT_NO_FATAL_FAILURE(probe(browser, probe_out));
   const std::string text = probe_out.dump();
-  EXPECT_EQ(probe_out["errors"], json::array()) << text;
   EXPECT_EQ(probe_out["rendered"], "yes") << text;
   // 14 sweep families: a time chart and a speed-up chart each; the 4 single shapes: 4 bar charts; a roofline.
   EXPECT_EQ(probe_out["charts"], json({{"time-family", 14}, {"speedup-naive-family", 14}, {"time-shapes", 1}, {"tokens-shapes", 1},
@@ -1558,30 +1561,19 @@ TEST_F(CliReportShapes, ALengthSweepBesideSingleShapesIsAChartPerSweepFamilyAndB
   EXPECT_EQ(probe_out["failures"], 46) << text;
 
   // A screenshot, kept in the build folder to look at (docs/report-serving-h200.png is the H200 serving sweep's).
-  const std::string screenshot = (fs::current_path() / "report-mixed-screenshot.png").string();
-  fs::remove(screenshot);
-  shell(browser + flags() + "--window-size=1400,3000 --screenshot=" + screenshot + " file://" + report_);
-  EXPECT_GT(read_file(screenshot).size(), 50000u) << screenshot;
+  screenshot(browser, "report-mixed-screenshot.png");
 }
 
 // With --compare and with energy (100 W planted over each ok case's median), a split
 // group's speed-up over the previous run and joules are a chart per sweep family and
 // bars for the single shapes too.
 TEST_F(CliReportShapes, TheSpeedUpOverThePreviousRunAndTheEnergyOfASplitGroupAreChartsPerSweepFamilyToo) {
-  const std::string browser = chromium();
-  if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
+  REQUIRE_CHROMIUM(browser);
   sweep(kMixedConfig);
-  ASSERT_EQ(attnsweep::testing::run_attnsweep("-q run " + scratch_.path("sweep.yaml") + " --db " + db_).exit_code, 0);  // run 2
-  SQLite::Database(db_, SQLite::OPEN_READWRITE)
-      .exec("UPDATE cases SET energy_power_w = 100, energy_j = cpu_time_us_median * 100e-6, energy_window_s = 0.5, energy_passes = 10 "
-            "WHERE run_id = 2 AND status = 'ok'");
-  ASSERT_EQ(attnsweep::testing::run_attnsweep("report " + db_ + " --compare " + db_ + ":1 -o " + report_).exit_code, 0);
-  data_ = embedded_data(read_file(report_));
-  ASSERT_EQ(data_["run"]["run_id"], 2);
-  const json probe_out = probe_in_chromium(browser, report_, flags());
-  ASSERT_TRUE(probe_out.is_object());
+  ASSERT_NO_FATAL_FAILURE(rerun_with_energy_against_the_first());
+  json probe_out;
+  ASSERT_NO_FATAL_FAILURE(probe(browser, probe_out));
   const std::string text = probe_out.dump();
-  EXPECT_EQ(probe_out["errors"], json::array()) << text;
   EXPECT_EQ(probe_out["charts"], json({{"time-family", 14}, {"speedup-naive-family", 14}, {"speedup-previous-family", 14},
                                        {"energy-family", 14}, {"time-shapes", 1}, {"tokens-shapes", 1}, {"tflops-shapes", 1},
                                        {"speedup-naive-shapes", 1}, {"speedup-previous-shapes", 1}, {"energy-shapes", 1},
@@ -1608,8 +1600,7 @@ TEST_F(CliReportShapes, TheSpeedUpOverThePreviousRunAndTheEnergyOfASplitGroupAre
 // masks in its categories. Each title says which part it is, and each timed case is
 // one bar of one part.
 TEST_F(CliReportShapes, ABarChartHoldsAtMostSixteenShapesSplitByMaskThenByHeadsThenInRuns) {
-  const std::string browser = chromium();
-  if (browser.empty()) GTEST_SKIP() << "no Chromium (Debian chromium-headless-shell or chromium)";
+  REQUIRE_CHROMIUM(browser);
   sweep(R"(name: many-shapes
 device: cpu
 variants: [naive, sdpa_math]
@@ -1623,16 +1614,13 @@ shapes:
 measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false}
 )");
   ASSERT_EQ(data_["cases"].size(), 164u);
-  const json probe_out = probe_in_chromium(browser, report_, flags());
-  ASSERT_TRUE(probe_out.is_object());
+  json probe_out;
+  ASSERT_NO_FATAL_FAILURE(probe(browser, probe_out));
   const std::string text = probe_out.dump();
-  EXPECT_EQ(probe_out["errors"], json::array()) << text;
   EXPECT_EQ(probe_out["charts"], json({{"time-shapes", 11}, {"tokens-shapes", 11}, {"tflops-shapes", 11},
                                        {"speedup-naive-shapes", 11}, {"roofline", 1}})) << text;
   EXPECT_EQ(probe_out["drawn"], 45) << text;
-  json lists = probe_out["shape_lists"];
-  std::sort(lists.begin(), lists.end());
-  EXPECT_EQ(lists, json({"fp32, head_dim 16", "fp32, head_dim 24", "fp32, head_dim 8"})) << text;
+  EXPECT_EQ(sorted_shape_lists(probe_out), json({"fp32, head_dim 16", "fp32, head_dim 24", "fp32, head_dim 8"})) << text;
   EXPECT_EQ(probe_out["split_groups"], json::array()) << text;
   EXPECT_EQ(probe_out["family_note"], "") << text;
   const std::string window = "causal_bottom_right window[8,0]";
@@ -1685,10 +1673,7 @@ measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_
   EXPECT_EQ(probe_out["time_heading"], "Time and throughput per shape") << text;
 
   // A screenshot, kept in the build folder to look at.
-  const std::string screenshot = (fs::current_path() / "report-many-shapes-screenshot.png").string();
-  fs::remove(screenshot);
-  shell(browser + flags() + "--window-size=1400,3000 --screenshot=" + screenshot + " file://" + report_);
-  EXPECT_GT(read_file(screenshot).size(), 50000u) << screenshot;
+  screenshot(browser, "report-many-shapes-screenshot.png");
 }
 
 }  // namespace

@@ -17,8 +17,10 @@
 #include <utility>
 #include <vector>
 
+#include "tests/support/gpu_checks.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
+#include "tests/support/shard_sweeps.hpp"
 
 namespace {
 
@@ -28,13 +30,7 @@ Outcome run(const std::string& arguments, const std::string& environment = "") {
   return attnsweep::testing::run_attnsweep(arguments, environment);
 }
 
-// 12 cases: 4 shapes x 3 variants, a second or two on the CPU.
-const char* const kSweep = R"(name: scale
-variants: [naive, sdpa_math, sdpa_flash]
-dtypes: [fp32]
-shapes: {batch: 1, heads: 2, seq_len: [16, 32, 48, 64], head_dim: 8}
-measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false}
-)";
+const char* const kSweep = attnsweep::testing::kTwelveCaseSweep;
 
 std::string text(SQLite::Database& db, const std::string& sql) {
   const SQLite::Column value = db.execAndGet(sql);
@@ -397,13 +393,7 @@ TEST_F(ScaleOut, PublishCopiesTheDatabaseAndTracesWhenTheRunEnds) {
   EXPECT_EQ(text(local, "SELECT count(*) FROM cases WHERE trace_path LIKE 'traces/run1-%.json'"), "4");
 
   // Stopped by SIGTERM while a worker hangs: what was stored is published, the run says interrupted.
-  const std::string hang = write("hang.yaml", R"(name: hang
-device: cpu
-variants: [naive, test_hang]
-dtypes: [fp32]
-shapes: {batch: 1, heads: 2, seq_len: 16, head_dim: 8}
-measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false, case_timeout_s: 60}
-)");
+  const std::string hang = write("hang.yaml", attnsweep::testing::kHangingSweep);
   const std::string stopped = path("stopped");
   const Outcome interrupted = run("run " + hang + " --isolate --db " + path("hang.db") + " --publish " + stopped,
                                   "ATTNSWEEP_TEST_VARIANTS=1 timeout --preserve-status -s TERM 6 ");
@@ -436,9 +426,7 @@ TEST_F(ScaleOut, PublishedCopiesFollowTheUmask) {
   }
 }
 
-bool has_cuda() {
-  return run("variants").output.find("(0 CUDA device(s) visible)") == std::string::npos;
-}
+bool has_cuda() { return attnsweep::testing::binary_sees_cuda(); }
 
 TEST_F(ScaleOut, GpuEveryGpuServesCasesAndRecordsItself) {
   if (!has_cuda()) GTEST_SKIP() << "no CUDA device here";

@@ -26,8 +26,8 @@
 #include "runner/compare/comparison_report.hpp"
 #include "runner/compare/mann_whitney.hpp"
 #include "runner/measure/statistics.hpp"
-#include "storage/run_reader.hpp"
-#include "storage/store.hpp"
+#include "runner/storage/run_reader.hpp"
+#include "runner/storage/store.hpp"
 #include "tests/support/scratch_directory.hpp"
 
 namespace attnsweep::compare {
@@ -96,7 +96,7 @@ CaseResult result_of(const Synthetic& s, std::mt19937_64& random) {
   r.device = Device::cuda(0);
   r.gpu_uuid = "GPU-8c4d0e21-5b7a-4c1e-9f3a-1d2e3f4a5b6c";
   r.timer = "cuda_event";
-  r.stop_reason = "target_rel_stdev";
+  r.stop_reason = StopReason::target_rel_stdev;
   r.sdpa_backend = s.backend;
   r.rel_error = s.rel_error;
   r.flops = 4.0 * 8 * 16 * 64 * static_cast<double>(s.seq_len * (s.seq_len + 1) / 2);

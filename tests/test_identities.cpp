@@ -9,6 +9,7 @@
 #include "runner/common/errors.hpp"
 #include "runner/common/identities.hpp"
 #include "runner/common/text.hpp"
+#include "tests/support/file_text.hpp"
 
 namespace attnsweep {
 namespace {
@@ -96,13 +97,10 @@ TEST(Identities, DtypeBytes) {
   EXPECT_EQ(dtype_bytes(Dtype::fp32), 4);
 }
 
-// The values a CHECK (column IN (...)) of storage/schema.sql allows, in the
+// The values a CHECK (column IN (...)) of runner/storage/schema.sql allows, in the
 // order the constraints appear; sorted, for comparing as sets.
 std::vector<std::vector<std::string>> schema_check_lists(const std::string& column) {
-  std::ifstream file(ATTNSWEEP_SOURCE_DIR "/storage/schema.sql");
-  std::stringstream text;
-  text << file.rdbuf();
-  const std::string schema = text.str();
+  const std::string schema = attnsweep::testing::read_file(ATTNSWEEP_SOURCE_DIR "/runner/storage/schema.sql");
   std::vector<std::vector<std::string>> lists;
   const std::regex check("CHECK \\(" + column + " IN \\(([^)]*)\\)\\)");
   for (auto it = std::sregex_iterator(schema.begin(), schema.end(), check); it != std::sregex_iterator(); ++it) {

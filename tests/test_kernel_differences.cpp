@@ -30,8 +30,8 @@
 #include "runner/compare/compare_runs.hpp"
 #include "runner/compare/comparison_report.hpp"
 #include "runner/compare/kernel_differences.hpp"
-#include "storage/run_reader.hpp"
-#include "storage/store.hpp"
+#include "runner/storage/run_reader.hpp"
+#include "runner/storage/store.hpp"
 #include "tests/support/scratch_directory.hpp"
 
 namespace attnsweep::compare {

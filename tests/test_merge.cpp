@@ -6,15 +6,9 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <functional>
-#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -28,29 +22,28 @@
 #include "runner/plan/cost.hpp"
 #include "runner/plan/plan.hpp"
 #include "runner/plan/shard.hpp"
-#include "storage/merge.hpp"
-#include "storage/run_reader.hpp"
-#include "storage/store.hpp"
-#include "storage/trace_location.hpp"
+#include "runner/scale_out/merge.hpp"
+#include "runner/storage/run_reader.hpp"
+#include "runner/storage/store.hpp"
+#include "runner/storage/trace_location.hpp"
+#include "tests/support/file_text.hpp"
+#include "tests/support/released_together.hpp"
 #include "tests/support/scratch_directory.hpp"
+#include "tests/support/shard_sweeps.hpp"
 
 namespace attnsweep::storage {
 namespace {
 
+using scale_out::kMergedRunSource;
+using scale_out::merge_shards;
+using scale_out::MergeReport;
+using scale_out::ShardMerge;
+
 namespace fs = std::filesystem;
 
-// Six cases in three groups of one shape each: one group per shard of three.
-const char* const kConfig = R"(name: merge-unit
-variants: [naive, sdpa_math]
-dtypes: [fp32]
-shapes: {batch: 1, heads: 2, seq_len: [16, 32, 48], head_dim: 8}
-measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false}
-)";
+const std::string kConfig = attnsweep::testing::six_case_sweep("merge-unit");
 
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+std::string file_bytes(const std::string& path) { return attnsweep::testing::read_file(path); }
 
 // A config, its plan and its split, as attnsweep run --shard K/N computes them.
 struct SweepSplit {
@@ -84,7 +77,7 @@ CaseResult result_for(const Case& c, double salt) {
   CaseResult r;
   r.device = Device::cpu();
   r.timer = "steady_clock";
-  r.stop_reason = "max_samples";
+  r.stop_reason = StopReason::max_samples;
   const double base = 100.0 * (c.plan_index + 1) + salt;
   r.cpu_time_us = summarize({base, base + 1, base + 2});
   r.flops = 1e6 * (c.plan_index + 1);
@@ -675,32 +668,17 @@ TEST_F(Merge, MergesIntoOneNewOutputAtOnceAllSucceed) {
   constexpr int kRounds = 60, kMerges = 4;
   for (int round = 0; round < kRounds; ++round) {
     const std::string out = path("at-once" + std::to_string(round) + ".db");
-    int start[2];
-    ASSERT_EQ(pipe(start), 0);
-    std::vector<pid_t> merges;
-    for (int i = 0; i < kMerges; ++i) {
-      const pid_t pid = fork();
-      if (pid == 0) {
-        close(start[1]);
-        char go = 0;
-        if (read(start[0], &go, 1) < 0) _exit(4);  // returns 0 once the parent closes its end
-        try {
-          merge_shards(out, inputs);
-          _exit(0);
-        } catch (const std::exception& error) {
-          std::fprintf(stderr, "merge %d: %s\n", i, error.what());
-          _exit(2);
-        }
+    const std::vector<int> exit_codes = attnsweep::testing::race_processes(kMerges, [&](int i) {
+      try {
+        merge_shards(out, inputs);
+        return 0;
+      } catch (const std::exception& error) {
+        std::fprintf(stderr, "merge %d: %s\n", i, error.what());
+        return 2;
       }
-      merges.push_back(pid);
-    }
-    close(start[0]);
-    close(start[1]);
-    for (const pid_t pid : merges) {
-      int status = 0;
-      waitpid(pid, &status, 0);
-      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round;
-    }
+    });
+    ASSERT_EQ(exit_codes.size(), static_cast<std::size_t>(kMerges)) << "round " << round;
+    for (const int exit_code : exit_codes) EXPECT_EQ(exit_code, 0) << "round " << round;
     ASSERT_TRUE(fs::exists(out)) << "round " << round;
     SQLite::Database check(out, SQLite::OPEN_READONLY);
     EXPECT_EQ(check.execAndGet("SELECT count(*) FROM runs").getInt(), 1) << "round " << round;

@@ -9,6 +9,7 @@
 #include "runner/config/config.hpp"
 #include "runner/plan/plan.hpp"
 #include "runner/plan/shard.hpp"
+#include "tests/support/two_varlen_batches.hpp"
 
 namespace attnsweep {
 namespace {
@@ -153,14 +154,7 @@ exclude:
 // Issue 33, item 6: labels identify. These two batches share their range, and
 // their 4-digit digests collided: both were 4x2xvarlen[q 1, kv 8-32 #74b2]x8.
 TEST(Plan, TwoVariableLengthBatchesOfOneRangeHaveTwoLabels) {
-  const Plan plan = plan_of(R"(
-variants: [naive]
-dtypes: [fp32]
-causal: false
-shapes:
-  - {heads: 2, head_dim: 8, varlen: {seq_len_kv: [8, 8, 12, 32], seq_len_q: 1}}
-  - {heads: 2, head_dim: 8, varlen: {seq_len_kv: [8, 15, 19, 32], seq_len_q: 1}}
-)");
+  const Plan plan = plan_of(attnsweep::testing::kTwoVarlenBatchesOfOneRange);
   ASSERT_EQ(plan.cases.size(), 2u);
   // The first 12 hex digits of sha256("1,1,1,1;8,8,12,32") and of sha256("1,1,1,1;8,15,19,32").
   EXPECT_EQ(plan.cases[0].shape.label(), "4x2xvarlen[q 1, kv 8-32 #74b2e04990ae]x8");

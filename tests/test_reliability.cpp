@@ -4,6 +4,7 @@
 // and hangs, several writers share one database, and queries cannot write.
 #include <gtest/gtest.h>
 
+#include "tests/support/file_text.hpp"
 #include "tests/support/spawn_attnsweep.hpp"
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -23,19 +24,14 @@
 #include <thread>
 
 #include "runner/common/sha256.hpp"
-#include "storage/store.hpp"
+#include "runner/storage/store.hpp"
 #include "tests/support/scratch_directory.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+using attnsweep::testing::read_file;
 
 // Starts attnsweep with `arguments`, stdout and stderr into `log`; returns its pid.
 pid_t spawn(const std::vector<std::string>& arguments, const std::string& log, bool test_variants = false) {

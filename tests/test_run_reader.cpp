@@ -12,12 +12,16 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <set>
 #include <stdexcept>
 
 #include "runner/common/errors.hpp"
-#include "storage/run_reader.hpp"
-#include "storage/trace_location.hpp"
-#include "storage/store.hpp"
+#include "runner/storage/case_columns.hpp"
+#include "runner/storage/run_columns.hpp"
+#include "runner/storage/run_reader.hpp"
+#include "runner/storage/trace_location.hpp"
+#include "runner/storage/store.hpp"
+#include "tests/support/run_record.hpp"
 #include "tests/support/scratch_directory.hpp"
 
 namespace attnsweep::storage {
@@ -31,18 +35,9 @@ std::string file_bytes(const std::string& path) {
 }
 
 RunRecord run_record(const std::string& name) {
-  RunRecord run;
-  run.name = name;
+  RunRecord run = attnsweep::testing::unit_run_record(name);
   run.config_path = "configs/unit.yaml";
-  run.config_yaml = "variants: [naive]\n";
-  run.config_sha256 = "abc123";
-  run.environment.device = Device::cuda(0);
-  run.environment.device_name = "NVIDIA H200";
-  run.environment.torch_version = "2.11.0";
   run.environment.hostname = "node7";
-  run.timing_protocol = "test protocol";
-  run.flop_convention = "test convention";
-  run.seed = 7;
   run.planned_cases = 3;
   run.measure.case_order = CaseOrder::shuffled;
   run.ceiling_bf16_tflops = 800.5;
@@ -57,7 +52,7 @@ std::pair<Case, CaseResult> gpu_case() {
   r.device = Device::cuda(0);
   r.timer = "cuda_event";
   r.sdpa_backend = "cudnn_attention";
-  r.stop_reason = "target_rel_stdev";
+  r.stop_reason = StopReason::target_rel_stdev;
   r.gpu_time_us = summarize({80, 81, 82, 79, 80, 84, 78});
   r.graph_time_us = summarize({70, 71, 72});
   r.cpu_dispatch_us_median = 25.5;
@@ -342,7 +337,7 @@ TEST_F(RunReaderTest, GpuCaseComesBackFieldByField) {
   EXPECT_EQ(row.warnings, "counts differed once; slow clock");
   EXPECT_EQ(row.sdpa_backend, "cudnn_attention");
   EXPECT_EQ(row.timer, "cuda_event");
-  EXPECT_EQ(row.stop_reason, "target_rel_stdev");
+  EXPECT_EQ(row.stop_reason, StopReason::target_rel_stdev);
   // Written as traces/2.json from the current directory, stored from the database's folder.
   EXPECT_EQ(reader.run(run_id)->trace_path_base, "database");
   EXPECT_EQ(trace_file_of(path_, "database", row.trace_path),
@@ -357,12 +352,14 @@ TEST_F(RunReaderTest, GpuCaseComesBackFieldByField) {
   EXPECT_EQ(row.profiled_forwards, 2);
   EXPECT_EQ(row.kernel_time_us_per_forward, 57.8);
   EXPECT_EQ(row.samples, 4);  // eager only
-  EXPECT_EQ(row.graph_samples, 3);
+  ASSERT_TRUE(row.graph_time_us.has_value());
+  EXPECT_EQ(row.graph_time_us->count, 3);
   EXPECT_EQ(row.throttled_samples, 1);
   EXPECT_EQ(row.launch_latency_hidden, true);
-  EXPECT_EQ(row.gpu_time_us_median, 80);
-  EXPECT_FALSE(row.cpu_time_us_median.has_value());
-  EXPECT_EQ(row.graph_time_us_median, 71);
+  ASSERT_TRUE(row.gpu_time_us.has_value());
+  EXPECT_EQ(row.gpu_time_us->median, 80);
+  EXPECT_FALSE(row.cpu_time_us.has_value());
+  EXPECT_EQ(row.graph_time_us->median, 71);
   EXPECT_EQ(row.median_us(), 80);
   ASSERT_TRUE(row.median_ci_rel.has_value());
   EXPECT_DOUBLE_EQ(*row.median_ci_rel, 0.0375);
@@ -391,12 +388,12 @@ TEST_F(RunReaderTest, CpuCaseHasNoGpuCounts) {
   EXPECT_FALSE(row.kernel_time_us_per_forward.has_value());
   EXPECT_EQ(row.cpu_ops_per_forward, 9);
   EXPECT_EQ(row.counts_consistent, true);
-  EXPECT_FALSE(row.gpu_time_us_median.has_value());
-  EXPECT_EQ(row.cpu_time_us_median, 110);
+  EXPECT_FALSE(row.gpu_time_us.has_value());
+  ASSERT_TRUE(row.cpu_time_us.has_value());
+  EXPECT_EQ(row.cpu_time_us->median, 110);
   EXPECT_EQ(row.median_us(), 110);
   EXPECT_FALSE(row.median_ci_rel.has_value());  // under 6 samples
-  EXPECT_FALSE(row.graph_time_us_median.has_value());
-  EXPECT_FALSE(row.graph_samples.has_value());
+  EXPECT_FALSE(row.graph_time_us.has_value());
   EXPECT_FALSE(row.throttled_samples.has_value());
   EXPECT_FALSE(row.launch_latency_hidden.has_value());
   EXPECT_FALSE(row.peak_mem_bytes.has_value());
@@ -548,6 +545,112 @@ void expect_refused(const std::string& path, const std::string& reason) {
     EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << message;
     EXPECT_NE(message.find(reason), std::string::npos) << message;
   }
+}
+
+// ---- the column tables: one list per table, both directions ---------------------
+
+// The columns of a table as the schema has them.
+std::set<std::string> schema_columns(const std::string& path, const std::string& table) {
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  SQLite::Statement query(db, "SELECT name FROM pragma_table_info(?)");
+  query.bind(1, table);
+  std::set<std::string> names;
+  while (query.executeStep()) names.insert(query.getColumn(0).getString());
+  return names;
+}
+
+template <typename Row>
+std::set<std::string> table_columns(const fields::Table<Row>& table) {
+  std::set<std::string> names;
+  for (const auto& field : table.fields) {
+    if (field.expression.empty()) names.insert(field.column);
+  }
+  return names;
+}
+
+// A stored value as the tests compare it.
+fields::Value stored_value(const SQLite::Column& column) {
+  if (column.isNull()) return {};
+  if (column.isInteger()) return column.getInt64();
+  if (column.isFloat()) return column.getDouble();
+  return column.getString();
+}
+
+TEST_F(RunReaderTest, TheColumnTablesNameEveryColumnOfTheSchemaOnce) {
+  write_run();
+  EXPECT_EQ(table_columns(case_columns()), schema_columns(path_, "cases"));
+  EXPECT_EQ(table_columns(run_columns()), schema_columns(path_, "runs"));
+  EXPECT_EQ(case_columns().fields.size() - 3, schema_columns(path_, "cases").size());  // + 3 derived, no repeats
+  EXPECT_EQ(run_columns().fields.size(), schema_columns(path_, "runs").size());
+}
+
+// What the reader made of each stored row, written back through the same
+// table, is the stored value again, column by column: one mapping both ways.
+TEST_F(RunReaderTest, ARowReadBackWritesTheValuesItWasReadFrom) {
+  const std::int64_t run_id = write_run();
+  const RunReader reader(path_);
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  int compared = 0;
+  for (const CaseRow& row : reader.cases(run_id)) {
+    for (const auto& field : case_columns().fields) {
+      if (!fields::stored(field)) continue;
+      SQLite::Statement query(db, "SELECT " + field.column + " FROM cases WHERE case_id = ?");
+      query.bind(1, row.case_id);
+      ASSERT_TRUE(query.executeStep());
+      EXPECT_EQ(field.write(row), stored_value(query.getColumn(0))) << "cases." << field.column << " of " << row.identity.label();
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 3 * 94);  // 95 columns but case_id, for three cases
+  const RunRow run = *reader.run(run_id);
+  for (const auto& field : run_columns().fields) {
+    if (!fields::stored(field)) continue;
+    SQLite::Statement query(db, "SELECT " + field.column + " FROM runs WHERE run_id = ?");
+    query.bind(1, run_id);
+    ASSERT_TRUE(query.executeStep());
+    EXPECT_EQ(field.write(run), stored_value(query.getColumn(0))) << "runs." << field.column;
+  }
+}
+
+// The derived values the readers use are the results view's, computed by SQLite once.
+TEST_F(RunReaderTest, TheDerivedValuesAreTheResultsViews) {
+  const std::int64_t run_id = write_run();
+  {
+    SQLite::Database writable(path_, SQLite::OPEN_READWRITE);
+    writable.exec("UPDATE cases SET energy_j = 0.0125, grad_rel_error_q = 1e-3, grad_rel_error_k = 3e-3, "
+                  "grad_rel_error_v = 2e-3 WHERE plan_index = 2");
+  }
+  const RunReader reader(path_);
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  for (const CaseRow& row : reader.cases(run_id)) {
+    SQLite::Statement view(db, "SELECT time_us_median, tflop_per_joule, grad_rel_error_max FROM results WHERE case_id = ?");
+    view.bind(1, row.case_id);
+    ASSERT_TRUE(view.executeStep());
+    EXPECT_EQ(fields::to_value(row.median_us()), stored_value(view.getColumn(0))) << row.identity.label();
+    EXPECT_EQ(fields::to_value(row.tflop_per_joule()), stored_value(view.getColumn(1))) << row.identity.label();
+    EXPECT_EQ(fields::to_value(row.worst_grad_rel_error()), stored_value(view.getColumn(2))) << row.identity.label();
+  }
+  const CaseRow gpu = reader.cases(run_id).at(2);
+  EXPECT_EQ(gpu.median_us(), 80);
+  EXPECT_DOUBLE_EQ(*gpu.tflop_per_joule(), 1e9 / 1e12 / 0.0125);
+  EXPECT_EQ(gpu.worst_grad_rel_error(), 3e-3);
+}
+
+// Printers pick a column by name and show it with the column's unit and digits.
+TEST_F(RunReaderTest, APrinterPicksAColumnByNameWithItsDisplay) {
+  const std::int64_t run_id = write_run();
+  const CaseRow gpu = RunReader(path_).cases(run_id).at(2);
+  const Shown tflops = case_value(gpu, "tflops");
+  EXPECT_EQ(tflops.value, fields::Value{12.5});
+  EXPECT_EQ(tflops.display.unit, "TFLOP/s");
+  EXPECT_EQ(tflops.display.style, Display::Style::fixed);
+  EXPECT_EQ(tflops.display.digits, 2);
+  EXPECT_EQ(case_value(gpu, "time_us_median").value, fields::Value{80.0});
+  EXPECT_EQ(case_value(gpu, "time_us_median").display.unit, "us");
+  EXPECT_EQ(case_value(gpu, "rel_error").display.style, Display::Style::scientific);
+  EXPECT_EQ(case_value(gpu, "gpu_time_us_p90").display.unit, "us");
+  EXPECT_EQ(case_value(gpu, "sdpa_backend").value, fields::Value{std::string("cudnn_attention")});
+  EXPECT_THROW(case_value(gpu, "no_such_column"), std::logic_error);
 }
 
 TEST_F(RunReaderTest, RefusesAMissingFileAndDoesNotCreateIt) {

@@ -1,7 +1,12 @@
 // Statistics and the stopping rule.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <string>
+#include <vector>
+
 #include "runner/measure/statistics.hpp"
+#include "runner/measure/stdrel_criterion.hpp"
 #include "runner/measure/stopping_rule.hpp"
 
 namespace attnsweep {
@@ -67,6 +72,9 @@ StoppingSettings settings(int min_samples, int max_samples, double target, doubl
   return s;
 }
 
+// The stored spelling of the rule's reason; "" while it runs.
+std::string reason_of(const StoppingRule& rule) { return rule.reason() ? to_string(*rule.reason()) : ""; }
+
 TEST(StoppingRule, StopsAtTargetNoiseOnlyAfterMinimumSamples) {
   StoppingRule rule(settings(5, 100, 0.01, 60));
   for (int i = 0; i < 4; ++i) {
@@ -75,7 +83,7 @@ TEST(StoppingRule, StopsAtTargetNoiseOnlyAfterMinimumSamples) {
   }
   rule.add_sample(100);
   EXPECT_TRUE(rule.should_stop(0.1));
-  EXPECT_EQ(rule.reason(), "target_rel_stdev");
+  EXPECT_EQ(reason_of(rule), "target_rel_stdev");
   EXPECT_EQ(rule.count(), 5);
 }
 
@@ -92,7 +100,7 @@ int take_alternating(StoppingRule& rule, double even, double odd) {
 TEST(StoppingRule, NoisySamplesRunToTheSampleCap) {
   StoppingRule rule(settings(2, 10, 0.01, 60));
   EXPECT_EQ(take_alternating(rule, 200, 100), 10);
-  EXPECT_EQ(rule.reason(), "max_samples");
+  EXPECT_EQ(reason_of(rule), "max_samples");
   EXPECT_NEAR(rule.rel_stdev(), summarize({200, 100, 200, 100, 200, 100, 200, 100, 200, 100}).rel_stdev(), 1e-12);
 }
 
@@ -102,7 +110,7 @@ TEST(StoppingRule, TimeCapWinsOverMinimumSamples) {
   EXPECT_FALSE(rule.should_stop(0.5));
   rule.add_sample(1e6);
   EXPECT_TRUE(rule.should_stop(1.0));
-  EXPECT_EQ(rule.reason(), "max_case_seconds");
+  EXPECT_EQ(reason_of(rule), "max_case_seconds");
 }
 
 TEST(StoppingRule, WaitsForTheMinimumSummedTime) {
@@ -115,7 +123,7 @@ TEST(StoppingRule, WaitsForTheMinimumSummedTime) {
   }
   rule.add_sample(100);
   EXPECT_TRUE(rule.should_stop(0.1));
-  EXPECT_EQ(rule.reason(), "target_rel_stdev");
+  EXPECT_EQ(reason_of(rule), "target_rel_stdev");
 }
 
 TEST(StoppingRule, StopsWhenTheNoiseEstimateNoLongerMoves) {
@@ -123,9 +131,32 @@ TEST(StoppingRule, StopsWhenTheNoiseEstimateNoLongerMoves) {
   // 0.001 target, so more samples cannot help.
   StoppingRule rule(settings(10, 100000, 0.001, 60));
   const int taken = take_alternating(rule, 110, 90);
-  EXPECT_EQ(rule.reason(), "noise_converged");
+  EXPECT_EQ(reason_of(rule), "noise_converged");
   EXPECT_LT(taken, 200);
   EXPECT_NEAR(rule.rel_stdev(), 0.1, 0.01);
+}
+
+TEST(StoppingRule, TheCriterionIsStdrelByNameWithItsNamedParameters) {
+  StoppingRule rule(settings(5, 100, 0.01, 60));
+  EXPECT_EQ(rule.criterion().name(), "stdrel");
+  EXPECT_EQ(stopping_criterion_names(), std::vector<std::string>{"stdrel"});
+  std::vector<std::string> names;
+  for (const NamedParameter& parameter : rule.criterion().parameters()) names.push_back(parameter.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"target_rel_stdev", "noise_window", "noise_looks", "noise_spread"}));
+  EXPECT_DOUBLE_EQ(rule.criterion().parameters().front().value, 0.01);
+  StoppingSettings unknown = settings(5, 100, 0.01, 60);
+  unknown.criterion = "entropy";
+  EXPECT_THROW(StoppingRule{unknown}, std::invalid_argument);
+}
+
+// The criterion alone: it converges on what it sees; the caps and minimums are the rule's.
+TEST(StoppingRule, TheStdrelCriterionStopsAtTheTargetWithoutMinimums) {
+  StdrelCriterion criterion(settings(50, 100, 0.01, 60));
+  criterion.add_sample(100);
+  EXPECT_FALSE(criterion.is_finished());  // one sample: no spread yet
+  criterion.add_sample(100);
+  EXPECT_TRUE(criterion.is_finished());
+  EXPECT_EQ(criterion.reason(), StopReason::target_rel_stdev);
 }
 
 }  // namespace

@@ -21,10 +21,12 @@
 #include <vector>
 
 #include "runner/common/errors.hpp"
-#include "storage/fields.hpp"
-#include "storage/run_reader.hpp"
-#include "storage/sqlite_failure.hpp"
-#include "storage/store.hpp"
+#include "runner/storage/fields.hpp"
+#include "runner/storage/run_reader.hpp"
+#include "runner/storage/sqlite_failure.hpp"
+#include "runner/storage/store.hpp"
+#include "tests/support/released_together.hpp"
+#include "tests/support/run_record.hpp"
 #include "tests/support/scratch_directory.hpp"
 
 namespace attnsweep::storage {
@@ -38,16 +40,7 @@ class StoreTest : public ::testing::Test {
   std::string path_ = scratch_.path("results.db");
 
   static RunRecord run_record() {
-    RunRecord run;
-    run.name = "unit";
-    run.config_yaml = "variants: [naive]\n";
-    run.config_sha256 = "abc123";
-    run.environment.device = Device::cuda(0);
-    run.environment.device_name = "NVIDIA H200";
-    run.environment.torch_version = "2.11.0";
-    run.timing_protocol = "test protocol";
-    run.flop_convention = "test convention";
-    run.seed = 7;
+    RunRecord run = attnsweep::testing::unit_run_record("unit");
     run.planned_cases = 2;
     return run;
   }
@@ -58,7 +51,7 @@ class StoreTest : public ::testing::Test {
     r.device = Device::cuda(0);
     r.timer = "cuda_event";
     r.sdpa_backend = "cudnn_attention";
-    r.stop_reason = "target_rel_stdev";
+    r.stop_reason = StopReason::target_rel_stdev;
     r.gpu_time_us = summarize({80, 81, 82, 79, 80, 84, 78});
     r.phases = {0.01, 0.02, 0.03, 0.5, 0.25, 0.125};
     r.cpu_dispatch_us_median = 25.5;
@@ -356,7 +349,7 @@ TEST_F(StoreTest, MigratesASavedVersionFiveDatabase) {
 }
 
 // tests/data/schema_v6.db: the same two cases as a version 6 database (shard 0 of 1,
-// one run_devices row; made from schema_v5.db with storage/schema.sql of commit 8482970);
+// one run_devices row; made from schema_v5.db with runner/storage/schema.sql of commit 8482970);
 // version 7 adds the environment fingerprint, the power regime and the clock event reasons.
 TEST_F(StoreTest, MigratesASavedVersionSixDatabase) {
   ASSERT_NO_FATAL_FAILURE(copy_saved_database(6, path_));
@@ -374,7 +367,7 @@ TEST_F(StoreTest, MigratesASavedVersionSixDatabase) {
 }
 
 // tests/data/schema_v7.db: the same two cases as a version 7 database (burst regime, a
-// fingerprint, a trace path as given; made from schema_v6.db with storage/schema.sql of
+// fingerprint, a trace path as given; made from schema_v6.db with runner/storage/schema.sql of
 // commit 08ff3ad); version 8 stores trace paths relative to the database (trace_path_base).
 TEST_F(StoreTest, MigratesASavedVersionSevenDatabase) {
   ASSERT_NO_FATAL_FAILURE(copy_saved_database(7, path_));
@@ -493,7 +486,8 @@ TEST_F(StoreTest, TheValidityLabelIsStoredWithItsReasonsAndTheSchemaRefusesAnoth
   CaseResult r;
   r.device = Device::cpu();
   r.validity = "suspect";
-  r.validity_reasons = {"few_samples: 4 kept sample(s), under min_samples 10", "shared_gpu: 1 other"};
+  r.validity_reasons = {{ValidityCode::few_samples, "4 kept sample(s), under min_samples 10"},
+                        {ValidityCode::shared_gpu, "1 other"}};
   r.graph_launches_per_replay = 3;
   r.graph_output_rel_diff = std::numeric_limits<double>::quiet_NaN();  // not finite: NULL
   store.add_case(run_id, Case{0, "naive", Shape{1, 1, 1, 8, 8, 8}, Dtype::fp32, true}, r);
@@ -1168,36 +1162,20 @@ TEST_F(StoreTest, ProcessesCreatingOneNewDatabaseAtOnceAllStoreTheirRun) {
   constexpr int kRounds = 20, kWriters = 3;
   for (int round = 0; round < kRounds; ++round) {
     const std::string path = scratch_.path("new" + std::to_string(round) + ".db");
-    int start[2];
-    ASSERT_EQ(pipe(start), 0);
-    std::vector<pid_t> writers;
-    for (int i = 0; i < kWriters; ++i) {
-      const pid_t pid = fork();
-      if (pid == 0) {
-        close(start[1]);
-        char go = 0;
-        if (read(start[0], &go, 1) < 0) _exit(4);  // returns 0 once the parent closes its end
-        try {
-          Store store(path);
-          store.begin_run(run_record());
-          _exit(0);
-        } catch (const BadInputError& error) {
-          std::fprintf(stderr, "writer %d: %s\n", i, error.what());
-          _exit(2);
-        } catch (const std::exception& error) {
-          std::fprintf(stderr, "writer %d: %s\n", i, error.what());
-          _exit(3);
-        }
+    const std::vector<int> exit_codes = attnsweep::testing::race_processes(kWriters, [&](int i) {
+      try {
+        Store store(path);
+        store.begin_run(run_record());
+        return 0;
+      } catch (const BadInputError& error) {
+        std::fprintf(stderr, "writer %d: %s\n", i, error.what());
+        return 2;
+      } catch (const std::exception& error) {
+        std::fprintf(stderr, "writer %d: %s\n", i, error.what());
+        return 3;
       }
-      writers.push_back(pid);
-    }
-    close(start[0]);
-    close(start[1]);  // every writer goes
-    for (const pid_t pid : writers) {
-      int status = 0;
-      waitpid(pid, &status, 0);
-      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round;
-    }
+    });
+    EXPECT_EQ(exit_codes, std::vector<int>(kWriters, 0)) << "round " << round;
     ASSERT_TRUE(fs::exists(path)) << "round " << round;
     SQLite::Database check(path, SQLite::OPEN_READONLY);
     EXPECT_EQ(check.execAndGet("SELECT count(*) FROM runs").getInt(), kWriters) << "round " << round;

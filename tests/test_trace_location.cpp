@@ -1,10 +1,10 @@
 // Trace paths: stored relative to the database's folder, resolved from the
-// database as a reader names it (storage/trace_location.hpp).
+// database as a reader names it (runner/storage/trace_location.hpp).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "storage/trace_location.hpp"
+#include "runner/storage/trace_location.hpp"
 #include "tests/support/scratch_directory.hpp"
 
 namespace attnsweep::storage {

@@ -23,7 +23,7 @@ CaseResult healthy_cuda_case() {
   stats.mean = 60.5;
   stats.stdev = 0.6;  // 1% relative
   r.gpu_time_us = stats;
-  r.stop_reason = "target_rel_stdev";
+  r.stop_reason = StopReason::target_rel_stdev;
   r.launch_latency_hidden = true;
   ProfileSummary profile;
   profile.profiled_forwards = 3;
@@ -49,7 +49,7 @@ ValidityLimits limits() { return {/*min_samples=*/10, /*target_rel_stdev=*/0.02,
 
 std::string judged(CaseResult r) {
   judge_validity(bf16_case(), limits(), r);
-  return r.validity + (r.validity_reasons.empty() ? "" : " " + joined_reasons(r.validity_reasons));
+  return r.validity + (r.validity_reasons.empty() ? "" : " " + format_reasons(r.validity_reasons));
 }
 
 TEST(Validity, AHealthyCaseIsOk) {
@@ -179,11 +179,12 @@ TEST(Validity, SamplesTakenInTheWrongStateAreSuspectWithEveryReason) {
   judge_validity(bf16_case(), limits(), r);
   EXPECT_EQ(r.validity, "suspect");
   ASSERT_EQ(r.validity_reasons.size(), 5u);
-  EXPECT_EQ(r.validity_reasons[0], "shared_gpu: 2 other compute process(es) on the GPU during the case");
-  EXPECT_EQ(r.validity_reasons[1], "throttled_samples: 4 sample(s) dropped, the SM clock under the throttle fraction");
-  EXPECT_EQ(r.validity_reasons[2], "power_capped: 100% of the kept samples under a power cap");
-  EXPECT_EQ(r.validity_reasons[3], "thermal_capped: 60% of the kept samples under a thermal slowdown");
-  EXPECT_EQ(r.validity_reasons[4].substr(0, 19), "cooldown_exhausted:");
+  EXPECT_EQ(format_reason(r.validity_reasons[0]), "shared_gpu: 2 other compute process(es) on the GPU during the case");
+  EXPECT_EQ(format_reason(r.validity_reasons[1]),
+            "throttled_samples: 4 sample(s) dropped, the SM clock under the throttle fraction");
+  EXPECT_EQ(format_reason(r.validity_reasons[2]), "power_capped: 100% of the kept samples under a power cap");
+  EXPECT_EQ(format_reason(r.validity_reasons[3]), "thermal_capped: 60% of the kept samples under a thermal slowdown");
+  EXPECT_EQ(format_reason(r.validity_reasons[4]).substr(0, 19), "cooldown_exhausted:");
   CaseResult half = healthy_cuda_case();
   half.power_cap_share = 0.5;  // "most" means more than half
   EXPECT_EQ(judged(half), "ok");
@@ -192,12 +193,12 @@ TEST(Validity, SamplesTakenInTheWrongStateAreSuspectWithEveryReason) {
 TEST(Validity, TooFewSamplesOrAStoppingRuleThatNeverConvergedIsSuspect) {
   CaseResult few = healthy_cuda_case();
   few.gpu_time_us->count = 4;
-  few.stop_reason = "max_case_seconds";
+  few.stop_reason = StopReason::max_case_seconds;
   few.gpu_time_us->stdev = 0.01;
   EXPECT_EQ(judged(few), "suspect few_samples: 4 kept sample(s), under min_samples 10");
 
   CaseResult moving = healthy_cuda_case();
-  moving.stop_reason = "max_samples";
+  moving.stop_reason = StopReason::max_samples;
   moving.gpu_time_us->stdev = 3.025;  // 5% relative
   EXPECT_EQ(judged(moving), "suspect not_converged: stopped at max_samples with a relative stdev of 5.0% "
                             "(target 2.0%), still moving");
@@ -352,11 +353,36 @@ TEST(Validity, ACpuCaseIsJudgedOnItsSamplesAlone) {
   stats.mean = 905;
   stats.stdev = 9;
   r.cpu_time_us = stats;
-  r.stop_reason = "target_rel_stdev";
+  r.stop_reason = StopReason::target_rel_stdev;
   ProfileSummary profile;
   profile.kernels_each_forward = {0, 0, 0};
   r.profile = profile;
   EXPECT_EQ(judged(r), "ok");
+}
+
+TEST(Validity, ReasonsAreStoredAsCodeAndDetailJoinedAndReadBack) {
+  const std::vector<ValidityReason> reasons = {{ValidityCode::few_samples, "4 kept sample(s), under min_samples 10"},
+                                               {ValidityCode::shared_gpu, "1 other"}};
+  const std::string stored = format_reasons(reasons);
+  EXPECT_EQ(stored, "few_samples: 4 kept sample(s), under min_samples 10; shared_gpu: 1 other");
+  EXPECT_EQ(parse_reasons(stored), reasons);
+  EXPECT_EQ(format_reasons({}), "");
+  EXPECT_EQ(parse_reasons("").value().size(), 0u);
+  // level_shift's detail holds a ": " of its own; only the first one ends the code.
+  EXPECT_EQ(parse_reasons("level_shift: the medians ... us): the time moved").value().front().detail,
+            "the medians ... us): the time moved");
+  // A code no build wrote, or a part without one, is a damaged value.
+  EXPECT_FALSE(parse_reasons("power_caped: 100% of the kept samples").has_value());
+  EXPECT_FALSE(parse_reasons("few_samples: 4; shared_gpu").has_value());
+  for (const std::string& name : validity_code_names()) EXPECT_EQ(to_string(*parse_validity_code(name)), name);
+}
+
+TEST(Validity, StopReasonsHaveOneSpellingEach) {
+  for (const std::string& name : stop_reason_names()) EXPECT_EQ(to_string(*parse_stop_reason(name)), name);
+  EXPECT_EQ(stop_reason_names(),
+            (std::vector<std::string>{"target_rel_stdev", "noise_converged", "max_case_seconds", "max_samples"}));
+  EXPECT_FALSE(parse_stop_reason("max_sample").has_value());
+  EXPECT_FALSE(parse_stop_reason("").has_value());
 }
 
 }  // namespace

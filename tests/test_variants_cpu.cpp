@@ -5,7 +5,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <cctype>
+#include <ostream>
 #include <tuple>
 
 #include "runner/measure/input_guard.hpp"
@@ -14,6 +14,7 @@
 #include "runner/variants/registry.hpp"
 #include "runner/variants/sdpa_common.hpp"
 #include "runner/variants/variant_names.hpp"
+#include "tests/support/case_test_name.hpp"
 
 namespace attnsweep {
 namespace {
@@ -73,16 +74,14 @@ std::vector<VariantCase> cpu_cases() {
   return cases;
 }
 
-std::string test_name(const Mask& mask) {
-  std::string name;
-  for (const char ch : mask.label()) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-  return name;
-}
+Case as_case(const VariantCase& p) { return Case{0, p.variant, p.shape, p.dtype, p.mask}; }
+
+// gtest prints a parameter it has no printer for as its bytes; this one is the case's label.
+void PrintTo(const VariantCase& p, std::ostream* out) { attnsweep::testing::print_case(as_case(p), out); }
 
 INSTANTIATE_TEST_SUITE_P(AllCpuVariants, CpuVariants, ::testing::ValuesIn(cpu_cases()),
                          [](const ::testing::TestParamInfo<VariantCase>& info) {
-                           const auto& p = info.param;
-                           return p.variant + "_" + to_string(p.dtype) + "_" + test_name(p.mask) + "_" + std::to_string(info.index);
+                           return attnsweep::testing::case_test_name(as_case(info.param));
                          });
 
 TEST(Variants, RegistryImplementsEveryCatalogueEntry) {

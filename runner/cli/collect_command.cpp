@@ -13,12 +13,12 @@
 #include "runner/jobs/collect.hpp"
 #include "runner/jobs/hf_commands.hpp"
 #include "runner/plan/shard.hpp"
-#include "storage/database_files.hpp"
+#include "runner/storage/database_files.hpp"
 
 namespace attnsweep::cli {
 namespace {
 
-using storage::ShardMerge;
+using scale_out::ShardMerge;
 
 std::string cases(int count) { return std::to_string(count) + (count == 1 ? " case" : " cases"); }
 
@@ -45,7 +45,7 @@ std::string shard_line(const jobs::CollectResult& collected, const ShardMerge& s
   return line;
 }
 
-std::string summary_line(const std::string& out_path, const storage::MergeReport& report) {
+std::string summary_line(const std::string& out_path, const scale_out::MergeReport& report) {
   const std::string head = "run " + std::to_string(report.run_id) + " in " + out_path + ": ";
   if (report.status == RunStatus::done) return head + "done, " + cases(report.merged_cases);
   std::vector<std::string> missing, unfinished;

@@ -12,7 +12,7 @@
 #include "runner/compare/compare_runs.hpp"
 #include "runner/compare/comparison_report.hpp"
 #include "runner/compare/threshold.hpp"
-#include "storage/run_reader.hpp"
+#include "runner/storage/run_reader.hpp"
 
 namespace attnsweep::cli {
 namespace {

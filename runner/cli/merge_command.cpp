@@ -1,5 +1,5 @@
 // `attnsweep merge OUT.db IN.db...`: the shard databases of one sweep into one
-// run of OUT.db (storage/merge.hpp). Prints one line per shard and where the
+// run of OUT.db (runner/scale_out/merge.hpp). Prints one line per shard and where the
 // merged run stands; exit 3 (kExitIncomplete) while shards or cases are missing.
 #include <iostream>
 #include <string>
@@ -8,13 +8,13 @@
 #include "runner/cli/commands.hpp"
 #include "runner/cli/guarded.hpp"
 #include "runner/plan/shard.hpp"
-#include "storage/merge.hpp"
+#include "runner/scale_out/merge.hpp"
 
 namespace attnsweep::cli {
 namespace {
 
-using storage::MergeReport;
-using storage::ShardMerge;
+using scale_out::MergeReport;
+using scale_out::ShardMerge;
 
 // Lists past this many labels end in "and N more": a sweep may have thousands of shards.
 constexpr std::size_t kListedLabels = 20;
@@ -76,7 +76,7 @@ std::string summary_line(const std::string& out_path, const MergeReport& report)
 
 int merge_command(const MergeOptions& options) {
   return guarded("error: ", [&] {
-    const MergeReport report = storage::merge_shards(options.out_path, options.inputs);
+    const MergeReport report = scale_out::merge_shards(options.out_path, options.inputs);
     for (const ShardMerge& shard : report.shards) std::cout << shard_line(shard, report.shard_count) << "\n";
     std::cout << summary_line(options.out_path, report) << std::endl;
     return static_cast<int>(report.status == RunStatus::done ? kExitOk : kExitIncomplete);

@@ -6,7 +6,7 @@
 #include "runner/report/format.hpp"
 #include "runner/report/query_table.hpp"
 #include "runner/report/writers.hpp"
-#include "storage/query.hpp"
+#include "runner/storage/query.hpp"
 
 namespace attnsweep::cli {
 namespace {

@@ -1,6 +1,7 @@
-// `attnsweep worker` (hidden): the worker process of --isolate, the device
-// probe its parent asks of a worker (runner/execute/worker.hpp), and the op
-// library check before a sweep (runner/execute/op_library_check.hpp).
+// `attnsweep worker` (hidden): the worker processes of --isolate (one case)
+// and --gpus (--serve), the device probe a parent asks of a worker
+// (runner/execute/worker.hpp), and the op library check before a sweep
+// (runner/execute/op_library_check.hpp).
 #include <cstdlib>
 #include <iostream>
 

@@ -16,7 +16,7 @@ namespace attnsweep {
 inline constexpr std::int64_t kRepeatedSignalWindowNs = 1000000000;  // 1 s
 
 // The stop signals, one list for the handlers here and for whatever cleans up
-// before the process ends by one (storage/removed_on_signal).
+// before the process ends by one (runner/storage/removed_on_signal).
 inline constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM};
 
 void install_interrupt_handlers();

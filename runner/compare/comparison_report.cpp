@@ -1,7 +1,5 @@
 #include "runner/compare/comparison_report.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -9,6 +7,7 @@
 
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
+#include "runner/compare/comparison_json.hpp"
 #include "runner/report/escaping.hpp"
 #include "runner/report/table.hpp"
 #include "runner/report/writers.hpp"
@@ -285,7 +284,7 @@ std::string unjudged_list(const Comparison& comparison, const std::string& bulle
   std::string text;
   for (const CaseComparison& c : comparison.cases) {
     if (c.unjudged.empty()) continue;
-    const std::string line = c.key.label() + ": " + c.unjudged;
+    const std::string line = c.key.label() + ": " + c.unjudged.text;
     text += bullet + (markdown ? report::markdown_inline(line) : report::terminal_safe(line)) + "\n";
   }
   return text;
@@ -379,185 +378,6 @@ std::string render_markdown(const Comparison& comparison) {
       << table_text(counts_table(comparison), report::Format::markdown) << "\n"
       << settings_line(comparison.settings) << ".\n\n</details>\n";
   return out.str();
-}
-
-// ---- JSON -----------------------------------------------------------------------
-
-using Json = nlohmann::ordered_json;
-
-Json optional_number(const std::optional<double>& value) {
-  return value && std::isfinite(*value) ? Json(*value) : Json(nullptr);
-}
-
-Json key_json(const CaseKey& key) {
-  return Json{{"label", key.label()},
-              {"variant", key.variant},
-              {"batch", key.shape.batch},
-              {"heads", key.shape.heads},
-              {"kv_heads", key.shape.kv_heads},
-              {"seq_len_q", key.shape.seq_len_q},
-              {"seq_len_kv", key.shape.seq_len_kv},
-              {"head_dim", key.shape.head_dim},
-              {"seq_lens_q", key.shape.seq_lens_q},    // [] for a uniform batch
-              {"seq_lens_kv", key.shape.seq_lens_kv},
-              {"page_size", key.shape.page_size},
-              {"dtype", to_string(key.dtype)},
-              {"causal", key.mask.is_causal()},
-              {"mask", key.mask.label()},
-              {"pass", to_string(key.pass)},
-              {"device", key.device_kind == DeviceKind::cuda ? "cuda" : "cpu"}};
-}
-
-Json run_json(const ComparedRun& compared) {
-  const storage::RunRow& run = compared.run;
-  return Json{{"path", compared.path},          {"run_id", run.run_id},         {"name", run.name},
-              {"status", to_string(run.status)}, {"started_at", run.started_at}, {"device", run.device.to_string()},
-              {"device_name", run.device_name},  {"git_sha", run.git_sha}};
-}
-
-Json time_json(const TimeComparison& time) {
-  return Json{{"verdict", to_string(time.verdict)},
-              {"baseline_median_us", optional_number(time.baseline_median_us)},
-              {"candidate_median_us", optional_number(time.candidate_median_us)},
-              {"baseline_samples", time.baseline_samples},
-              {"candidate_samples", time.candidate_samples},
-              {"ratio", optional_number(time.ratio)},
-              {"p_value", optional_number(time.p_value)},
-              {"quantile_ratio", optional_number(time.quantile_ratio)},
-              {"reason", time.reason},
-              {"marked", time.marked()},
-              {"cap_mark", time.cap_mark},
-              {"baseline_power_cap_share", optional_number(time.baseline_power_cap_share)},
-              {"candidate_power_cap_share", optional_number(time.candidate_power_cap_share)},
-              {"baseline_thermal_cap_share", optional_number(time.baseline_thermal_cap_share)},
-              {"candidate_thermal_cap_share", optional_number(time.candidate_thermal_cap_share)}};
-}
-
-Json energy_json(const EnergyComparison& energy) {
-  return Json{{"baseline_j", optional_number(energy.baseline_j)},
-              {"candidate_j", optional_number(energy.candidate_j)},
-              {"baseline_power_w", optional_number(energy.baseline_power_w)},
-              {"candidate_power_w", optional_number(energy.candidate_power_w)},
-              {"ratio", optional_number(energy.ratio)}};
-}
-
-Json side_json(const std::optional<KernelSide>& side) {
-  if (!side) return nullptr;
-  const auto optional_integer = [](const auto& value) { return value ? Json(*value) : Json(nullptr); };
-  return Json{{"launches_per_pass", side->launches_per_pass},
-              {"time_us", side->time_us},
-              {"time_share", side->time_share},
-              {"grid", side->grid.empty() ? Json(nullptr) : Json(side->grid)},
-              {"block", side->block.empty() ? Json(nullptr) : Json(side->block)},
-              {"registers_per_thread", optional_integer(side->registers_per_thread)},
-              {"shared_memory_bytes", optional_integer(side->shared_memory_bytes)},
-              {"est_occupancy_pct", optional_number(side->est_occupancy_pct)}};
-}
-
-Json kernels_json(const std::optional<KernelDifferences>& differences) {
-  if (!differences) return nullptr;
-  Json kernels = Json::array();
-  for (const KernelDifference& d : differences->kernels) {
-    Json aspects = Json::array();
-    for (KernelAspect aspect : d.aspects) aspects.push_back(to_string(aspect));
-    kernels.push_back(Json{{"name", d.name},
-                           {"short_name", d.short_name},
-                           {"kind", d.kind},
-                           {"change", to_string(d.change)},
-                           {"aspects", aspects},
-                           {"baseline", side_json(d.baseline)},
-                           {"candidate", side_json(d.candidate)}});
-  }
-  return Json{{"baseline_time_us", differences->baseline_time_us},
-              {"candidate_time_us", differences->candidate_time_us},
-              {"baseline_rows", differences->baseline_rows},
-              {"candidate_rows", differences->candidate_rows},
-              {"added", differences->added},
-              {"removed", differences->removed},
-              {"changed", differences->changed},
-              {"unchanged", differences->unchanged},
-              {"top_by_time", differences->top_by_time},
-              {"missing", differences->missing},
-              {"kernels", kernels}};
-}
-
-std::string render_json(const Comparison& comparison) {
-  const CompareSettings& settings = comparison.settings;
-  Json verdicts = Json::object();
-  for (const auto& [verdict, count] : comparison.verdict_counts()) verdicts[to_string(verdict)] = count;
-  Json environment = Json::array();
-  for (const EnvironmentDifference& d : comparison.environment) {
-    environment.push_back(
-        Json{{"fact", d.fact}, {"baseline", d.baseline}, {"candidate", d.candidate}, {"breaks_timing", d.breaks_timing}});
-  }
-  Json cases = Json::array();
-  for (const CaseComparison& c : comparison.cases) {
-    Json findings = Json::array();
-    for (const Finding& f : c.findings) {
-      findings.push_back(Json{{"check", to_string(f.check)},
-                              {"field", f.field},
-                              {"severity", to_string(f.severity)},
-                              {"baseline", f.baseline},
-                              {"candidate", f.candidate},
-                              {"detail", f.detail}});
-    }
-    cases.push_back(Json{{"key", key_json(c.key)},
-                         {"baseline_case_id", c.baseline_case_id},
-                         {"candidate_case_id", c.candidate_case_id},
-                         {"baseline_status", to_string(c.baseline_status)},
-                         {"candidate_status", to_string(c.candidate_status)},
-                         {"same", c.same()},
-                         {"time", time_json(c.time)},
-                         {"energy", energy_json(c.energy)},
-                         {"not_judged", c.unjudged},
-                         {"findings", findings},
-                         {"kernel_differences", kernels_json(c.kernels)}});
-  }
-  Json only_baseline = Json::array(), only_candidate = Json::array();
-  for (const CaseKey& key : comparison.only_in_baseline) only_baseline.push_back(key_json(key));
-  for (const CaseKey& key : comparison.only_in_candidate) only_candidate.push_back(key_json(key));
-  const Json document{
-      {"format", "attnsweep-compare/1"},
-      {"headline", headline(comparison)},
-      {"has_regression", comparison.has_regression()},
-      {"summary",
-       Json{{"regressions", comparison.regressions()},
-            {"improvements", comparison.improvements()},
-            {"notes", comparison.notes()},
-            {"same", comparison.same_cases()},
-            {"marked", comparison.marked_cases()},
-            {"not_judged", comparison.unjudged_cases()},
-            {"inconclusive", comparison.inconclusive()},
-            {"kernel_differences", comparison.kernel_difference_cases()},
-            {"matched_cases", comparison.cases.size()},
-            {"only_in_baseline", comparison.only_in_baseline.size()},
-            {"only_in_candidate", comparison.only_in_candidate.size()},
-            {"time_verdicts", verdicts}}},
-      {"baseline", run_json(comparison.baseline)},
-      {"candidate", run_json(comparison.candidate)},
-      {"settings",
-       Json{{"threshold", settings.threshold},
-            {"min_change_us", settings.min_change_us},
-            {"shift_quantile", settings.shift_quantile},
-            {"alpha", settings.alpha},
-            {"min_kept_samples", settings.min_kept_samples},
-            {"cap_share_difference", settings.cap_share_difference},
-            {"numerics_worse_factor", settings.numerics_worse_factor},
-            {"energy_change", settings.energy_change},
-            {"tolerances", Json{{"bf16", settings.bf16_tolerance},
-                                {"fp16", settings.fp16_tolerance},
-                                {"fp32", settings.fp32_tolerance}}},
-            {"kernels", Json{{"share_change", settings.kernels.share_change},
-                             {"top_by_time", settings.kernels.top_by_time},
-                             {"short_name_width", settings.kernels.short_name_width}}}}},
-      {"warnings", comparison.warnings},
-      {"environment", environment},
-      {"cases", cases},
-      {"only_in_baseline", only_baseline},
-      {"only_in_candidate", only_candidate}};
-  // A path or a message need not be UTF-8 (a file name, an environment variable):
-  // such bytes become U+FFFD rather than failing the whole document.
-  return document.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 #pragma once
 // A Comparison (compare_runs.hpp) as text for a terminal, as markdown for a
 // job log and a pull-request comment, or as one JSON object for programs
-// (docs/compare.md lists its keys). Every format leads with the headline and
-// the differences of environment, then the findings.
+// (comparison_json.hpp; docs/compare.md lists its keys). Every format leads with
+// the headline and the differences of environment, then the findings.
 #include <string>
 #include <vector>
 

@@ -11,32 +11,26 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
-#include <map>
 #include <iostream>
 #include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "runner/common/errors.hpp"
 #include "runner/common/interrupt.hpp"
 #include "runner/common/log.hpp"
 #include "runner/common/text.hpp"
-#include "runner/execute/trace_paths.hpp"
 #include "runner/execute/worker.hpp"
 #include "runner/measure/failed_result.hpp"
-#include "runner/plan/shard.hpp"
-#include "runner/report/case_line.hpp"
 
 namespace attnsweep::execute {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A unit is split into single cases when it costs more than 1/(devices x 4) of
-// the whole: the last units then keep every device busy to the end.
-constexpr int kUnitsPerDevice = 4;
-constexpr double kKeepAliveSeconds = 60;
-constexpr int kStartAttempts = 2;  // a worker that dies before it is ready twice in a row: give up
+constexpr int kStartAttempts = 2;
+constexpr auto kKeepAlive = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kKeepAliveSeconds));  // a worker that dies before it is ready twice in a row: give up
 
 void close_fd(int& fd) {
   if (fd >= 0) ::close(fd);
@@ -47,7 +41,7 @@ void close_fd(int& fd) {
 struct Slot {
   Device device;
   pid_t pid = -1;
-  int to_worker = -1;    // the worker's stdin: one case per line
+  int to_worker = -1;    // a serving worker's stdin: one case per line
   int from_worker = -1;  // its stdout: answers
   std::string partial;   // bytes of an answer not ended by a newline yet
   bool ready = false;
@@ -56,94 +50,144 @@ struct Slot {
   bool ceilings_measured = false;  // by an earlier worker of this device
   int failed_starts = 0;
   std::string gpu_uuid;
-  std::deque<int> unit;        // cases of its current unit not handed out yet
-  std::optional<int> running;  // the plan index in flight
-  int position = 0;            // its position in the sweep, the i of "[i/N]"
-  Clock::time_point started;   // of the case in flight
+  std::deque<QueuedCase> unit;        // cases of its current unit not handed out yet
+  std::optional<QueuedCase> running;  // the case in flight
+  Clock::time_point started;          // of the case in flight
 
   bool alive() const { return pid > 0; }
 };
 
-std::string describe(const Slot& slot) { return slot.device.to_string(); }
-
-class Pool {
+// Writing to a worker that has died must not kill the sweep with SIGPIPE.
+class IgnoreBrokenPipes {
  public:
-  Pool(const Plan& plan, const MeasureSettings& measure, const std::set<int>& done, const PoolRequest& request,
-       storage::Store& store, const PoolHooks& hooks)
-      : plan_(plan), request_(request), store_(store), hooks_(hooks) {
-    for (WorkUnit unit : work_units(plan, measure, static_cast<int>(request.devices.size()), kUnitsPerDevice)) {
-      unit.plan_indexes.erase(std::remove_if(unit.plan_indexes.begin(), unit.plan_indexes.end(),
-                                             [&](int index) { return done.count(index) > 0; }),
-                              unit.plan_indexes.end());
-      if (!unit.plan_indexes.empty()) queue_.push_back(std::move(unit));
+  IgnoreBrokenPipes() { previous_ = ::signal(SIGPIPE, SIG_IGN); }
+  ~IgnoreBrokenPipes() { ::signal(SIGPIPE, previous_); }
+  IgnoreBrokenPipes(const IgnoreBrokenPipes&) = delete;
+  IgnoreBrokenPipes& operator=(const IgnoreBrokenPipes&) = delete;
+
+ private:
+  void (*previous_)(int);
+};
+
+}  // namespace
+
+class WorkerPool::Impl {
+ public:
+  explicit Impl(PoolRequest request) : request_(std::move(request)) {
+    for (const Device& device : request_.devices) {
+      slots_.emplace_back();
+      slots_.back().device = device;
     }
-    for (const Case& c : plan.cases) {
-      handed_out_ += done.count(c.plan_index) ? 1 : 0;
-      cases_[c.plan_index] = &c;
-    }
-    for (const Device& device : request.devices) slots_.push_back(Slot{device});
   }
 
-  ~Pool() {
+  ~Impl() {
     for (Slot& slot : slots_) kill_worker(slot);
   }
 
-  bool run() {
-    for (Slot& slot : slots_) {
-      if (has_work(slot)) start(slot);
+  void begin(CaseQueue queue) {
+    queue_ = std::move(queue);
+    if (request_.serving) {
+      for (Slot& slot : slots_) {
+        if (has_work(slot)) start_serving(slot);
+      }
     }
-    auto next_keep_alive = Clock::now() + std::chrono::duration<double>(kKeepAliveSeconds);
+    next_keep_alive_ = Clock::now() + kKeepAlive;
+  }
+
+  CaseEvent next() {
     for (;;) {
-      if (interrupt_requested()) return false;
+      if (!events_.empty()) {
+        CaseEvent event = std::move(events_.front());
+        events_.pop_front();
+        return event;
+      }
+      if (interrupt_requested()) return {CaseEvent::Kind::interrupted};
       for (Slot& slot : slots_) hand_out(slot);
-      if (std::none_of(slots_.begin(), slots_.end(), [](const Slot& slot) { return slot.alive(); })) return true;
+      if (!events_.empty()) continue;
+      if (std::none_of(slots_.begin(), slots_.end(), [](const Slot& slot) { return slot.alive(); })) {
+        return {CaseEvent::Kind::done};
+      }
       wait_for_answers();
       enforce_timeouts();
-      if (hooks_.keep_alive && Clock::now() >= next_keep_alive) {
-        next_keep_alive += std::chrono::duration<double>(kKeepAliveSeconds);
-        if (!hooks_.keep_alive()) return false;
+      if (events_.empty() && Clock::now() >= next_keep_alive_) {
+        next_keep_alive_ += kKeepAlive;
+        return {CaseEvent::Kind::waiting};
       }
     }
   }
 
  private:
-  // The plan may be a shard's: its cases are found by plan index, not position.
-  const Case& case_at(int plan_index) const { return *cases_.at(plan_index); }
-
-  // "[3/42] ": the position of the slot's case, which begins its log lines.
-  std::string position_prefix(const Slot& slot) const {
-    return "[" + std::to_string(slot.position) + "/" + std::to_string(plan_.cases.size()) + "] ";
-  }
+  // Events name the device only when there are devices to tell apart (--gpus).
+  std::string where(const Slot& slot) const { return request_.serving ? slot.device.to_string() : ""; }
 
   bool has_work(const Slot& slot) const { return !slot.given_up && (!slot.unit.empty() || !queue_.empty()); }
 
-  void start(Slot& slot) {
-    int input[2], output[2];
-    if (pipe2(input, O_CLOEXEC) != 0) throw std::runtime_error(std::string("cannot start a worker: ") + std::strerror(errno));
-    if (pipe2(output, O_CLOEXEC) != 0) {
-      ::close(input[0]);
-      ::close(input[1]);
+  // The slot's next case: from its unit, else from the queue's next unit.
+  std::optional<QueuedCase> take_case(Slot& slot) {
+    if (slot.unit.empty() && !queue_.empty()) {
+      slot.unit.assign(queue_.front().begin(), queue_.front().end());
+      queue_.pop_front();
+    }
+    if (slot.unit.empty()) return std::nullopt;
+    QueuedCase next = slot.unit.front();
+    slot.unit.pop_front();
+    return next;
+  }
+
+  void start(Slot& slot, const std::vector<std::string>& arguments, bool with_input) {
+    int input[2] = {-1, -1}, output[2];
+    if (with_input && pipe2(input, O_CLOEXEC) != 0) {
       throw std::runtime_error(std::string("cannot start a worker: ") + std::strerror(errno));
     }
-    std::vector<std::string> arguments = {"--log-level", "warn", "worker", "--serve",
-                                          "--config-sha256", request_.config_sha256,
-                                          "--db", request_.db_path,
-                                          "--run-id", std::to_string(request_.run_id),
-                                          "--device", slot.device.to_string()};
-    if (slot.ceilings_measured) arguments.push_back("--no-ceilings");
+    if (pipe2(output, O_CLOEXEC) != 0) {
+      for (int& fd : input) close_fd(fd);
+      throw std::runtime_error(std::string("cannot start a worker: ") + std::strerror(errno));
+    }
     try {
       slot.pid = start_worker_process(arguments, {input[0], output[1], -1});
     } catch (...) {
-      for (int fd : {input[0], input[1], output[0], output[1]}) ::close(fd);
+      for (int fd : {input[0], input[1], output[0], output[1]}) {
+        if (fd >= 0) ::close(fd);
+      }
       throw;
     }
-    ::close(input[0]);
+    close_fd(input[0]);
     ::close(output[1]);
     slot.to_worker = input[1];
     slot.from_worker = output[0];
     slot.partial.clear();
     slot.ready = false;
     slot.retiring = false;
+  }
+
+  void start_serving(Slot& slot) {
+    std::vector<std::string> arguments = {"--log-level", "warn", "worker", "--serve",
+                                          "--config-sha256", request_.config_sha256,
+                                          "--db", request_.db_path,
+                                          "--run-id", std::to_string(request_.run_id),
+                                          "--device", slot.device.to_string()};
+    if (slot.ceilings_measured) arguments.push_back("--no-ceilings");
+    start(slot, arguments, /*with_input=*/true);
+  }
+
+  // --isolate on one device: a worker started for this one case, which runs from its start.
+  void start_for_case(Slot& slot, const QueuedCase& queued) {
+    std::vector<std::string> arguments = {"worker",
+                                          "--config-sha256", request_.config_sha256,
+                                          "--db", request_.db_path,
+                                          "--run-id", std::to_string(request_.run_id),
+                                          "--plan-index", std::to_string(queued.c->plan_index),
+                                          "--device", slot.device.to_string()};
+    if (!queued.trace_path.empty()) {
+      arguments.push_back("--trace");
+      arguments.push_back(queued.trace_path);
+    }
+    start(slot, arguments, /*with_input=*/false);
+    slot.ready = true;  // it needs no case handed to it: it ending early costs its case, not a start
+  }
+
+  void restart_if_work(Slot& slot) {
+    if (request_.serving && has_work(slot)) start_serving(slot);
   }
 
   void kill_worker(Slot& slot) {
@@ -157,25 +201,31 @@ class Pool {
     close_fd(slot.from_worker);
   }
 
-  // Gives an idle, ready worker its next case, or tells it there is none (end of its stdin).
+  void case_started(Slot& slot, const QueuedCase& queued) {
+    slot.running = queued;
+    slot.started = Clock::now();
+    events_.push_back({CaseEvent::Kind::started, queued.c->plan_index, where(slot)});
+  }
+
+  // Gives an idle, ready worker its next case, or tells it there is none (end
+  // of its stdin); on one device with --isolate, starts a worker for the next case.
   void hand_out(Slot& slot) {
-    if (!slot.alive() || !slot.ready || slot.retiring || slot.running || slot.to_worker < 0) return;
-    if (slot.unit.empty() && !queue_.empty()) {
-      slot.unit.assign(queue_.front().plan_indexes.begin(), queue_.front().plan_indexes.end());
-      queue_.pop_front();
+    if (!request_.serving) {
+      if (slot.alive() || slot.given_up) return;
+      if (const auto queued = take_case(slot)) {
+        start_for_case(slot, *queued);
+        case_started(slot, *queued);
+      }
+      return;
     }
-    if (slot.unit.empty()) {
+    if (!slot.alive() || !slot.ready || slot.retiring || slot.running || slot.to_worker < 0) return;
+    const auto queued = take_case(slot);
+    if (!queued) {
       close_fd(slot.to_worker);  // the worker ends
       return;
     }
-    const Case& c = case_at(slot.unit.front());
-    slot.unit.pop_front();
-    const std::string line = std::to_string(c.plan_index) + "\t" + trace_file(request_.traces_dir, request_.run_id, c) + "\n";
-    slot.running = c.plan_index;
-    slot.started = Clock::now();
-    const std::string label = c.label() + " on " + describe(slot);
-    slot.position = hooks_.case_started ? hooks_.case_started(c.plan_index, label) : ++handed_out_;
-    log::info(position_prefix(slot) + label);
+    const std::string line = std::to_string(queued->c->plan_index) + "\t" + queued->trace_path + "\n";
+    case_started(slot, *queued);
     // A worker that died meanwhile shows as EPIPE here (SIGPIPE is ignored) and as end of file below.
     if (::write(slot.to_worker, line.data(), line.size()) != static_cast<ssize_t>(line.size())) close_fd(slot.to_worker);
     if (request_.isolate) close_fd(slot.to_worker);  // one case per worker process
@@ -211,46 +261,34 @@ class Pool {
   }
 
   void answer(Slot& slot, const std::string& line) {
-    const std::string prefix = kWorkerAnswer;
-    if (line.rfind(prefix, 0) != 0) {
-      std::cerr << line << "\n";  // the libraries' own output on the worker's stdout
-      return;
+    const WorkerAnswer answer = parse_worker_answer(line);
+    switch (answer.kind) {
+      case WorkerAnswer::Kind::other:
+        // The libraries' own output on the worker's stdout: a serving worker's
+        // to stderr, a case worker's where it went before it had a pipe.
+        (request_.serving ? std::cerr : std::cout) << line << "\n";
+        return;
+      case WorkerAnswer::Kind::ready:
+        slot.gpu_uuid = answer.gpu_uuid;
+        slot.ready = true;
+        slot.ceilings_measured = true;
+        slot.failed_starts = 0;
+        return;
+      case WorkerAnswer::Kind::retiring:  // its CUDA context is unusable: a fresh worker takes over at its end
+        slot.retiring = true;
+        close_fd(slot.to_worker);
+        return;
+      case WorkerAnswer::Kind::stored: break;
     }
-    std::istringstream words(line.substr(prefix.size()));
-    std::string kind;
-    words >> kind;
-    if (kind == "ready") {
-      words >> slot.gpu_uuid;
-      if (slot.gpu_uuid == "-") slot.gpu_uuid.clear();
-      slot.ready = true;
-      slot.ceilings_measured = true;
-      slot.failed_starts = 0;
-      return;
-    }
-    if (kind == "retiring") {  // its CUDA context is unusable: a fresh worker takes over at its end
-      slot.retiring = true;
-      close_fd(slot.to_worker);
-      return;
-    }
-    if (kind != "stored") return;
-    // "stored <plan index>\t<status>\t<one-line result>[\t<warning>]..."
-    std::vector<std::string> fields;
-    std::string rest = line.substr(prefix.size() + kind.size() + 1);
-    for (std::size_t tab; (tab = rest.find('\t')) != std::string::npos; rest.erase(0, tab + 1)) {
-      fields.push_back(rest.substr(0, tab));
-    }
-    fields.push_back(rest);
-    const CaseStatus status = parse_case_status(fields.size() > 1 ? fields[1] : "").value_or(CaseStatus::error);
-    const bool failed = status != CaseStatus::ok && status != CaseStatus::unsupported;  // a warning; else info
-    if (fields.size() > 2) (failed ? log::warn : log::info)(position_prefix(slot) + fields[2] + " (" + describe(slot) + ")");
-    for (std::size_t i = 3; i < fields.size(); ++i) log::warn("  " + fields[i]);
-    const int plan_index = slot.running.value_or(-1);
+    if (!slot.running) return;
+    CaseEvent event{CaseEvent::Kind::finished, slot.running->c->plan_index, where(slot)};
+    event.outcome.kind = CaseOutcome::Kind::stored;
+    event.outcome.stored = answer.stored;
     slot.running.reset();
-    if (hooks_.case_finished && plan_index >= 0) hooks_.case_finished(plan_index, status);
-    hooks_.after_case();
+    events_.push_back(std::move(event));
   }
 
-  // End of the worker's stdout: it exited. A case in flight is stored as crashed.
+  // End of the worker's stdout: it exited. A case in flight comes back crashed.
   void worker_ended(Slot& slot) {
     int status = 0;
     while (waitpid(slot.pid, &status, 0) < 0 && errno == EINTR) {
@@ -258,14 +296,13 @@ class Pool {
     slot.pid = -1;
     close_fd(slot.to_worker);
     close_fd(slot.from_worker);
-    const bool was_ready = slot.ready;
     if (slot.running) {
-      store_failure(slot, CaseStatus::crashed, describe_worker_exit(status));
-    } else if (!was_ready && ++slot.failed_starts >= kStartAttempts) {
+      failed(slot, CaseStatus::crashed, describe_worker_exit(status));
+    } else if (!slot.ready && ++slot.failed_starts >= kStartAttempts) {
       give_up(slot, describe_worker_exit(status));
       return;
     }
-    if (has_work(slot)) start(slot);
+    restart_if_work(slot);
   }
 
   // A device whose worker cannot start: its unit goes back to the queue for
@@ -273,19 +310,19 @@ class Pool {
   void give_up(Slot& slot, const std::string& why) {
     slot.given_up = true;
     if (!slot.unit.empty()) {
-      WorkUnit rest{{slot.unit.begin(), slot.unit.end()}, 0};
+      queue_.push_front({slot.unit.begin(), slot.unit.end()});
       slot.unit.clear();
-      queue_.push_front(std::move(rest));
     }
     const bool others = std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.given_up; });
+    const std::string device = slot.device.to_string();
     if (!others) {
-      throw std::runtime_error("the worker for " + describe(slot) + " could not start " +
-                               std::to_string(kStartAttempts) + " times (" + why + "); see its messages above");
+      throw std::runtime_error("the worker for " + device + " could not start " + std::to_string(kStartAttempts) +
+                               " times (" + why + "); see its messages above");
     }
-    log::error("the worker for " + describe(slot) + " could not start " + std::to_string(kStartAttempts) + " times (" +
-               why + "); the other devices go on without it");
+    log::error("the worker for " + device + " could not start " + std::to_string(kStartAttempts) + " times (" + why +
+               "); the other devices go on without it");
     for (Slot& other : slots_) {
-      if (!other.alive() && has_work(other)) start(other);  // idle ones that had ended for lack of work
+      if (!other.alive()) restart_if_work(other);  // idle ones that had ended for lack of work
     }
   }
 
@@ -295,52 +332,34 @@ class Pool {
       const double elapsed = std::chrono::duration<double>(Clock::now() - slot.started).count();
       if (elapsed <= request_.case_timeout_s) continue;
       kill_worker(slot);
-      store_failure(slot, CaseStatus::timeout, "worker ran longer than measure.case_timeout_s = " +
-                                                   text::fixed(request_.case_timeout_s, 1) + " s and was killed");
-      if (has_work(slot)) start(slot);
+      failed(slot, CaseStatus::timeout, "worker ran longer than measure.case_timeout_s = " +
+                                            text::fixed(request_.case_timeout_s, 1) + " s and was killed");
+      restart_if_work(slot);
     }
   }
 
-  void store_failure(Slot& slot, CaseStatus status, const std::string& why) {
-    const Case& c = case_at(*slot.running);
+  // The case in flight ended without its worker's word: the sweep stores it as `status`.
+  void failed(Slot& slot, CaseStatus status, const std::string& why) {
+    const Case& c = *slot.running->c;
     slot.running.reset();
-    CaseResult result = failed_result(c, slot.device, status, why);
-    result.gpu_uuid = slot.gpu_uuid;
-    if (store_.add_case(request_.run_id, c, result)) {
-      log::warn(position_prefix(slot) + report::one_line_result(c, result) + " (" + describe(slot) + ")");
-    }
-    if (hooks_.case_finished) hooks_.case_finished(c.plan_index, status);
-    hooks_.after_case();
+    CaseEvent event{CaseEvent::Kind::finished, c.plan_index, where(slot)};
+    event.outcome.result = failed_result(c, slot.device, status, why);
+    event.outcome.result.gpu_uuid = slot.gpu_uuid;
+    events_.push_back(std::move(event));
   }
 
-  const Plan& plan_;
-  const PoolRequest& request_;
-  storage::Store& store_;
-  const PoolHooks& hooks_;
-  std::map<int, const Case*> cases_;  // by plan index
-  std::deque<WorkUnit> queue_;
+  PoolRequest request_;
+  IgnoreBrokenPipes ignore_broken_pipes_;
+  CaseQueue queue_;
   std::vector<Slot> slots_;
-  std::size_t handed_out_ = 0;
+  std::deque<CaseEvent> events_;  // happened, not reported yet
+  Clock::time_point next_keep_alive_;
 };
 
-// Writing to a worker that has died must not kill the sweep with SIGPIPE.
-class IgnoreBrokenPipes {
- public:
-  IgnoreBrokenPipes() { previous_ = ::signal(SIGPIPE, SIG_IGN); }
-  ~IgnoreBrokenPipes() { ::signal(SIGPIPE, previous_); }
-
- private:
-  void (*previous_)(int);
-};
-
-}  // namespace
-
-bool run_cases_on_devices(const Plan& plan, const MeasureSettings& measure, const std::set<int>& done,
-                          const PoolRequest& request, storage::Store& store, const PoolHooks& hooks) {
-  IgnoreBrokenPipes ignore;
-  Pool pool(plan, measure, done, request, store, hooks);
-  return pool.run();
-}
+WorkerPool::WorkerPool(PoolRequest request) : impl_(std::make_unique<Impl>(std::move(request))) {}
+WorkerPool::~WorkerPool() = default;
+void WorkerPool::begin(CaseQueue queue) { impl_->begin(std::move(queue)); }
+CaseEvent WorkerPool::next() { return impl_->next(); }
 
 std::vector<Device> parse_gpus(const std::string& text, int available) {
   std::vector<Device> devices;

@@ -1,18 +1,17 @@
 #pragma once
-// --gpus: one worker process per device, pinned to it and serving cases one
-// after another (worker.hpp, serve_cases), all fed from one queue of work
-// units, longest expected first (runner/plan/shard.hpp). Workers store the
-// cases they measure; the pool stores a case whose worker crashed or ran past
-// measure.case_timeout_s, and starts a fresh worker for the rest of its unit.
+// The executor of --isolate and --gpus: worker processes (worker.hpp), one per
+// device, fed from one queue of work units (a device takes a unit and runs its
+// cases back to back). With --gpus each worker is pinned to its GPU and serves
+// case after case (serve_cases); with --isolate every case gets a fresh worker.
+// Workers store the cases they measure and say so on their pipe; a case whose
+// worker crashed or ran past measure.case_timeout_s comes back as a measured
+// failure (the sweep stores it), and a fresh worker takes the rest of its unit.
 #include <cstdint>
-#include <functional>
-#include <set>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "runner/config/measure_settings.hpp"
-#include "runner/plan/plan.hpp"
-#include "storage/store.hpp"
+#include "runner/execute/executor.hpp"
 
 namespace attnsweep::execute {
 
@@ -23,25 +22,26 @@ struct PoolRequest {
   std::vector<Device> devices;  // one worker each
   double case_timeout_s = 900;
   bool isolate = false;         // a fresh worker process for every case
-  std::string traces_dir;       // empty: no traces
+  // --gpus: serving workers (`worker --serve`), which record their device in
+  // run_devices, and events name the device. Else (--isolate on one device) a
+  // worker per case started for it (`worker --plan-index N`), whose time limit
+  // counts from its start.
+  bool serving = true;
 };
 
-struct PoolHooks {
-  std::function<void()> after_case;  // after every finished case; throws to stop the sweep
-  std::function<bool()> keep_alive;  // about once a minute; false: the run was taken over, stop
-  // The progress display (progress_display.hpp): a case handed out, labelled
-  // with its device, returns its position (the i of "[i/N]"); a case stored.
-  std::function<int(int plan_index, const std::string& label)> case_started;
-  std::function<void(int plan_index, CaseStatus status)> case_finished;
-};
+class WorkerPool final : public Executor {
+ public:
+  explicit WorkerPool(PoolRequest request);
+  ~WorkerPool() override;  // kills the workers still alive
+  void begin(CaseQueue queue) override;
+  // A device whose worker cannot start twice in a row is left out (its cases
+  // go to the others); throws when no device is left.
+  CaseEvent next() override;
 
-// Runs the cases of `plan` that are not in `done`. Returns false when a stop
-// was requested (the cases in flight are dropped; --resume redoes them).
-// A device whose worker cannot start twice in a row is left out (its cases go
-// to the others); throws when no device is left, or when a hook throws. Live
-// workers are killed before it returns or throws.
-bool run_cases_on_devices(const Plan& plan, const MeasureSettings& measure, const std::set<int>& done,
-                          const PoolRequest& request, storage::Store& store, const PoolHooks& hooks);
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Parses --gpus: "all" (every device of `available`) or a comma-separated list
 // of distinct indexes below `available`. Throws BadInputError naming what is allowed.

@@ -1,6 +1,7 @@
 #pragma once
-// Runs cases in this process through one CaseRunner, made at the first case
-// (so a sweep whose cases are all stored already draws no inputs and makes no timer).
+// Runs cases in this process, one after another, through one CaseRunner made
+// at the first case (so a sweep whose cases are all stored already draws no
+// inputs and makes no timer).
 #include <cstdint>
 #include <memory>
 
@@ -14,13 +15,16 @@ class InProcessExecutor final : public Executor {
  public:
   InProcessExecutor(const Device& device, const MeasureSettings& settings, std::uint64_t seed)
       : device_(device), settings_(settings), seed_(seed) {}
-  CaseOutcome run(const Case& c, const std::string& trace_path) override;
+  void begin(CaseQueue queue) override;
+  CaseEvent next() override;
 
  private:
   Device device_;
   MeasureSettings settings_;
   std::uint64_t seed_;
   std::unique_ptr<CaseRunner> runner_;
+  std::deque<QueuedCase> cases_;
+  bool announced_ = false;  // the front case's `started` was reported
 };
 
 }  // namespace attnsweep::execute

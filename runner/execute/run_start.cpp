@@ -9,7 +9,7 @@
 #include "runner/measure/flops.hpp"
 #include "runner/plan/cost.hpp"
 #include "runner/profile/kineto_profiler.hpp"
-#include "storage/run_reader.hpp"
+#include "runner/storage/run_reader.hpp"
 
 namespace attnsweep::execute {
 namespace {

@@ -11,8 +11,8 @@
 #include "runner/config/config.hpp"
 #include "runner/device/environment.hpp"
 #include "runner/execute/shard_choice.hpp"
-#include "storage/run_reader.hpp"
-#include "storage/store.hpp"
+#include "runner/storage/run_reader.hpp"
+#include "runner/storage/store.hpp"
 
 namespace attnsweep::execute {
 

@@ -28,14 +28,13 @@
 #include "runner/execute/run_start.hpp"
 #include "runner/execute/trace_paths.hpp"
 #include "runner/execute/worker.hpp"
-#include "runner/execute/worker_executor.hpp"
 #include "runner/plan/cost.hpp"
 #include "runner/plan/plan.hpp"
 #include "runner/plan/shard.hpp"
 #include "runner/report/case_line.hpp"
 #include "runner/variants/op_library.hpp"
-#include "storage/run_reader.hpp"
-#include "storage/store.hpp"
+#include "runner/storage/run_reader.hpp"
+#include "runner/storage/store.hpp"
 
 namespace attnsweep::execute {
 namespace {
@@ -83,55 +82,68 @@ void log_case_line(CaseStatus status, const std::string& line) {
   (status == CaseStatus::ok || status == CaseStatus::unsupported ? log::info : log::warn)(line);
 }
 
-// A case a worker stored itself (--isolate), read back: its status for the
-// progress line, and a short result line for the log.
-CaseStatus log_stored_case(const std::string& db_path, std::int64_t run_id, const Case& c, const std::string& prefix) {
-  for (const storage::CaseRow& row : storage::RunReader(db_path).cases(run_id)) {
-    if (row.identity.plan_index != c.plan_index) continue;
-    std::string line = c.label() + ": " + to_string(row.status);
-    if (row.status != CaseStatus::ok) {
-      line += " (" + row.error_message.substr(0, 200) + ")";
-    } else if (row.median_us()) {
-      line += ", median " + text::fixed(*row.median_us(), 1) + " us";
-    }
-    log_case_line(row.status, prefix + line);
-    return row.status;
-  }
-  return CaseStatus::ok;  // not there: another process took the run over, which the heartbeat reports
-}
+// What the sweep logs of a finished case, and counts.
+struct FinishedCase {
+  CaseStatus status = CaseStatus::ok;
+  std::string result_line;
+  std::vector<std::string> warnings;
+  bool kept_earlier = false;
+};
 
-// Runs every case not stored yet, in the configured order, storing each as it
-// finishes; stops early at an interrupt. Marks the run failed if anything throws.
-void run_cases(const Plan& plan, const Config& config, Executor& executor, storage::Store& store,
+// The one case loop of every executor: logs each case as it starts and ends,
+// stores what the executor measured (a worker stores its own), counts
+// progress, and after each case checks that the database is still there and
+// renews the claim. Stops early at an interrupt; marks the run failed if
+// anything throws.
+void run_cases(Executor& executor, CaseQueue queue, const Plan& plan, storage::Store& store,
                const DatabaseFile& database, const std::string& db_path, std::int64_t run_id,
-               const std::set<int>& done, const std::string& traces, ProgressDisplay& progress,
-               ExitGuard& exit_guard) {
+               ProgressDisplay& progress, ExitGuard& exit_guard) {
   try {
+    executor.begin(std::move(queue));
     const int total = static_cast<int>(plan.cases.size());
-    for (const Case& c : execution_order(plan, config.measure.case_order, config.seed)) {
-      if (done.count(c.plan_index)) continue;
-      if (interrupt_requested()) break;
-      const std::string prefix = position_prefix(progress.started(c.plan_index, c.label()), total);
-      log::info(prefix + c.label());
-      exit_guard.set_activity("case " + c.label() + " of run " + std::to_string(run_id) + " in " + db_path);
-      const CaseOutcome outcome = executor.run(c, trace_file(traces, run_id, c));
+    std::map<int, const Case*> cases;  // by plan index: the plan may be a shard's
+    for (const Case& c : plan.cases) cases[c.plan_index] = &c;
+    std::map<int, std::string> prefixes;  // of the cases in flight
+    for (;;) {
+      const CaseEvent event = executor.next();
+      if (event.kind == CaseEvent::Kind::done || event.kind == CaseEvent::Kind::interrupted) break;
+      if (event.kind == CaseEvent::Kind::waiting) {
+        if (!store.heartbeat(run_id)) throw ClaimLost(run_id);
+        continue;
+      }
+      const Case& c = *cases.at(event.plan_index);
+      if (event.kind == CaseEvent::Kind::started) {
+        const std::string label = c.label() + (event.where.empty() ? "" : " on " + event.where);
+        const std::string prefix = position_prefix(progress.started(c.plan_index, label), total);
+        prefixes[c.plan_index] = prefix;
+        log::info(prefix + label);
+        exit_guard.set_activity("case " + c.label() + " of run " + std::to_string(run_id) + " in " + db_path);
+        continue;
+      }
       database.check_still_there();
       if (!store.heartbeat(run_id)) throw ClaimLost(run_id);
-      if (outcome.kind == CaseOutcome::Kind::interrupted) break;
+      const std::string prefix = prefixes[c.plan_index];
+      prefixes.erase(c.plan_index);
+      const CaseOutcome& outcome = event.outcome;
+      FinishedCase finished;
       if (outcome.kind == CaseOutcome::Kind::stored) {
-        progress.finished(c.plan_index, log_stored_case(db_path, run_id, c, prefix));
-        continue;
+        finished = {outcome.stored.status, outcome.stored.result_line, outcome.stored.warnings,
+                    outcome.stored.kept_earlier};
+      } else {
+        const CaseResult& result = outcome.result;
+        finished = {result.status, report::one_line_result(c, result), result.warnings,
+                    !store.add_case(run_id, c, result)};
       }
-      const CaseResult& result = outcome.result;
-      if (!store.add_case(run_id, c, result)) {
+      if (finished.kept_earlier) {
         log::warn(prefix + c.label() + ": already stored in run " + std::to_string(run_id) + "; kept the stored one");
-        progress.finished(c.plan_index, result.status);
+        progress.finished(c.plan_index, finished.status);
         continue;
       }
-      log_case_line(result.status, prefix + report::one_line_result(c, result));
-      progress.finished(c.plan_index, result.status);
-      for (const auto& warning : result.warnings) log::warn("  " + warning);
-      if (result.device_unusable) {
+      log_case_line(finished.status,
+                    prefix + finished.result_line + (event.where.empty() ? "" : " (" + event.where + ")"));
+      progress.finished(c.plan_index, finished.status);
+      for (const auto& warning : finished.warnings) log::warn("  " + warning);
+      if (outcome.kind == CaseOutcome::Kind::measured && outcome.result.device_unusable) {
         throw std::runtime_error("the CUDA context of this process is unusable after " + c.label() +
                                  " (stored as 'error'); no later case can run here. Continue in a fresh process "
                                  "with --resume, and use --isolate for sweeps that may fault");
@@ -143,45 +155,52 @@ void run_cases(const Plan& plan, const Config& config, Executor& executor, stora
   }
 }
 
-}  // namespace
+// A unit is split into single cases when it costs more than 1/(devices x 4) of
+// the whole: the last units then keep every device busy to the end.
+constexpr int kUnitsPerDevice = 4;
 
-namespace {
-
-// The cases not stored yet, on the devices of a --gpus pool or through one
-// executor; marks the run failed when anything throws.
-void run_all_cases(const SweepRequest& request, const Config& config, const Plan& plan, const std::set<int>& done,
-                   const std::vector<Device>& gpus, const Device& device, const std::string& traces,
-                   const std::string& config_sha256, storage::Store& store, const DatabaseFile& database,
-                   std::int64_t run_id, ProgressDisplay& progress, ExitGuard& exit_guard) {
-  if (gpus.empty()) {
-    std::unique_ptr<Executor> executor;
-    if (request.isolate) {
-      // A worker's case may outlast the claim's stale limit: the wait keeps the claim alive.
-      executor = std::make_unique<WorkerExecutor>(WorkerContext{config_sha256, request.db_path, run_id, device,
-                                                                config.measure.case_timeout_s,
-                                                                [&store, run_id] { return store.heartbeat(run_id); }});
-    } else {
-      executor = std::make_unique<InProcessExecutor>(device, config.measure, config.seed);
-    }
-    run_cases(plan, config, *executor, store, database, request.db_path, run_id, done, traces, progress, exit_guard);
-    return;
-  }
-  const auto after_case = [&] {
-    database.check_still_there();
-    if (!store.heartbeat(run_id)) throw ClaimLost(run_id);
+// The cases not stored yet: on one device each case on its own, in the
+// configured order; on the devices of a --gpus pool the plan's work units,
+// longest expected first (runner/plan/shard.hpp).
+CaseQueue cases_to_run(const Plan& plan, const Config& config, const std::set<int>& done, std::size_t devices,
+                       const std::string& traces, std::int64_t run_id) {
+  std::map<int, const Case*> cases;  // the plan's own: execution_order returns copies
+  for (const Case& c : plan.cases) cases[c.plan_index] = &c;
+  const auto queued = [&](int index) {
+    const Case& c = *cases.at(index);
+    return QueuedCase{&c, trace_file(traces, run_id, c)};
   };
-  try {
-    run_cases_on_devices(plan, config.measure, done,
-                         {config_sha256, request.db_path, run_id, gpus, config.measure.case_timeout_s,
-                          request.isolate, traces},
-                         store,
-                         {after_case, [&store, run_id] { return store.heartbeat(run_id); },
-                          [&progress](int plan_index, const std::string& label) { return progress.started(plan_index, label); },
-                          [&progress](int plan_index, CaseStatus status) { progress.finished(plan_index, status); }});
-  } catch (...) {
-    store.finish_run(run_id, RunStatus::failed);  // changes nothing once another process holds the run
-    throw;
+  CaseQueue queue;
+  if (devices == 0) {
+    for (const Case& c : execution_order(plan, config.measure.case_order, config.seed)) {
+      if (!done.count(c.plan_index)) queue.push_back({queued(c.plan_index)});
+    }
+    return queue;
   }
+  for (const WorkUnit& unit : work_units(plan, config.measure, static_cast<int>(devices), kUnitsPerDevice)) {
+    std::vector<QueuedCase> left;
+    for (int index : unit.plan_indexes) {
+      if (!done.count(index)) left.push_back(queued(index));
+    }
+    if (!left.empty()) queue.push_back(std::move(left));
+  }
+  return queue;
+}
+
+// The executor of the run: in this process, a worker per case (--isolate), or
+// a worker per device (--gpus, with --isolate a fresh one per case).
+std::unique_ptr<Executor> make_executor(const SweepRequest& request, const Config& config,
+                                        const std::vector<Device>& gpus, const Device& device,
+                                        const std::string& config_sha256, std::int64_t run_id) {
+  if (gpus.empty() && !request.isolate) {
+    return std::make_unique<InProcessExecutor>(device, config.measure, config.seed);
+  }
+  PoolRequest pool{config_sha256, request.db_path, run_id, gpus, config.measure.case_timeout_s, request.isolate, true};
+  if (gpus.empty()) {
+    pool.devices = {device};
+    pool.serving = false;
+  }
+  return std::make_unique<WorkerPool>(std::move(pool));
 }
 
 // runs.gpus after a resume: the devices listed before, then the new ones.
@@ -323,8 +342,9 @@ SweepOutcome run_sweep(const SweepRequest& request) {
   try {
     // Ended (the live line erased, the last state logged) before anything else prints, even on a throw.
     ProgressDisplay progress(Progress(planned, stored_before), progress_mode_here(), request.progress_interval_seconds);
-    run_all_cases(request, config, plan, done, gpus, device, traces, config_sha256, store, database, run_id, progress,
-                  exit_guard);
+    const std::unique_ptr<Executor> executor = make_executor(request, config, gpus, device, config_sha256, run_id);
+    run_cases(*executor, cases_to_run(plan, config, done, gpus.size(), traces, run_id), plan, store, database,
+              request.db_path, run_id, progress, exit_guard);
   } catch (...) {
     // What was stored is published all the same: a failed job's partial results count.
     if (request.at_end) {

@@ -11,7 +11,7 @@
 
 #include "runner/common/identities.hpp"
 #include "runner/execute/shard_choice.hpp"
-#include "storage/run_reader.hpp"
+#include "runner/storage/run_reader.hpp"
 
 namespace attnsweep::execute {
 

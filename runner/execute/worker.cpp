@@ -7,45 +7,26 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
-#include <thread>
+#include <sstream>
 #include <vector>
 
 #include "runner/common/errors.hpp"
 #include "runner/common/interrupt.hpp"
 #include "runner/common/sha256.hpp"
-#include "runner/common/text.hpp"
 #include "runner/config/config.hpp"
 #include "runner/measure/case_runner.hpp"
 #include "runner/device/ceilings.hpp"
 #include "runner/device/device.hpp"
+#include "runner/device/environment_facts.hpp"
 #include "runner/report/case_line.hpp"
 #include "runner/plan/plan.hpp"
-#include "storage/run_reader.hpp"
-#include "storage/store.hpp"
-
-namespace attnsweep {
-// A device travels in JSON as its one spelling ("cuda:0").
-// (static: the probe's own spelling, found by argument-dependent lookup, defined nowhere else.)
-static void to_json(nlohmann::json& json, const Device& device) { json = device.to_string(); }
-static void from_json(const nlohmann::json& json, Device& device) {
-  const auto parsed = Device::try_parse(json.get<std::string>());
-  if (!parsed) throw std::runtime_error("the device probe named an unknown device: " + json.dump());
-  device = *parsed;
-}
-// The probe's JSON carries EnvironmentInfo field by field; one list for both directions.
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EnvironmentInfo, device, device_name, torch_version, cuda_version,
-                                                cudnn_version, driver_version, hostname, sm_count,
-                                                device_memory_bytes, l2_cache_bytes, sm_clock_max_mhz, gpu_uuid,
-                                                cuda_device_count, container_image, power_limit_w,
-                                                sm_clock_start_mhz, mem_clock_start_mhz, temperature_start_c,
-                                                clock_event_reasons_start, env_vars, other_processes_start,
-                                                gpu_utilization_start_pct)
-}  // namespace attnsweep
+#include "runner/storage/run_reader.hpp"
+#include "runner/storage/store.hpp"
 
 namespace attnsweep::execute {
 namespace {
@@ -98,48 +79,6 @@ std::string describe_worker_exit(int status) {
   return "worker exited with code " + std::to_string(WEXITSTATUS(status)) + " without storing the case";
 }
 
-WorkerOutcome run_case_in_worker(const WorkerRequest& request, double timeout_seconds,
-                                 const std::function<bool()>& keep_alive) {
-  std::vector<std::string> arguments = {"worker",
-                                        "--config-sha256", request.config_sha256,
-                                        "--db", request.db_path,
-                                        "--run-id", std::to_string(request.run_id),
-                                        "--plan-index", std::to_string(request.plan_index),
-                                        "--device", request.device.to_string()};
-  if (!request.trace_path.empty()) {
-    arguments.push_back("--trace");
-    arguments.push_back(request.trace_path);
-  }
-  const pid_t pid = start_worker_process(arguments, {});
-  const auto start = std::chrono::steady_clock::now();
-  double next_keep_alive = kKeepAliveSeconds;
-  int status = 0;
-  for (;;) {
-    const pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (keep_alive && elapsed >= next_keep_alive) {
-      next_keep_alive += kKeepAliveSeconds;
-      if (!keep_alive()) {
-        kill(-pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        return {WorkerOutcome::Kind::interrupted, "the run was taken over by another process"};
-      }
-    }
-    const bool interrupted = interrupt_requested();
-    if (interrupted || elapsed > timeout_seconds) {
-      kill(-pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      if (interrupted) return {WorkerOutcome::Kind::interrupted, "stopped by signal"};
-      return {WorkerOutcome::Kind::timed_out, "worker ran longer than measure.case_timeout_s = " +
-                                                  text::fixed(timeout_seconds, 1) + " s and was killed"};
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {WorkerOutcome::Kind::finished, ""};
-  return {WorkerOutcome::Kind::crashed, describe_worker_exit(status)};
-}
-
 namespace {
 
 // The run's config and plan as the run stored them: never the file again,
@@ -168,7 +107,46 @@ StoredSweep load_stored_sweep(const std::string& db_path, std::int64_t run_id, c
   return {std::move(config), std::move(plan)};
 }
 
+// "stored <plan index>\t<status>\t<one-line result>[\t<warning>]...", or
+// "kept ..." when the run held the case already (an earlier holder's, which is kept).
+void answer_stored(const Case& c, const CaseResult& result, bool newly_stored) {
+  std::string warnings;
+  for (const auto& warning : result.warnings) warnings += "\t" + warning;
+  std::cout << kWorkerAnswer << (newly_stored ? "stored " : "kept ") << c.plan_index << "\t"
+            << to_string(result.status) << "\t" << report::one_line_result(c, result) << warnings << std::endl;
+}
+
 }  // namespace
+
+WorkerAnswer parse_worker_answer(const std::string& line) {
+  const std::string prefix = kWorkerAnswer;
+  WorkerAnswer answer;
+  if (line.rfind(prefix, 0) != 0) return answer;
+  std::istringstream words(line.substr(prefix.size()));
+  std::string kind;
+  words >> kind;
+  if (kind == "ready") {
+    answer.kind = WorkerAnswer::Kind::ready;
+    words >> answer.gpu_uuid;
+    if (answer.gpu_uuid == "-") answer.gpu_uuid.clear();
+  } else if (kind == "retiring") {
+    answer.kind = WorkerAnswer::Kind::retiring;
+  } else if (kind == "stored" || kind == "kept") {
+    answer.kind = WorkerAnswer::Kind::stored;
+    std::vector<std::string> fields;
+    std::string rest = line.substr(std::min(line.size(), prefix.size() + kind.size() + 1));
+    for (std::size_t tab; (tab = rest.find('\t')) != std::string::npos; rest.erase(0, tab + 1)) {
+      fields.push_back(rest.substr(0, tab));
+    }
+    fields.push_back(rest);
+    StoredCase& stored = answer.stored;
+    stored.status = parse_case_status(fields.size() > 1 ? fields[1] : "").value_or(CaseStatus::error);
+    if (fields.size() > 2) stored.result_line = fields[2];
+    stored.warnings.assign(fields.begin() + std::min<std::size_t>(fields.size(), 3), fields.end());
+    stored.kept_earlier = kind == "kept";
+  }
+  return answer;
+}
 
 void measure_and_store_case(const WorkerRequest& request) {
   const StoredSweep sweep = load_stored_sweep(request.db_path, request.run_id, request.config_sha256);
@@ -176,9 +154,11 @@ void measure_and_store_case(const WorkerRequest& request) {
   CaseRunner runner(request.device, sweep.config.measure, sweep.config.seed);
   const CaseResult result = runner.run(c, request.trace_path);
   // The parent checked the database at open; a worker skips the quick_check.
-  // An empty answer means the case is stored already (by a process that held
-  // the run before): that one is kept, and this worker's job is done.
-  storage::Store(request.db_path, storage::Store::Open::existing_without_quick_check).add_case(request.run_id, c, result);
+  // False: the case is stored already (by a process that held the run before):
+  // that one is kept, and this worker's job is done.
+  answer_stored(c, result, storage::Store(request.db_path, storage::Store::Open::existing_without_quick_check)
+                               .add_case(request.run_id, c, result)
+                               .has_value());
 }
 
 void serve_cases(const ServeRequest& request) {
@@ -199,11 +179,7 @@ void serve_cases(const ServeRequest& request) {
     const auto tab = line.find('\t');
     const Case& c = sweep.case_at(std::stoi(line.substr(0, tab)));
     const CaseResult result = runner.run(c, tab == std::string::npos ? "" : line.substr(tab + 1));
-    store.add_case(request.run_id, c, result);  // empty: stored already by an earlier holder, which is kept
-    std::string warnings;
-    for (const auto& warning : result.warnings) warnings += "\t" + warning;
-    std::cout << kWorkerAnswer << "stored " << c.plan_index << "\t" << to_string(result.status) << "\t"
-              << report::one_line_result(c, result) << warnings << std::endl;
+    answer_stored(c, result, store.add_case(request.run_id, c, result).has_value());  // an earlier holder's is kept
     if (result.device_unusable) {  // the parent starts a fresh worker for the next case
       std::cout << kWorkerAnswer << "retiring" << std::endl;
       return;
@@ -213,7 +189,7 @@ void serve_cases(const ServeRequest& request) {
 
 std::string device_probe_json(const Device& requested_device) {
   const Device device = resolve_device(requested_device);
-  nlohmann::json out = collect_environment(device);
+  nlohmann::json out = environment_to_json(collect_environment(device));
   out["memory_bytes"] = device_memory_bytes(device);
   return out.dump();
 }
@@ -252,7 +228,7 @@ DeviceProbe probe_device_in_worker(const Device& requested_device) {
   const auto json = nlohmann::json::parse(last, nullptr, /*allow_exceptions=*/false);
   if (code != 0 || !json.is_object()) throw std::runtime_error("the device probe failed: " + output);
   DeviceProbe probe;
-  probe.environment = json.get<EnvironmentInfo>();
+  probe.environment = environment_from_json(json);
   probe.memory_bytes = json.value("memory_bytes", 0.0);
   return probe;
 }

@@ -1,18 +1,19 @@
 #pragma once
-// The worker process of --isolate: the same binary started as `attnsweep
-// worker ...`, which measures one case and stores it through the same Store.
-// Both sides live here: starting and watching a worker (the parent), and what
+// The worker process of --isolate and --gpus: the same binary started as
+// `attnsweep worker ...`, which measures cases, stores each through the same
+// Store and says how it ended on its stdout. Both sides live here: starting a
+// worker and reading its answers (the parent; WorkerPool watches it), and what
 // the worker does. Also the device probe, asked of a worker so that the
 // parent of an isolated sweep never initializes CUDA itself.
 #include <cstdint>
 #include <sys/types.h>
 
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "runner/common/identities.hpp"
 #include "runner/device/environment.hpp"
+#include "runner/execute/executor.hpp"
 
 namespace attnsweep::execute {
 
@@ -25,21 +26,12 @@ struct WorkerRequest {
   std::string trace_path;
 };
 
-struct WorkerOutcome {
-  enum class Kind { finished, crashed, timed_out, interrupted } kind = Kind::finished;
-  std::string detail;  // why a worker did not finish
-};
-
-// Starts a worker, waits for it at most timeout_seconds (then kills it), and
-// kills it at once when the parent is asked to stop.
-// keep_alive (when set) is called about every kKeepAliveSeconds; when it
-// returns false the worker is killed and the outcome is `interrupted`.
-WorkerOutcome run_case_in_worker(const WorkerRequest& request, double timeout_seconds,
-                                 const std::function<bool()>& keep_alive = {});
+// About once a minute with cases in flight the sweep renews its claim on the run.
 inline constexpr double kKeepAliveSeconds = 60;
 
-// The worker's side: measure one case of the plan and store it. Throws
-// BadInputError when the config changed since the run began.
+// The worker's side: measure one case of the plan, store it, and answer on
+// stdout as serve_cases does (`stored`). Throws BadInputError when the config
+// changed since the run began.
 void measure_and_store_case(const WorkerRequest& request);
 
 // --gpus: a worker that serves one device of a run, case after case, in one
@@ -47,9 +39,9 @@ void measure_and_store_case(const WorkerRequest& request);
 // It measures the device's ceilings (unless told not to), records the device
 // (run_devices), answers `ready`, then reads one case per line on stdin,
 // "<plan_index>\t<trace path or empty>", measures and stores it, and answers
-// `stored`. It ends at the end of stdin, or, answering `retiring`, after a case
-// that left its CUDA context unusable. Answers are lines on stdout that start
-// with kWorkerAnswer.
+// `stored` (or `kept`: the run held the case already). It ends at the end of
+// stdin, or, answering `retiring`, after a case that left its CUDA context
+// unusable. Answers are lines on stdout that start with kWorkerAnswer.
 struct ServeRequest {
   std::string config_sha256;
   std::string db_path;
@@ -59,6 +51,14 @@ struct ServeRequest {
 };
 void serve_cases(const ServeRequest& request);
 inline constexpr const char* kWorkerAnswer = "@attnsweep ";
+
+// One line a worker wrote on stdout, read by its parent.
+struct WorkerAnswer {
+  enum class Kind { ready, stored, retiring, other } kind = Kind::other;  // other: not an answer (libraries' output)
+  std::string gpu_uuid;  // ready: its GPU's, empty on the CPU
+  StoredCase stored;     // stored: how the case ended
+};
+WorkerAnswer parse_worker_answer(const std::string& line);
 
 // The standard streams of a worker process; -1 leaves one as the parent's.
 struct ChildStreams {

@@ -115,7 +115,7 @@ CollectResult collect_shards(const HfCli& hf, const CollectRequest& request) {
   if (result.shard_files.empty()) return result;
 
   const WorkingDirectory inside(result.directory);
-  result.report = storage::merge_shards(out_path, result.shard_files);
+  result.report = scale_out::merge_shards(out_path, result.shard_files);
   result.merged = true;
   return result;
 }

@@ -1,14 +1,14 @@
 #pragma once
 // `attnsweep collect hf://buckets/ORG/NAME/PREFIX OUT.db`: the shard databases
 // the jobs of a launch published into their bucket folder, brought here with
-// `hf buckets sync` and merged into one run of OUT.db (storage/merge.hpp).
+// `hf buckets sync` and merged into one run of OUT.db (runner/scale_out/merge.hpp).
 // docs/hf-jobs.md.
 #include <string>
 #include <vector>
 
 #include "runner/jobs/bucket.hpp"
 #include "runner/jobs/hf_cli.hpp"
-#include "storage/merge.hpp"
+#include "runner/scale_out/merge.hpp"
 
 namespace attnsweep::jobs {
 
@@ -23,7 +23,7 @@ struct CollectResult {
   std::string directory;                 // where the folder was synced
   std::vector<std::string> shard_files;  // the shard-K-of-N.db found there, by K
   bool merged = false;                   // false when there was no shard database to merge
-  storage::MergeReport report;
+  scale_out::MergeReport report;
 };
 
 // Syncs the folder (only its shard databases unless keep_dir is given: then

@@ -72,6 +72,19 @@ void add_image_environment(const JobSettings& settings, std::vector<std::string>
   command.insert(command.end(), {"-e", "ATTNSWEEP_IMAGE=" + settings.image});
 }
 
+// The job's own command after the image: `job` (an "attnsweep ..." command line) as
+// it is, or with --from-source the bootstrap that builds attnsweep first and then
+// runs it with the same arguments. bash -c TEXT NAME ARGS...: NAME becomes $0,
+// ARGS "$@" (the job's arguments, "attnsweep <subcommand>" dropped).
+void append_job(const JobSettings& settings, const std::vector<std::string>& job, std::vector<std::string>& command) {
+  if (settings.from_source) {
+    command.insert(command.end(), {"bash", "-c", from_source_bootstrap(), "job-from-source"});
+    command.insert(command.end(), job.begin() + 2, job.end());
+  } else {
+    command.insert(command.end(), job.begin(), job.end());
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> run_job_command(const JobSettings& settings, const ShardSpec& shard) {
@@ -87,14 +100,7 @@ std::vector<std::string> run_job_command(const JobSettings& settings, const Shar
                                  "-l", std::string(kSweepLabel) + "=" + settings.sweep_id,
                                  "-l", std::string(kShardLabel) + "=" + std::to_string(shard.index),
                                  "-d", "--", settings.image});
-  const auto job = shard_run_command(settings, shard);
-  if (settings.from_source) {
-    // bash -c TEXT NAME ARGS...: NAME becomes $0, ARGS "$@" (the run's arguments, "attnsweep run" dropped).
-    command.insert(command.end(), {"bash", "-c", from_source_bootstrap(), "job-from-source"});
-    command.insert(command.end(), job.begin() + 2, job.end());
-  } else {
-    command.insert(command.end(), job.begin(), job.end());
-  }
+  append_job(settings, shard_run_command(settings, shard), command);
   return command;
 }
 
@@ -197,13 +203,7 @@ std::vector<std::string> scheduled_run_command(const JobSettings& settings) {
   add_image_environment(settings, command);
   command.insert(command.end(), {"-v", settings.results.uri() + ":" + kMountPath,
                                  "-l", std::string(kNightlyLabel) + "=" + settings.sweep_id, "--", settings.image});
-  const auto job = nightly_job_command();
-  if (settings.from_source) {
-    command.insert(command.end(), {"bash", "-c", from_source_bootstrap(), "job-from-source"});
-    command.insert(command.end(), job.begin() + 2, job.end());
-  } else {
-    command.insert(command.end(), job.begin(), job.end());
-  }
+  append_job(settings, nightly_job_command(), command);
   return command;
 }
 

@@ -8,6 +8,8 @@
 #include "runner/common/identities.hpp"
 #include "runner/common/numerics.hpp"
 #include "runner/measure/statistics.hpp"
+#include "runner/measure/stop_reason.hpp"
+#include "runner/measure/validity_reason.hpp"
 #include "runner/plan/case.hpp"
 #include "runner/profile/profile_summary.hpp"
 
@@ -42,7 +44,7 @@ struct CaseResult {
   Device device;              // resolved: cpu or cuda:N
   std::string gpu_uuid;       // the GPU that measured the case (GPU-...); empty on the CPU
   std::string timer;          // cuda_event or steady_clock
-  std::string stop_reason;
+  std::optional<StopReason> stop_reason;  // eager sampling's end; empty for a case that was not timed
   std::optional<SampleStatistics> gpu_time_us;
   std::optional<SampleStatistics> cpu_time_us;
   std::optional<double> cpu_dispatch_us_median;
@@ -73,9 +75,9 @@ struct CaseResult {
   // profiled replay launched, and the replays' output against the eager output.
   std::optional<int> graph_launches_per_replay;
   std::optional<double> graph_output_rel_diff;  // NaN when the replays' output is not finite
-  // `ok`, or `suspect` with its reasons ("code: detail"); empty for a case that was not timed.
+  // `ok`, or `suspect` with its reasons; empty for a case that was not timed.
   std::string validity;
-  std::vector<std::string> validity_reasons;
+  std::vector<ValidityReason> validity_reasons;
   std::optional<double> sm_clock_mhz_mean;
   int throttled_samples = 0;
   // Shares of the kept eager samples read under a power cap or a thermal

@@ -1,49 +1,39 @@
 #pragma once
-// When to stop taking timed samples of one case, after nvbench's stdrel: at
-// least min_samples and min_gpu_seconds of summed sample time; then stop once
-// the relative standard deviation is under the target, or once it has stopped
-// moving (more samples would not make the estimate tighter); and always at the
-// time cap or the sample cap. The reason is stored with the case.
-#include <string>
-#include <vector>
+// When to stop taking timed samples of one case: always at the sample cap or
+// the time cap; never before min_samples and min_gpu_seconds of summed sample
+// time; in between, when the convergence criterion (stopping_criterion.hpp,
+// stdrel by default) says the estimate is good enough. The reason is stored
+// with the case.
+#include <memory>
+#include <optional>
 
-#include "runner/config/measure_settings.hpp"
+#include "runner/measure/running_statistics.hpp"
+#include "runner/measure/stop_reason.hpp"
+#include "runner/measure/stopping_criterion.hpp"
+#include "runner/measure/stopping_settings.hpp"
 
 namespace attnsweep {
 
-// The part of the measure settings the rule reads (defaults: docs/config.md).
-struct StoppingSettings {
-  int min_samples = 10;
-  int max_samples = 2000;
-  double target_rel_stdev = 0.02;
-  double max_case_seconds = 10.0;
-  double min_gpu_seconds = 0.05;
-
-  static StoppingSettings from(const MeasureSettings& measure) {
-    return {measure.min_samples, measure.max_samples, measure.target_rel_stdev, measure.max_case_seconds,
-            measure.min_gpu_seconds};
-  }
-};
-
 class StoppingRule {
  public:
-  explicit StoppingRule(const StoppingSettings& settings) : settings_(settings) {}
+  // The criterion settings.criterion names.
+  explicit StoppingRule(const StoppingSettings& settings);
 
-  // Feed every sample (microseconds) and the wall time spent so far on timing.
+  // Feed every kept sample (microseconds); ask after every sample, with the
+  // wall time spent so far on timing.
   void add_sample(double value_us);
   bool should_stop(double elapsed_seconds);
-  // "target_rel_stdev", "noise_converged", "max_case_seconds" or "max_samples"; empty while running.
-  const std::string& reason() const { return reason_; }
-  double rel_stdev() const;
-  int count() const { return count_; }
+  // A cap or the criterion's reason; empty while running.
+  std::optional<StopReason> reason() const { return reason_; }
+  double rel_stdev() const { return kept_.rel_stdev(); }
+  int count() const { return kept_.count; }
+  const StoppingCriterion& criterion() const { return *criterion_; }
 
  private:
   StoppingSettings settings_;
-  int count_ = 0;
-  double mean_ = 0, m2_ = 0;  // Welford's running variance
-  double total_us_ = 0;
-  std::vector<double> noise_history_;  // rel_stdev every kNoiseWindow samples once the minimums are met
-  std::string reason_;
+  std::unique_ptr<StoppingCriterion> criterion_;
+  RunningStatistics kept_;  // microseconds
+  std::optional<StopReason> reason_;
 };
 
 }  // namespace attnsweep

@@ -59,28 +59,22 @@ std::optional<SampleLevels> sample_levels(const std::vector<TimingSample>& sampl
   return levels;
 }
 
-std::string joined_reasons(const std::vector<std::string>& reasons) {
-  std::string out;
-  for (const auto& reason : reasons) out += (out.empty() ? "" : "; ") + reason;
-  return out;
-}
-
 void judge_validity(const Case& c, const ValidityLimits& limits, CaseResult& result) {
   result.validity.clear();
   result.validity_reasons.clear();
   const std::optional<SampleStatistics>& timed = result.gpu_time_us ? result.gpu_time_us : result.cpu_time_us;
   if (result.status != CaseStatus::ok || !timed || timed->count == 0) return;
-  std::vector<std::string>& reasons = result.validity_reasons;
+  std::vector<ValidityReason>& reasons = result.validity_reasons;
   using namespace validity_bounds;
 
   if (result.other_processes.value_or(0) > 0) {
-    reasons.push_back("shared_gpu: " + std::to_string(*result.other_processes) +
-                      " other compute process(es) on the GPU during the case");
+    reasons.push_back({ValidityCode::shared_gpu, std::to_string(*result.other_processes) +
+                                                     " other compute process(es) on the GPU during the case"});
   }
   const bool counts_known = result.profile && result.profile->counts_consistent &&
                             !result.profile->kernels_each_forward.empty();
   if (result.profile && !result.profile->counts_consistent) {
-    reasons.push_back("counts_inconsistent: the profiled passes did not all show the same kernels");
+    reasons.push_back({ValidityCode::counts_inconsistent, "the profiled passes did not all show the same kernels"});
   }
   // Kernels and copies of an eager pass, counted together: a graph may run a
   // device-to-device copy as a kernel.
@@ -106,59 +100,67 @@ void judge_validity(const Case& c, const ValidityLimits& limits, CaseResult& res
     const bool gaps_on_the_gpu = !kernels_longer && result.graph_time_us &&
                                  result.graph_time_us->median >= kGraphConfirmsEventsShare * event;
     if (std::abs(kernels - event) > allowed && !gaps_on_the_gpu) {
-      reasons.push_back("event_vs_kernels: the profiler's kernel time is " + text::fixed(kernels, 1) +
-                        " us per pass, the event median " + text::fixed(event, 1) + " us (ratio " +
-                        text::fixed(kernels / event, 2) + ", " + (kernels_longer ? "kernels" : "events") +
-                        " longer by more than the allowed " + text::fixed(allowed, 1) + " us)");
+      reasons.push_back({ValidityCode::event_vs_kernels,
+                         "the profiler's kernel time is " + text::fixed(kernels, 1) +
+                             " us per pass, the event median " + text::fixed(event, 1) + " us (ratio " +
+                             text::fixed(kernels / event, 2) + ", " + (kernels_longer ? "kernels" : "events") +
+                             " longer by more than the allowed " + text::fixed(allowed, 1) + " us)"});
     }
   }
   if (result.graph_launches_per_replay && counts_known && *result.graph_launches_per_replay != eager_launches) {
-    reasons.push_back("graph_kernel_count: a profiled CUDA-graph replay launched " +
-                      std::to_string(*result.graph_launches_per_replay) + " kernel(s) and copies, an eager pass " +
-                      std::to_string(eager_launches));
+    reasons.push_back({ValidityCode::graph_kernel_count,
+                       "a profiled CUDA-graph replay launched " + std::to_string(*result.graph_launches_per_replay) +
+                           " kernel(s) and copies, an eager pass " + std::to_string(eager_launches)});
   }
   if (result.graph_output_rel_diff) {
     const double diff = *result.graph_output_rel_diff;
     const double bound = numerics_bound(c.dtype);
     if (!std::isfinite(diff)) {
-      reasons.push_back("graph_output: the CUDA-graph replays' output is not finite (the eager output is)");
+      reasons.push_back(
+          {ValidityCode::graph_output, "the CUDA-graph replays' output is not finite (the eager output is)"});
     } else if (diff > bound) {
-      reasons.push_back("graph_output: the CUDA-graph replays' output differs from the eager output by " +
-                        scientific(diff) + " (relative; bound " + scientific(bound) + ")");
+      reasons.push_back(
+          {ValidityCode::graph_output, "the CUDA-graph replays' output differs from the eager output by " +
+                                           scientific(diff) + " (relative; bound " + scientific(bound) + ")"});
     }
   }
   if (result.throttled_samples > 0) {
-    reasons.push_back("throttled_samples: " + std::to_string(result.throttled_samples) +
-                      " sample(s) dropped, the SM clock under the throttle fraction");
+    reasons.push_back(
+        {ValidityCode::throttled_samples,
+         std::to_string(result.throttled_samples) + " sample(s) dropped, the SM clock under the throttle fraction"});
   }
   if (result.power_cap_share && *result.power_cap_share > kCapShare) {
-    reasons.push_back("power_capped: " + percent(*result.power_cap_share) + " of the kept samples under a power cap");
+    reasons.push_back(
+        {ValidityCode::power_capped, percent(*result.power_cap_share) + " of the kept samples under a power cap"});
   }
   if (result.thermal_cap_share && *result.thermal_cap_share > kCapShare) {
-    reasons.push_back("thermal_capped: " + percent(*result.thermal_cap_share) +
-                      " of the kept samples under a thermal slowdown");
+    reasons.push_back({ValidityCode::thermal_capped,
+                       percent(*result.thermal_cap_share) + " of the kept samples under a thermal slowdown"});
   }
   if (timed->count < limits.min_samples) {
-    reasons.push_back("few_samples: " + std::to_string(timed->count) + " kept sample(s), under min_samples " +
-                      std::to_string(limits.min_samples));
+    reasons.push_back({ValidityCode::few_samples, std::to_string(timed->count) + " kept sample(s), under min_samples " +
+                                                      std::to_string(limits.min_samples)});
   }
-  const bool capped_stop = result.stop_reason == "max_samples" || result.stop_reason == "max_case_seconds";
+  const bool capped_stop = result.stop_reason && is_cap(*result.stop_reason);
   if (capped_stop && !limits.fixed_sample_count && timed->count >= 2 && timed->rel_stdev() > limits.target_rel_stdev) {
-    reasons.push_back("not_converged: stopped at " + result.stop_reason + " with a relative stdev of " +
-                      text::fixed(100 * timed->rel_stdev(), 1) +
-                      "% (target " + text::fixed(100 * limits.target_rel_stdev, 1) + "%), still moving");
+    reasons.push_back({ValidityCode::not_converged,
+                       std::string("stopped at ") + to_string(*result.stop_reason) + " with a relative stdev of " +
+                           text::fixed(100 * timed->rel_stdev(), 1) + "% (target " +
+                           text::fixed(100 * limits.target_rel_stdev, 1) + "%), still moving"});
   }
   if (const auto levels = sample_levels(result.samples); levels && levels->shifted()) {
-    reasons.push_back("level_shift: the medians of " + std::to_string(levels->blocks) + " consecutive blocks of " +
-                      std::to_string(levels->block_size) + " samples ranged from " + text::fixed(levels->lowest_us, 1) +
-                      " to " + text::fixed(levels->highest_us, 1) + " us (" +
-                      text::fixed(100 * (levels->highest_us - levels->lowest_us) / levels->median_us, 1) +
-                      "% of the median, allowed " + text::fixed(levels->allowed_us, 1) +
-                      " us): the time moved between levels, so the median depends on when the case stopped");
+    reasons.push_back({ValidityCode::level_shift,
+                       "the medians of " + std::to_string(levels->blocks) + " consecutive blocks of " +
+                           std::to_string(levels->block_size) + " samples ranged from " +
+                           text::fixed(levels->lowest_us, 1) + " to " + text::fixed(levels->highest_us, 1) + " us (" +
+                           text::fixed(100 * (levels->highest_us - levels->lowest_us) / levels->median_us, 1) +
+                           "% of the median, allowed " + text::fixed(levels->allowed_us, 1) +
+                           " us): the time moved between levels, so the median depends on when the case stopped"});
   }
   if (result.cooldown_budget_exhausted) {
-    reasons.push_back("cooldown_exhausted: the burst regime's cool-down allowance ran out; later samples were "
-                      "taken without cooling down");
+    reasons.push_back({ValidityCode::cooldown_exhausted,
+                       "the burst regime's cool-down allowance ran out; later samples were "
+                       "taken without cooling down"});
   }
   result.validity = reasons.empty() ? "ok" : "suspect";
 }

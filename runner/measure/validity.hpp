@@ -12,6 +12,7 @@
 
 #include "runner/config/measure_settings.hpp"
 #include "runner/measure/case_result.hpp"
+#include "runner/measure/validity_reason.hpp"
 #include "runner/plan/case.hpp"
 
 namespace attnsweep {
@@ -80,10 +81,8 @@ struct ValidityLimits {
 };
 
 // Sets result.validity and result.validity_reasons; a case that was not timed
-// (any status but ok, or no kept sample) gets neither.
+// (any status but ok, or no kept sample) gets neither. The stored text is
+// format_reasons(result.validity_reasons) (validity_reason.hpp).
 void judge_validity(const Case& c, const ValidityLimits& limits, CaseResult& result);
-
-// The reasons as stored in cases.validity_reasons: "code: detail" joined by "; ".
-std::string joined_reasons(const std::vector<std::string>& reasons);
 
 }  // namespace attnsweep

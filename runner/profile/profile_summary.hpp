@@ -1,7 +1,7 @@
 #pragma once
 // What profiling one case found, per forward, after attribution: plain data
 // made by runner/profile/event_attribution.cpp, stored by the store (kernels
-// and ops tables), read back by storage/run_reader.
+// and ops tables), read back by runner/storage/run_reader.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -2,24 +2,43 @@
 
 #include <cstdio>
 #include <string>
+#include <variant>
 
 namespace attnsweep::report {
+namespace {
+
+Cell printed(const char* format, int digits, double value) {
+  char buffer[48];
+  std::snprintf(buffer, sizeof buffer, format, digits, value);
+  return Cell::text(buffer);
+}
+
+}  // namespace
+
+Cell shown_cell(const storage::Shown& shown) {
+  using Style = storage::Display::Style;
+  const storage::Display& display = shown.display;
+  if (const auto* integer = std::get_if<std::int64_t>(&shown.value)) return Cell::integer(*integer);
+  if (const auto* text = std::get_if<std::string>(&shown.value)) return Cell::text(*text);
+  const auto* real = std::get_if<double>(&shown.value);
+  if (!real) return Cell::null();
+  switch (display.style) {
+    case Style::fixed: return Cell::real(*real, display.digits);
+    case Style::scientific: return printed("%.*e", display.digits, *real);
+    case Style::significant: return printed("%.*g", display.digits, *real);
+    case Style::as_is: break;
+  }
+  return Cell::real(*real, -1);
+}
+
+Cell stored_cell(const storage::CaseRow& row, const std::string& column) {
+  return shown_cell(storage::case_value(row, column));
+}
 
 Cell count_cell(const storage::CaseRow& row, const std::optional<int>& count) {
   if (!count) return Cell::null();
   if (row.counts_consistent.value_or(true)) return Cell::integer(*count);
   return Cell::text(std::to_string(*count) + "?");
-}
-
-Cell scientific_cell(const std::optional<double>& value) {
-  if (!value) return Cell::null();
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1e", *value);
-  return Cell::text(buffer);
-}
-
-Cell real_or_null(const std::optional<double>& value, int digits) {
-  return value ? Cell::real(*value, digits) : Cell::null();
 }
 
 }  // namespace attnsweep::report

@@ -6,16 +6,18 @@
 #include <vector>
 
 #include "runner/report/table.hpp"
-#include "storage/run_reader.hpp"
+#include "runner/storage/run_reader.hpp"
 
 namespace attnsweep::report {
 
+// The stored column `column` of the case (the cases table's columns, and the
+// derived ones: time_us_median, tflop_per_joule, grad_rel_error_max), shown
+// with the column's digits (storage::case_value); null when NULL.
+Cell stored_cell(const storage::CaseRow& row, const std::string& column);
+// A stored value with its display: fixed decimals, "2.0e-03", "0.0125".
+Cell shown_cell(const storage::Shown& shown);
 // A launch count per forward; "5?" when the profiled forwards disagreed; null when unknown.
 Cell count_cell(const storage::CaseRow& row, const std::optional<int>& count);
-// "2.0e-03"-style text (one decimal); null when unknown.
-Cell scientific_cell(const std::optional<double>& value);
-// A real with `digits` decimals; null when unknown.
-Cell real_or_null(const std::optional<double>& value, int digits);
 // The validity label as tables show it: "ok", or "suspect: power_capped,few_samples"
 // (CaseRow::validity_codes); empty when the case was not judged.
 std::string validity_text(const storage::CaseRow& row);

@@ -23,7 +23,8 @@ std::string one_line_result(const Case& c, const CaseResult& r) {
             " memcpy + " + count_text(p, p.memset_each_forward) + " memset per forward";
   }
   if (!r.sdpa_backend.empty()) line += ", backend " + r.sdpa_backend;
-  line += ", " + std::to_string(r.samples.size()) + " samples (" + r.stop_reason + ")";
+  const std::string stop_reason = r.stop_reason ? to_string(*r.stop_reason) : "";
+  line += ", " + std::to_string(r.samples.size()) + " samples (" + stop_reason + ")";
   return line;
 }
 

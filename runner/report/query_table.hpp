@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "runner/report/table.hpp"
-#include "storage/query.hpp"
+#include "runner/storage/query.hpp"
 
 namespace attnsweep::report {
 

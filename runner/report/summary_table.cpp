@@ -34,13 +34,13 @@ Table summary_table(const std::vector<storage::CaseRow>& cases) {
     if (passes) cells.push_back(Cell::text(to_string(c.pass)));
     for (auto cell : {Cell::text(to_string(row.status)), count_cell(row, row.kernels_per_forward),
                       count_cell(row, row.memcpy_per_forward), count_cell(row, row.memset_per_forward),
-                      ok ? real_or_null(row.median_us(), 1) : Cell::null(),
-                      ok ? real_or_null(row.tflops, 2) : Cell::null(),
-                      ok ? scientific_cell(row.rel_error) : Cell::null()}) {
+                      ok ? stored_cell(row, "time_us_median") : Cell::null(),
+                      ok ? stored_cell(row, "tflops") : Cell::null(),
+                      ok ? stored_cell(row, "rel_error") : Cell::null()}) {
       cells.push_back(cell);
     }
-    if (passes) cells.push_back(ok ? scientific_cell(row.worst_grad_rel_error()) : Cell::null());
-    cells.push_back(row.numerics.empty() ? Cell::null() : Cell::text(row.numerics));
+    if (passes) cells.push_back(ok ? stored_cell(row, "grad_rel_error_max") : Cell::null());
+    cells.push_back(stored_cell(row, "numerics"));
     cells.push_back(row.validity.empty() ? Cell::null() : Cell::text(validity_text(row)));
     table.add_row(std::move(cells));
   }

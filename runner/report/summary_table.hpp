@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "runner/report/table.hpp"
-#include "storage/run_reader.hpp"
+#include "runner/storage/run_reader.hpp"
 
 namespace attnsweep::report {
 

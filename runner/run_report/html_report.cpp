@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <variant>
 
 #include "report_assets.hpp"
 #include "runner/report/escaping.hpp"
@@ -17,6 +18,34 @@ template <typename T>
 json optional_json(const std::optional<T>& value) {
   return value ? json(*value) : json(nullptr);
 }
+
+// A stored value as JSON: null for NULL.
+json stored_json(const storage::Value& value) {
+  if (const auto* integer = std::get_if<std::int64_t>(&value)) return *integer;
+  if (const auto* real = std::get_if<double>(&value)) return *real;
+  if (const auto* text = std::get_if<std::string>(&value)) return *text;
+  return nullptr;
+}
+
+// The report's keys that show a stored column (report.js reads them by key),
+// and whether only an `ok` case shows it (a failed case's partial time is not a result).
+struct StoredKey {
+  const char* key;
+  const char* column;
+  bool ok_only;
+};
+const StoredKey kStoredKeys[] = {
+    {"kernels", "kernels_per_forward", false},  {"memcpy", "memcpy_per_forward", false},
+    {"memset", "memset_per_forward", false},
+    {"time_us", "time_us_median", true},        {"dispatch_us", "cpu_dispatch_us_median", false},
+    {"tflops", "tflops", true},                 {"gbps", "bandwidth_gbps", false},
+    {"rel_error", "rel_error", false},          {"grad_rel_error", "grad_rel_error_max", false},
+    {"numerics", "numerics", false},            {"validity", "validity", false},
+    {"validity_reasons", "validity_reasons", false}, {"other_processes", "other_processes", false},
+    {"samples", "samples", false},              {"power_cap_share", "power_cap_share", false},
+    {"energy_j", "energy_j", true},             {"energy_power_w", "energy_power_w", true},
+    {"tflop_per_joule", "tflop_per_joule", true},
+};
 
 json kernel_json(const KernelStat& k) {
   return {{"name", k.name},
@@ -48,8 +77,7 @@ json case_json(const ReportCase& c, int index) {
                           {"detail", f.detail}});
     }
   }
-  const std::optional<double> median = r.median_us();
-  return {{"index", index},
+  json out = {{"index", index},
           {"plan_index", r.identity.plan_index},
           {"variant", r.identity.variant},
           {"shape", s.label()},
@@ -72,29 +100,11 @@ json case_json(const ReportCase& c, int index) {
           {"status", to_string(r.status)},
           {"error", r.error_message},
           {"backend", r.sdpa_backend},
-          {"kernels", optional_json(r.kernels_per_forward)},
-          {"memcpy", optional_json(r.memcpy_per_forward)},
-          {"memset", optional_json(r.memset_per_forward)},
-          {"consistent", optional_json(r.counts_consistent)},
-          {"time_us", r.status == CaseStatus::ok ? optional_json(median) : json(nullptr)},
-          {"dispatch_us", optional_json(r.cpu_dispatch_us_median)},
-          {"tflops", r.status == CaseStatus::ok ? optional_json(r.tflops) : json(nullptr)},
+          {"consistent", optional_json(r.counts_consistent)},  // true or false, not the stored 1 or 0
           {"tflops_share", optional_json(c.tflops_share)},
-          {"gbps", optional_json(r.bandwidth_gbps)},
           {"ai", r.min_bytes > 0 ? json(r.flops / r.min_bytes) : json(nullptr)},
-          {"rel_error", optional_json(r.rel_error)},
-          {"grad_rel_error", optional_json(r.worst_grad_rel_error())},
           {"grad_rel_errors", {optional_json(r.grad_rel_error_q), optional_json(r.grad_rel_error_k), optional_json(r.grad_rel_error_v)}},
           {"backend_backward", r.sdpa_backend_backward},
-          {"numerics", r.numerics.empty() ? json(nullptr) : json(r.numerics)},
-          {"validity", r.validity.empty() ? json(nullptr) : json(r.validity)},
-          {"validity_reasons", r.validity_reasons.empty() ? json(nullptr) : json(r.validity_reasons)},
-          {"other_processes", optional_json(r.other_processes)},
-          {"samples", optional_json(r.samples)},
-          {"power_cap_share", optional_json(r.power_cap_share)},
-          {"energy_j", r.status == CaseStatus::ok ? optional_json(r.energy_j) : json(nullptr)},
-          {"energy_power_w", r.status == CaseStatus::ok ? optional_json(r.energy_power_w) : json(nullptr)},
-          {"tflop_per_joule", r.status == CaseStatus::ok ? optional_json(r.tflop_per_joule()) : json(nullptr)},
           {"vs_naive", optional_json(c.speedup_over_naive)},
           {"vs_previous", optional_json(c.speedup_over_previous)},
           {"verdict", c.previous ? json(compare::to_string(c.previous->time.verdict)) : json(nullptr)},
@@ -102,6 +112,11 @@ json case_json(const ReportCase& c, int index) {
           {"trace", c.trace_link},
           {"trace_exists", c.trace_exists},
           {"kernel_rows", kernels}};
+  const bool ok = r.status == CaseStatus::ok;
+  for (const StoredKey& stored : kStoredKeys) {
+    out[stored.key] = stored.ok_only && !ok ? json(nullptr) : stored_json(storage::case_value(r, stored.column).value);
+  }
+  return out;
 }
 
 json comparison_json(const compare::Comparison& comparison) {

@@ -16,8 +16,7 @@ namespace {
 using report::Align;
 using report::Cell;
 using report::count_cell;
-using report::real_or_null;
-using report::scientific_cell;
+using report::stored_cell;
 using report::Table;
 
 Cell times(const std::optional<double>& value) {
@@ -31,15 +30,6 @@ Cell percent(const std::optional<double>& value) {
   if (!value) return Cell::null();
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.1f%%", 100 * *value);
-  return Cell::text(buffer);
-}
-
-// Three significant digits, for joules (a small forward takes millijoules, a
-// training step whole joules) and TFLOP per joule alike.
-Cell three_digits(const std::optional<double>& value) {
-  if (!value) return Cell::null();
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.3g", *value);
   return Cell::text(buffer);
 }
 
@@ -126,17 +116,17 @@ Table results_table(const RunReport& r, std::optional<Pass> pass, bool pass_colu
         count_cell(row, row.kernels_per_forward),
         count_cell(row, row.memcpy_per_forward),
         count_cell(row, row.memset_per_forward),
-        ok ? real_or_null(row.median_us(), 1) : Cell::null(),
-        ok ? real_or_null(row.cpu_dispatch_us_median, 1) : Cell::null(),
-        ok ? real_or_null(row.tflops, 2) : Cell::null(),
+        ok ? stored_cell(row, "time_us_median") : Cell::null(),
+        ok ? stored_cell(row, "cpu_dispatch_us_median") : Cell::null(),
+        ok ? stored_cell(row, "tflops") : Cell::null(),
         ok ? percent(c.tflops_share) : Cell::null(),
-        ok ? three_digits(row.energy_j) : Cell::null(),
-        ok ? three_digits(row.tflop_per_joule()) : Cell::null(),
-        ok ? scientific_cell(row.rel_error) : Cell::null(),
-        ok ? scientific_cell(row.worst_grad_rel_error()) : Cell::null(),
-        row.numerics.empty() ? Cell::null() : Cell::text(row.numerics),
+        ok ? stored_cell(row, "energy_j") : Cell::null(),
+        ok ? stored_cell(row, "tflop_per_joule") : Cell::null(),
+        ok ? stored_cell(row, "rel_error") : Cell::null(),
+        ok ? stored_cell(row, "grad_rel_error_max") : Cell::null(),
+        stored_cell(row, "numerics"),
         row.validity.empty() ? Cell::null() : Cell::text(report::validity_text(row)),
-        row.sdpa_backend_backward.empty() ? Cell::null() : Cell::text(row.sdpa_backend_backward),
+        stored_cell(row, "sdpa_backend_backward"),
         times(c.speedup_over_naive)};
     cells.insert(cells.end(), values.begin(), values.end());
     if (r.comparison) {

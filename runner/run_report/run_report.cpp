@@ -9,9 +9,9 @@
 
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
-#include "storage/query.hpp"
-#include "storage/store.hpp"
-#include "storage/trace_location.hpp"
+#include "runner/storage/query.hpp"
+#include "runner/storage/store.hpp"
+#include "runner/storage/trace_location.hpp"
 
 namespace attnsweep::run_report {
 namespace {

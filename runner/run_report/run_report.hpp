@@ -11,7 +11,7 @@
 
 #include "runner/compare/compare_runs.hpp"
 #include "runner/profile/profile_summary.hpp"
-#include "storage/run_reader.hpp"
+#include "runner/storage/run_reader.hpp"
 
 namespace attnsweep::run_report {
 

@@ -17,7 +17,7 @@
 #include "runner/common/text.hpp"
 #include "runner/report/escaping.hpp"
 #include "runner/workflows/night_window.hpp"
-#include "runner/workflows/nightly.hpp"
+#include "runner/workflows/good_nights.hpp"
 #include "runner/workflows/scratch_folder.hpp"
 
 namespace attnsweep::workflows {
@@ -178,11 +178,15 @@ History read_history(const HistoryRequest& request) {
   std::map<compare::CaseKey, std::size_t> case_order;
   std::vector<compare::CaseKey> keys;
   std::map<std::pair<compare::CaseKey, std::size_t>, HistoryPoint> points;
+  // Each night is read once, for its points and for compare on either side of
+  // it, and kept only while it can still be a later night's baseline.
+  std::vector<std::optional<compare::RunCases>> runs(history.nights.size());
   for (std::size_t i = 0; i < history.nights.size(); ++i) {
-    const storage::RunReader& reader = databases[i]->reader();
     HistoryNight& night = history.nights[i];
-    for (const storage::CaseRow& row : reader.cases(night.run.run_id)) {
-      const compare::CaseKey key = compare::CaseKey::of(row);
+    runs[i] = compare::read_run_cases(databases[i]->reader(), night.run.run_id);
+    for (const compare::ComparedCase& compared : runs[i]->cases) {
+      const storage::CaseRow& row = compared.row;
+      const compare::CaseKey& key = compared.key;
       if (points.count({key, i})) continue;  // a key measured twice: the first
       if (!case_order.count(key)) {
         case_order[key] = keys.size();
@@ -208,17 +212,23 @@ History read_history(const HistoryRequest& request) {
         break;
       }
     }
-    if (!previous) continue;
-    compare::Comparison comparison = compare::compare_runs(databases[*previous]->reader(),
-                                                           history.nights[*previous].run.run_id, reader,
-                                                           night.run.run_id, request.settings);
-    night.environment = comparison.environment;
-    for (const compare::CaseComparison& c : comparison.cases) {
-      const std::string changed = changes_of(c);
-      if (changed.empty()) continue;
-      ++night.changed_cases;
-      const auto found = points.find({c.key, i});
-      if (found != points.end()) found->second.changed = changed;
+    if (previous) {
+      const compare::Comparison comparison = compare::compare_runs(*runs[*previous], *runs[i], request.settings);
+      night.environment = comparison.environment;
+      for (const compare::CaseComparison& c : comparison.cases) {
+        const std::string changed = changes_of(c);
+        if (changed.empty()) continue;
+        ++night.changed_cases;
+        const auto found = points.find({c.key, i});
+        if (found != points.end()) found->second.changed = changed;
+      }
+    }
+    // An unfinished night is no one's baseline; a finished one replaces the
+    // earlier baseline of its kind of device.
+    for (std::size_t j = 0; j <= i; ++j) {
+      const storage::RunRow& earlier = history.nights[j].run;
+      const bool superseded = night.run.status == RunStatus::done && j < i && earlier.device.kind() == night.run.device.kind();
+      if (superseded || (j == i && night.run.status != RunStatus::done)) runs[j].reset();
     }
   }
   for (const compare::CaseKey& key : keys) {

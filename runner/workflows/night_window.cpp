@@ -174,20 +174,20 @@ std::string night_run_problem(const std::string& file, const std::string& starte
   return "";
 }
 
-Night read_night(const storage::RunReader& reader, std::int64_t run_id) {
+Night night_of(const compare::RunCases& run) {
   Night night;
-  for (const storage::CaseRow& row : reader.cases(run_id)) {
-    const compare::CaseKey key = compare::CaseKey::of(row);
-    if (night.count(key)) continue;
+  for (const compare::ComparedCase& compared : run.cases) {
+    const storage::CaseRow& row = compared.row;
+    if (night.count(compared.key)) continue;
     NightCase c;
     c.status = row.status;
-    if (row.status == CaseStatus::ok) c.kept_us = compare::kept_eager_times_us(reader.samples(row.case_id), row.device.kind());
+    c.kept_us = compared.kept_us;  // an ok case's only
     c.power_cap_share = row.power_cap_share;
     c.thermal_cap_share = row.thermal_cap_share;
     c.other_processes = row.other_processes.value_or(0);
     c.suspect = row.status == CaseStatus::ok && row.suspect();
     if (c.suspect) c.suspect_reason = compare::suspect_reason(storage::CaseRow{}, row);
-    night.emplace(key, std::move(c));
+    night.emplace(compared.key, std::move(c));
   }
   return night;
 }

@@ -4,7 +4,7 @@
 // last good nights rather than against last night alone, and a slowdown fails
 // the night only when the same case was slower on `consecutive` nights in a
 // row; a first slow night is a watch item. Pure data in, pure data out: the
-// nights are read into memory first (read_night), then judged.
+// nights are read into memory first (compare::read_run_cases, night_of), then judged.
 #include <cstdint>
 #include <ctime>
 #include <map>
@@ -14,7 +14,7 @@
 
 #include "runner/common/identities.hpp"
 #include "runner/compare/compare_runs.hpp"
-#include "storage/run_reader.hpp"
+#include "runner/compare/run_cases.hpp"
 
 namespace attnsweep::workflows {
 
@@ -74,7 +74,8 @@ struct NightCase {
 // One night's cases by what they measure (a key measured twice: the first in plan order).
 using Night = std::map<compare::CaseKey, NightCase>;
 
-Night read_night(const storage::RunReader& reader, std::int64_t run_id);
+// A night's cases as compare read them (each night is read once, for compare and the window alike).
+Night night_of(const compare::RunCases& run);
 
 // A case's time tonight against the window's nights.
 struct WindowTime {

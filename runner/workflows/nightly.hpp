@@ -6,9 +6,11 @@
 // one run), and write the database and a markdown summary (docs/reproducibility.md).
 // A history folder may be a bucket mount (no file locking, uploads on close):
 // SQLite never runs on it. The night runs in a local database, earlier nights
-// are copied out before they are read, and the finished files are copied in.
+// are copied out before they are read (good_nights.hpp), and the finished files
+// are copied in. The steps: check the inputs (nightly_inputs.hpp), sweep, judge
+// with compare and the window (window_verdicts.hpp), write the summary
+// (nightly_summary.hpp), copy into the history.
 #include <cstdint>
-#include <ctime>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,23 +66,5 @@ struct NightlyOutcome {
 // run_sweep throws. A failure to write the summary is summary_error, and one
 // to copy into the history history_error: neither stops the other.
 NightlyOutcome run_nightly(const NightlyRequest& request);
-
-// The nightly-<stamp>.db files of `history_dir`, oldest first (the name is the
-// UTC stamp); none when the folder does not exist. Throws BadInputError when it
-// cannot be listed.
-std::vector<std::string> night_files(const std::string& history_dir);
-
-// The newest `count` good nights of `history_dir` (by name, which is the UTC
-// stamp), newest first, each copied into `scratch_dir` (one of an older schema
-// is read through a migrated copy when opened). A night is good when it passed
-// its own gate, the checks that need no other night: its stamp is a night's
-// before `now`, tonight's (night_window.hpp: night_name_problem, night_run_problem), it is readable, its latest
-// run is done, it ran on `device_kind` (tonight's: a night on another kind of
-// device has no case to compare), and no case of it was measured while another
-// process computed on its GPU (such a night is inconclusive: neither good nor
-// bad, it is left out). Empty when there is none, or no such folder yet. Every
-// night passed over on the way is named with its reason in `skipped`, one line each.
-std::vector<std::string> good_nights(const std::string& history_dir, const std::string& scratch_dir,
-                                     DeviceKind device_kind, int count, std::time_t now, std::string& skipped);
 
 }  // namespace attnsweep::workflows

@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "runner/common/errors.hpp"
-#include "storage/database_files.hpp"
-#include "storage/run_reader.hpp"
-#include "storage/store.hpp"
-#include "storage/trace_location.hpp"
+#include "runner/storage/database_files.hpp"
+#include "runner/storage/run_reader.hpp"
+#include "runner/storage/store.hpp"
+#include "runner/storage/trace_location.hpp"
 
 namespace attnsweep::workflows {
 namespace {

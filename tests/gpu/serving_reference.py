@@ -53,7 +53,6 @@ import json
 import os
 import sqlite3
 import sys
-import urllib.parse
 
 import torch
 import torch.nn.functional as F
@@ -61,6 +60,8 @@ from torch.nn.attention import sdpa_kernel
 from torch.nn.attention.bias import causal_lower_right
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from results_db import open_read_only  # noqa: E402
 from torch_reference import BACKENDS, DTYPES, VARIANTS, cuda_event_median, profile_counts  # noqa: E402
 JUDGED_US = 200.0
 TOLERANCE = 0.03
@@ -137,8 +138,7 @@ def open_run(path, run=None):
     holds no such run, sqlite3.Error when it is not an attnsweep database."""
     if os.path.exists(path) and not os.path.isfile(path):
         raise ValueError("not a regular file")
-    # A URI, for mode=ro; the path quoted, so that '?' and '#' in it stay part of the name.
-    db = sqlite3.connect(f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro", uri=True)
+    db = open_read_only(path)
     db.row_factory = sqlite3.Row
     chosen = run or db.execute("SELECT max(run_id) FROM runs").fetchone()[0]
     found = db.execute("SELECT seed FROM runs WHERE run_id = ?", (chosen,)).fetchone()

@@ -17,6 +17,7 @@
 #include "runner/device/device.hpp"
 #include "runner/device/nvml.hpp"
 #include "runner/measure/inputs.hpp"
+#include "tests/support/few_samples.hpp"
 
 namespace attnsweep {
 namespace {
@@ -28,15 +29,8 @@ Case study_case(const std::string& variant, const std::string& dtype = "bf16") {
   return Case{0, variant, Shape{8, 16, 16, 1024, 1024, 64}, *parse_dtype(dtype), true};
 }
 
-MeasureSettings quick_settings() {
-  MeasureSettings settings;
-  settings.warmup = 3;
-  settings.min_samples = 5;
-  settings.max_samples = 20;
-  settings.max_case_seconds = 2;
-  settings.profiled_forwards = 5;
-  return settings;
-}
+// Warm-up 3, 5 to 20 samples, at most 2 s, 5 profiled forwards.
+MeasureSettings quick_settings() { return attnsweep::testing::few_samples(3, 5, 20, 2, 5); }
 
 struct PythonCounts {
   std::string status;

@@ -5,28 +5,19 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
-#include <array>
-#include <utility>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
+
+#include "tests/support/gpu_checks.hpp"
+#include "tests/support/run_attnsweep.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string capture(const std::string& command) {
-  std::string output;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  std::array<char, 4096> buffer{};
-  while (fgets(buffer.data(), buffer.size(), pipe)) output += buffer.data();
-  pclose(pipe);
-  return output;
-}
-
-bool has_cuda() {
-  return capture(std::string(ATTNSWEEP_BINARY) + " variants").find("(0 CUDA device(s) visible)") == std::string::npos;
-}
+bool has_cuda() { return attnsweep::testing::binary_sees_cuda(); }
 
 // Runs the fault and then sdpa_flash; returns the exit code and sdpa_flash's stored status.
 std::pair<int, std::string> run_after_fault(bool isolate, const fs::path& directory) {
@@ -36,10 +27,11 @@ std::pair<int, std::string> run_after_fault(bool isolate, const fs::path& direct
                            "shapes: {batch: 1, heads: 2, seq_len: 128, head_dim: 64}\n"
                            "measure: {warmup: 1, profiled_forwards: 2, min_samples: 3, max_samples: 5}\n";
   const fs::path db = directory / (isolate ? "isolated.db" : "shared.db");
-  const std::string output = capture("ATTNSWEEP_TEST_VARIANTS=1 " + std::string(ATTNSWEEP_BINARY) + " run " +
-                                     config.string() + " --device cuda --db " + db.string() +
-                                     (isolate ? " --isolate" : "") + "; echo exit=$?");
-  const int exit_code = std::stoi(output.substr(output.rfind("exit=") + 5));
+  const attnsweep::testing::Outcome outcome = attnsweep::testing::run_attnsweep(
+      "run " + config.string() + " --device cuda --db " + db.string() + (isolate ? " --isolate" : ""),
+      "ATTNSWEEP_TEST_VARIANTS=1 ");
+  const std::string& output = outcome.output;
+  const int exit_code = outcome.exit_code;
   SCOPED_TRACE(output);
   SQLite::Database check(db.string(), SQLite::OPEN_READONLY);
   const std::string fault = check.execAndGet("SELECT status || ': ' || error_message FROM cases WHERE variant = 'test_device_fault'").getString();

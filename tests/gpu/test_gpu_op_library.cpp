@@ -11,6 +11,7 @@
 #include "runner/device/device.hpp"
 #include "runner/measure/case_runner.hpp"
 #include "runner/variants/op_library.hpp"
+#include "tests/support/few_samples.hpp"
 
 namespace attnsweep {
 namespace {
@@ -25,15 +26,8 @@ OpLibrarySpec example_spec() {
   return spec;
 }
 
-MeasureSettings quick() {
-  MeasureSettings settings;
-  settings.warmup = 2;
-  settings.min_samples = 5;
-  settings.max_samples = 20;
-  settings.max_case_seconds = 2;
-  settings.profiled_forwards = 3;
-  return settings;
-}
+// Warm-up 2, 5 to 20 samples, at most 2 s, 3 profiled forwards.
+MeasureSettings quick() { return attnsweep::testing::few_samples(2, 5, 20, 2, 3); }
 
 CaseResult run_example(const Device& device, const Shape& shape, Dtype dtype, bool causal, Pass pass = Pass::forward) {
   register_op_library_specs({{"example", example_spec()}});

@@ -98,7 +98,7 @@ class ServingReferenceInputs(unittest.TestCase):
             # an attnsweep-shaped database without a run: no seed to draw with
             empty = os.path.join(tmp, "empty.db")
             db = sqlite3.connect(empty)
-            with open(os.path.join(ROOT, "storage", "schema.sql")) as schema:
+            with open(os.path.join(ROOT, "runner", "storage", "schema.sql")) as schema:
                 db.executescript(schema.read())
             db.close()
             code, err, _ = self.run_main(empty)

@@ -2,7 +2,7 @@
 argument and shape parsing, its per-pass counting of a Chrome trace (a made-up
 GPU trace and a real CPU one), its float64 gradients, a smoke run of every pass
 on the CPU, and scripts/training_report.py on a small database made from
-storage/schema.sql.   run: tests/python/run_python_tests.sh (ctest: Python.TrainingTools)"""
+runner/storage/schema.sql.   run: tests/python/run_python_tests.sh (ctest: Python.TrainingTools)"""
 import contextlib
 import io
 import json
@@ -227,7 +227,7 @@ CASE_COLUMNS = ("run_id", "plan_index", "variant", "batch", "heads", "kv_heads",
 
 def make_db(path, cases):
     db = sqlite3.connect(path)
-    with open(os.path.join(ROOT, "storage", "schema.sql")) as f:
+    with open(os.path.join(ROOT, "runner", "storage", "schema.sql")) as f:
         db.executescript(f.read())
     db.execute("""INSERT INTO runs (run_id, name, config_yaml, config_sha256, status, started_at, device, device_name,
                   attnsweep_version, seed, timing_protocol, flop_convention, warmup, profiled_forwards, min_samples,
@@ -374,11 +374,11 @@ class DeviceScriptDryRun(unittest.TestCase):
     def test_dry_run(self):
         with tempfile.TemporaryDirectory() as tmp:
             tree, bin_dir, out = (os.path.join(tmp, d) for d in ("tree", "bin", "out"))
-            for folder in ("scripts", "tests/gpu", "storage", "container", "configs", "build"):
+            for folder in ("scripts", "tests/gpu", "runner/storage", "container", "configs", "build"):
                 os.makedirs(os.path.join(tree, folder))
             os.makedirs(bin_dir)
-            for path in ("scripts/device_training.sh", "scripts/training_report.py", "tests/gpu/torch_reference.py",
-                         "storage/schema.sql"):
+            for path in ("scripts/device_training.sh", "scripts/device_prologue.sh", "scripts/training_report.py",
+                         "scripts/results_db.py", "tests/gpu/torch_reference.py", "runner/storage/schema.sql"):
                 with open(os.path.join(ROOT, path)) as src, open(os.path.join(tree, path), "w") as dst:
                     dst.write(src.read())
             stub = STUB_ATTNSWEEP.format(python=sys.executable, tests=os.path.dirname(os.path.abspath(__file__)))

@@ -1,8 +1,10 @@
 #pragma once
 // What the nightly CLI tests share (tests/test_cli_nightly.cpp, tests/test_cli_history.cpp).
-#include <fstream>
-#include <sstream>
+#include <gtest/gtest.h>
+
 #include <string>
+
+#include "tests/support/file_text.hpp"  // read_file, which the nightly tests use throughout
 
 namespace attnsweep::testing {
 
@@ -18,12 +20,25 @@ shapes: {batch: 1, heads: 4, seq_len: 256, head_dim: 32}
 measure: {warmup: 2, profiled_forwards: 1, min_samples: 40, max_samples: 40}
 )";
 
-// A whole file as text ("" when it cannot be read).
-inline std::string read_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
+// Whether `part` is somewhere in `text`.
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The night-stamp rule, as nightly and history both say it: a night stamped in
+// the future (20991231T235959Z), one whose stamp is no UTC time (20261301T000000Z)
+// and one whose run started away from its stamp are each skipped with their
+// reason. `prefix`: what the command puts before each line ("history: ", or "").
+inline void expect_bad_night_stamps_skipped(const std::string& output, const std::string& prefix,
+                                            const std::string& off_run_stamp, const std::string& off_run_started_at) {
+  EXPECT_TRUE(contains(output, prefix + "skipped nightly-20991231T235959Z.db: its name's stamp 20991231T235959Z "
+                                        "is in the future (now "))
+      << output;
+  EXPECT_TRUE(contains(output, prefix + "skipped nightly-20261301T000000Z.db: its name's stamp 20261301T000000Z "
+                                        "is not a valid UTC time"))
+      << output;
+  EXPECT_TRUE(contains(output, prefix + "skipped nightly-" + off_run_stamp + ".db: its run started at " +
+                                   off_run_started_at +
+                                   ", not between a minute before and 12 hours after its name's stamp " + off_run_stamp))
+      << output;
 }
 
 }  // namespace attnsweep::testing

@@ -1,0 +1,36 @@
+#include "runner/compare/case_key.hpp"
+
+#include <functional>
+#include <tuple>
+
+namespace attnsweep::compare {
+namespace {
+
+auto tied(const CaseKey& key) {
+  const Shape& s = key.shape;
+  return std::make_tuple(std::cref(key.variant), s.batch, s.heads, s.kv_heads, s.seq_len_q, s.seq_len_kv, s.head_dim,
+                         std::cref(s.seq_lens_q), std::cref(s.seq_lens_kv), s.page_size, key.dtype, key.mask, key.pass,
+                         key.device_kind);
+}
+
+}  // namespace
+
+CaseKey CaseKey::of(const storage::CaseRow& row) {
+  return {row.identity.variant, row.identity.shape,       row.identity.dtype,
+          row.identity.mask,    row.device.kind(),        row.identity.pass};
+}
+
+std::string CaseKey::label() const {
+  Case c;
+  c.variant = variant;
+  c.shape = shape;
+  c.dtype = dtype;
+  c.mask = mask;
+  c.pass = pass;
+  return c.label() + (device_kind == DeviceKind::cuda ? " cuda" : " cpu");
+}
+
+bool CaseKey::operator<(const CaseKey& other) const { return tied(*this) < tied(other); }
+bool CaseKey::operator==(const CaseKey& other) const { return tied(*this) == tied(other); }
+
+}  // namespace attnsweep::compare

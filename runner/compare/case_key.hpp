@@ -1,0 +1,29 @@
+#pragma once
+// What makes two cases of two runs the same measurement (docs/compare.md,
+// "What is compared"): compare matches by it, nightly keys its nights by it,
+// history draws a line per key. The GPU's index, the plan index and the case id
+// are left out on purpose, so a run on cuda:1 matches one on cuda:0.
+#include <string>
+
+#include "runner/common/identities.hpp"
+#include "runner/plan/case.hpp"
+#include "runner/storage/run_reader.hpp"
+
+namespace attnsweep::compare {
+
+// The variant, shape, dtype, mask, pass and the kind of device (cpu or cuda; not its index).
+struct CaseKey {
+  std::string variant;
+  Shape shape;
+  Dtype dtype = Dtype::bf16;
+  Mask mask;
+  DeviceKind device_kind = DeviceKind::cpu;
+  Pass pass = Pass::forward;
+
+  static CaseKey of(const storage::CaseRow& row);
+  std::string label() const;  // "sdpa_flash 8x16x1024x64 bf16 causal cuda"; "... causal backward cuda"
+  bool operator<(const CaseKey& other) const;
+  bool operator==(const CaseKey& other) const;
+};
+
+}  // namespace attnsweep::compare

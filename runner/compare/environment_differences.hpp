@@ -1,0 +1,26 @@
+#pragma once
+// The run-level facts that differ between two runs (docs/compare.md,
+// "Environment"): the machine and software, how each run measured, and its
+// environment variables key by key. Informational, never a regression: they
+// say why times may differ; the two that make times unlike (timing_protocol,
+// measure_regime) are marked for a loud warning.
+#include <string>
+#include <vector>
+
+#include "runner/compare/run_cases.hpp"
+
+namespace attnsweep::compare {
+
+// A run-level fact (a runs column, or one key of env_vars) that differs.
+struct EnvironmentDifference {
+  std::string fact;  // the column name, or env_vars.NAME
+  std::string baseline, candidate;  // "" when absent (NULL, or the variable unset)
+  // The times of the two runs are not like with like (timing_protocol, measure_regime).
+  bool breaks_timing = false;
+};
+
+// In the order reported: the machine and software first, then how it measured,
+// the protocol settings (read from `path` by name), then env_vars.
+std::vector<EnvironmentDifference> environment_differences(const ComparedRun& baseline, const ComparedRun& candidate);
+
+}  // namespace attnsweep::compare

@@ -1,0 +1,97 @@
+#include "runner/config/measure_reader.hpp"
+
+#include "runner/common/identities.hpp"
+#include "runner/common/text.hpp"
+#include "runner/config/yaml_reader.hpp"
+
+namespace attnsweep {
+namespace {
+
+// measure.energy_window_ms at most: a minute of back-to-back passes per case is
+// far past what the counter needs; more is a unit mistake (seconds for ms).
+constexpr double kMaxEnergyWindowMs = 60000;
+
+class MeasureReader : public YamlReader {
+ public:
+  using YamlReader::YamlReader;
+
+  MeasureSettings measure(const YAML::Node& node) const {
+    if (!node.IsMap()) fail(node, "measure", "expected a mapping with keys " + text::join(MeasureSettings::keys(), ", "));
+    check_keys(node, "measure", MeasureSettings::keys());
+    MeasureSettings settings;
+    auto count = [&](const char* key, int& target, int minimum, int maximum) {
+      if (node[key]) target = static_cast<int>(integer(node[key], std::string("measure.") + key, minimum, maximum));
+    };
+    count("warmup", settings.warmup, 0, 100000);
+    count("profiled_forwards", settings.profiled_forwards, 1, 1000);
+    count("max_profile_attempts", settings.max_profile_attempts, 1, 100);
+    count("min_samples", settings.min_samples, 1, 10000000);
+    count("max_samples", settings.max_samples, 1, 10000000);
+    if (node["target_rel_stdev"]) settings.target_rel_stdev = number(node["target_rel_stdev"], "measure.target_rel_stdev", 0);
+    if (node["max_case_seconds"]) settings.max_case_seconds = number(node["max_case_seconds"], "measure.max_case_seconds", 0);
+    if (node["accuracy_check"]) settings.accuracy_check = boolean(node["accuracy_check"], "measure.accuracy_check");
+    if (node["traces"]) settings.traces = boolean(node["traces"], "measure.traces");
+    if (node["case_timeout_s"]) settings.case_timeout_s = number(node["case_timeout_s"], "measure.case_timeout_s", 0);
+    if (node["min_gpu_seconds"]) settings.min_gpu_seconds = number(node["min_gpu_seconds"], "measure.min_gpu_seconds", 0, true);
+    if (node["l2_flush"]) settings.l2_flush = boolean(node["l2_flush"], "measure.l2_flush");
+    if (node["cuda_graph"]) settings.cuda_graph = boolean(node["cuda_graph"], "measure.cuda_graph");
+    if (node["hide_launch_latency"]) {
+      settings.hide_launch_latency = boolean(node["hide_launch_latency"], "measure.hide_launch_latency");
+    }
+    if (node["throttle_fraction"]) {
+      settings.throttle_fraction = number(node["throttle_fraction"], "measure.throttle_fraction", 0, true);
+      if (settings.throttle_fraction >= 1) {
+        fail(node["throttle_fraction"], "measure.throttle_fraction", "must be at least 0 and under 1, got " + node["throttle_fraction"].Scalar());
+      }
+    }
+    if (node["case_order"]) {
+      const std::string order = scalar_string(node["case_order"], "measure.case_order");
+      const auto parsed = parse_case_order(order);
+      if (!parsed) {
+        fail(node["case_order"], "measure.case_order",
+             "unknown order '" + order + "'; allowed: " + text::join(case_order_names(), ", "));
+      }
+      settings.case_order = *parsed;
+    }
+    if (node["regime"]) {
+      const std::string regime = scalar_string(node["regime"], "measure.regime");
+      const auto parsed = parse_measure_regime(regime);
+      if (!parsed) {
+        fail(node["regime"], "measure.regime",
+             "unknown regime '" + regime + "'; allowed: " + text::join(measure_regime_names(), ", "));
+      }
+      settings.regime = *parsed;
+    }
+    if (node["burst_cooldown_max_ms"]) {
+      settings.burst_cooldown_max_ms = number(node["burst_cooldown_max_ms"], "measure.burst_cooldown_max_ms", 0);
+    }
+    if (node["burst_cooldown_case_max_s"]) {
+      settings.burst_cooldown_case_max_s =
+          number(node["burst_cooldown_case_max_s"], "measure.burst_cooldown_case_max_s", 0);
+    }
+    if (node["burst_cooldown_run_max_s"]) {
+      settings.burst_cooldown_run_max_s = number(node["burst_cooldown_run_max_s"], "measure.burst_cooldown_run_max_s", 0);
+    }
+    if (node["energy_window_ms"]) {
+      settings.energy_window_ms = number(node["energy_window_ms"], "measure.energy_window_ms", 0, true);
+      if (settings.energy_window_ms > kMaxEnergyWindowMs) {
+        fail(node["energy_window_ms"], "measure.energy_window_ms",
+             "must be 0 (off) or at most " + text::fixed(kMaxEnergyWindowMs, 0) + " (a minute per case), got " +
+                 node["energy_window_ms"].Scalar());
+      }
+    }
+    if (settings.max_samples < settings.min_samples) {
+      fail(node["max_samples"] ? node["max_samples"] : node, "measure.max_samples",
+           "must be at least measure.min_samples (" + std::to_string(settings.min_samples) + ")");
+    }
+    return settings;
+  }
+};
+
+}  // namespace
+
+MeasureSettings read_measure_settings(const std::string& source, const YAML::Node& node) {
+  return MeasureReader(source).measure(node);
+}
+
+}  // namespace attnsweep

@@ -1,0 +1,27 @@
+#pragma once
+// The measure settings that decide when a case's sampling stops, apart from the
+// rest of MeasureSettings so the stopping rule and every criterion read only these.
+#include <string>
+
+#include "runner/config/measure_settings.hpp"
+
+namespace attnsweep {
+
+// Defaults: docs/config.md.
+struct StoppingSettings {
+  int min_samples = 10;
+  int max_samples = 2000;
+  double target_rel_stdev = 0.02;
+  double max_case_seconds = 10.0;
+  double min_gpu_seconds = 0.05;
+  // The convergence criterion by its registered name (stopping_criteria.cpp);
+  // no config key chooses another yet.
+  std::string criterion = "stdrel";
+
+  static StoppingSettings from(const MeasureSettings& measure) {
+    return {measure.min_samples, measure.max_samples, measure.target_rel_stdev, measure.max_case_seconds,
+            measure.min_gpu_seconds};
+  }
+};
+
+}  // namespace attnsweep

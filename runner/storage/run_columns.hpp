@@ -1,0 +1,23 @@
+#pragma once
+// The runs table described once (docs/schema.md): every column of a RunRow,
+// how it is written and read back. Internal to runner/storage/; see
+// case_columns.hpp for the cases table.
+#include <string>
+
+#include "runner/device/environment.hpp"
+#include "runner/storage/fields.hpp"
+#include "runner/storage/run_row.hpp"
+#include "runner/storage/store.hpp"
+
+namespace attnsweep::storage {
+
+const fields::Table<RunRow>& run_columns();
+
+// The row a new run is stored as: the record, its start (UTC), the process
+// that claims it from its start, and its run_uuid.
+RunRow run_record(const RunRecord& run, const std::string& started_at, const Claim& owner, const std::string& run_uuid);
+
+// runs.env_vars and run_devices.env_vars: a JSON object, "{}" when none is set.
+std::string env_vars_json(const EnvironmentInfo& environment);
+
+}  // namespace attnsweep::storage

@@ -1,0 +1,115 @@
+#include "runner/workflows/good_nights.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <regex>
+
+#include "runner/common/errors.hpp"
+#include "runner/workflows/night_window.hpp"
+
+namespace attnsweep::workflows {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A reader's refusal as the summary shows it: the history's name for the file
+// (`original`), not the scratch copy's, and without advice meant for `run --db`.
+std::string skip_reason(std::string message, const std::string& copy, const std::string& original) {
+  for (std::size_t at = message.find(copy); at != std::string::npos; at = message.find(copy, at + original.size())) {
+    message.replace(at, copy.size(), original);
+  }
+  return compare::without_db_advice(message);
+}
+
+// Cases of a night measured while another process computed on its GPU.
+int shared_cases(const compare::RunCases& run) {
+  int shared = 0;
+  for (const compare::ComparedCase& c : run.cases) {
+    shared += c.row.status == CaseStatus::ok && c.row.other_processes.value_or(0) > 0;
+  }
+  return shared;
+}
+
+// The night copied to `copy`, opened and judged by its own gate: the night when
+// it is good, else nothing with the reason in `skipped`.
+std::optional<GoodNight> night_if_good(const std::string& night, const std::string& copy, DeviceKind device_kind,
+                                       std::string& skipped) {
+  // An older schema (the night before an upgrade) is read through a migrated copy.
+  auto database = std::make_unique<compare::ReadableDatabase>(copy);
+  const auto run = database->reader().latest_run();
+  if (run) database->reader().check_run(run->run_id);  // a damaged night is skipped, by its value (issue 33)
+  const std::string not_its_night = run ? night_run_problem(night, run->started_at) : std::string();
+  if (!not_its_night.empty()) {
+    skipped += "skipped " + night + ": " + not_its_night + "\n";
+    return std::nullopt;
+  }
+  // A night measured beside another process on its GPU cannot be a baseline:
+  // every case compared with it would go unjudged (issue 21, item 4).
+  if (run && run->status == RunStatus::done && run->device.kind() == device_kind) {
+    compare::RunCases cases = compare::read_run_cases(database->reader(), run->run_id);
+    const int shared = shared_cases(cases);
+    if (shared == 0) return GoodNight{night, std::move(database), std::move(cases)};
+    skipped += "skipped " + night + ": " + std::to_string(shared) +
+               " of its cases were measured while another process computed on the GPU\n";
+  } else if (run && run->status == RunStatus::done) {
+    skipped += "skipped " + night + ": it ran on " + run->device.to_string() + ", tonight on " +
+               (device_kind == DeviceKind::cuda ? "cuda" : "cpu") + "\n";
+  } else {
+    skipped += "skipped " + night + ": its latest run is " + (run ? to_string(run->status) : "absent") + "\n";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> night_files(const std::string& history_dir) {
+  static const std::regex name(R"(nightly-[0-9]{8}T[0-9]{6}Z\.db)");
+  std::vector<std::string> nights;
+  std::error_code listing;
+  if (!fs::exists(history_dir, listing)) return nights;  // created when tonight's files go in
+  for (const auto& entry : fs::directory_iterator(history_dir, listing)) {
+    const std::string file = entry.path().filename().string();
+    std::error_code kind;
+    if (entry.is_regular_file(kind) && std::regex_match(file, name)) nights.push_back(file);
+  }
+  if (listing) throw BadInputError(history_dir + ": cannot list the --history folder: " + listing.message());
+  std::sort(nights.begin(), nights.end());  // oldest first: the name is the UTC stamp
+  return nights;
+}
+
+std::vector<GoodNight> good_nights(const std::string& history_dir, const std::string& scratch_dir,
+                                   DeviceKind device_kind, int count, std::time_t now, std::string& skipped) {
+  std::vector<GoodNight> good;
+  std::vector<std::string> nights = night_files(history_dir);
+  std::reverse(nights.begin(), nights.end());  // newest first
+  for (const auto& night : nights) {
+    if (static_cast<int>(good.size()) >= count) break;
+    const std::string original = history_dir + "/" + night;
+    const std::string copy = scratch_dir + "/" + night;
+    const std::string misnamed = night_name_problem(night, now);
+    if (!misnamed.empty()) {
+      skipped += "skipped " + night + ": " + misnamed + "\n";
+      continue;
+    }
+    std::error_code error;
+    fs::copy_file(original, copy, fs::copy_options::overwrite_existing, error);
+    if (error) {
+      skipped += "skipped " + night + ": cannot copy it (" + error.message() + ")\n";
+      continue;
+    }
+    try {
+      std::optional<GoodNight> judged = night_if_good(night, copy, device_kind, skipped);
+      if (judged) {
+        good.push_back(std::move(*judged));
+        continue;
+      }
+    } catch (const std::exception& problem) {
+      skipped += "skipped " + night + ": " + skip_reason(problem.what(), copy, original) + "\n";
+    }
+    fs::remove(copy, error);  // only the good nights' copies are kept
+  }
+  return good;
+}
+
+}  // namespace attnsweep::workflows

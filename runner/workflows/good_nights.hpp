@@ -1,0 +1,42 @@
+#pragma once
+// Which nights of a history folder nightly compares with (docs/reproducibility.md,
+// "The window and the alert rule"): the nights are files named by their UTC
+// stamp, and a night is good when it passed its own gate. A good night is read
+// once, here, and handed on open: compare and the window judge the same copy.
+#include <ctime>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runner/common/identities.hpp"
+#include "runner/compare/readable_database.hpp"
+#include "runner/compare/run_cases.hpp"
+
+namespace attnsweep::workflows {
+
+// The nightly-<stamp>.db files of `history_dir`, oldest first (the name is the
+// UTC stamp); none when the folder does not exist. Throws BadInputError when it
+// cannot be listed.
+std::vector<std::string> night_files(const std::string& history_dir);
+
+// One good night, copied out of the history, open and read.
+struct GoodNight {
+  std::string file;                                     // nightly-<stamp>.db, its name in the history
+  std::unique_ptr<compare::ReadableDatabase> database;  // the scratch copy (an older schema: through a migrated copy)
+  compare::RunCases run;                                // its latest run, read through `database`
+};
+
+// The newest `count` good nights of `history_dir` (by name, which is the UTC
+// stamp), newest first, each copied into `scratch_dir`. A night is good when it
+// passed its own gate, the checks that need no other night: its stamp is a
+// night's before `now`, tonight's (night_window.hpp: night_name_problem,
+// night_run_problem), it is readable, its latest run is done, it ran on
+// `device_kind` (tonight's: a night on another kind of device has no case to
+// compare), and no case of it was measured while another process computed on
+// its GPU (such a night is inconclusive: neither good nor bad, it is left out).
+// Empty when there is none, or no such folder yet. Every night passed over on
+// the way is named with its reason in `skipped`, one line each.
+std::vector<GoodNight> good_nights(const std::string& history_dir, const std::string& scratch_dir,
+                                   DeviceKind device_kind, int count, std::time_t now, std::string& skipped);
+
+}  // namespace attnsweep::workflows
