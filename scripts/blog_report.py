@@ -2,10 +2,10 @@
 """Markdown report of the study sweep: attnsweep's numbers from its database next
 to the independent Python measurement (tests/gpu/torch_reference.py) from the
 same call.   usage: blog_report.py RESULTS.db PYTHON.jsonl [MACHINE.txt]"""
-import json
 import sqlite3
 import sys
 
+from python_reference import machine_text, reference_rows
 from results_db import open_read_only
 
 
@@ -15,12 +15,8 @@ def fmt(value, spec):
 
 def main():
     db_path, python_path = sys.argv[1], sys.argv[2]
-    machine = open(sys.argv[3]).read().strip() if len(sys.argv) > 3 else ""
-    python = {}
-    for line in open(python_path):
-        if line.strip():
-            row = json.loads(line)
-            python[row["variant"]] = row
+    machine = machine_text(sys.argv, 3)
+    python = {row["variant"]: row for row in reference_rows(python_path)}
     db = open_read_only(db_path)
     db.row_factory = sqlite3.Row
     run = db.execute("SELECT * FROM runs ORDER BY run_id DESC LIMIT 1").fetchone()

@@ -2,21 +2,17 @@
 """Markdown of bench/fa3.yaml's sweep (counts, medians, TFLOP/s, errors per variant,
 shape and mask) with FA3's independent Python measurement next to attnsweep's.
    usage: op_library_report.py FA3.db FA3_PYTHON.jsonl [MACHINE.txt]"""
-import json
 import sqlite3
 import sys
 
+from python_reference import machine_text, reference_rows
 from results_db import open_read_only
 
 
 def main():
     db_path, python_path = sys.argv[1], sys.argv[2]
-    machine = open(sys.argv[3]).read().strip() if len(sys.argv) > 3 else ""
-    python = {}
-    for line in open(python_path):
-        if line.strip():
-            row = json.loads(line)
-            python[(row["shape"], bool(row["causal"]))] = row
+    machine = machine_text(sys.argv, 3)
+    python = {(row["shape"], bool(row["causal"])): row for row in reference_rows(python_path)}
     db = open_read_only(db_path)
     db.row_factory = sqlite3.Row
     run = db.execute("SELECT * FROM runs ORDER BY run_id DESC LIMIT 1").fetchone()
