@@ -17,9 +17,10 @@
 
 #include "runner/common/sha256.hpp"
 #include "runner/storage/store.hpp"
+#include "tests/support/cli_run_cut_short.hpp"
+#include "tests/support/cli_test.hpp"
 #include "tests/support/file_text.hpp"
 #include "tests/support/run_attnsweep.hpp"
-#include "tests/support/scratch_directory.hpp"
 
 namespace {
 
@@ -40,11 +41,9 @@ shapes: {batch: 1, heads: 2, seq_len: [16, 32], head_dim: 8}
 measure: {warmup: 1, profiled_forwards: 2, min_samples: 3, max_samples: 5, max_case_seconds: 1}
 )";
 
-class Cli : public ::testing::Test {
+class Cli : public attnsweep::testing::CliTest {
  protected:
-  std::string write(const std::string& name, const std::string& text) { return scratch_.write(name, text); }
-  std::string path(const std::string& name) const { return scratch_.path(name); }
-  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-cli"};
+  Cli() : CliTest("attnsweep-cli") {}
 };
 
 TEST_F(Cli, VersionAndHelpExitZero) {
@@ -466,8 +465,7 @@ TEST_F(Cli, TheLastProgressLineCountsOkUnsupportedAndFailedCases) {
 TEST_F(Cli, CasesStoredBeforeAResumeCountAsDoneInTheProgress) {
   const std::string config = write("three.yaml", kThreeStatusesConfig);
   ASSERT_EQ(run("run " + config + " --device cpu --db " + path("p.db"), "ATTNSWEEP_TEST_VARIANTS=1 ").exit_code, 0);
-  SQLite::Database(path("p.db"), SQLite::OPEN_READWRITE)
-      .exec("DELETE FROM cases WHERE plan_index = 0; UPDATE runs SET status = 'interrupted'");
+  attnsweep::testing::cut_run_short(path("p.db"), "plan_index = 0", "interrupted");
   const Outcome resumed =
       run("run " + config + " --device cpu --db " + path("p.db") + " --resume", "ATTNSWEEP_TEST_VARIANTS=1 ");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;

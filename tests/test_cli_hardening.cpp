@@ -13,10 +13,11 @@
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "tests/support/cli_test.hpp"
 #include "tests/support/run_attnsweep.hpp"
-#include "tests/support/scratch_directory.hpp"
 
 namespace {
 
@@ -47,14 +48,19 @@ std::string stored(const std::string& db, const std::string& variant, const std:
   return query.executeStep() ? query.getColumn(0).getString() : "absent";
 }
 
-class CliHardening : public ::testing::Test {
+class CliHardening : public attnsweep::testing::CliTest {
  protected:
+  CliHardening() : CliTest("attnsweep-cli-hardening") {}
   Outcome run(const std::string& text, const std::string& db_name = "results.db", const std::string& env = "") {
-    const std::string file = scratch_.write("sweep.yaml", text);
+    const std::string file = write("sweep.yaml", text);
     return run_attnsweep("--log-level off run " + file + " --db " + path(db_name), env);
   }
-  std::string path(const std::string& name) const { return scratch_.path(name); }
-  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-cli-hardening"};
+  // Each variant's stored bf16 case in results.db, "status|numerics|error_message", as `expected` lists them.
+  void expect_stored(const std::vector<std::pair<std::string, std::string>>& expected) const {
+    for (const auto& [variant, case_stored] : expected) {
+      EXPECT_EQ(stored(path("results.db"), variant), case_stored) << variant;
+    }
+  }
 };
 
 // Item 1 and 2: the bf16 case lays the op's inputs out; the fp16 case's inputs
@@ -80,13 +86,11 @@ TEST_F(CliHardening, AnOpThatRefusesFp16AfterBf16IsUnsupportedWithItsMessage) {
 TEST_F(CliHardening, AnOpThatWritesIntoItsInputsFailsAndTheNextVariantsStayRight) {
   const Outcome outcome = run(config(op_variant("mutates", "mutates") + "  - naive\n  - sdpa_math\n"));
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
-  const std::string db = path("results.db");
-  EXPECT_EQ(stored(db, "mutates"),
-            "error||mutates wrote into its inputs (query, value changed): its results are not those of the case's "
-            "inputs");
-  EXPECT_EQ(stored(db, "naive"), "ok|ok|");
-  EXPECT_EQ(stored(db, "sdpa_math"), "ok|ok|");
-  SQLite::Database database(db, SQLite::OPEN_READONLY);
+  expect_stored({{"mutates", "error||mutates wrote into its inputs (query, value changed): its results are not those "
+                             "of the case's inputs"},
+                 {"naive", "ok|ok|"},
+                 {"sdpa_math", "ok|ok|"}});
+  SQLite::Database database(path("results.db"), SQLite::OPEN_READONLY);
   EXPECT_LT(database.execAndGet("SELECT max(rel_error) FROM cases WHERE variant IN ('naive', 'sdpa_math')").getDouble(),
             1.6e-2);
 }
@@ -97,10 +101,9 @@ TEST_F(CliHardening, AnOpThatWritesIntoItsInputsFailsAndTheNextVariantsStayRight
 TEST_F(CliHardening, AnOpThatWritesIntoItsLaidOutCopiesFailsToo) {
   const Outcome outcome = run(config(op_variant("mutates", "mutates", "    layout: bshd\n") + "  - naive\n"));
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
-  EXPECT_EQ(stored(path("results.db"), "mutates"),
-            "error||mutates wrote into its inputs (its laid-out query, value changed): its results are not those of "
-            "the case's inputs");
-  EXPECT_EQ(stored(path("results.db"), "naive"), "ok|ok|");
+  expect_stored({{"mutates", "error||mutates wrote into its inputs (its laid-out query, value changed): its results "
+                             "are not those of the case's inputs"},
+                 {"naive", "ok|ok|"}});
 }
 
 // Item 13: wrong shapes and dtypes were compared after a silent conversion and
@@ -110,23 +113,21 @@ TEST_F(CliHardening, WrongOutputsAndNonStandardExceptionsAreErrorsOfTheirOwnCase
                                      op_variant("int_out", "int_out") + op_variant("undefined", "undefined") +
                                      op_variant("throws_int", "throws_int") + "  - naive\n"));
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
-  const std::string db = path("results.db");
-  EXPECT_EQ(stored(db, "wrong_shape"),
-            "error||wrong_shape: the output has shape [1, 2, 32, 1] but the query's [1, 2, 32, 16] (batch, heads, "
-            "seq_len_q, head_dim) was expected");
-  EXPECT_EQ(stored(db, "wrong_dtype"), "error||wrong_dtype: the output is Double but the inputs are BFloat16");
-  EXPECT_EQ(stored(db, "int_out"), "error||int_out: the output is Long but the inputs are BFloat16");
-  EXPECT_TRUE(contains(stored(db, "undefined"), "error||")) << stored(db, "undefined");
-  EXPECT_EQ(stored(db, "throws_int"),
-            "error||op attnsweep_misbehaving::throws_int threw a C++ exception that is not a std::exception (the "
-            "op's defect, not a refusal)");
-  EXPECT_EQ(stored(db, "naive"), "ok|ok|");
+  expect_stored({{"wrong_shape", "error||wrong_shape: the output has shape [1, 2, 32, 1] but the query's [1, 2, 32, 16] "
+                                 "(batch, heads, seq_len_q, head_dim) was expected"},
+                 {"wrong_dtype", "error||wrong_dtype: the output is Double but the inputs are BFloat16"},
+                 {"int_out", "error||int_out: the output is Long but the inputs are BFloat16"},
+                 {"throws_int", "error||op attnsweep_misbehaving::throws_int threw a C++ exception that is not a "
+                                "std::exception (the op's defect, not a refusal)"},
+                 {"naive", "ok|ok|"}});
+  const std::string undefined = stored(path("results.db"), "undefined");
+  EXPECT_TRUE(contains(undefined, "error||")) << undefined;
 }
 
 // Item 5: a NaN output was `ok` with rel_error NULL and no verdict. Now the
 // verdict says nonfinite, in the database, the results view and the summary.
 TEST_F(CliHardening, ANanOutputHasTheVerdictNonfiniteInTheTableTheViewAndTheSummary) {
-  const std::string file = scratch_.write("sweep.yaml", config(op_variant("nans", "nans") + "  - naive\n"));
+  const std::string file = write("sweep.yaml", config(op_variant("nans", "nans") + "  - naive\n"));
   const Outcome outcome = run_attnsweep("run " + file + " --db " + path("results.db"));
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
   EXPECT_EQ(stored(path("results.db"), "nans"), "ok|nonfinite|");
@@ -147,7 +148,7 @@ TEST_F(CliHardening, AnOutputTurningNanIsARegressionInCompareAndNightly) {
   EXPECT_TRUE(contains(compared.output, "the output is not finite now")) << compared.output;
   EXPECT_TRUE(contains(compared.output, "the candidate's output is not finite")) << compared.output;
 
-  const std::string file = scratch_.write("bad.yaml", config(op_variant("myop", "nans")));
+  const std::string file = write("bad.yaml", config(op_variant("myop", "nans")));
   const Outcome nightly = run_attnsweep("--log-level off nightly " + file + " --baseline " + path("before.db") +
                                         " --db " + path("night.db") + " --device cpu");
   EXPECT_EQ(nightly.exit_code, 1) << nightly.output;
@@ -174,7 +175,7 @@ TEST_F(CliHardening, CasesMeasuredOnASharedGpuMakeCompareAndNightlyInconclusive)
   EXPECT_TRUE(contains(json.output, "\"inconclusive\": true")) << json.output;
 
   // The baseline shared: the nightly against it cannot judge those cases either.
-  const Outcome nightly = run_attnsweep("--log-level off nightly " + scratch_.write("n.yaml", config("  - naive\n")) +
+  const Outcome nightly = run_attnsweep("--log-level off nightly " + write("n.yaml", config("  - naive\n")) +
                                         " --baseline " + path("after.db") + " --db " + path("night.db") +
                                         " --device cpu");
   EXPECT_EQ(nightly.exit_code, 4) << nightly.output;
@@ -185,7 +186,7 @@ TEST_F(CliHardening, CasesMeasuredOnASharedGpuMakeCompareAndNightlyInconclusive)
 // compared with it would go unjudged): the next night skips it, says so, and
 // compares with the newest night measured alone.
 TEST_F(CliHardening, ANightlyPassesOverASharedNightToTheNewestOneMeasuredAlone) {
-  const std::string night = scratch_.write("night.yaml", config("  - naive\n"));
+  const std::string night = write("night.yaml", config("  - naive\n"));
   const std::string history = path("history");
   for (int i = 0; i < 2; ++i) {
     const Outcome outcome = run_attnsweep("--log-level off nightly " + night + " --history " + history + " --db " +

@@ -18,8 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/cli_output_checks.hpp"
+#include "tests/support/cli_test.hpp"
 #include "tests/support/run_attnsweep.hpp"
-#include "tests/support/scratch_directory.hpp"
 #include "tests/support/tiny_nightly.hpp"
 
 namespace {
@@ -33,14 +34,15 @@ const char* const kNightlyConfig = attnsweep::testing::kTinyNightlyConfig;
 const char* const kSlow = "ATTNSWEEP_TEST_SLOWDOWN=naive:8 ";
 
 using attnsweep::testing::contains;
+using attnsweep::testing::contains_each;
 
 std::size_t lines_of(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
 
 std::string read(const std::string& path) { return attnsweep::testing::read_file(path); }
 
-class CliNightlyHistory : public ::testing::Test {
+class CliNightlyHistory : public attnsweep::testing::CliTest {
  protected:
-  std::string path(const std::string& name) const { return scratch_.path(name); }
+  CliNightlyHistory() : CliTest("attnsweep-cli-history") {}
   // One night into the history folder; a second apart, so that no two share a stamp.
   Outcome night(const std::string& environment = "", const std::string& extra = "--threshold 99") {
     ++nights_;
@@ -60,9 +62,8 @@ class CliNightlyHistory : public ::testing::Test {
     return attnsweep::testing::run_attnsweep("--log-level off history " + arguments);
   }
 
-  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-cli-history"};
-  std::string config_ = scratch_.write("nightly.yaml", kNightlyConfig);
-  std::string history_ = scratch_.path("history");
+  std::string config_ = write("nightly.yaml", kNightlyConfig);
+  std::string history_ = path("history");
   int nights_ = 0;
 };
 
@@ -70,21 +71,21 @@ TEST_F(CliNightlyHistory, OneSlowNightIsAWatchItemAndTwoInARowARegression) {
   good_nights(3);
   const Outcome first = night(kSlow);
   EXPECT_EQ(first.exit_code, 0) << first.output;
-  EXPECT_TRUE(contains(first.output, "- time window: 3 good nights")) << first.output;
-  EXPECT_TRUE(contains(first.output, "**Watch** (1 case")) << first.output;
-  EXPECT_TRUE(contains(first.output, "| naive 1x4x256x32 fp32 causal cpu | time | time |")) << first.output;
-  EXPECT_TRUE(contains(first.output, "WATCH: SLOWER +")) << first.output;
-  EXPECT_TRUE(contains(first.output, "on 1 of the 2 nights in a row that make a regression")) << first.output;
-  EXPECT_TRUE(contains(first.output, "attnsweep compare: 0 regressions")) << first.output;
-  EXPECT_TRUE(contains(first.output, "nightly: no regression; 1 WATCH item")) << first.output;
+  EXPECT_TRUE(contains_each(first.output, {"- time window: 3 good nights",
+                                           "**Watch** (1 case",
+                                           "| naive 1x4x256x32 fp32 causal cpu | time | time |",
+                                           "WATCH: SLOWER +",
+                                           "on 1 of the 2 nights in a row that make a regression",
+                                           "attnsweep compare: 0 regressions",
+                                           "nightly: no regression; 1 WATCH item"}));
   EXPECT_FALSE(contains(first.output, "| sdpa_math 1x4x256x32")) << first.output;
 
   const Outcome second = night(kSlow);
   EXPECT_EQ(second.exit_code, 1) << second.output;
-  EXPECT_TRUE(contains(second.output, "- time window: 4 good nights")) << second.output;
-  EXPECT_TRUE(contains(second.output, "against the window, p \\< 1e-4, on 2 nights in a row |")) << second.output;
-  EXPECT_TRUE(contains(second.output, "attnsweep compare: 1 regression")) << second.output;
-  EXPECT_TRUE(contains(second.output, "nightly: REGRESSION (exit 1)")) << second.output;
+  EXPECT_TRUE(contains_each(second.output, {"- time window: 4 good nights",
+                                            "against the window, p \\< 1e-4, on 2 nights in a row |",
+                                            "attnsweep compare: 1 regression",
+                                            "nightly: REGRESSION (exit 1)"}));
   // The summary in the history says the same.
   EXPECT_TRUE(contains(read(path("n5.md")), "on 2 nights in a row")) << read(path("n5.md"));
 }
@@ -106,9 +107,9 @@ TEST_F(CliNightlyHistory, TheWindowIgnoresOneOddNightAndHistoryMarksIt) {
   // 8x knob's -87% is beyond it, and a loaded machine's noise is not.
   const Outcome after = night("", "--threshold 80");
   EXPECT_EQ(after.exit_code, 0) << after.output;
-  EXPECT_TRUE(contains(after.output, "- time window: 4 good nights")) << after.output;
-  EXPECT_TRUE(contains(after.output, "attnsweep compare: 0 regressions, 0 improvements, 2 same")) << after.output;
-  EXPECT_TRUE(contains(after.output, "| time FASTER | 0 |")) << after.output;
+  EXPECT_TRUE(contains_each(after.output, {"- time window: 4 good nights",
+                                           "attnsweep compare: 0 regressions, 0 improvements, 2 same",
+                                           "| time FASTER | 0 |"}));
   EXPECT_FALSE(contains(after.output, "FASTER -")) << after.output;
   EXPECT_TRUE(contains(after.output, "nightly: no regression\n")) << after.output;
   const Outcome last_night_alone = attnsweep::testing::run_attnsweep(
@@ -165,7 +166,7 @@ TEST_F(CliNightlyHistory, AFailingHistoryLeavesThePreviousPageWhole) {
   ASSERT_TRUE(contains(before, "id=\"history-data\"")) << before.substr(0, 2000);
 
   fs::create_directories(path("damaged"));
-  scratch_.write("damaged/nightly-20261201T031500Z.db", "garbage\n");
+  write("damaged/nightly-20261201T031500Z.db", "garbage\n");
   const Outcome failed = history(path("damaged") + " --threshold 99 --html " + page);
   EXPECT_EQ(failed.exit_code, 2) << failed.output;
   EXPECT_TRUE(contains(failed.output, "no readable nightly-<stamp>.db in it")) << failed.output;
@@ -173,7 +174,7 @@ TEST_F(CliNightlyHistory, AFailingHistoryLeavesThePreviousPageWhole) {
   EXPECT_TRUE(read(page) == before) << "the previous page changed";
   // Nothing is left beside it: no temporary file.
   std::vector<std::string> beside;
-  for (const auto& entry : fs::directory_iterator(scratch_.path(""))) {
+  for (const auto& entry : fs::directory_iterator(path(""))) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("history.html", 0) == 0) beside.push_back(name);
   }
@@ -359,7 +360,7 @@ TEST_F(CliNightlyHistory, BadWindowAndHistoryInputIsOneLineAndExitTwo) {
     EXPECT_FALSE(fs::exists(history_));
   }
   fs::create_directories(path("empty"));
-  scratch_.write("a-file", "x");
+  write("a-file", "x");
   const std::vector<Bad> bad_history = {
       {path("missing"), "no such folder"},
       {path("a-file"), "is not a folder"},
@@ -403,8 +404,8 @@ TEST_F(CliNightlyHistory, AnInterruptedNightIsNoReferenceAndLastCountsReadableNi
   ASSERT_LT(between, files[1]);
   fs::copy_file(history_ + "/" + files[1], history_ + "/" + between);
   { SQLite::Database(history_ + "/" + between, SQLite::OPEN_READWRITE).exec("UPDATE runs SET status = 'interrupted'"); }
-  scratch_.write("history/nightly-29991231T000000Z.db", "garbage\n");
-  scratch_.write("history/nightly-29991231T000001Z.db", "");
+  write("history/nightly-29991231T000000Z.db", "garbage\n");
+  write("history/nightly-29991231T000001Z.db", "");
 
   const Outcome table = history(history_ + " --format json --threshold 99 --last 3");
   ASSERT_EQ(table.exit_code, 0) << table.output;

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/cli_test.hpp"
 #include "tests/support/file_text.hpp"
 #include "tests/support/run_attnsweep.hpp"
-#include "tests/support/scratch_directory.hpp"
 #include "tests/support/shard_sweeps.hpp"
 
 namespace {
@@ -65,17 +65,16 @@ Argv job_argv(int k, int n, const Argv& options, const std::string& image = kIma
 
 const Argv kHardware = {"jobs", "hardware", "--format", "json"};
 
-class HfLaunch : public ::testing::Test {
+class HfLaunch : public attnsweep::testing::CliTest {
  protected:
+  HfLaunch() : CliTest("attnsweep-launch") {}
+
   void SetUp() override {
     fs::create_directories(path("bin"));
     fs::create_symlink(std::string(ATTNSWEEP_SOURCE_DIR) + "/tests/support/fake_hf", path("bin/hf"));
     fs::create_directories(path("bucket"));
     fs::create_directories(path("empty"));
   }
-
-  std::string write(const std::string& name, const std::string& content) { return scratch_.write(name, content); }
-  std::string path(const std::string& name) const { return scratch_.path(name); }
 
   // The fake hf first on PATH, retries without a pause, and `extra` (e.g. "FAKE_HF_FAIL_SUBMISSIONS=1 ").
   std::string environment(const std::string& extra = "") const {
@@ -105,15 +104,27 @@ class HfLaunch : public ::testing::Test {
 
   std::string log_text() const { return attnsweep::testing::read_file(path("hf.log")); }
 
-  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-launch"};
+  // Nothing started: hf was not run at all, and nothing is in the bucket.
+  void expect_hf_untouched() const {
+    EXPECT_TRUE(calls().empty()) << log_text();
+    EXPECT_TRUE(fs::is_empty(path("bucket")));
+  }
+
+  // A dry run of `arguments`: exit 0, exactly `expected` printed, and stable (the
+  // same again); it starts nothing, not even hf jobs hardware (no network call).
+  void expect_dry_run_prints(const std::string& arguments, const std::string& expected) {
+    const Outcome outcome = launch(arguments);
+    ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+    EXPECT_EQ(outcome.output, expected);
+    EXPECT_EQ(launch(arguments).output, expected);
+    expect_hf_untouched();
+  }
 };
 
 TEST_F(HfLaunch, DryRunPrintsTheExactCommandsAndEachShardsEstimateAndStartsNothing) {
   const std::string config = write("my sweep.yaml", kSweep);
   const std::string arguments = "'" + config + "' --flavor h200 --shards 3 --results hf://buckets/acme/bench/nightly/run-7 "
                                 "--sweep-id s1 --timeout 1h --image " + kImage + " --dry-run";
-  const Outcome outcome = launch(arguments);
-  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
   std::string expected =
       "# sweep s1: 3 shards of 12 cases on h200, --timeout 1h; results in hf://buckets/acme/bench/nightly/run-7\n";
   for (int k = 0; k < 3; ++k) {
@@ -129,11 +140,7 @@ TEST_F(HfLaunch, DryRunPrintsTheExactCommandsAndEachShardsEstimateAndStartsNothi
                 "/results/config.yaml --shard " + shard + "/3 --sweep-id s1 --db /tmp/attnsweep/shard-" + shard +
                 "-of-3.db --traces /tmp/attnsweep/traces --publish /results\n";
   }
-  EXPECT_EQ(outcome.output, expected);
-  // Stable: the same again; hf was not run at all (a dry run makes no network call, not even hf jobs hardware).
-  EXPECT_EQ(launch(arguments).output, expected);
-  EXPECT_TRUE(calls().empty()) << log_text();
-  EXPECT_TRUE(fs::is_empty(path("bucket")));
+  expect_dry_run_prints(arguments, expected);
 }
 
 // A flavor of several GPUs: each shard's job spreads its cases over all of them.
@@ -529,8 +536,7 @@ TEST_F(HfLaunchFromSource, DryRunPrintsTheArchiveBothUploadsAndTheJobsThatBuildO
   }
   EXPECT_EQ(outcome.output, expected);
   // Nothing made, nothing uploaded, hf not run.
-  EXPECT_TRUE(calls().empty()) << log_text();
-  EXPECT_TRUE(fs::is_empty(path("bucket")));
+  expect_hf_untouched();
   EXPECT_TRUE(fs::is_empty(path("tmp")));
   // Uncommitted changes are left out of the archive: said on stderr, the commands unchanged.
   write("checkout/container/build.sh", "# changed\n");
@@ -886,21 +892,15 @@ Argv scheduled_argv(const std::string& schedule, const Argv& options) {
 
 TEST_F(HfLaunch, ADryRunScheduleIsTheExactCommandsAndStartsNothing) {
   const std::string config = write("nightly.yaml", kNightly);
-  const std::string arguments = config + " --flavor h200 --results hf://buckets/acme/bench --schedule @daily --dry-run "
-                                "--image " + kImage;
-  const Outcome outcome = launch(arguments);
-  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
-  EXPECT_EQ(outcome.output,
-            "# schedule nightly: attnsweep nightly of 2 cases, @daily, on h200, --timeout 30m; nights "
-            "(nightly-<stamp>.db and .md) in hf://buckets/acme/bench/nightly\n"
-            "# each night: 2 cases, expected 3.0 min (0.4 s on one H200 by the cost model + 3.0 min job start)\n"
-            "hf buckets cp " + config + " hf://buckets/acme/bench/nightly/config.yaml\n"
-            "hf jobs scheduled run @daily --flavor h200 --timeout 30m -e ATTNSWEEP_IMAGE=" + kImage + " -v hf://buckets/acme/bench/nightly:/results "
-            "-l attnsweep-nightly=nightly -- " + kImage + " attnsweep nightly /results/config.yaml --history "
-            "/results --db /tmp/attnsweep-nightly.db --summary /tmp/attnsweep-nightly.md\n");
-  EXPECT_EQ(launch(arguments).output, outcome.output);  // stable
-  EXPECT_TRUE(calls().empty()) << log_text();
-  EXPECT_TRUE(fs::is_empty(path("bucket")));
+  expect_dry_run_prints(
+      config + " --flavor h200 --results hf://buckets/acme/bench --schedule @daily --dry-run --image " + kImage,
+      "# schedule nightly: attnsweep nightly of 2 cases, @daily, on h200, --timeout 30m; nights "
+      "(nightly-<stamp>.db and .md) in hf://buckets/acme/bench/nightly\n"
+      "# each night: 2 cases, expected 3.0 min (0.4 s on one H200 by the cost model + 3.0 min job start)\n"
+      "hf buckets cp " + config + " hf://buckets/acme/bench/nightly/config.yaml\n"
+      "hf jobs scheduled run @daily --flavor h200 --timeout 30m -e ATTNSWEEP_IMAGE=" + kImage + " -v hf://buckets/acme/bench/nightly:/results "
+      "-l attnsweep-nightly=nightly -- " + kImage + " attnsweep nightly /results/config.yaml --history "
+      "/results --db /tmp/attnsweep-nightly.db --summary /tmp/attnsweep-nightly.md\n");
 }
 
 TEST_F(HfLaunch, AScheduleIsCreatedOnceAndSaysHowToSeeSuspendTriggerAndDeleteIt) {
@@ -1022,8 +1022,7 @@ TEST_F(HfLaunch, WithoutAnImageOrFromSourceItSaysHowToGetOneInOneLine) {
     EXPECT_EQ(outcome.output, kImageRequiredLine);
   }
   // Refused before hf is asked anything: nothing listed, uploaded or started.
-  EXPECT_TRUE(calls().empty()) << log_text();
-  EXPECT_TRUE(fs::is_empty(path("bucket")));
+  expect_hf_untouched();
   // The two ways out work; the two together stay refused.
   EXPECT_EQ(launch(base + "--shards 2 --dry-run --image " + kImage).exit_code, 0);
   const Outcome both = launch(base + "--shards 2 --dry-run --from-source --image " + kImage);

@@ -19,8 +19,9 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/common/sha256.hpp"
+#include "tests/support/cli_output_checks.hpp"
+#include "tests/support/cli_test.hpp"
 #include "tests/support/run_attnsweep.hpp"
-#include "tests/support/scratch_directory.hpp"
 #include "tests/support/tiny_nightly.hpp"
 
 namespace {
@@ -41,17 +42,17 @@ std::vector<std::string> files_in(const std::string& folder) {
 std::string read(const std::string& path) { return attnsweep::testing::read_file(path); }
 
 using attnsweep::testing::contains;
+using attnsweep::testing::contains_each;
 
-class CliNightly : public ::testing::Test {
+class CliNightly : public attnsweep::testing::CliTest {
  protected:
-  std::string path(const std::string& name) const { return scratch_.path(name); }
+  CliNightly() : CliTest("attnsweep-cli-nightly") {}
   Outcome nightly(const std::string& arguments, const std::string& environment = "") const {
     return attnsweep::testing::run_attnsweep("--log-level off nightly " + config_ + " " + arguments,
                                              "OMP_NUM_THREADS=1 " + environment);
   }
 
-  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-cli-nightly"};
-  std::string config_ = scratch_.write("nightly.yaml", kNightlyConfig);
+  std::string config_ = write("nightly.yaml", kNightlyConfig);
 };
 
 TEST_F(CliNightly, AFirstNightBecomesTheBaselineAndTheSecondIsComparedWithIt) {
@@ -98,14 +99,14 @@ TEST_F(CliNightly, APlantedSlowdownAgainstAPinnedBaselineExitsOne) {
   const Outcome slowed = nightly("--baseline " + baseline + ":1 --db " + path("slow.db") + " --threshold 99",
                                  "ATTNSWEEP_TEST_SLOWDOWN=naive:8 ");
   EXPECT_EQ(slowed.exit_code, 1) << slowed.output;
-  EXPECT_TRUE(contains(slowed.output, "nightly: REGRESSION (exit 1)")) << slowed.output;
-  EXPECT_TRUE(contains(slowed.output, "attnsweep compare: 1 regression")) << slowed.output;
   // The slowed variant is the one named, as SLOWER; the other variant is not a finding.
-  EXPECT_TRUE(contains(slowed.output, "| naive 1x4x256x32 fp32 causal cpu | time |")) << slowed.output;
-  EXPECT_TRUE(contains(slowed.output, "SLOWER")) << slowed.output;
-  EXPECT_FALSE(contains(slowed.output, "| sdpa_math 1x4x256x32")) << slowed.output;
   // The knob is part of the environment the summary shows first.
-  EXPECT_TRUE(contains(slowed.output, "env_vars.ATTNSWEEP_TEST_SLOWDOWN")) << slowed.output;
+  EXPECT_TRUE(contains_each(slowed.output, {"nightly: REGRESSION (exit 1)",
+                                            "attnsweep compare: 1 regression",
+                                            "| naive 1x4x256x32 fp32 causal cpu | time |",
+                                            "SLOWER",
+                                            "env_vars.ATTNSWEEP_TEST_SLOWDOWN"}));
+  EXPECT_FALSE(contains(slowed.output, "| sdpa_math 1x4x256x32")) << slowed.output;
   // The summary file holds what was printed; the pinned baseline is untouched.
   EXPECT_TRUE(contains(read(path("slow.md")), "attnsweep compare: 1 regression"));
   SQLite::Database db(baseline, SQLite::OPEN_READONLY);
@@ -117,7 +118,7 @@ TEST_F(CliNightly, BadInputIsOneLineAndExitTwoAndNothingRuns) {
   struct Bad {
     std::string arguments, message;
   };
-  scratch_.write("not-a-folder", "x");
+  write("not-a-folder", "x");
   const std::vector<Bad> bad = {
       {"--db " + path("x.db"), "nightly needs exactly one of --history DIR"},
       {"--history " + history + " --baseline " + path("b.db") + " --db " + path("x.db"), "--history excludes --baseline"},
@@ -160,13 +161,13 @@ void plant_night(const std::string& db, const std::string& history, const std::s
 
 TEST_F(CliNightly, RefusesInputThatWouldOnlyFailAfterTheSweep) {
   // A bad config (or device) with --history: refused, and the history folder is not created for it.
-  const std::string bad_config = scratch_.write("bad.yaml", "name: [\n");
+  const std::string bad_config = write("bad.yaml", "name: [\n");
   const Outcome bad = attnsweep::testing::run_attnsweep(
       "--log-level off nightly " + bad_config + " --history " + path("new-history") + " --db " + path("x.db"));
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_FALSE(fs::exists(path("new-history")));
 
-  scratch_.write("a-file", "x");
+  write("a-file", "x");
   struct Bad {
     std::string arguments, message;
   };
@@ -251,7 +252,7 @@ TEST_F(CliNightly, ANightThatMatchesNoCaseOfTheBaselineFails) {
   // can be compared, which must not pass as "no regression".
   std::string other_config = kNightlyConfig;
   other_config.replace(other_config.find("seq_len: 256"), 12, "seq_len: 128");
-  const std::string other = scratch_.write("other.yaml", other_config);
+  const std::string other = write("other.yaml", other_config);
   const std::string baseline = path("other.db");
   run_into(other, baseline);
   const Outcome outcome = nightly("--baseline " + baseline + " --db " + path("n.db") + " --threshold 99");
@@ -271,7 +272,7 @@ TEST_F(CliNightly, ABaselineOfAnotherPassIsNotComparedAndABackwardNightIsCompare
   EXPECT_EQ(outcome.exit_code, 1) << outcome.output;
   EXPECT_TRUE(contains(outcome.output, "nothing was compared")) << outcome.output;
 
-  const std::string backward = scratch_.write("backward.yaml", std::string(kNightlyConfig) + "passes: [backward]\n");
+  const std::string backward = write("backward.yaml", std::string(kNightlyConfig) + "passes: [backward]\n");
   const std::string backward_baseline = path("backward-baseline.db");
   run_into(backward, backward_baseline);
   const Outcome night = attnsweep::testing::run_attnsweep("--log-level off nightly " + backward + " --baseline " +
@@ -291,8 +292,8 @@ TEST_F(CliNightly, UnreadableNightsInTheHistoryAreSkippedByTheirHistoryName) {
   run_into(config_, path("real.db"));
   plant_night(path("real.db"), history, "20261130T031500Z", "2026-11-30T03:15:01Z");
   const std::string good_hash = file_hash(history + "/nightly-20261130T031500Z.db");
-  scratch_.write("history/nightly-20261202T000000Z.db", "garbage\n");
-  scratch_.write("history/nightly-20261201T000000Z.db", "");
+  write("history/nightly-20261202T000000Z.db", "garbage\n");
+  write("history/nightly-20261201T000000Z.db", "");
   fs::create_directories(history + "/nightly-20261130T120000Z.db");  // a folder of that name
   const Outcome outcome = nightly("--history " + history + " --db " + path("n.db") + " --threshold 99");
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
@@ -365,7 +366,7 @@ TEST_F(CliNightly, ANightOfTheOlderSchemaIsComparedThroughAMigratedCopy) {
 
 TEST_F(CliNightly, AnInterruptedNightIsCopiedAndFails) {
   // Long enough to be interrupted: SIGINT after 5 s stops it at the next sample.
-  const std::string slow = scratch_.write(
+  const std::string slow = write(
       "slow.yaml", "name: slow\ndevice: cpu\nvariants: [naive, sdpa_math]\ndtypes: [fp32]\n"
                    "shapes: {batch: 1, heads: 4, seq_len: 256, head_dim: 32}\n"
                    "measure: {warmup: 1, profiled_forwards: 1, min_samples: 1000000, max_samples: 1000000, "
@@ -375,9 +376,9 @@ TEST_F(CliNightly, AnInterruptedNightIsCopiedAndFails) {
       "--log-level off nightly " + slow + " --history " + history + " --db " + path("n.db"),
       "OMP_NUM_THREADS=1 timeout --preserve-status -s INT 5 ");
   EXPECT_EQ(outcome.exit_code, 1) << outcome.output;
-  EXPECT_TRUE(contains(outcome.output, "of 2 planned cases, status interrupted")) << outcome.output;
-  EXPECT_TRUE(contains(outcome.output, "The night did not finish (interrupted)")) << outcome.output;
-  EXPECT_TRUE(contains(outcome.output, "nightly: the run did not finish (interrupted)")) << outcome.output;
+  EXPECT_TRUE(contains_each(outcome.output, {"of 2 planned cases, status interrupted",
+                                             "The night did not finish (interrupted)",
+                                             "nightly: the run did not finish (interrupted)"}));
   ASSERT_EQ(files_in(history).size(), 2u) << outcome.output;
   SQLite::Database db(history + "/" + files_in(history)[0], SQLite::OPEN_READONLY);
   EXPECT_EQ(db.execAndGet("SELECT status FROM runs").getString(), "interrupted");

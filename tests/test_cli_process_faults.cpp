@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/cli_test.hpp"
 #include "tests/support/file_text.hpp"
 #include "tests/support/run_attnsweep.hpp"
-#include "tests/support/scratch_directory.hpp"
 
 namespace {
 
@@ -64,17 +64,29 @@ std::vector<std::string> files_in(const std::string& folder) {
   return names;
 }
 
-class ProcessFaults : public ::testing::Test {
+class ProcessFaults : public attnsweep::testing::CliTest {
  protected:
-  std::string path(const std::string& name) const { return scratch_.path(name); }
+  ProcessFaults() : CliTest("attnsweep-process-faults") {}
   std::string config(const std::string& library, const std::string& op = "attnsweep_faults::exits0") {
-    return scratch_.write("faults.yaml", config_with(library, op));
+    return write("faults.yaml", config_with(library, op));
   }
   Outcome run(const std::string& arguments, const std::string& environment = "") const {
     return attnsweep::testing::run_attnsweep(arguments, "OMP_NUM_THREADS=1 " + environment);
   }
-  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-process-faults"};
+  // A command refused before anything ran: exit 2, `refusal` all it printed, and no database `db`.
+  void expect_refused(const Outcome& outcome, const std::string& refusal, const std::string& db) const {
+    EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
+    EXPECT_EQ(outcome.output, refusal);
+    EXPECT_FALSE(fs::exists(db)) << db;
+  }
 };
+
+// The one line of an op library whose initializer `what_it_did` while the check
+// in a separate process loaded it (finding 14): then what to do, and that nothing ran.
+std::string refused_while_loading(const std::string& library, const std::string& what_it_did) {
+  return "error: op library variant 'faulty': loading " + library + " " + what_it_did +
+         "; nothing ran (checked in a separate process first, docs/op-libraries.md)\n";
+}
 
 // Finding 8: `--isolate` took a worker's exit status 0 as "stored"; the run
 // ended done with the case missing and no word about it.
@@ -139,19 +151,12 @@ TEST_F(ProcessFaults, AnExitAfterAStaticThatCrashesWhenTornDownStillGivesTheErro
 TEST_F(ProcessFaults, AnOpLibraryThatExitsWhileLoadingIsRefusedBeforeAnythingIsStored) {
   const std::string library = faulty_library("attnsweep_test_init_exit0");
   const std::string yaml = config(library);
-  const std::string refusal = "error: op library variant 'faulty': loading " + library +
-                              " ended the process with exit status 0 before it returned: its initializer calls "
-                              "exit(); attnsweep cannot run it in-process, fix the library or remove the variant; "
-                              "nothing ran (checked in a separate process first, docs/op-libraries.md)\n";
-  const Outcome outcome = run("--log-level off run " + yaml + " --db " + path("r.db"));
-  EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
-  EXPECT_EQ(outcome.output, refusal);
-  EXPECT_FALSE(fs::exists(path("r.db")));
-  const Outcome nightly = run("--log-level off nightly " + yaml + " --history " + path("history") + " --db " +
-                              path("night.db"));
-  EXPECT_EQ(nightly.exit_code, 2) << nightly.output;
-  EXPECT_EQ(nightly.output, refusal);
-  EXPECT_FALSE(fs::exists(path("night.db")));
+  const std::string refusal = refused_while_loading(
+      library, "ended the process with exit status 0 before it returned: its initializer calls exit(); attnsweep "
+               "cannot run it in-process, fix the library or remove the variant");
+  expect_refused(run("--log-level off run " + yaml + " --db " + path("r.db")), refusal, path("r.db"));
+  expect_refused(run("--log-level off nightly " + yaml + " --history " + path("history") + " --db " + path("night.db")),
+                 refusal, path("night.db"));
   EXPECT_TRUE(files_in(path("history")).empty());
 }
 
@@ -159,13 +164,11 @@ TEST_F(ProcessFaults, AnOpLibraryThatExitsWhileLoadingIsRefusedBeforeAnythingIsS
 // no error line).
 TEST_F(ProcessFaults, AnOpLibraryThatCrashesWhileLoadingIsRefusedWithOneLine) {
   const std::string library = faulty_library("attnsweep_test_init_crash");
-  const Outcome outcome = run("--log-level off run " + config(library) + " --db " + path("r.db"));
-  EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
-  EXPECT_EQ(outcome.output, "error: op library variant 'faulty': loading " + library +
-                                " killed the process with signal 11 (Segmentation fault): its initializer crashes; "
-                                "rebuild the library (for this torch and CUDA) or remove the variant; nothing ran "
-                                "(checked in a separate process first, docs/op-libraries.md)\n");
-  EXPECT_FALSE(fs::exists(path("r.db")));
+  expect_refused(run("--log-level off run " + config(library) + " --db " + path("r.db")),
+                 refused_while_loading(library, "killed the process with signal 11 (Segmentation fault): its "
+                                                "initializer crashes; rebuild the library (for this torch and CUDA) "
+                                                "or remove the variant"),
+                 path("r.db"));
 }
 
 // Finding 14: an op library whose initializer never returns hung `run`, even
@@ -174,14 +177,12 @@ TEST_F(ProcessFaults, AnOpLibraryThatHangsWhileLoadingIsRefusedAfterTheTimeLimit
   const std::string library = faulty_library("attnsweep_test_init_hang");
   const std::string yaml = config(library);
   // `timeout 60`: the unfixed program hangs here for good.
-  const Outcome outcome = run("--log-level off run " + yaml + " --db " + path("r.db") + " --isolate",
-                              "ATTNSWEEP_OP_LIBRARY_LOAD_SECONDS=2 timeout 60 ");
-  EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
-  EXPECT_EQ(outcome.output, "error: op library variant 'faulty': loading " + library +
-                                " did not return within 2 s (ATTNSWEEP_OP_LIBRARY_LOAD_SECONDS): its initializer hangs, "
-                                "or is that slow; fix the library, or raise the limit if it only loads slowly; nothing "
-                                "ran (checked in a separate process first, docs/op-libraries.md)\n");
-  EXPECT_FALSE(fs::exists(path("r.db")));
+  expect_refused(run("--log-level off run " + yaml + " --db " + path("r.db") + " --isolate",
+                     "ATTNSWEEP_OP_LIBRARY_LOAD_SECONDS=2 timeout 60 "),
+                 refused_while_loading(library, "did not return within 2 s (ATTNSWEEP_OP_LIBRARY_LOAD_SECONDS): its "
+                                                "initializer hangs, or is that slow; fix the library, or raise the "
+                                                "limit if it only loads slowly"),
+                 path("r.db"));
   const Outcome bad_limit = run("--log-level off run " + yaml + " --db " + path("r.db"),
                                 "ATTNSWEEP_OP_LIBRARY_LOAD_SECONDS=soon timeout 60 ");
   EXPECT_EQ(bad_limit.exit_code, 2) << bad_limit.output;

@@ -28,6 +28,7 @@
 #include "runner/common/sha256.hpp"
 #include "runner/measure/statistics.hpp"
 #include "runner/storage/store.hpp"
+#include "tests/support/cli_run_cut_short.hpp"
 #include "tests/support/file_text.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/run_record.hpp"
@@ -550,22 +551,12 @@ TEST_F(CliReport, BidirectionalControlsInStoredTextAreShownAsEscapes) {
 // A run cut short: the report says which planned cases are missing instead of
 // "every case ran", and a run with no case stored yet has a report too.
 TEST_F(CliReport, ARunCutShortSaysItsCasesAreMissing) {
-  {
-    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
-    db.exec("DELETE FROM samples WHERE case_id IN (SELECT case_id FROM cases WHERE plan_index >= 5)");
-    db.exec("DELETE FROM cases WHERE plan_index >= 5");
-    db.exec("UPDATE runs SET status = 'interrupted'");
-  }
+  attnsweep::testing::cut_run_short(db_, "plan_index >= 5", "interrupted");
   const std::string md = run("report " + db_ + " --format markdown").output;
   EXPECT_NE(md.find("5 of 18 cases: 4 ok, 1 unsupported, 0 failed."), std::string::npos) << md;
   EXPECT_NE(md.find("\n13 of the 18 planned cases are not in the database (the run is interrupted).\n"), std::string::npos) << md;
   EXPECT_EQ(md.find("Every case ran"), std::string::npos) << md;
-  {
-    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
-    db.exec("DELETE FROM samples");
-    db.exec("DELETE FROM cases");
-    db.exec("UPDATE runs SET status = 'running'");
-  }
+  attnsweep::testing::cut_run_short(db_, "1", "running");  // no case stored yet
   const std::string empty = run("report " + db_ + " --format markdown").output;
   EXPECT_NE(empty.find("\n## Results\n\nNo case of this run is stored.\n"), std::string::npos) << empty;
   EXPECT_NE(empty.find("\nNo stored case failed.\n\n18 of the 18 planned cases are not in the database (the run is running).\n"),
@@ -1128,11 +1119,14 @@ class CliReportShapes : public ::testing::Test {
   std::string flags() const {
     return chromium_flags(scratch_.path("chromium"));
   }
-  // Has `browser` draw the report (r.html): what the page's probe found, once it loaded with no script error.
-  void probe(const std::string& browser, json& probe_out) {
-    probe_out = probe_in_chromium(browser, report_, flags());
-    ASSERT_TRUE(probe_out.is_object());
-    EXPECT_EQ(probe_out["errors"], json::array()) << probe_out.dump();
+  // Has `browser` draw the report (r.html): what the page's probe found, once it
+  // loaded with no script error, into probe_out_ (and as text into probe_text_,
+  // what the tests show with a failure).
+  void probe(const std::string& browser) {
+    probe_out_ = probe_in_chromium(browser, report_, flags());
+    ASSERT_TRUE(probe_out_.is_object());
+    EXPECT_EQ(probe_out_["errors"], json::array()) << probe_out_.dump();
+    probe_text_ = probe_out_.dump();
   }
   // The groups the probe found drawn as lists of shapes, sorted.
   static json sorted_shape_lists(const json& probe_out) {
@@ -1250,6 +1244,8 @@ class CliReportShapes : public ::testing::Test {
 
   attnsweep::testing::ScratchDirectory scratch_{"report-shapes"};
   std::string db_ = scratch_.path("shapes.db"), report_ = scratch_.path("r.html");
+  json probe_out_;
+  std::string probe_text_;
   json data_;
 };
 
@@ -1288,19 +1284,17 @@ TEST_F(CliReportShapes, TheHtmlOfAListOfShapesCarriesWhatEachShapesBarsNeed) {
 TEST_F(CliReportShapes, ChromiumDrawsAGroupOfBarsPerShapeWithTheVariantsSideBySide) {
   REQUIRE_CHROMIUM(browser);
   sweep(kShapeListConfig);
-  json probe_out;
-  ASSERT_NO_FATAL_FAILURE(probe(browser, probe_out));
-  const std::string text = probe_out.dump();
-  EXPECT_EQ(probe_out["rendered"], "yes") << text;
-  EXPECT_EQ(probe_out["charts"], json({{"time-shapes", 2}, {"tokens-shapes", 2}, {"tflops-shapes", 2},
-                                       {"speedup-naive-shapes", 2}, {"roofline", 2}})) << text;
-  EXPECT_EQ(probe_out["drawn"], 10) << text;
-  EXPECT_EQ(sorted_shape_lists(probe_out), json({"bf16, head_dim 16", "fp32, head_dim 16"})) << text;
-  EXPECT_EQ(probe_out["time_heading"], "Time and throughput per shape") << text;
-  EXPECT_EQ(probe_out["shape_note"].get<std::string>().rfind("The cases are a list of shapes, not a sweep of sequence lengths", 0), 0u)
-      << text;
+  ASSERT_NO_FATAL_FAILURE(probe(browser));
+  EXPECT_EQ(probe_out_["rendered"], "yes") << probe_text_;
+  EXPECT_EQ(probe_out_["charts"], json({{"time-shapes", 2}, {"tokens-shapes", 2}, {"tflops-shapes", 2},
+                                        {"speedup-naive-shapes", 2}, {"roofline", 2}})) << probe_text_;
+  EXPECT_EQ(probe_out_["drawn"], 10) << probe_text_;
+  EXPECT_EQ(sorted_shape_lists(probe_out_), json({"bf16, head_dim 16", "fp32, head_dim 16"})) << probe_text_;
+  EXPECT_EQ(probe_out_["time_heading"], "Time and throughput per shape") << probe_text_;
+  EXPECT_EQ(probe_out_["shape_note"].get<std::string>().rfind("The cases are a list of shapes, not a sweep of sequence lengths", 0), 0u)
+      << probe_text_;
   std::map<std::string, int> bars;
-  for (const json& chart : probe_out["shape_charts"]) {
+  for (const json& chart : probe_out_["shape_charts"]) {
     const std::string kind = chart["kind"];
     EXPECT_EQ(chart["type"], "bar") << kind;
     EXPECT_EQ(chart["labels"], json(kShapeLabels)) << kind;
@@ -1310,11 +1304,11 @@ TEST_F(CliReportShapes, ChromiumDrawsAGroupOfBarsPerShapeWithTheVariantsSideBySi
     bars[kind] += check_bars(chart, false);
   }
   EXPECT_EQ(bars, (std::map<std::string, int>{{"time-shapes", 30}, {"tokens-shapes", 30}, {"tflops-shapes", 30}, {"speedup-naive-shapes", 20}}))
-      << text;
-  EXPECT_NE(probe_out["titles"].dump().find("fp32, head_dim 16: CPU time per forward, per shape"), std::string::npos) << text;
-  EXPECT_NE(probe_out["titles"].dump().find("bf16, head_dim 16: tokens per second, per shape"), std::string::npos) << text;
-  EXPECT_EQ(probe_out["rows"], 40) << text;
-  EXPECT_EQ(probe_out["failures"], 10) << text;
+      << probe_text_;
+  EXPECT_NE(probe_out_["titles"].dump().find("fp32, head_dim 16: CPU time per forward, per shape"), std::string::npos) << probe_text_;
+  EXPECT_NE(probe_out_["titles"].dump().find("bf16, head_dim 16: tokens per second, per shape"), std::string::npos) << probe_text_;
+  EXPECT_EQ(probe_out_["rows"], 40) << probe_text_;
+  EXPECT_EQ(probe_out_["failures"], 10) << probe_text_;
 
   // A screenshot, kept in the build folder to look at (docs/report-shape-list.png is bench/report_shape_list.yaml's).
   screenshot(browser, "report-shapes-screenshot.png");
@@ -1341,25 +1335,23 @@ exclude:
 measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false}
 )");
   ASSERT_EQ(data_["cases"].size(), 28u);
-  json probe_out;
-  ASSERT_NO_FATAL_FAILURE(probe(browser, probe_out));
-  const std::string text = probe_out.dump();
-  EXPECT_EQ(sorted_shape_lists(probe_out), json({"fp32, head_dim 24", "fp32, head_dim 32"})) << text;
-  EXPECT_EQ(probe_out["charts"], json({{"time", 2}, {"time-shapes", 2}, {"tokens-shapes", 2}, {"tflops-shapes", 2},
-                                       {"speedup-naive", 2}, {"speedup-naive-shapes", 2}, {"roofline", 1}})) << text;
-  EXPECT_EQ(probe_out["drawn"], 13) << text;
+  ASSERT_NO_FATAL_FAILURE(probe(browser));
+  EXPECT_EQ(sorted_shape_lists(probe_out_), json({"fp32, head_dim 24", "fp32, head_dim 32"})) << probe_text_;
+  EXPECT_EQ(probe_out_["charts"], json({{"time", 2}, {"time-shapes", 2}, {"tokens-shapes", 2}, {"tflops-shapes", 2},
+                                        {"speedup-naive", 2}, {"speedup-naive-shapes", 2}, {"roofline", 1}})) << probe_text_;
+  EXPECT_EQ(probe_out_["drawn"], 13) << probe_text_;
   // The sweeps as before: a point per timed case of head_dim 8 and 16 (4 + 12), a line per variant and batch.
-  EXPECT_EQ(probe_out["points"]["time"], 16) << text;
-  EXPECT_EQ(probe_out["points"]["speedup-naive"], 8) << text;
-  const json& titles = probe_out["titles"];
-  EXPECT_EQ(titles[0], "fp32, head_dim 8: CPU time per forward") << text;
-  EXPECT_EQ(titles[1], "fp32, head_dim 16: CPU time per forward") << text;
-  EXPECT_EQ(titles[2], "fp32, head_dim 24: CPU time per forward, per shape") << text;
-  EXPECT_EQ(titles[3], "fp32, head_dim 32: CPU time per forward, per shape") << text;
-  EXPECT_EQ(probe_out["time_heading"], "Time against sequence length, and per shape") << text;
-  EXPECT_EQ(probe_out["shape_note"].get<std::string>().rfind("fp32, head_dim 24; fp32, head_dim 32: the cases are a list of shapes", 0), 0u)
-      << text;
-  for (const json& chart : probe_out["shape_charts"]) {
+  EXPECT_EQ(probe_out_["points"]["time"], 16) << probe_text_;
+  EXPECT_EQ(probe_out_["points"]["speedup-naive"], 8) << probe_text_;
+  const json& titles = probe_out_["titles"];
+  EXPECT_EQ(titles[0], "fp32, head_dim 8: CPU time per forward") << probe_text_;
+  EXPECT_EQ(titles[1], "fp32, head_dim 16: CPU time per forward") << probe_text_;
+  EXPECT_EQ(titles[2], "fp32, head_dim 24: CPU time per forward, per shape") << probe_text_;
+  EXPECT_EQ(titles[3], "fp32, head_dim 32: CPU time per forward, per shape") << probe_text_;
+  EXPECT_EQ(probe_out_["time_heading"], "Time against sequence length, and per shape") << probe_text_;
+  EXPECT_EQ(probe_out_["shape_note"].get<std::string>().rfind("fp32, head_dim 24; fp32, head_dim 32: the cases are a list of shapes", 0), 0u)
+      << probe_text_;
+  for (const json& chart : probe_out_["shape_charts"]) {
     const bool masks = chart["title"].get<std::string>().find("head_dim 24") != std::string::npos;
     // Both masks of one shape: the mask is part of the category; one mask: it is not.
     EXPECT_EQ(chart["labels"], masks ? json({"1x2 q=32 k=32 causal", "1x2 q=32 k=32 full"})
@@ -1386,14 +1378,12 @@ TEST_F(CliReportShapes, AGroupOfOneShapeIsBarsAndNoCategoriesOverlap) {
         "shapes:\n  - {batch: 1, heads: 2, seq_len: 32, head_dim: 8}\n  - head_dim: 16\n    zip:\n" + zip +
         "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false}\n");
   ASSERT_EQ(data_["cases"].size(), 34u);
-  json probe_out;
-  ASSERT_NO_FATAL_FAILURE(probe(browser, probe_out));
-  const std::string text = probe_out.dump();
-  EXPECT_EQ(sorted_shape_lists(probe_out), json({"fp32, head_dim 16", "fp32, head_dim 8"})) << text;
-  EXPECT_EQ(probe_out["charts"].value("time", 0), 0) << text;  // no line chart at all
-  EXPECT_EQ(probe_out["time_heading"], "Time and throughput per shape") << text;
+  ASSERT_NO_FATAL_FAILURE(probe(browser));
+  EXPECT_EQ(sorted_shape_lists(probe_out_), json({"fp32, head_dim 16", "fp32, head_dim 8"})) << probe_text_;
+  EXPECT_EQ(probe_out_["charts"].value("time", 0), 0) << probe_text_;  // no line chart at all
+  EXPECT_EQ(probe_out_["time_heading"], "Time and throughput per shape") << probe_text_;
   int one_shape = 0, long_labels = 0;
-  for (const json& chart : probe_out["shape_charts"]) {
+  for (const json& chart : probe_out_["shape_charts"]) {
     const std::string kind = chart["kind"], title = title_text(chart["title"]);
     EXPECT_EQ(chart["type"], "bar") << kind;
     if (title.rfind("fp32, head_dim 8:", 0) == 0) {
@@ -1417,8 +1407,8 @@ TEST_F(CliReportShapes, AGroupOfOneShapeIsBarsAndNoCategoriesOverlap) {
     }
     if (chart["labels"].size() == 16u) EXPECT_GT(rotation, 0) << title << ": 16 categories of 11 characters in " << spacing << " px";
   }
-  EXPECT_EQ(one_shape, 4) << text;  // time, tokens, TFLOP/s, speed-up over naive
-  EXPECT_EQ(long_labels, 4) << text;
+  EXPECT_EQ(one_shape, 4) << probe_text_;  // time, tokens, TFLOP/s, speed-up over naive
+  EXPECT_EQ(long_labels, 4) << probe_text_;
 }
 
 // With --compare and with energy (planted as a GPU's counter would give it: 100 W
@@ -1428,21 +1418,19 @@ TEST_F(CliReportShapes, TheSpeedUpOverThePreviousRunAndTheEnergyOfAListOfShapesA
   REQUIRE_CHROMIUM(browser);
   sweep(kShapeListConfig);
   ASSERT_NO_FATAL_FAILURE(rerun_with_energy_against_the_first());
-  json probe_out;
-  ASSERT_NO_FATAL_FAILURE(probe(browser, probe_out));
-  const std::string text = probe_out.dump();
-  EXPECT_EQ(probe_out["charts"], json({{"time-shapes", 2}, {"tokens-shapes", 2}, {"tflops-shapes", 2}, {"speedup-naive-shapes", 2},
-                                       {"speedup-previous-shapes", 2}, {"energy-shapes", 2}, {"tflop-per-joule", 1}, {"roofline", 2}}))
-      << text;
+  ASSERT_NO_FATAL_FAILURE(probe(browser));
+  EXPECT_EQ(probe_out_["charts"], json({{"time-shapes", 2}, {"tokens-shapes", 2}, {"tflops-shapes", 2}, {"speedup-naive-shapes", 2},
+                                        {"speedup-previous-shapes", 2}, {"energy-shapes", 2}, {"tflop-per-joule", 1}, {"roofline", 2}}))
+      << probe_text_;
   std::map<std::string, int> bars;
-  for (const json& chart : probe_out["shape_charts"]) {
+  for (const json& chart : probe_out_["shape_charts"]) {
     EXPECT_EQ(chart["labels"], json(kShapeLabels)) << chart.dump();
     EXPECT_EQ(chart["legend"], chart["kind"] == "speedup-naive-shapes" ? json({"sdpa_math", "sdpa_flash"})
                                                                        : json({"naive", "sdpa_math", "sdpa_flash"})) << chart.dump();
     bars[chart["kind"]] += check_bars(chart, false);
   }
-  EXPECT_EQ(bars["speedup-previous-shapes"], 30) << text;
-  EXPECT_EQ(bars["energy-shapes"], 30) << text;
+  EXPECT_EQ(bars["speedup-previous-shapes"], 30) << probe_text_;
+  EXPECT_EQ(bars["energy-shapes"], 30) << probe_text_;
 }
 
 // ---- length sweeps beside single shapes (issue 25: the H200 serving sweep) -----
@@ -1496,48 +1484,46 @@ TEST_F(CliReportShapes, ALengthSweepBesideSingleShapesIsAChartPerSweepFamilyAndB
     if (c["status"] == "ok") ++ok;
   }
   ASSERT_EQ(ok, 92);
-  json probe_out;
-  ASSERT_NO_FATAL_FAILURE(probe(browser, probe_out));
-  const std::string text = probe_out.dump();
-  EXPECT_EQ(probe_out["rendered"], "yes") << text;
+  ASSERT_NO_FATAL_FAILURE(probe(browser));
+  EXPECT_EQ(probe_out_["rendered"], "yes") << probe_text_;
   // 14 sweep families: a time chart and a speed-up chart each; the 4 single shapes: 4 bar charts; a roofline.
-  EXPECT_EQ(probe_out["charts"], json({{"time-family", 14}, {"speedup-naive-family", 14}, {"time-shapes", 1}, {"tokens-shapes", 1},
-                                       {"tflops-shapes", 1}, {"speedup-naive-shapes", 1}, {"roofline", 1}})) << text;
-  EXPECT_EQ(probe_out["drawn"], 33) << text;
-  EXPECT_EQ(probe_out["shape_lists"], json::array()) << text;
-  json splits = probe_out["split_groups"];
+  EXPECT_EQ(probe_out_["charts"], json({{"time-family", 14}, {"speedup-naive-family", 14}, {"time-shapes", 1}, {"tokens-shapes", 1},
+                                        {"tflops-shapes", 1}, {"speedup-naive-shapes", 1}, {"roofline", 1}})) << probe_text_;
+  EXPECT_EQ(probe_out_["drawn"], 33) << probe_text_;
+  EXPECT_EQ(probe_out_["shape_lists"], json::array()) << probe_text_;
+  json splits = probe_out_["split_groups"];
   std::sort(splits.begin(), splits.end());
-  EXPECT_EQ(splits, json({"fp32, head_dim 16", "fp32, head_dim 8"})) << text;
-  EXPECT_EQ(probe_out["time_heading"], "Time against sequence length, and per shape") << text;
-  EXPECT_EQ(probe_out["shape_note"], "") << text;
-  EXPECT_EQ(probe_out["family_note"].get<std::string>().rfind(
+  EXPECT_EQ(splits, json({"fp32, head_dim 16", "fp32, head_dim 8"})) << probe_text_;
+  EXPECT_EQ(probe_out_["time_heading"], "Time against sequence length, and per shape") << probe_text_;
+  EXPECT_EQ(probe_out_["shape_note"], "") << probe_text_;
+  EXPECT_EQ(probe_out_["family_note"].get<std::string>().rfind(
                 "fp32, head_dim 8: 6 length sweeps; fp32, head_dim 16: 8 length sweeps and 4 single shapes (docs/report.md", 0), 0u)
-      << text;
-  EXPECT_EQ(probe_out["family_headings"],
+      << probe_text_;
+  EXPECT_EQ(probe_out_["family_headings"],
             json({"fp32, head_dim 8: CPU time per forward against the number of keys, a chart per length sweep",
                   "fp32, head_dim 16: CPU time per forward against the number of keys, a chart per length sweep",
                   "fp32, head_dim 8: speed-up over naive against the number of keys, a chart per length sweep",
-                  "fp32, head_dim 16: speed-up over naive against the number of keys, a chart per length sweep"})) << text;
+                  "fp32, head_dim 16: speed-up over naive against the number of keys, a chart per length sweep"})) << probe_text_;
 
   // The sweep families: in order, each its own chart, three points (key lengths) per variant.
   std::map<std::string, json> titles;
   std::map<std::string, std::multiset<std::size_t>> drawn;  // kind -> the cases drawn
-  for (const json& chart : probe_out["family_charts"]) {
+  for (const json& chart : probe_out_["family_charts"]) {
     const std::string kind = chart["kind"];
     titles[kind].push_back(chart["title"]);
     EXPECT_EQ(chart["legend"], kind == "time-family" ? json({"naive", "sdpa_math"}) : json({"sdpa_math"})) << chart.dump();
     for (const json& dataset : chart["datasets"]) EXPECT_EQ(dataset["points"].size(), 3u) << chart.dump();
     for (const std::size_t index : check_family(chart)) drawn[kind].insert(index);
   }
-  EXPECT_EQ(titles["time-family"], mixed_family_titles()) << text;
-  EXPECT_EQ(titles["speedup-naive-family"], mixed_family_titles()) << text;
-  EXPECT_EQ(drawn["time-family"].size(), 84u) << text;            // 14 families x 3 lengths x 2 variants
-  EXPECT_EQ(drawn["speedup-naive-family"].size(), 42u) << text;   // sdpa_math's; naive is the reference
+  EXPECT_EQ(titles["time-family"], mixed_family_titles()) << probe_text_;
+  EXPECT_EQ(titles["speedup-naive-family"], mixed_family_titles()) << probe_text_;
+  EXPECT_EQ(drawn["time-family"].size(), 84u) << probe_text_;            // 14 families x 3 lengths x 2 variants
+  EXPECT_EQ(drawn["speedup-naive-family"].size(), 42u) << probe_text_;   // sdpa_math's; naive is the reference
 
   // The single shapes: one bar chart per kind, both masks in the categories, in plan order.
   const json singles = {"1x4/2 q=32 k=128 " + kBottomRight, "1x4/2 q=32 k=128 " + kWindow, "1x8/2 q=32 k=128 " + kBottomRight,
                         "1x8/2 q=32 k=128 " + kWindow};
-  for (const json& chart : probe_out["shape_charts"]) {
+  for (const json& chart : probe_out_["shape_charts"]) {
     const std::string kind = chart["kind"];
     EXPECT_EQ(chart["type"], "bar") << kind;
     EXPECT_EQ(chart["labels"], singles) << kind;
@@ -1551,14 +1537,14 @@ TEST_F(CliReportShapes, ALengthSweepBesideSingleShapesIsAChartPerSweepFamilyAndB
       }
     }
   }
-  EXPECT_NE(probe_out["titles"].dump().find("fp32, head_dim 16, single shapes: CPU time per forward, per shape"), std::string::npos)
-      << text;
+  EXPECT_NE(probe_out_["titles"].dump().find("fp32, head_dim 16, single shapes: CPU time per forward, per shape"), std::string::npos)
+      << probe_text_;
   // Every timed case once: in its family's time chart, or among the single shapes' time bars.
   const std::multiset<std::size_t>& timed = drawn["time-family"];
-  EXPECT_EQ(timed.size(), 92u) << text;
-  EXPECT_EQ(std::set<std::size_t>(timed.begin(), timed.end()).size(), 92u) << text;
-  EXPECT_EQ(probe_out["rows"], 138) << text;
-  EXPECT_EQ(probe_out["failures"], 46) << text;
+  EXPECT_EQ(timed.size(), 92u) << probe_text_;
+  EXPECT_EQ(std::set<std::size_t>(timed.begin(), timed.end()).size(), 92u) << probe_text_;
+  EXPECT_EQ(probe_out_["rows"], 138) << probe_text_;
+  EXPECT_EQ(probe_out_["failures"], 46) << probe_text_;
 
   // A screenshot, kept in the build folder to look at (docs/report-serving-h200.png is the H200 serving sweep's).
   screenshot(browser, "report-mixed-screenshot.png");
@@ -1571,25 +1557,23 @@ TEST_F(CliReportShapes, TheSpeedUpOverThePreviousRunAndTheEnergyOfASplitGroupAre
   REQUIRE_CHROMIUM(browser);
   sweep(kMixedConfig);
   ASSERT_NO_FATAL_FAILURE(rerun_with_energy_against_the_first());
-  json probe_out;
-  ASSERT_NO_FATAL_FAILURE(probe(browser, probe_out));
-  const std::string text = probe_out.dump();
-  EXPECT_EQ(probe_out["charts"], json({{"time-family", 14}, {"speedup-naive-family", 14}, {"speedup-previous-family", 14},
-                                       {"energy-family", 14}, {"time-shapes", 1}, {"tokens-shapes", 1}, {"tflops-shapes", 1},
-                                       {"speedup-naive-shapes", 1}, {"speedup-previous-shapes", 1}, {"energy-shapes", 1},
-                                       {"tflop-per-joule", 1}, {"roofline", 1}})) << text;
+  ASSERT_NO_FATAL_FAILURE(probe(browser));
+  EXPECT_EQ(probe_out_["charts"], json({{"time-family", 14}, {"speedup-naive-family", 14}, {"speedup-previous-family", 14},
+                                        {"energy-family", 14}, {"time-shapes", 1}, {"tokens-shapes", 1}, {"tflops-shapes", 1},
+                                        {"speedup-naive-shapes", 1}, {"speedup-previous-shapes", 1}, {"energy-shapes", 1},
+                                        {"tflop-per-joule", 1}, {"roofline", 1}})) << probe_text_;
   std::map<std::string, int> points;
-  for (const json& chart : probe_out["family_charts"]) {
+  for (const json& chart : probe_out_["family_charts"]) {
     const std::string kind = chart["kind"];
     if (kind != "speedup-previous-family" && kind != "energy-family") continue;
     EXPECT_EQ(chart["legend"], json({"naive", "sdpa_math"})) << chart.dump();
     points[kind] += static_cast<int>(check_family(chart).size());
   }
-  EXPECT_EQ(points, (std::map<std::string, int>{{"speedup-previous-family", 84}, {"energy-family", 84}})) << text;
+  EXPECT_EQ(points, (std::map<std::string, int>{{"speedup-previous-family", 84}, {"energy-family", 84}})) << probe_text_;
   std::map<std::string, int> bars;
-  for (const json& chart : probe_out["shape_charts"]) bars[chart["kind"]] += check_bars(chart, true);
-  EXPECT_EQ(bars["speedup-previous-shapes"], 8) << text;
-  EXPECT_EQ(bars["energy-shapes"], 8) << text;
+  for (const json& chart : probe_out_["shape_charts"]) bars[chart["kind"]] += check_bars(chart, true);
+  EXPECT_EQ(bars["speedup-previous-shapes"], 8) << probe_text_;
+  EXPECT_EQ(bars["energy-shapes"], 8) << probe_text_;
 }
 
 // No bar chart holds more shapes than fit: 16, or 10 where a chart holds both masks
@@ -1614,15 +1598,13 @@ shapes:
 measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_graph: false}
 )");
   ASSERT_EQ(data_["cases"].size(), 164u);
-  json probe_out;
-  ASSERT_NO_FATAL_FAILURE(probe(browser, probe_out));
-  const std::string text = probe_out.dump();
-  EXPECT_EQ(probe_out["charts"], json({{"time-shapes", 11}, {"tokens-shapes", 11}, {"tflops-shapes", 11},
-                                       {"speedup-naive-shapes", 11}, {"roofline", 1}})) << text;
-  EXPECT_EQ(probe_out["drawn"], 45) << text;
-  EXPECT_EQ(sorted_shape_lists(probe_out), json({"fp32, head_dim 16", "fp32, head_dim 24", "fp32, head_dim 8"})) << text;
-  EXPECT_EQ(probe_out["split_groups"], json::array()) << text;
-  EXPECT_EQ(probe_out["family_note"], "") << text;
+  ASSERT_NO_FATAL_FAILURE(probe(browser));
+  EXPECT_EQ(probe_out_["charts"], json({{"time-shapes", 11}, {"tokens-shapes", 11}, {"tflops-shapes", 11},
+                                        {"speedup-naive-shapes", 11}, {"roofline", 1}})) << probe_text_;
+  EXPECT_EQ(probe_out_["drawn"], 45) << probe_text_;
+  EXPECT_EQ(sorted_shape_lists(probe_out_), json({"fp32, head_dim 16", "fp32, head_dim 24", "fp32, head_dim 8"})) << probe_text_;
+  EXPECT_EQ(probe_out_["split_groups"], json::array()) << probe_text_;
+  EXPECT_EQ(probe_out_["family_note"], "") << probe_text_;
   const std::string window = "causal_bottom_right window[8,0]";
   std::vector<std::string> parts;
   for (const std::string& mask : {kBottomRight, window}) {
@@ -1634,7 +1616,7 @@ measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_
   parts.push_back("fp32, head_dim 24");
   std::map<std::string, std::vector<std::string>> titles;
   std::map<std::string, std::multiset<std::size_t>> drawn;
-  for (const json& chart : probe_out["shape_charts"]) {
+  for (const json& chart : probe_out_["shape_charts"]) {
     const std::string kind = chart["kind"], title = title_text(chart["title"]);
     titles[kind].push_back(title.substr(0, title.find(": ")));
     // A part's title has two lines (the part, what it shows); a whole group's one.
@@ -1670,7 +1652,7 @@ measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_
     EXPECT_EQ(drawn[kind].size(), expected) << kind;
     EXPECT_EQ(std::set<std::size_t>(drawn[kind].begin(), drawn[kind].end()).size(), expected) << kind;  // each once
   }
-  EXPECT_EQ(probe_out["time_heading"], "Time and throughput per shape") << text;
+  EXPECT_EQ(probe_out_["time_heading"], "Time and throughput per shape") << probe_text_;
 
   // A screenshot, kept in the build folder to look at.
   screenshot(browser, "report-many-shapes-screenshot.png");

@@ -17,9 +17,10 @@
 #include <utility>
 #include <vector>
 
+#include "tests/support/cli_run_cut_short.hpp"
+#include "tests/support/cli_test.hpp"
 #include "tests/support/gpu_checks.hpp"
 #include "tests/support/run_attnsweep.hpp"
-#include "tests/support/scratch_directory.hpp"
 #include "tests/support/shard_sweeps.hpp"
 
 namespace {
@@ -66,11 +67,9 @@ std::set<int> listed(const std::string& output) {
   return indexes;
 }
 
-class ScaleOut : public ::testing::Test {
+class ScaleOut : public attnsweep::testing::CliTest {
  protected:
-  std::string write(const std::string& name, const std::string& content) { return scratch_.write(name, content); }
-  std::string path(const std::string& name) const { return scratch_.path(name); }
-  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-scale-out"};
+  ScaleOut() : CliTest("attnsweep-scale-out") {}
 };
 
 TEST_F(ScaleOut, ThreeShardsRunEveryCaseOnceEachAsItsOwnRun) {
@@ -187,79 +186,71 @@ TEST_F(ScaleOut, AResubmittedSlurmTaskAndShardsThatDisagreeWithTheArrayAreRefuse
   EXPECT_NE(agree.output.find("(shard 1/2, set by SLURM_ARRAY_TASK_ID)"), std::string::npos) << agree.output;
 }
 
+// The resume tests: each starts from a run of shard 0/2 of the sweep on the CPU
+// into r.db, and resumes it (or tries to) with the same command and options.
+class ScaleOutResume : public ScaleOut {
+ protected:
+  // `attnsweep run` of the sweep on the CPU into r.db, `options` after.
+  Outcome run_sweep(const std::string& options, const std::string& environment = "") const {
+    return run("run " + config_ + " --device cpu --db " + db_ + " " + options, environment);
+  }
+
+  const std::string config_ = write("sweep.yaml", kSweep);
+  const std::string db_ = path("r.db");
+};
+
 // Issue 21, finding 18: --sweep-id given with --resume was ignored silently.
-TEST_F(ScaleOut, ASweepIdGivenWithResumeMustBeTheRuns) {
-  const std::string config = write("sweep.yaml", kSweep);
-  const std::string db = path("r.db");
-  ASSERT_EQ(run("run " + config + " --device cpu --db " + db + " --shard 0/2 --sweep-id night-1").exit_code, 0);
-  const Outcome other = run("run " + config + " --device cpu --db " + db + " --shard 0/2 --resume --sweep-id night-2");
+TEST_F(ScaleOutResume, ASweepIdGivenWithResumeMustBeTheRuns) {
+  ASSERT_EQ(run_sweep("--shard 0/2 --sweep-id night-1").exit_code, 0);
+  const Outcome other = run_sweep("--shard 0/2 --resume --sweep-id night-2");
   EXPECT_EQ(other.exit_code, 2) << other.output;
   EXPECT_EQ(other.output, "error: --sweep-id night-2: run 1 has sweep id night-1, which --resume keeps; leave "
                           "--sweep-id out (or give the run's)\n");
   // The run's own id, or an id from the environment (a resubmitted Slurm job has a new SLURM_ARRAY_JOB_ID): resumed.
-  EXPECT_EQ(run("run " + config + " --device cpu --db " + db + " --shard 0/2 --resume --sweep-id night-1").exit_code, 0);
-  EXPECT_EQ(run("run " + config + " --device cpu --db " + db + " --shard 0/2 --resume", "SLURM_ARRAY_JOB_ID=77 ")
-                .exit_code, 0);
-  SQLite::Database check(db, SQLite::OPEN_READONLY);
+  EXPECT_EQ(run_sweep("--shard 0/2 --resume --sweep-id night-1").exit_code, 0);
+  EXPECT_EQ(run_sweep("--shard 0/2 --resume", "SLURM_ARRAY_JOB_ID=77 ").exit_code, 0);
+  SQLite::Database check(db_, SQLite::OPEN_READONLY);
   EXPECT_EQ(text(check, "SELECT count(*) || ' ' || sweep_id || ' ' || status FROM runs"), "1 night-1 done");
 }
 
-TEST_F(ScaleOut, ResumeContinuesAShardOnlyAsTheSameShard) {
-  const std::string config = write("sweep.yaml", kSweep);
-  const std::string db = path("r.db");
-  ASSERT_EQ(run("run " + config + " --device cpu --db " + db + " --shard 0/2").exit_code, 0);
+TEST_F(ScaleOutResume, ResumeContinuesAShardOnlyAsTheSameShard) {
+  ASSERT_EQ(run_sweep("--shard 0/2").exit_code, 0);
   // Half of the shard is lost (as if the job was stopped): --resume redoes exactly that half.
-  {
-    SQLite::Database edit(db, SQLite::OPEN_READWRITE);
-    edit.exec("DELETE FROM samples WHERE case_id IN (SELECT case_id FROM cases WHERE plan_index >= 6)");
-    edit.exec("DELETE FROM kernels WHERE case_id IN (SELECT case_id FROM cases WHERE plan_index >= 6)");
-    edit.exec("DELETE FROM ops WHERE case_id IN (SELECT case_id FROM cases WHERE plan_index >= 6)");
-    edit.exec("DELETE FROM cases WHERE plan_index >= 6");
-    edit.exec("UPDATE runs SET status = 'interrupted'");
-  }
-  const std::set<int> kept = plan_indexes(db);
-  const Outcome wrong = run("run " + config + " --device cpu --db " + db + " --resume 1 --shard 1/2");
+  attnsweep::testing::cut_run_short(db_, "plan_index >= 6", "interrupted");
+  const std::set<int> kept = plan_indexes(db_);
+  const Outcome wrong = run_sweep("--resume 1 --shard 1/2");
   EXPECT_EQ(wrong.exit_code, 2);
   EXPECT_EQ(wrong.output, "error: run 1 is shard 0/2, not 1/2; resume it as the same shard (--shard 0/2)\n");
-  const Outcome other = run("run " + config + " --device cpu --db " + db + " --resume --shard 1/2");
+  const Outcome other = run_sweep("--resume --shard 1/2");
   EXPECT_EQ(other.exit_code, 2);
-  EXPECT_EQ(other.output, "error: " + db + ": no run of shard 1/2 to resume; run without --resume to start one\n");
-  const Outcome none = run("run " + config + " --device cpu --db " + db + " --resume");
+  EXPECT_EQ(other.output, "error: " + db_ + ": no run of shard 1/2 to resume; run without --resume to start one\n");
+  const Outcome none = run_sweep("--resume");
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_EQ(none.output, "error: run 1 is shard 0/2, and this run is no shard; resume it as the same shard (--shard 0/2)\n");
-  const Outcome resumed = run("run " + config + " --device cpu --db " + db + " --resume --shard 0/2");
+  const Outcome resumed = run_sweep("--resume --shard 0/2");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find(std::to_string(kept.size()) + " of 6 cases already stored"), std::string::npos) << resumed.output;
-  EXPECT_EQ(plan_indexes(db), listed(run("plan " + config + " --device cpu --shard 0/2").output));
-  SQLite::Database check(db, SQLite::OPEN_READONLY);
+  EXPECT_EQ(plan_indexes(db_), listed(run("plan " + config_ + " --device cpu --shard 0/2").output));
+  SQLite::Database check(db_, SQLite::OPEN_READONLY);
   EXPECT_EQ(text(check, "SELECT status || ' ' || (SELECT count(*) FROM cases) FROM runs"), "done 6");
 }
 
 // Several shards' runs in one database: --resume --shard K/N takes the latest
 // run of that shard, not the database's latest run.
-TEST_F(ScaleOut, ResumeOfAShardFindsThatShardsRunAmongOthers) {
-  const std::string config = write("sweep.yaml", kSweep);
-  const std::string db = path("both.db");
-  ASSERT_EQ(run("run " + config + " --device cpu --db " + db + " --shard 0/2").exit_code, 0);
-  {
-    SQLite::Database edit(db, SQLite::OPEN_READWRITE);
-    for (const std::string table : {"samples", "kernels", "ops"}) {
-      edit.exec("DELETE FROM " + table + " WHERE case_id = (SELECT max(case_id) FROM cases)");
-    }
-    edit.exec("DELETE FROM cases WHERE case_id = (SELECT max(case_id) FROM cases)");
-    edit.exec("UPDATE runs SET status = 'interrupted'");
-  }
-  ASSERT_EQ(run("run " + config + " --device cpu --db " + db + " --shard 1/2").exit_code, 0);
-  const Outcome resumed = run("run " + config + " --device cpu --db " + db + " --resume --shard 0/2");
+TEST_F(ScaleOutResume, ResumeOfAShardFindsThatShardsRunAmongOthers) {
+  ASSERT_EQ(run_sweep("--shard 0/2").exit_code, 0);
+  attnsweep::testing::cut_run_short(db_, "case_id = (SELECT max(case_id) FROM cases)", "interrupted");
+  ASSERT_EQ(run_sweep("--shard 1/2").exit_code, 0);
+  const Outcome resumed = run_sweep("--resume --shard 0/2");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("resuming run 1: 5 of 6 cases already stored"), std::string::npos) << resumed.output;
-  SQLite::Database check(db, SQLite::OPEN_READONLY);
+  SQLite::Database check(db_, SQLite::OPEN_READONLY);
   EXPECT_EQ(text(check, "SELECT group_concat(run_id || ':' || status || ':' || n) FROM (SELECT run_id, status, "
                         "(SELECT count(*) FROM cases c WHERE c.run_id = r.run_id) AS n FROM runs r ORDER BY run_id)"),
             "1:done:6,2:done:6");
-  const Outcome none = run("run " + config + " --device cpu --db " + path("other.db") + " --shard 1/2");
+  const Outcome none = run("run " + config_ + " --device cpu --db " + path("other.db") + " --shard 1/2");
   ASSERT_EQ(none.exit_code, 0);
-  const Outcome absent = run("run " + config + " --device cpu --db " + path("other.db") + " --resume --shard 0/2");
+  const Outcome absent = run("run " + config_ + " --device cpu --db " + path("other.db") + " --resume --shard 0/2");
   EXPECT_EQ(absent.exit_code, 2);
   EXPECT_EQ(absent.output, "error: " + path("other.db") + ": no run of shard 0/2 to resume; run without --resume to start one\n");
 }

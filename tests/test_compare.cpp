@@ -189,6 +189,19 @@ std::multiset<std::string> findings_of(const Comparison& comparison, std::option
   return found;
 }
 
+// A finding `comparison` must hold: its case by plan index, and "check field severity".
+struct ExpectedFinding {
+  int plan_index;
+  std::string what;
+};
+
+// The findings of `comparison` are exactly `expected` (the comparison as text when not).
+void expect_findings(const Comparison& comparison, const std::vector<ExpectedFinding>& expected) {
+  std::multiset<std::string> labelled;
+  for (const ExpectedFinding& finding : expected) labelled.insert(label_of(finding.plan_index) + " | " + finding.what);
+  EXPECT_EQ(findings_of(comparison), labelled) << render(comparison, Format::text);
+}
+
 const CaseComparison& case_named(const Comparison& comparison, int plan_index) {
   const std::string label = label_of(plan_index);
   for (const CaseComparison& c : comparison.cases) {
@@ -296,12 +309,10 @@ TEST_F(Compare, ReportsExactlyThePlantedRegressions) {
   const Comparison comparison = compare(candidate);
   EXPECT_TRUE(comparison.has_regression());
   EXPECT_EQ(comparison.regressions(), 4);
-  EXPECT_EQ(findings_of(comparison),
-            (std::multiset<std::string>{label_of(counts) + " | counts kernels_per_forward regression",
-                                        label_of(backend) + " | backend sdpa_backend regression",
-                                        label_of(status) + " | status status regression",
-                                        label_of(slower) + " | time time regression"}))
-      << render(comparison, Format::text);
+  expect_findings(comparison, {{counts, "counts kernels_per_forward regression"},
+                               {backend, "backend sdpa_backend regression"},
+                               {status, "status status regression"},
+                               {slower, "time time regression"}});
   EXPECT_EQ(comparison.same_cases(), static_cast<int>(synthetic_cases().size()) - 4);
 
   const CaseComparison& slow = case_named(comparison, slower);
@@ -343,9 +354,7 @@ TEST_F(Compare, AnEnergyChangeBeyondTenPercentIsANoteNeverCounted) {
   EXPECT_FALSE(comparison.has_regression()) << render(comparison, Format::text);
   EXPECT_EQ(comparison.regressions(), 0);
   EXPECT_EQ(comparison.improvements(), 0);
-  EXPECT_EQ(findings_of(comparison), (std::multiset<std::string>{label_of(more) + " | energy energy_j info",
-                                                                 label_of(less) + " | energy energy_j info"}))
-      << render(comparison, Format::text);
+  expect_findings(comparison, {{more, "energy energy_j info"}, {less, "energy energy_j info"}});
   const CaseComparison& up = case_named(comparison, more);
   ASSERT_EQ(up.findings.size(), 1u);
   EXPECT_EQ(up.findings[0].baseline, "0.0500 J");
@@ -519,8 +528,7 @@ TEST_F(Compare, TheOtherWayRoundTheStatusChangeIsAnImprovement) {
   const storage::RunReader fixed(baseline_), before(broken);
   const Comparison comparison = compare_runs(before, 1, fixed, 1, {});
   EXPECT_FALSE(comparison.has_regression());
-  EXPECT_EQ(findings_of(comparison),
-            (std::multiset<std::string>{label_of(index_of("sdpa_math", 1024)) + " | status status improvement"}));
+  expect_findings(comparison, {{index_of("sdpa_math", 1024), "status status improvement"}});
 }
 
 TEST_F(Compare, AStatusChangeBetweenFailuresIsReportedNotCounted) {
@@ -531,7 +539,7 @@ TEST_F(Compare, AStatusChangeBetweenFailuresIsReportedNotCounted) {
   const storage::RunReader a(before), b(after);
   const Comparison comparison = compare_runs(a, 1, b, 1, {});
   EXPECT_FALSE(comparison.has_regression());
-  EXPECT_EQ(findings_of(comparison), (std::multiset<std::string>{label_of(math) + " | status status info"}));
+  expect_findings(comparison, {{math, "status status info"}});
 }
 
 TEST_F(Compare, ATwoPercentShiftIsSame) {
@@ -611,7 +619,7 @@ TEST_F(Compare, ThirtyPercentOnThreeSamplesIsAmbiguous) {
   EXPECT_EQ(c.time.verdict, TimeVerdict::ambiguous);
   EXPECT_EQ(c.time.candidate_samples, 3u);
   EXPECT_NE(c.time.reason.find("fewer than 5 kept samples"), std::string::npos) << c.time.reason;
-  EXPECT_EQ(findings_of(comparison), (std::multiset<std::string>{label_of(cudnn) + " | time time info"}));
+  expect_findings(comparison, {{cudnn, "time time info"}});
   EXPECT_EQ(headline(comparison), "attnsweep compare: 0 regressions, 0 improvements, 9 same, 1 ambiguous");
 }
 
@@ -646,7 +654,7 @@ TEST_F(Compare, APowerCapDifferenceMarksTheVerdictAndDoesNotFail) {
   EXPECT_EQ(c.time.cap_mark, "power-capped 85% vs 5% of samples (candidate vs baseline)");
   EXPECT_FALSE(comparison.has_regression());
   EXPECT_EQ(comparison.marked_cases(), 1);
-  EXPECT_EQ(findings_of(comparison), (std::multiset<std::string>{label_of(flash) + " | time time info"}));
+  expect_findings(comparison, {{flash, "time time info"}});
   EXPECT_NE(render(comparison, Format::text).find("MARKED"), std::string::npos);
 
   // Without the cap difference the same slowdown is a regression.
@@ -686,12 +694,10 @@ TEST_F(Compare, NumericsBeyondTheDtypeTolerance) {
   plant(after, "UPDATE cases SET rel_error = NULL WHERE case_id = " + case_id(math));
   const storage::RunReader a(before), b(after);
   const Comparison comparison = compare_runs(a, 1, b, 1, {});
-  EXPECT_EQ(findings_of(comparison),
-            (std::multiset<std::string>{label_of(naive) + " | numerics rel_error regression",
-                                        label_of(fp32) + " | numerics rel_error regression",
-                                        label_of(flash) + " | numerics rel_error improvement",
-                                        label_of(math) + " | numerics rel_error info"}))
-      << render(comparison, Format::text);
+  expect_findings(comparison, {{naive, "numerics rel_error regression"},
+                               {fp32, "numerics rel_error regression"},
+                               {flash, "numerics rel_error improvement"},
+                               {math, "numerics rel_error info"}});
 }
 
 TEST_F(Compare, CasesOnOneSideAreListed) {

@@ -10,6 +10,9 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "runner/config/config.hpp"
 #include "runner/config/sequence_lengths.hpp"
@@ -49,6 +52,36 @@ std::string with(const std::string& base, const std::string& from, const std::st
   const auto at = out.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   return out.replace(at, from.size(), to);
+}
+
+// A line added to a valid config, and the fragments its refusal must hold.
+struct BadAddition {
+  std::string yaml;
+  std::vector<std::string> fragments;
+};
+
+// Each addition to `base`, a valid config, is refused with its fragments.
+void expect_each_rejected(const std::string& base, const std::vector<BadAddition>& additions) {
+  for (const BadAddition& addition : additions) expect_rejected(base + addition.yaml, addition.fragments);
+}
+
+// `describe` of each planned case, in plan order.
+std::vector<std::string> described(const Plan& plan, const std::function<std::string(const Case&)>& describe) {
+  std::vector<std::string> lines;
+  for (const Case& c : plan.cases) lines.push_back(describe(c));
+  return lines;
+}
+
+// The plan of `yaml`, a valid config.
+Plan plan_of(const std::string& yaml) { return make_plan(parse_config(yaml, "s.yaml")); }
+
+// The labels of the masks planned for `variant`, in plan order.
+std::vector<std::string> masks_of(const Plan& plan, const std::string& variant) {
+  std::vector<std::string> labels;
+  for (const Case& c : plan.cases) {
+    if (c.variant == variant) labels.push_back(c.mask.label());
+  }
+  return labels;
 }
 
 TEST(Config, ParsesTheStudyConfig) {
@@ -226,49 +259,60 @@ TEST(ConfigRejects, KvHeadsMustDivideHeads) {
 }
 
 TEST(ConfigRejects, BadBooleansNumbersAndDevice) {
-  expect_rejected(std::string(kMinimal) + "causal: maybe\n",
-                  {"sweep.yaml:9:9", "causal", "unknown value 'maybe'; allowed: true (top_left), false, top_left or bottom_right"});
-  expect_rejected(std::string(kMinimal) + "measure: {target_rel_stdev: 0}\n", {"measure.target_rel_stdev", "must be greater than 0"});
-  expect_rejected(std::string(kMinimal) + "measure: {max_case_seconds: soon}\n", {"measure.max_case_seconds", "expected a number"});
-  expect_rejected(std::string(kMinimal) + "measure: {min_samples: 10, max_samples: 5}\n", {"measure.max_samples", "at least measure.min_samples (10)"});
-  expect_rejected(std::string(kMinimal) + "measure: {traces: 1}\n", {"measure.traces", "expected true or false"});
-  expect_rejected(std::string(kMinimal) + "measure: {l2_flush: yes please}\n", {"measure.l2_flush", "expected true or false"});
-  expect_rejected(std::string(kMinimal) + "measure: {throttle_fraction: 1.5}\n", {"measure.throttle_fraction", "at least 0 and under 1"});
-  expect_rejected(std::string(kMinimal) + "measure: {min_gpu_seconds: -1}\n", {"measure.min_gpu_seconds", "must be at least 0, got -1"});
-  expect_rejected(std::string(kMinimal) + "measure: {hide_launch_latency: 2}\n", {"measure.hide_launch_latency", "expected true or false, got '2'"});
-  expect_rejected(std::string(kMinimal) + "measure: {max_profile_attempts: 0}\n", {"measure.max_profile_attempts", "must be between 1 and 100, got 0"});
-  expect_rejected(std::string(kMinimal) + "measure: {profiled_forwards: 0}\n", {"measure.profiled_forwards", "must be between 1 and 1000, got 0"});
-  expect_rejected(std::string(kMinimal) + "measure: {warmup: -1}\n", {"measure.warmup", "must be between 0 and 100000, got -1"});
-  expect_rejected(std::string(kMinimal) + "measure: {min_samples: 0}\n", {"measure.min_samples", "must be between 1 and 10000000, got 0"});
-  expect_rejected(std::string(kMinimal) + "measure: {case_order: random}\n",
-                  {"measure.case_order", "unknown order 'random'; allowed: plan, shuffled"});
-  expect_rejected(std::string(kMinimal) + "measure: {regime: bursty}\n",
-                  {"measure.regime", "unknown regime 'bursty'; allowed: sustained, burst"});
-  expect_rejected(std::string(kMinimal) + "measure: {burst_cooldown_max_ms: 0}\n",
-                  {"measure.burst_cooldown_max_ms", "must be greater than 0, got 0"});
-  // The cool-down allowances (issue 21): positive numbers of seconds only.
-  expect_rejected(std::string(kMinimal) + "measure: {burst_cooldown_case_max_s: 0}\n",
-                  {"measure.burst_cooldown_case_max_s", "must be greater than 0, got 0"});
-  expect_rejected(std::string(kMinimal) + "measure: {burst_cooldown_case_max_s: -5}\n",
-                  {"measure.burst_cooldown_case_max_s", "must be greater than 0, got -5"});
-  expect_rejected(std::string(kMinimal) + "measure: {burst_cooldown_run_max_s: \"'; rm -rf /\"}\n",
-                  {"measure.burst_cooldown_run_max_s"});
-  expect_rejected(std::string(kMinimal) + "measure: {burst_cooldown_run_max_s: [300]}\n",
-                  {"measure.burst_cooldown_run_max_s"});
-  // The energy window (issue 24): 0 (off) up to a minute, in milliseconds; named by file, line and column.
-  expect_rejected(std::string(kMinimal) + "measure:\n  energy_window_ms: 90000\n",
-                  {"sweep.yaml:10:21", "measure.energy_window_ms", "must be 0 (off) or at most 60000 (a minute per case), got 90000"});
-  expect_rejected(std::string(kMinimal) + "measure: {energy_window_ms: -1}\n",
-                  {"measure.energy_window_ms", "must be at least 0, got -1"});
-  expect_rejected(std::string(kMinimal) + "measure: {energy_window_ms: 1s}\n",
-                  {"measure.energy_window_ms", "expected a number, got '1s'"});
-  expect_rejected(std::string(kMinimal) + "measure: {energy_window_ms: [300]}\n",
-                  {"measure.energy_window_ms", "expected a number, got a list"});
-  expect_rejected(std::string(kMinimal) + "measure: {energy_window: 300}\n",
-                  {"measure.energy_window", "unknown key; did you mean 'energy_window_ms'?"});
-  expect_rejected(std::string(kMinimal) + "measure: [1]\n", {"measure", "expected a mapping"});
-  expect_rejected(std::string(kMinimal) + "device: tpu\n", {"sweep.yaml:9:9", "device", "allowed: auto, cpu, cuda, cuda:N"});
-  expect_rejected(std::string(kMinimal) + "seed: -1\n", {"seed", "got -1"});
+  expect_each_rejected(kMinimal, {
+      {"causal: maybe\n",
+       {"sweep.yaml:9:9", "causal", "unknown value 'maybe'; allowed: true (top_left), false, top_left or bottom_right"}},
+      {"measure: {min_samples: 10, max_samples: 5}\n", {"measure.max_samples", "at least measure.min_samples (10)"}},
+      // The energy window (issue 24) named by file, line and column.
+      {"measure:\n  energy_window_ms: 90000\n",
+       {"sweep.yaml:10:21", "measure.energy_window_ms",
+        "must be 0 (off) or at most 60000 (a minute per case), got 90000"}},
+      {"measure: {energy_window: 300}\n", {"measure.energy_window", "unknown key; did you mean 'energy_window_ms'?"}},
+      {"measure: [1]\n", {"measure", "expected a mapping"}},
+      {"device: tpu\n", {"sweep.yaml:9:9", "device", "allowed: auto, cpu, cuda, cuda:N"}},
+      {"seed: -1\n", {"seed", "got -1"}},
+  });
+}
+
+// One measure setting given a bad value (`measure: {key: value}`): the refusal names
+// measure.<key> and says what is wrong.
+struct BadMeasureSetting {
+  const char* key;
+  const char* value;
+  const char* message;  // "": naming the key is enough
+};
+
+TEST(ConfigRejects, BadMeasureSettings) {
+  const BadMeasureSetting settings[] = {
+      {"target_rel_stdev", "0", "must be greater than 0"},
+      {"max_case_seconds", "soon", "expected a number"},
+      {"traces", "1", "expected true or false"},
+      {"l2_flush", "yes please", "expected true or false"},
+      {"throttle_fraction", "1.5", "at least 0 and under 1"},
+      {"min_gpu_seconds", "-1", "must be at least 0, got -1"},
+      {"hide_launch_latency", "2", "expected true or false, got '2'"},
+      {"max_profile_attempts", "0", "must be between 1 and 100, got 0"},
+      {"profiled_forwards", "0", "must be between 1 and 1000, got 0"},
+      {"warmup", "-1", "must be between 0 and 100000, got -1"},
+      {"min_samples", "0", "must be between 1 and 10000000, got 0"},
+      {"case_order", "random", "unknown order 'random'; allowed: plan, shuffled"},
+      {"regime", "bursty", "unknown regime 'bursty'; allowed: sustained, burst"},
+      {"burst_cooldown_max_ms", "0", "must be greater than 0, got 0"},
+      // The cool-down allowances (issue 21): positive numbers of seconds only.
+      {"burst_cooldown_case_max_s", "0", "must be greater than 0, got 0"},
+      {"burst_cooldown_case_max_s", "-5", "must be greater than 0, got -5"},
+      {"burst_cooldown_run_max_s", "\"'; rm -rf /\"", ""},
+      {"burst_cooldown_run_max_s", "[300]", ""},
+      // The energy window (issue 24): 0 (off) up to a minute, in milliseconds.
+      {"energy_window_ms", "-1", "must be at least 0, got -1"},
+      {"energy_window_ms", "1s", "expected a number, got '1s'"},
+      {"energy_window_ms", "[300]", "expected a number, got a list"},
+  };
+  for (const BadMeasureSetting& setting : settings) {
+    std::vector<std::string> fragments = {std::string("measure.") + setting.key};
+    if (*setting.message) fragments.push_back(setting.message);
+    expect_rejected(std::string(kMinimal) + "measure: {" + setting.key + ": " + setting.value + "}\n", fragments);
+  }
 }
 
 TEST(ConfigRejects, DuplicateKeys) {
@@ -505,12 +549,9 @@ TEST(ConfigServing, CausalAlignmentsCrossWindowsIntoMasks) {
   const Plan plan = make_plan(config);
   ASSERT_EQ(plan.cases.size(), 12u);  // 6 masks x 2 variants
   EXPECT_EQ(plan.duplicates, 6);
-  std::vector<std::string> labels;
-  for (const Case& c : plan.cases) {
-    if (c.variant == "naive") labels.push_back(c.mask.label());
-  }
-  EXPECT_EQ(labels, (std::vector<std::string>{"causal", "causal_bottom_right", "causal_bottom_right window[1024,0]",
-                                              "causal_bottom_right window[64,0]", "full", "window[1024,inf]"}));
+  EXPECT_EQ(masks_of(plan, "naive"),
+            (std::vector<std::string>{"causal", "causal_bottom_right", "causal_bottom_right window[1024,0]",
+                                      "causal_bottom_right window[64,0]", "full", "window[1024,inf]"}));
   EXPECT_EQ(plan.cases[2].label(), "naive 2x8/2x4x4096x128 bf16 causal_bottom_right");
   // A two-sided window under a causal mask is refused, not silently cut to one side.
   expect_rejected(std::string(kServing) + "causal: [true, false]\nwindow: {left: 64, right: 64}\n",
@@ -520,63 +561,58 @@ TEST(ConfigServing, CausalAlignmentsCrossWindowsIntoMasks) {
 // One set of keys is one case whatever the config wrote: bottom right on a square shape is
 // the top left (compare then matches it with a run that wrote causal: true).
 TEST(ConfigServing, OneMaskWrittenTwoWaysIsOneCase) {
-  const Config config = parse_config("variants: [naive]\ndtypes: [bf16]\ncausal: [true, bottom_right]\n"
-                                     "shapes:\n  - {batch: 1, heads: 2, seq_len: 64, head_dim: 16}\n"
-                                     "  - {batch: 1, heads: 2, seq_len_q: 4, seq_len_kv: 64, head_dim: 16}\n",
-                                     "s.yaml");
-  const Plan plan = make_plan(config);
-  std::vector<std::string> labels;
-  for (const Case& c : plan.cases) labels.push_back(c.label());
-  EXPECT_EQ(labels, (std::vector<std::string>{"naive 1x2x64x16 bf16 causal", "naive 1x2x4x64x16 bf16 causal",
-                                              "naive 1x2x4x64x16 bf16 causal_bottom_right"}));
+  const Plan plan = plan_of(
+      "variants: [naive]\ndtypes: [bf16]\ncausal: [true, bottom_right]\n"
+      "shapes:\n  - {batch: 1, heads: 2, seq_len: 64, head_dim: 16}\n"
+      "  - {batch: 1, heads: 2, seq_len_q: 4, seq_len_kv: 64, head_dim: 16}\n");
+  EXPECT_EQ(described(plan, [](const Case& c) { return c.label(); }),
+            (std::vector<std::string>{"naive 1x2x64x16 bf16 causal", "naive 1x2x4x64x16 bf16 causal",
+                                      "naive 1x2x4x64x16 bf16 causal_bottom_right"}));
   EXPECT_EQ(plan.duplicates, 1);
 }
 
 TEST(ConfigServing, ExcludeMatchesAWindowAndTheEmptyRowCheckSkipsExcludedCases) {
   // Excluded: on 32 queries over 16 keys the bottom-right masks (their first rows would see no
   // key) and the top-left window (its rows from 20 on would see none).
-  const Config config = parse_config("variants: [naive]\ndtypes: [bf16]\ncausal: [true, bottom_right]\n"
-                                     "window: [none, {left: 4}]\n"
-                                     "shapes:\n  - {batch: 1, heads: 2, seq_len_q: [8, 32], seq_len_kv: 16, head_dim: 16}\n"
-                                     "exclude:\n  - {causal: bottom_right, seq_len_q: 32}\n  - {window: {left: 4}, seq_len_q: 32}\n",
-                                     "s.yaml");
-  const Plan plan = make_plan(config);
-  std::vector<std::string> labels;
-  for (const Case& c : plan.cases) labels.push_back(std::to_string(c.shape.seq_len_q) + " " + c.mask.label());
-  EXPECT_EQ(labels, (std::vector<std::string>{"8 causal", "8 causal window[4,0]", "8 causal_bottom_right",
-                                              "8 causal_bottom_right window[4,0]", "32 causal"}));
+  const Plan plan = plan_of(
+      "variants: [naive]\ndtypes: [bf16]\ncausal: [true, bottom_right]\n"
+      "window: [none, {left: 4}]\n"
+      "shapes:\n  - {batch: 1, heads: 2, seq_len_q: [8, 32], seq_len_kv: 16, head_dim: 16}\n"
+      "exclude:\n  - {causal: bottom_right, seq_len_q: 32}\n  - {window: {left: 4}, seq_len_q: 32}\n");
+  EXPECT_EQ(described(plan, [](const Case& c) { return std::to_string(c.shape.seq_len_q) + " " + c.mask.label(); }),
+            (std::vector<std::string>{"8 causal", "8 causal window[4,0]", "8 causal_bottom_right",
+                                      "8 causal_bottom_right window[4,0]", "32 causal"}));
   expect_rejected("variants: [naive]\ndtypes: [bf16]\nshapes: {batch: 1, heads: 2, seq_len: 8, head_dim: 16}\n"
                   "exclude:\n  - {window: 4}\n",
                   {"exclude[0].window", "expected none or a mapping {left: N, right: M}"});
 }
 
 TEST(ConfigServing, ExcludeMatchesAnAlignmentOrAnyCausalMask) {
-  const Config config = parse_config(std::string(kServing) +
-                                         "causal: [top_left, bottom_right, false]\n"
-                                         "exclude:\n  - {variant: naive, causal: bottom_right}\n"
-                                         "  - {variant: sdpa_flash, causal: true}\n",
-                                     "s.yaml");
-  const Plan plan = make_plan(config);
-  std::vector<std::string> labels;
-  for (const Case& c : plan.cases) labels.push_back(c.variant + " " + c.mask.label());
-  EXPECT_EQ(labels, (std::vector<std::string>{"naive causal", "naive full", "sdpa_flash full"}));
+  const Plan plan = plan_of(std::string(kServing) +
+                            "causal: [top_left, bottom_right, false]\n"
+                            "exclude:\n  - {variant: naive, causal: bottom_right}\n"
+                            "  - {variant: sdpa_flash, causal: true}\n");
+  EXPECT_EQ(described(plan, [](const Case& c) { return c.variant + " " + c.mask.label(); }),
+            (std::vector<std::string>{"naive causal", "naive full", "sdpa_flash full"}));
 }
 
 TEST(ConfigServing, BadWindowsAndMasksThatLeaveAQueryWithoutKeysAreRefused) {
-  expect_rejected(std::string(kServing) + "window: {left: -1}\n", {"sweep.yaml:6:16", "window.left", "between 0 and"});
-  expect_rejected(std::string(kServing) + "window: {lft: 4}\n", {"window", "lft"});
-  expect_rejected(std::string(kServing) + "window: 4096\n", {"sweep.yaml:6:9", "window", "expected a mapping {left: N, right: M}"});
-  expect_rejected(std::string(kServing) + "window: []\n", {"window", "the list is empty"});
-  expect_rejected(std::string(kServing) + "window: {}\n", {"window", "got an empty mapping"});
-  expect_rejected(std::string(kServing) + "window: {left: 4, right: }\n",
-                  {"window.right", "is empty; give a number of keys, or leave right out for no bound"});
-  expect_rejected(std::string(kServing) + "causal: bottom_right\nwindow: [none, {left: 8, right: 4}]\n",
-                  {"window[1].right", "is 4 under causal: bottom_right"});
-  expect_rejected(std::string(kServing) + "causal: bottom_right\nwindow: {left: 8, right: 4}\n",
-                  {"sweep.yaml:7:26", "window.right", "is 4 under causal: bottom_right", "right: 0 or leave it out"});
-  expect_rejected(std::string(kServing) + "causal: bottom_right\nwindow: {right: 0}\n",
-                  {"window.left", "missing: under a causal mask a window needs left"});
-  expect_rejected(std::string(kServing) + "causal: [top_left, sideways]\n", {"causal", "unknown value 'sideways'"});
+  expect_each_rejected(kServing, {
+      {"window: {left: -1}\n", {"sweep.yaml:6:16", "window.left", "between 0 and"}},
+      {"window: {lft: 4}\n", {"window", "lft"}},
+      {"window: 4096\n", {"sweep.yaml:6:9", "window", "expected a mapping {left: N, right: M}"}},
+      {"window: []\n", {"window", "the list is empty"}},
+      {"window: {}\n", {"window", "got an empty mapping"}},
+      {"window: {left: 4, right: }\n",
+       {"window.right", "is empty; give a number of keys, or leave right out for no bound"}},
+      {"causal: bottom_right\nwindow: [none, {left: 8, right: 4}]\n",
+       {"window[1].right", "is 4 under causal: bottom_right"}},
+      {"causal: bottom_right\nwindow: {left: 8, right: 4}\n",
+       {"sweep.yaml:7:26", "window.right", "is 4 under causal: bottom_right", "right: 0 or leave it out"}},
+      {"causal: bottom_right\nwindow: {right: 0}\n",
+       {"window.left", "missing: under a causal mask a window needs left"}},
+      {"causal: [top_left, sideways]\n", {"causal", "unknown value 'sideways'"}},
+  });
   // More queries than keys, aligned to the bottom right: the first rows see no key.
   expect_rejected("variants: [naive]\ndtypes: [bf16]\ncausal: bottom_right\n"
                   "shapes:\n  - {batch: 1, heads: 2, seq_len_q: 8, seq_len_kv: 4, head_dim: 64}\n",
@@ -607,10 +643,9 @@ shapes:
 
 // Issue 25: a shape block's `varlen` lists or draws each sequence's lengths.
 TEST(ConfigVarlen, ListedLengthsMakeOneBatchOfThoseSequences) {
-  const Config config = parse_config(std::string(kVarlen) + "    varlen: {seq_len_kv: [512, 40, 3000], seq_len_q: 4}\n"
-                                                            "    page_size: [0, 16]\n",
-                                     "v.yaml");
-  const Plan plan = make_plan(config);
+  const Plan plan = plan_of(std::string(kVarlen) +
+                            "    varlen: {seq_len_kv: [512, 40, 3000], seq_len_q: 4}\n"
+                            "    page_size: [0, 16]\n");
   ASSERT_EQ(plan.cases.size(), 4u);  // 2 page sizes x 2 variants
   const Shape& shape = plan.cases[0].shape;
   EXPECT_EQ(shape.batch, 3);
@@ -675,80 +710,76 @@ TEST(ConfigVarlen, DrawnLengthsComeFromTheSeedAndStayInTheirBounds) {
 // prefill's bottom right is causal, a window wider than every sequence is none;
 // where the sequences disagree the mask stays as written.
 TEST(ConfigVarlen, AMaskEverySequenceSimplifiesAlikeIsPlannedOnceInThatForm) {
-  const Config config = parse_config(std::string(kVarlen) +
-                                         "    varlen: {seq_len_kv: [100, 300], seq_len_q: seq_len_kv}\n"
-                                         "  - {heads: 8, kv_heads: 2, head_dim: 64, varlen: {seq_len_kv: [100, 300], seq_len_q: 4}}\n"
-                                         "window: [none, {left: 1000}, {left: 200}]\n",
-                                     "v.yaml");
-  const Plan plan = make_plan(config);
-  std::vector<std::string> masks;
-  for (const Case& c : plan.cases) {
-    if (c.variant == "naive") masks.push_back(c.mask.label());
-  }
+  const Plan plan = plan_of(std::string(kVarlen) +
+                            "    varlen: {seq_len_kv: [100, 300], seq_len_q: seq_len_kv}\n"
+                            "  - {heads: 8, kv_heads: 2, head_dim: 64, varlen: {seq_len_kv: [100, 300], seq_len_q: 4}}\n"
+                            "window: [none, {left: 1000}, {left: 200}]\n");
   // The prefill's 200-key window: the 100-token sequence's form drops it, the 300-token one's keeps
   // it; they disagree, so it stays as written.
-  EXPECT_EQ(masks, (std::vector<std::string>{"causal", "causal_bottom_right window[200,0]", "causal_bottom_right",
-                                             "causal_bottom_right window[200,0]"}));
+  EXPECT_EQ(masks_of(plan, "naive"), (std::vector<std::string>{"causal", "causal_bottom_right window[200,0]",
+                                                               "causal_bottom_right",
+                                                               "causal_bottom_right window[200,0]"}));
   EXPECT_EQ(plan.duplicates, 4);  // the 1000-key window of each batch, for 2 variants
 }
 
 TEST(ConfigVarlen, BadVarlenBlocksAreRefusedWithWhereAndWhatIsAllowed) {
-  const std::string base(kVarlen);
-  expect_rejected(base + "    varlen: [512, 1024]\n", {"shapes[0].varlen", "expected a mapping"});
-  expect_rejected(base + "    varlen: {seq_len_q: 1}\n", {"shapes[0].varlen.seq_len_kv", "missing"});
-  expect_rejected(base + "    varlen: {seq_len_kv: [5, 9]}\n", {"shapes[0].varlen.seq_len_q", "missing", "seq_len_kv (prefill"});
-  expect_rejected(base + "    batch: 3\n    varlen: {seq_len_kv: [5, 9], seq_len_q: 1}\n",
-                  {"varlen.seq_len_kv", "lists 2 lengths, but batch is 3"});
-  expect_rejected(base + "    varlen: {seq_len_kv: [5, 9], seq_len_q: [1, 2, 3]}\n", {"varlen.seq_len_q", "lists 3 lengths for 2"});
-  expect_rejected(base + "    varlen: {seq_len_kv: [5, 9], seq_len_q: kv}\n",
-                  {"varlen.seq_len_q", "unknown value 'kv'", "seq_len_kv (each sequence's own length)"});
-  expect_rejected(base + "    batch: 2\n    varlen: {seq_len_kv: [5, 9], seq_len_q: 1}\n    page_size: [0, 16]\n"
-                         "exclude: [{page_size: -1}]\n", {"exclude[0].page_size", "between 0 and"});
-  expect_rejected(base + "    varlen: {seq_len_kv: [5, 0], seq_len_q: 1}\n", {"varlen.seq_len_kv", "between 1 and"});
-  // A number out of range says the range, as in a list (issue 33: -1 was an "unknown value").
-  expect_rejected(base + "    varlen: {seq_len_kv: [5, 9], seq_len_q: -1}\n",
-                  {"sweep.yaml:9:45: shapes[0].varlen.seq_len_q: must be between 1 and 16777216, got -1"});
-  expect_rejected(base + "    varlen: {seq_len_kv: [5, 9], seq_len_q: [1, -1]}\n",
-                  {"sweep.yaml:9:49: shapes[0].varlen.seq_len_q: must be between 1 and 16777216, got -1"});
-  expect_rejected(base + "    varlen: {seq_len_kv: [5, 9], seq_len_q: 0}\n", {"varlen.seq_len_q: must be between 1 and"});
-  expect_rejected(base + "    batch: 600000\n    varlen: {seq_len_kv: {distribution: uniform, min: 1, max: 9}, seq_len_q: 1}\n",
-                  {"sweep.yaml:9:12: shapes[0].batch: a variable-length batch holds at most 524288 sequences",
-                   "got 600000"});
-  expect_rejected(base + "    seq_len: 64\n    varlen: {seq_len_kv: [5, 9], seq_len_q: 1}\n",
-                  {"shapes[0].seq_len", "takes its lengths from varlen"});
-  expect_rejected(base + "    varlen: {seq_len_kv: {distribution: uniform, min: 1, max: 9}, seq_len_q: 1}\n",
-                  {"shapes[0].batch", "a drawn varlen needs the number of sequences"});
-  expect_rejected(base + "    batch: 2\n    varlen: {seq_len_kv: {distribution: zipf, min: 1, max: 9}, seq_len_q: 1}\n",
-                  {"distribution", "unknown distribution 'zipf'; allowed: uniform, normal"});
-  expect_rejected(base + "    batch: 2\n    varlen: {seq_len_kv: {distribution: uniform, min: 9, max: 3}, seq_len_q: 1}\n",
-                  {"seq_len_kv.max", "between 9 and"});
-  expect_rejected(base + "    batch: 2\n    varlen: {seq_len_kv: {distribution: normal, min: 1, max: 9}, seq_len_q: 1}\n",
-                  {"seq_len_kv.mean", "the normal draw needs mean and stdev"});
-  expect_rejected(base + "    batch: [2, 4]\n    varlen: {seq_len_kv: [5, 9], seq_len_q: 1}\n",
-                  {"shapes[0].batch", "one batch: its number of sequences"});
-  expect_rejected(base + "    page_size: -1\n    seq_len: 64\n", {"page_size", "between 0 and"});
-  expect_rejected(base + "    batch: 2\n    varlen: {seq_len_kv: {distribution: uniform, min: 1, max: 9, seed: -3}, seq_len_q: 1}\n",
-                  {"sweep.yaml:10:72", "varlen.seq_len_kv.seed", "between 0 and"});
-  expect_rejected(base + "    batch: 2\n    varlen: {seq_len_kv: {distribution: normal, min: 1, max: 9, mean: 5, stdev: -1}, "
-                         "seq_len_q: 1}\n",
-                  {"varlen.seq_len_kv.stdev", "must be at least 0"});
-  expect_rejected(base + "    batch: 2\n    varlen: {seq_len_kv: {distribution: uniform, min: 1, max: 9, mean: 5}, seq_len_q: 1}\n",
-                  {"varlen.seq_len_kv.mean", "only the normal draw takes mean"});
-  expect_rejected(base + "    batch: 2\n    varlen: {seq_len_kv: {distribution: uniform, min: 1, max: 9, mode: 3}, seq_len_q: 1}\n",
-                  {"varlen.seq_len_kv", "mode"});
-  // Sequence 1 decodes 8 tokens over 5 keys, bottom right: its first query sees no key.
-  expect_rejected(base + "    varlen: {seq_len_kv: [512, 5], seq_len_q: 8}\n",
-                  {"query row 0 of sequence 1 of shape 2x8/2xvarlen[q 8, kv 5-512 #66c083eaf7a9]x64 sees no key", "seq_len_q 8, seq_len_kv 5"});
+  // A batch of 2 single-query sequences whose key/value lengths are drawn as `seq_len_kv` says.
+  const auto drawn = [](const std::string& seq_len_kv) {
+    return "    batch: 2\n    varlen: {seq_len_kv: " + seq_len_kv + ", seq_len_q: 1}\n";
+  };
+  expect_each_rejected(kVarlen, {
+      {"    varlen: [512, 1024]\n", {"shapes[0].varlen", "expected a mapping"}},
+      {"    varlen: {seq_len_q: 1}\n", {"shapes[0].varlen.seq_len_kv", "missing"}},
+      {"    varlen: {seq_len_kv: [5, 9]}\n", {"shapes[0].varlen.seq_len_q", "missing", "seq_len_kv (prefill"}},
+      {"    batch: 3\n    varlen: {seq_len_kv: [5, 9], seq_len_q: 1}\n",
+       {"varlen.seq_len_kv", "lists 2 lengths, but batch is 3"}},
+      {"    varlen: {seq_len_kv: [5, 9], seq_len_q: [1, 2, 3]}\n", {"varlen.seq_len_q", "lists 3 lengths for 2"}},
+      {"    varlen: {seq_len_kv: [5, 9], seq_len_q: kv}\n",
+       {"varlen.seq_len_q", "unknown value 'kv'", "seq_len_kv (each sequence's own length)"}},
+      {"    batch: 2\n    varlen: {seq_len_kv: [5, 9], seq_len_q: 1}\n    page_size: [0, 16]\n"
+       "exclude: [{page_size: -1}]\n",
+       {"exclude[0].page_size", "between 0 and"}},
+      {"    varlen: {seq_len_kv: [5, 0], seq_len_q: 1}\n", {"varlen.seq_len_kv", "between 1 and"}},
+      // A number out of range says the range, as in a list (issue 33: -1 was an "unknown value").
+      {"    varlen: {seq_len_kv: [5, 9], seq_len_q: -1}\n",
+       {"sweep.yaml:9:45: shapes[0].varlen.seq_len_q: must be between 1 and 16777216, got -1"}},
+      {"    varlen: {seq_len_kv: [5, 9], seq_len_q: [1, -1]}\n",
+       {"sweep.yaml:9:49: shapes[0].varlen.seq_len_q: must be between 1 and 16777216, got -1"}},
+      {"    varlen: {seq_len_kv: [5, 9], seq_len_q: 0}\n", {"varlen.seq_len_q: must be between 1 and"}},
+      {"    batch: 600000\n    varlen: {seq_len_kv: {distribution: uniform, min: 1, max: 9}, seq_len_q: 1}\n",
+       {"sweep.yaml:9:12: shapes[0].batch: a variable-length batch holds at most 524288 sequences", "got 600000"}},
+      {"    seq_len: 64\n    varlen: {seq_len_kv: [5, 9], seq_len_q: 1}\n",
+       {"shapes[0].seq_len", "takes its lengths from varlen"}},
+      {"    varlen: {seq_len_kv: {distribution: uniform, min: 1, max: 9}, seq_len_q: 1}\n",
+       {"shapes[0].batch", "a drawn varlen needs the number of sequences"}},
+      {drawn("{distribution: zipf, min: 1, max: 9}"),
+       {"distribution", "unknown distribution 'zipf'; allowed: uniform, normal"}},
+      {drawn("{distribution: uniform, min: 9, max: 3}"), {"seq_len_kv.max", "between 9 and"}},
+      {drawn("{distribution: normal, min: 1, max: 9}"), {"seq_len_kv.mean", "the normal draw needs mean and stdev"}},
+      {"    batch: [2, 4]\n    varlen: {seq_len_kv: [5, 9], seq_len_q: 1}\n",
+       {"shapes[0].batch", "one batch: its number of sequences"}},
+      {"    page_size: -1\n    seq_len: 64\n", {"page_size", "between 0 and"}},
+      {drawn("{distribution: uniform, min: 1, max: 9, seed: -3}"),
+       {"sweep.yaml:10:72", "varlen.seq_len_kv.seed", "between 0 and"}},
+      {drawn("{distribution: normal, min: 1, max: 9, mean: 5, stdev: -1}"),
+       {"varlen.seq_len_kv.stdev", "must be at least 0"}},
+      {drawn("{distribution: uniform, min: 1, max: 9, mean: 5}"),
+       {"varlen.seq_len_kv.mean", "only the normal draw takes mean"}},
+      {drawn("{distribution: uniform, min: 1, max: 9, mode: 3}"), {"varlen.seq_len_kv", "mode"}},
+      // Sequence 1 decodes 8 tokens over 5 keys, bottom right: its first query sees no key.
+      {"    varlen: {seq_len_kv: [512, 5], seq_len_q: 8}\n",
+       {"query row 0 of sequence 1 of shape 2x8/2xvarlen[q 8, kv 5-512 #66c083eaf7a9]x64 sees no key",
+        "seq_len_q 8, seq_len_kv 5"}},
+  });
 }
 
 TEST(ConfigVarlen, ExcludeMatchesThePageSizeAndAShapeListedTwiceIsPlannedOnce) {
-  const Config config = parse_config(std::string(kVarlen) + "    varlen: {seq_len_kv: [64, 32], seq_len_q: 1}\n"
-                                                            "    page_size: [0, 16]\n"
-                                                            "  - {heads: 8, kv_heads: 2, head_dim: 64, varlen: {seq_len_kv: [64, 32], seq_len_q: 1}}\n"
-                                                            "  - {heads: 8, kv_heads: 2, head_dim: 64, varlen: {seq_len_kv: [32, 64], seq_len_q: 1}}\n"
-                                                            "exclude: [{variant: sdpa_flash, page_size: 16}, {variant: naive, page_size: 0}]\n",
-                                     "v.yaml");
-  const Plan plan = make_plan(config);
+  const Plan plan = plan_of(std::string(kVarlen) +
+                            "    varlen: {seq_len_kv: [64, 32], seq_len_q: 1}\n"
+                            "    page_size: [0, 16]\n"
+                            "  - {heads: 8, kv_heads: 2, head_dim: 64, varlen: {seq_len_kv: [64, 32], seq_len_q: 1}}\n"
+                            "  - {heads: 8, kv_heads: 2, head_dim: 64, varlen: {seq_len_kv: [32, 64], seq_len_q: 1}}\n"
+                            "exclude: [{variant: sdpa_flash, page_size: 16}, {variant: naive, page_size: 0}]\n");
   // [64,32] x {0,16}, [32,64] x {0}: the second block's [64,32] is a duplicate; naive contiguous
   // and flash paged are excluded.
   ASSERT_EQ(plan.cases.size(), 3u);

@@ -16,9 +16,11 @@
 namespace attnsweep {
 namespace {
 
+// Every fact of EnvironmentInfo known, grouped by how its unknown value is
+// spelled (UnknownWhen), which the tests below take one of each away from.
 EnvironmentInfo every_fact_known() {
   EnvironmentInfo e;
-  e.device = Device::cuda(1);
+  // Texts, unknown when empty.
   e.device_name = "NVIDIA H200";
   e.torch_version = "2.11.0";
   e.cuda_version = "13.0";
@@ -26,21 +28,26 @@ EnvironmentInfo every_fact_known() {
   e.cudnn_version = "91900";
   e.driver_version = "580.159.04";
   e.hostname = "node7";
+  e.gpu_uuid = "GPU-c30f95ff-3fc3-2cc9-15e6-1651b7278f34";
+  e.container_image = "attnsweep:0.1.0";
+  // Always known.
+  e.device = Device::cuda(1);
+  e.cuda_device_count = 2;
+  e.env_vars = {{"CUDA_VISIBLE_DEVICES", "1"}, {"NVIDIA_TF32_OVERRIDE", "0"}};
+  // Counts, sizes, clocks and temperatures, unknown when 0 (or less).
   e.sm_count = 132;
   e.device_memory_bytes = 150109880320;
   e.l2_cache_bytes = 62914560;
   e.sm_clock_max_mhz = 1980;
-  e.gpu_uuid = "GPU-c30f95ff-3fc3-2cc9-15e6-1651b7278f34";
-  e.cuda_device_count = 2;
-  e.container_image = "attnsweep:0.1.0";
   e.power_limit_w = 700;
   e.sm_clock_start_mhz = 345;
   e.mem_clock_start_mhz = 3201;
   e.temperature_start_c = 34;
-  e.clock_event_reasons_start = 0x8000000000000001ULL;  // every bit of 64 survives
-  e.other_processes_start = 0;                          // 0 is a fact, not unknown
+  // Unknown when -1: 0 is a fact, not unknown.
+  e.other_processes_start = 0;
   e.gpu_utilization_start_pct = 0;
-  e.env_vars = {{"CUDA_VISIBLE_DEVICES", "1"}, {"NVIDIA_TF32_OVERRIDE", "0"}};
+  // Unknown without the SM clock (sm_clock_start_mhz); every bit of 64 survives.
+  e.clock_event_reasons_start = 0x8000000000000001ULL;
   return e;
 }
 

@@ -8,16 +8,10 @@
 namespace attnsweep {
 namespace {
 
+// An event on stream 7 (thread 0), without launch metadata.
 ProfiledEvent event(Activity activity, const std::string& name, std::uint64_t start, std::uint64_t end,
                     std::uint64_t correlation = 0) {
-  ProfiledEvent e;
-  e.activity = activity;
-  e.name = name;
-  e.start_ns = start;
-  e.end_ns = end;
-  e.correlation_id = correlation;
-  e.stream = 7;
-  return e;
+  return {activity, name, start, end, correlation, /*stream=*/7};
 }
 
 // One forward at `base` (ns): an op that launches a kernel and a memset and

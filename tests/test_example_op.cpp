@@ -327,6 +327,41 @@ void check_sum_backward(const at::Device& device) {
                          1e-4, "out.sum().backward()");
 }
 
+// The checks above run alike on the CPU and on a GPU: one test of each on each device,
+// named after the check (ExampleOp/ExampleOpCheck.OnCpu/MatchesFloat64Sdpa, .OnCuda/...).
+struct DeviceCheck {
+  const char* name;
+  void (*check)(const at::Device&);
+};
+
+void PrintTo(const DeviceCheck& check, std::ostream* out) { *out << check.name; }
+
+const DeviceCheck kDeviceChecks[] = {
+    {"MatchesFloat64Sdpa", check_numerics},
+    {"CausalSingleQueryRowSeesOnlyKeyZero", check_single_causal_row_reads_key_zero},
+    {"GradientsMatchFloat64Autograd", check_gradients},
+    // On a GPU also: the expanded upstream gradient is read where it is (the CUDA kernels take grad_out's strides).
+    {"SumBackwardFillsTheLeavesGrads", check_sum_backward},
+};
+
+class ExampleOpCheck : public ::testing::TestWithParam<DeviceCheck> {};
+
+TEST_P(ExampleOpCheck, OnCpu) {
+  LOAD_EXAMPLE_OP();
+  GetParam().check(at::Device(at::kCPU));
+}
+
+TEST_P(ExampleOpCheck, OnCuda) {
+  if (torch::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device here";
+  LOAD_EXAMPLE_OP();
+  GetParam().check(at::Device(at::kCUDA, 0));
+}
+
+INSTANTIATE_TEST_SUITE_P(ExampleOp, ExampleOpCheck, ::testing::ValuesIn(kDeviceChecks),
+                         [](const ::testing::TestParamInfo<DeviceCheck>& info) {
+                           return std::string(info.param.name);
+                         });
+
 TEST(ExampleOp, LoadsAndRegistersTheSchemaWithCpuAndCudaKernels) {
   LOAD_EXAMPLE_OP();
   const c10::OperatorHandle handle = op_handle();
@@ -337,16 +372,6 @@ TEST(ExampleOp, LoadsAndRegistersTheSchemaWithCpuAndCudaKernels) {
   void* again = dlopen(ATTNSWEEP_EXAMPLE_OP_LIBRARY, RTLD_NOW | RTLD_GLOBAL);
   ASSERT_NE(again, nullptr) << dlerror();
   EXPECT_EQ(c10::toString(op_handle().schema()), kSchema);
-}
-
-TEST(ExampleOp, MatchesFloat64SdpaOnCpu) {
-  LOAD_EXAMPLE_OP();
-  check_numerics(at::Device(at::kCPU));
-}
-
-TEST(ExampleOp, CausalSingleQueryRowSeesOnlyKeyZeroOnCpu) {
-  LOAD_EXAMPLE_OP();
-  check_single_causal_row_reads_key_zero(at::Device(at::kCPU));
 }
 
 TEST(ExampleOp, DefaultsThroughTheBoxedCall) {
@@ -426,16 +451,6 @@ TEST(ExampleOp, NothingIsRecordedWithoutAnInputRequiringGradOrWithGradModeOff) {
   EXPECT_TRUE(gradient_matches("dv", grad_v, in.v, reference_gradients(in, grad_out, true, std::nullopt).v, 1e-4));
 }
 
-TEST(ExampleOp, GradientsMatchFloat64AutogradOnCpu) {
-  LOAD_EXAMPLE_OP();
-  check_gradients(at::Device(at::kCPU));
-}
-
-TEST(ExampleOp, SumBackwardFillsTheLeavesGradsOnCpu) {
-  LOAD_EXAMPLE_OP();
-  check_sum_backward(at::Device(at::kCPU));
-}
-
 // Operator calls per profiled call of `work` on the CPU, by name, as attnsweep's ops table has them.
 std::map<std::string, double> operator_calls(const std::function<void()>& work) {
   KinetoProfiler profiler(Device::cpu());
@@ -496,19 +511,22 @@ TEST(ExampleOp, BackwardRefusesWithTheForwardsMessages) {
 
 // ---- on a GPU -----------------------------------------------------------------
 
-#define SKIP_WITHOUT_CUDA() \
-  if (torch::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device here"
+// The GPU tests: skipped without a CUDA device, each with the op library loaded.
+class GpuExampleOp : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (torch::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device here";
+    LOAD_EXAMPLE_OP();
+  }
+};
 
-TEST(GpuExampleOp, MatchesFloat64SdpaOnCuda) {
-  SKIP_WITHOUT_CUDA();
-  LOAD_EXAMPLE_OP();
-  check_numerics(at::Device(at::kCUDA, 0));
-}
-
-TEST(GpuExampleOp, CausalSingleQueryRowSeesOnlyKeyZeroOnCuda) {
-  SKIP_WITHOUT_CUDA();
-  LOAD_EXAMPLE_OP();
-  check_single_causal_row_reads_key_zero(at::Device(at::kCUDA, 0));
+// Each of the 3 profiled passes launched `kernels` kernels and no copy or memset, and every
+// device event was attributed to a pass.
+void expect_only_kernels(const ProfileSummary& summary, int kernels, const std::string& what) {
+  EXPECT_EQ(summary.kernels_each_forward, (std::vector<int>{kernels, kernels, kernels})) << what;
+  EXPECT_EQ(summary.memcpy_each_forward, (std::vector<int>{0, 0, 0})) << what;
+  EXPECT_EQ(summary.memset_each_forward, (std::vector<int>{0, 0, 0})) << what;
+  EXPECT_EQ(summary.unattributed_device_events, 0) << what;
 }
 
 // Profiles `work` 3 times on the GPU, each under its own label, after a warm-up session.
@@ -536,38 +554,20 @@ ProfileSummary profile_on_gpu(KinetoProfiler& profiler, const std::function<void
 // notes); the counts are what these tests are about, so CUPTI stays attached.
 void keep_cupti_attached() { setenv("TEARDOWN_CUPTI", "0", /*overwrite=*/1); }
 
-TEST(GpuExampleOp, OneCallLaunchesExactlyOneKernelAndNothingElse) {
-  SKIP_WITHOUT_CUDA();
-  LOAD_EXAMPLE_OP();
+TEST_F(GpuExampleOp, OneCallLaunchesExactlyOneKernelAndNothingElse) {
   keep_cupti_attached();
   KinetoProfiler profiler(Device::cuda(0));
   for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16, at::kHalf}) {
     const Inputs in = make_inputs({2, 8, 2, 256, 256, 128}, dtype, at::Device(at::kCUDA, 0), 5);
     const ProfileSummary summary = profile_on_gpu(profiler, [&] { call_op(in.q, in.k, in.v, true); });
     const std::string what = c10::toString(dtype);
-    EXPECT_EQ(summary.kernels_each_forward, (std::vector<int>{1, 1, 1})) << what;
-    EXPECT_EQ(summary.memcpy_each_forward, (std::vector<int>{0, 0, 0})) << what;
-    EXPECT_EQ(summary.memset_each_forward, (std::vector<int>{0, 0, 0})) << what;
-    EXPECT_EQ(summary.unattributed_device_events, 0) << what;
+    expect_only_kernels(summary, 1, what);
     ASSERT_EQ(summary.kernels.size(), 1u) << what;
     EXPECT_NE(summary.kernels.front().name.find("attention_kernel"), std::string::npos) << summary.kernels.front().name;
     std::printf("%-9s kernel %s, %.1f us, grid %s block %s\n", what.c_str(), summary.kernels.front().name.c_str(),
                 summary.kernels.front().mean_us, summary.kernels.front().grid.c_str(),
                 summary.kernels.front().block.c_str());
   }
-}
-
-TEST(GpuExampleOp, GradientsMatchFloat64AutogradOnCuda) {
-  SKIP_WITHOUT_CUDA();
-  LOAD_EXAMPLE_OP();
-  check_gradients(at::Device(at::kCUDA, 0));
-}
-
-// The expanded upstream gradient is read where it is (the CUDA kernels take grad_out's strides).
-TEST(GpuExampleOp, SumBackwardFillsTheLeavesGradsOnCuda) {
-  SKIP_WITHOUT_CUDA();
-  LOAD_EXAMPLE_OP();
-  check_sum_backward(at::Device(at::kCUDA, 0));
 }
 
 // The kernels of one pass, by kind of kernel, each with its launches per pass: "what differed"
@@ -583,9 +583,7 @@ std::string kernels_of(const ProfileSummary& summary) {
 // The backward after one forward that keeps its graph (as attnsweep will time it), attention_backward
 // called directly, and a whole training step: the op's own kernels, one launch each, and no other GPU
 // work (no copy, no memset, nothing of autograd's).
-TEST(GpuExampleOp, BackwardLaunchesOnlyTheOpsTwoKernels) {
-  SKIP_WITHOUT_CUDA();
-  LOAD_EXAMPLE_OP();
+TEST_F(GpuExampleOp, BackwardLaunchesOnlyTheOpsTwoKernels) {
   keep_cupti_attached();
   KinetoProfiler profiler(Device::cuda(0));
   for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16, at::kHalf}) {
@@ -612,11 +610,7 @@ TEST(GpuExampleOp, BackwardLaunchesOnlyTheOpsTwoKernels) {
       const ProfileSummary summary = profile_on_gpu(profiler, pass.work);
       const std::string what =
           std::string(c10::toString(dtype)) + ", " + pass.name + "; kernels:" + kernels_of(summary);
-      const int expected = static_cast<int>(pass.kernels.size());
-      EXPECT_EQ(summary.kernels_each_forward, (std::vector<int>{expected, expected, expected})) << what;
-      EXPECT_EQ(summary.memcpy_each_forward, (std::vector<int>{0, 0, 0})) << what;
-      EXPECT_EQ(summary.memset_each_forward, (std::vector<int>{0, 0, 0})) << what;
-      EXPECT_EQ(summary.unattributed_device_events, 0) << what;
+      expect_only_kernels(summary, static_cast<int>(pass.kernels.size()), what);
       EXPECT_EQ(summary.kernels.size(), pass.kernels.size()) << what;
       for (const char* name : pass.kernels) {
         int found = 0;
@@ -635,9 +629,7 @@ TEST(GpuExampleOp, BackwardLaunchesOnlyTheOpsTwoKernels) {
   }
 }
 
-TEST(GpuExampleOp, RefusesWhatTheKernelCannotDo) {
-  SKIP_WITHOUT_CUDA();
-  LOAD_EXAMPLE_OP();
+TEST_F(GpuExampleOp, RefusesWhatTheKernelCannotDo) {
   const auto cuda = at::TensorOptions().dtype(at::kHalf).device(at::kCUDA, 0);
   const at::Tensor wide = at::randn({1, 2, 8, 256}, cuda);
   EXPECT_REFUSED(call_op(wide, wide, wide, false), "head_dim must be at most 128");
@@ -651,9 +643,7 @@ TEST(GpuExampleOp, RefusesWhatTheKernelCannotDo) {
   EXPECT_REFUSED(call_op(q64, q64, q64, false), "dtype must be float32, bfloat16 or float16");
 }
 
-TEST(GpuExampleOp, BackwardRefusesWhatTheKernelsCannotDo) {
-  SKIP_WITHOUT_CUDA();
-  LOAD_EXAMPLE_OP();
+TEST_F(GpuExampleOp, BackwardRefusesWhatTheKernelsCannotDo) {
   const auto cuda = at::TensorOptions().dtype(at::kHalf).device(at::kCUDA, 0);
   const at::Tensor wide = at::randn({1, 2, 8, 256}, cuda);
   EXPECT_REFUSED(call_backward_op(wide, wide, wide, wide, false), "head_dim must be at most 128");

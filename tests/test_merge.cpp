@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -519,28 +520,29 @@ TEST_F(Merge, RefusesShardsOfAnotherSplitVersion) {
   expect_refused({older}, "was split by 'cost_lpt_v0', but this attnsweep splits by 'cost_lpt_v1'");
 }
 
-TEST_F(Merge, RefusesShardsOfAnotherLaunch) {
-  const std::string launched = path("launched.db");
-  ShardRun shard{1};
-  shard.sweep_id = "slurm-42";
-  write_shard(launched, sweep_, shard);
-  expect_refused({write_all_shards(sweep_)[0], launched}, "another launch (sweep id 'slurm-42', not no sweep id)");
-}
-
-TEST_F(Merge, RefusesShardsOfAnotherDeviceKind) {
-  const std::string gpu = path("gpu.db");
-  ShardRun shard{1};
-  shard.device = Device::cuda(0);
-  write_shard(gpu, sweep_, shard);
-  expect_refused({write_all_shards(sweep_)[0], gpu}, "another device kind (cuda:0, not cpu)");
-}
-
-TEST_F(Merge, RefusesShardsOfAnotherTimingProtocol) {
-  const std::string timed = path("timed.db");
-  ShardRun shard{1};
-  shard.timing_protocol = "another protocol";
-  write_shard(timed, sweep_, shard);
-  expect_refused({write_all_shards(sweep_)[0], timed}, "another timing protocol ('another protocol'");
+// A shard run of another launch, device kind or timing protocol than its sweep's
+// other shards: the refusal names what differs, with both values.
+TEST_F(Merge, RefusesShardsOfAnotherLaunchDeviceKindOrTimingProtocol) {
+  struct Difference {
+    const char* database;
+    std::function<void(ShardRun&)> make;
+    const char* refusal;
+  };
+  const Difference differences[] = {
+      {"launched.db", [](ShardRun& shard) { shard.sweep_id = "slurm-42"; },
+       "another launch (sweep id 'slurm-42', not no sweep id)"},
+      {"gpu.db", [](ShardRun& shard) { shard.device = Device::cuda(0); }, "another device kind (cuda:0, not cpu)"},
+      {"timed.db", [](ShardRun& shard) { shard.timing_protocol = "another protocol"; },
+       "another timing protocol ('another protocol'"},
+  };
+  const std::string first_shard = write_all_shards(sweep_)[0];
+  for (const Difference& difference : differences) {
+    SCOPED_TRACE(difference.database);
+    ShardRun shard{1};
+    difference.make(shard);
+    write_shard(path(difference.database), sweep_, shard);
+    expect_refused({first_shard, path(difference.database)}, difference.refusal);
+  }
 }
 
 // A shard run under a test knob, another torch or another GPU model would make
@@ -615,31 +617,35 @@ TEST_F(Merge, RefusesACaseOutsideItsShard) {
                              stored.label() + ") is not one of the shard's");
 }
 
-TEST_F(Merge, RefusesACaseThatIsNotThePlans) {
-  const auto inputs = write_all_shards(sweep_);
-  const Case& planned = sweep_.plan.cases[static_cast<std::size_t>(sweep_.parts[2][0])];
-  {
-    SQLite::Database db(inputs[2], SQLite::OPEN_READWRITE);
-    db.exec("UPDATE cases SET head_dim = 16 WHERE plan_index = " + std::to_string(planned.plan_index));
+// A shard's case at a plan index that is not the case the config plans there: of
+// another shape, or of another pass (issue 23: not the plan's case either).
+TEST_F(Merge, RefusesACaseThatIsNotThePlansByShapeOrPass) {
+  struct Changed {
+    const char* what;                   // also the prefix of the shards' files
+    int shard;                          // whose first case is changed
+    const char* set;                    // the change, in SQL
+    std::function<void(Case&)> change;  // the same change to the planned case
+  };
+  const Changed changes[] = {
+      {"head_dim", 2, "head_dim = 16", [](Case& c) { c.shape.head_dim = 16; }},
+      {"pass", 0, "pass = 'backward'", [](Case& c) { c.pass = Pass::backward; }},
+  };
+  for (const Changed& changed : changes) {
+    SCOPED_TRACE(changed.what);
+    const auto inputs = write_all_shards(sweep_, changed.what);
+    const Case& planned = sweep_.plan.cases[static_cast<std::size_t>(sweep_.parts[changed.shard][0])];
+    {
+      SQLite::Database db(inputs[changed.shard], SQLite::OPEN_READWRITE);
+      db.exec(std::string("UPDATE cases SET ") + changed.set + " WHERE plan_index = " +
+              std::to_string(planned.plan_index));
+    }
+    Case stored = planned;
+    changed.change(stored);
+    expect_refused(inputs, changed.what + std::to_string(changed.shard) + ".db: run 1 (shard " +
+                               std::to_string(changed.shard) + "/3): its case at plan_index " +
+                               std::to_string(planned.plan_index) + " is " + stored.label() +
+                               ", but the config plans " + planned.label() + " there");
   }
-  Case stored = planned;
-  stored.shape.head_dim = 16;
-  expect_refused(inputs, "shard2.db: run 1 (shard 2/3): its case at plan_index " + std::to_string(planned.plan_index) +
-                             " is " + stored.label() + ", but the config plans " + planned.label() + " there");
-}
-
-// Issue 23: a shard's case of another pass than the plan's is not the plan's case.
-TEST_F(Merge, RefusesACaseOfAnotherPassThanThePlans) {
-  const auto inputs = write_all_shards(sweep_);
-  const Case& planned = sweep_.plan.cases[static_cast<std::size_t>(sweep_.parts[0][0])];
-  {
-    SQLite::Database db(inputs[0], SQLite::OPEN_READWRITE);
-    db.exec("UPDATE cases SET pass = 'backward' WHERE plan_index = " + std::to_string(planned.plan_index));
-  }
-  Case stored = planned;
-  stored.pass = Pass::backward;
-  expect_refused(inputs, "shard0.db: run 1 (shard 0/3): its case at plan_index " + std::to_string(planned.plan_index) +
-                             " is " + stored.label() + ", but the config plans " + planned.label() + " there");
 }
 
 TEST_F(Merge, RefusesTheOutputAsAnInput) {

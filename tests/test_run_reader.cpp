@@ -14,6 +14,7 @@
 #include <limits>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "runner/common/errors.hpp"
 #include "runner/storage/case_columns.hpp"
@@ -23,6 +24,7 @@
 #include "runner/storage/store.hpp"
 #include "tests/support/run_record.hpp"
 #include "tests/support/scratch_directory.hpp"
+#include "tests/support/unit_gpu_case.hpp"
 
 namespace attnsweep::storage {
 namespace {
@@ -47,50 +49,26 @@ RunRecord run_record(const std::string& name) {
 // Profiled on the GPU: kernels (the first with launch metadata), ops, eager
 // samples and graph replays taken interleaved.
 std::pair<Case, CaseResult> gpu_case() {
-  Case c{2, "sdpa_cudnn", Shape{8, 16, 4, 1024, 2048, 64}, Dtype::bf16, true};
-  CaseResult r;
-  r.device = Device::cuda(0);
-  r.timer = "cuda_event";
-  r.sdpa_backend = "cudnn_attention";
-  r.stop_reason = StopReason::target_rel_stdev;
-  r.gpu_time_us = summarize({80, 81, 82, 79, 80, 84, 78});
+  auto [c, r] = attnsweep::testing::profiled_cudnn_case(2, Shape{8, 16, 4, 1024, 2048, 64});
   r.graph_time_us = summarize({70, 71, 72});
-  r.cpu_dispatch_us_median = 25.5;
-  r.rel_error = 2e-3;
-  r.peak_mem_bytes = 123456789;
-  r.flops = 1e9;
-  r.min_bytes = 1e6;
-  r.tflops = 12.5;
-  r.bandwidth_gbps = 100;
   r.trace_path = "traces/2.json";
   r.sm_clock_mhz_mean = 1980;
   r.throttled_samples = 1;
   r.launch_latency_hidden = true;
   r.warnings = {"counts differed once", "slow clock"};
   r.wall_seconds = 1.5;
-  ProfileSummary profile;
-  profile.profiled_forwards = 2;
-  profile.attempts = 2;
-  profile.kernels_each_forward = {2, 2};
-  profile.memcpy_each_forward = {0, 0};
-  profile.memset_each_forward = {1, 1};
-  profile.cpu_ops_per_forward = 6;
-  profile.kernel_time_us_per_forward = 57.8;
-  // Stored in this order, which is not the table's key order (kind, name).
-  profile.kernels = {{"flash_fwd", "kernel", 1, 50.1, 50.1, 49.9, 50.3, 7},
-                     {"Memset (Device)", "memset", 1, 0.7, 0.7, 0.6, 0.8, 7},
-                     {"aaa_reduce", "kernel", 1, 7.0, 7.0, 6.9, 7.1, 7}};
-  KernelStat& flash = profile.kernels.front();
-  flash.grid = "[132,1,1]";
-  flash.block = "[384,1,1]";
-  flash.registers_per_thread = 168;
-  flash.shared_memory_bytes = 134144;
+  r.profile->attempts = 2;
+  r.profile->kernels_each_forward = {2, 2};
+  KernelStat flash =
+      attnsweep::testing::launched_as_cudnn_attention({"flash_fwd", "kernel", 1, 50.1, 50.1, 49.9, 50.3, 7});
   flash.blocks_per_sm = 1.5;
   flash.warps_per_sm = 12;
   flash.est_occupancy_pct = 18.75;
-  profile.ops = {{"aten::_cudnn_attention_forward", "op", 1, 30.4, 130.5},
-                 {"cudaLaunchKernel", "cuda_runtime", 2, 8.5, 8.5}};
-  r.profile = profile;
+  // Stored in this order, which is not the table's key order (kind, name).
+  r.profile->kernels = {flash,
+                        {"Memset (Device)", "memset", 1, 0.7, 0.7, 0.6, 0.8, 7},
+                        {"aaa_reduce", "kernel", 1, 7.0, 7.0, 6.9, 7.1, 7}};
+  r.profile->ops.push_back({"cudaLaunchKernel", "cuda_runtime", 2, 8.5, 8.5});
   const auto eager = [](double us, bool throttled) {
     return TimingSample{us, std::nullopt, us / 4, SampleMode::eager, 1980.0, throttled, true, false};
   };
@@ -436,48 +414,40 @@ TEST_F(RunReaderTest, UnsupportedCaseHasItsReasonAndNoMeasurements) {
   EXPECT_TRUE(reader.samples(row.case_id).empty());
 }
 
+// Every field of a kernel or op row, to compare a row read back with the one
+// stored whole (a difference prints both).
+auto fields_of(const KernelStat& k) {
+  return std::tie(k.name, k.kind, k.launches_per_forward, k.total_us, k.mean_us, k.min_us, k.max_us, k.stream, k.grid,
+                  k.block, k.registers_per_thread, k.shared_memory_bytes, k.blocks_per_sm, k.warps_per_sm,
+                  k.est_occupancy_pct);
+}
+auto fields_of(const OpStat& op) {
+  return std::tie(op.name, op.kind, op.calls_per_forward, op.self_cpu_us, op.total_cpu_us);
+}
+
+// What gpu_case stored: its first kernel with the launch metadata (occupancy
+// included), the memset without any; two ops.
 TEST_F(RunReaderTest, KernelsAndOpsComeBackInStoredOrderWithLaunchMetadata) {
   const auto run_id = write_run();
   const RunReader reader(path_);
   const auto id = case_id(reader, run_id, "sdpa_cudnn");
+  const ProfileSummary stored = *gpu_case().second.profile;
   const auto kernels = reader.kernels(id);
   ASSERT_EQ(kernels.size(), 3u);
   EXPECT_EQ(kernels[0].name, "flash_fwd");
   EXPECT_EQ(kernels[1].name, "Memset (Device)");
   EXPECT_EQ(kernels[2].name, "aaa_reduce");
-  const KernelStat& flash = kernels[0];
-  EXPECT_EQ(flash.kind, "kernel");
-  EXPECT_EQ(flash.launches_per_forward, 1);
-  EXPECT_EQ(flash.total_us, 50.1);
-  EXPECT_EQ(flash.mean_us, 50.1);
-  EXPECT_EQ(flash.min_us, 49.9);
-  EXPECT_EQ(flash.max_us, 50.3);
-  EXPECT_EQ(flash.stream, 7);
-  EXPECT_EQ(flash.grid, "[132,1,1]");
-  EXPECT_EQ(flash.block, "[384,1,1]");
-  EXPECT_EQ(flash.registers_per_thread, 168);
-  EXPECT_EQ(flash.shared_memory_bytes, 134144);
-  EXPECT_EQ(flash.blocks_per_sm, 1.5);
-  EXPECT_EQ(flash.warps_per_sm, 12);
-  EXPECT_EQ(flash.est_occupancy_pct, 18.75);
-  const KernelStat& memset = kernels[1];
-  EXPECT_EQ(memset.kind, "memset");
-  EXPECT_EQ(memset.grid, "");
-  EXPECT_EQ(memset.block, "");
-  EXPECT_FALSE(memset.registers_per_thread.has_value());
-  EXPECT_FALSE(memset.shared_memory_bytes.has_value());
-  EXPECT_FALSE(memset.est_occupancy_pct.has_value());
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    EXPECT_EQ(fields_of(kernels[i]), fields_of(stored.kernels[i])) << stored.kernels[i].name;
+  }
+  EXPECT_EQ(kernels[0].est_occupancy_pct, 18.75);
+  EXPECT_FALSE(kernels[1].registers_per_thread.has_value());
 
   const auto ops = reader.ops(id);
   ASSERT_EQ(ops.size(), 2u);
   EXPECT_EQ(ops[0].name, "aten::_cudnn_attention_forward");
-  EXPECT_EQ(ops[0].kind, "op");
-  EXPECT_EQ(ops[0].calls_per_forward, 1);
-  EXPECT_EQ(ops[0].self_cpu_us, 30.4);
-  EXPECT_EQ(ops[0].total_cpu_us, 130.5);
   EXPECT_EQ(ops[1].name, "cudaLaunchKernel");
-  EXPECT_EQ(ops[1].kind, "cuda_runtime");
-  EXPECT_EQ(ops[1].calls_per_forward, 2);
+  for (std::size_t i = 0; i < ops.size(); ++i) EXPECT_EQ(fields_of(ops[i]), fields_of(stored.ops[i])) << stored.ops[i].name;
 }
 
 TEST_F(RunReaderTest, SamplesComeBackEagerThenGraphEachInOrder) {
@@ -601,7 +571,7 @@ TEST_F(RunReaderTest, ARowReadBackWritesTheValuesItWasReadFrom) {
       ++compared;
     }
   }
-  EXPECT_EQ(compared, 3 * 94);  // 95 columns but case_id, for three cases
+  EXPECT_EQ(compared, 3 * 96);  // 97 columns but case_id, for three cases
   const RunRow run = *reader.run(run_id);
   for (const auto& field : run_columns().fields) {
     if (!fields::stored(field)) continue;

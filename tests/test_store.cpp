@@ -28,6 +28,7 @@
 #include "tests/support/released_together.hpp"
 #include "tests/support/run_record.hpp"
 #include "tests/support/scratch_directory.hpp"
+#include "tests/support/unit_gpu_case.hpp"
 
 namespace attnsweep::storage {
 namespace {
@@ -46,39 +47,16 @@ class StoreTest : public ::testing::Test {
   }
 
   static std::pair<Case, CaseResult> gpu_case() {
-    Case c{3, "sdpa_cudnn", Shape{8, 16, 16, 1024, 1024, 64}, Dtype::bf16, true};
-    CaseResult r;
-    r.device = Device::cuda(0);
-    r.timer = "cuda_event";
-    r.sdpa_backend = "cudnn_attention";
-    r.stop_reason = StopReason::target_rel_stdev;
-    r.gpu_time_us = summarize({80, 81, 82, 79, 80, 84, 78});
+    auto [c, r] = attnsweep::testing::profiled_cudnn_case(3, Shape{8, 16, 16, 1024, 1024, 64});
     r.phases = {0.01, 0.02, 0.03, 0.5, 0.25, 0.125};
-    r.cpu_dispatch_us_median = 25.5;
-    r.rel_error = 2e-3;
-    r.peak_mem_bytes = 123456789;
-    r.flops = 1e9;
-    r.min_bytes = 1e6;
-    r.tflops = 12.5;
-    r.bandwidth_gbps = 100;
-    ProfileSummary profile;
-    profile.profiled_forwards = 2;
-    profile.attempts = 1;
-    profile.kernels_each_forward = {1, 1};
-    profile.memcpy_each_forward = {0, 0};
-    profile.memset_each_forward = {1, 1};
-    profile.cpu_ops_per_forward = 6;
-    profile.kernel_time_us_per_forward = 57.8;
-    profile.kernels = {{"cudnn_generated_fort_native_sdpa", "kernel", 1, 57.1, 57.1, 56.9, 57.3, 7},
-                       {"Memset (Device)", "memset", 1, 0.7, 0.7, 0.6, 0.8, 7}};
-    profile.ops = {{"aten::_cudnn_attention_forward", "op", 1, 30.4, 130.5}, {"cudaMemsetAsync", "cuda_runtime", 1, 76.1, 76.1}};
-    KernelStat& cudnn = profile.kernels.front();  // launch metadata on one kernel; the memset has none
-    cudnn.grid = "[132,1,1]";
-    cudnn.block = "[384,1,1]";
-    cudnn.registers_per_thread = 168;
-    cudnn.shared_memory_bytes = 134144;
+    r.profile->attempts = 1;
+    r.profile->kernels_each_forward = {1, 1};
+    // Launch metadata on one kernel; the memset has none.
+    KernelStat cudnn = attnsweep::testing::launched_as_cudnn_attention(
+        {"cudnn_generated_fort_native_sdpa", "kernel", 1, 57.1, 57.1, 56.9, 57.3, 7});
     cudnn.est_occupancy_pct = 0.0;
-    r.profile = profile;
+    r.profile->kernels = {cudnn, {"Memset (Device)", "memset", 1, 0.7, 0.7, 0.6, 0.8, 7}};
+    r.profile->ops.push_back({"cudaMemsetAsync", "cuda_runtime", 1, 76.1, 76.1});
     for (int i = 0; i < 5; ++i) r.samples.push_back({80.0 + i, std::nullopt, 25.0 + i});
     return {c, r};
   }
@@ -308,117 +286,113 @@ void copy_saved_database(int version, const std::string& path) {
 // version must open it, keep every row, and accept the new statuses.
 void expect_migrated(const std::string& path, const std::string& run_name);
 
-TEST_F(StoreTest, MigratesASavedVersionOneDatabase) {
-  ASSERT_NO_FATAL_FAILURE(copy_saved_database(1, path_));
-  expect_migrated(path_, "saved-v1");
+// What one query of a migrated database must give, as SQLite's text of it ("3", "0.0001").
+struct StoredValue {
+  const char* query;
+  std::string expected;
+};
+
+void expect_values(const std::string& path, const std::vector<StoredValue>& values) {
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  for (const StoredValue& value : values) {
+    EXPECT_EQ(db.execAndGet(value.query).getString(), value.expected) << value.query;
+  }
 }
 
-// tests/data/schema_v3.db: the same two cases, written with schema version 3.
-TEST_F(StoreTest, MigratesASavedVersionThreeDatabase) {
-  ASSERT_NO_FATAL_FAILURE(copy_saved_database(3, path_));
-  expect_migrated(path_, "saved-v3");
-  SQLite::Database db(path_, SQLite::OPEN_READONLY);
-  // Columns of version 3 keep their values; the ones version 4 added are empty for old cases.
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE variant = 'naive' AND gpu_time_us_median IS NULL "
-                          "AND cpu_time_us_median > 0 AND samples = 3 AND timing_seconds IS NULL").getInt(), 1);
-}
+// A database saved by an older attnsweep, tests/data/schema_v<version>.db: the name
+// of its run, and what its migration keeps of the columns of its version (and leaves
+// empty of later ones) beyond what expect_migrated checks of every version.
+struct SavedDatabase {
+  int version;
+  const char* run_name;
+  std::vector<StoredValue> kept;
+};
 
-// tests/data/schema_v4.db: the same two cases, written by the store of schema
-// version 4 (commit 7709c17); version 5 adds the claim columns and the application_id.
-TEST_F(StoreTest, MigratesASavedVersionFourDatabase) {
-  ASSERT_NO_FATAL_FAILURE(copy_saved_database(4, path_));
-  expect_migrated(path_, "saved-v4");
-  SQLite::Database db(path_, SQLite::OPEN_READONLY);
-  // Columns of version 4 keep their values.
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE variant = 'naive' AND cpu_time_us_median > 0 "
-                          "AND samples = 3 AND setup_seconds > 0").getInt(), 1);
-  EXPECT_EQ(db.execAndGet("SELECT case_order FROM runs").getString(), "plan");
-}
-
-// tests/data/schema_v5.db: the same two cases, written by the store of schema
-// version 5 (commit ac574fa); version 6 adds the scale-out columns and tables.
-TEST_F(StoreTest, MigratesASavedVersionFiveDatabase) {
-  ASSERT_NO_FATAL_FAILURE(copy_saved_database(5, path_));
-  expect_migrated(path_, "saved-v5");
-  SQLite::Database db(path_, SQLite::OPEN_READONLY);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE variant = 'naive' AND cpu_time_us_median > 0 "
-                          "AND samples = 3 AND setup_seconds > 0 AND gpu_uuid IS NULL AND shard_index IS NULL").getInt(), 1);
-  // A run made before version 6 is no shard and has no uuid; run_devices and merged_shards start empty.
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM runs WHERE run_uuid IS NULL AND shard_count IS NULL").getInt(), 1);
-  EXPECT_EQ(db.execAndGet("SELECT (SELECT count(*) FROM run_devices) + (SELECT count(*) FROM merged_shards)").getInt(), 0);
-}
-
-// tests/data/schema_v6.db: the same two cases as a version 6 database (shard 0 of 1,
-// one run_devices row; made from schema_v5.db with runner/storage/schema.sql of commit 8482970);
-// version 7 adds the environment fingerprint, the power regime and the clock event reasons.
-TEST_F(StoreTest, MigratesASavedVersionSixDatabase) {
-  ASSERT_NO_FATAL_FAILURE(copy_saved_database(6, path_));
-  expect_migrated(path_, "saved-v6");
-  SQLite::Database db(path_, SQLite::OPEN_READONLY);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM runs WHERE shard_index = 0 AND shard_count = 1 AND "
-                          "run_uuid = '6a1f0c2e-9d7b-4c1e-8f3a-2b5d6e7f8091' AND sweep_id = 'saved-sweep'").getInt(), 1);
-  // A run made before version 7 was measured sustained and has no fingerprint beyond what it stored.
-  EXPECT_EQ(db.execAndGet("SELECT measure_regime || '|' || ifnull(power_limit_w, 'null') || '|' || ifnull(env_vars, 'null') "
-                          "FROM runs").getString(), "sustained|null|null");
-  // The two saved cases and the one expect_migrated added, all of shard 0.
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE power_cap_share IS NULL AND shard_index = 0").getInt(), 3);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM samples WHERE clock_event_reasons IS NULL").getInt(), 3);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM run_devices WHERE shard_index = 0 AND env_vars IS NULL").getInt(), 1);
-}
-
-// tests/data/schema_v7.db: the same two cases as a version 7 database (burst regime, a
-// fingerprint, a trace path as given; made from schema_v6.db with runner/storage/schema.sql of
-// commit 08ff3ad); version 8 stores trace paths relative to the database (trace_path_base).
-TEST_F(StoreTest, MigratesASavedVersionSevenDatabase) {
-  ASSERT_NO_FATAL_FAILURE(copy_saved_database(7, path_));
-  expect_migrated(path_, "saved-v7");
-  SQLite::Database db(path_, SQLite::OPEN_READONLY);
-  EXPECT_EQ(db.execAndGet("SELECT measure_regime || '|' || burst_cooldown_max_ms || '|' || power_limit_w || '|' || env_vars "
-                          "FROM runs").getString(), "burst|500.0|700.0|{\"CUDA_VISIBLE_DEVICES\":\"0\"}");
-  // Its trace path stays as given, and the run says what it is relative to.
-  EXPECT_EQ(db.execAndGet("SELECT trace_path_base FROM runs").getString(), "working_directory");
-  EXPECT_EQ(db.execAndGet("SELECT trace_path FROM cases WHERE variant = 'naive' AND status = 'ok'").getString(),
-            "old-traces/run1-0-naive.json");
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM samples WHERE clock_event_reasons = 4").getInt(), 3);
-}
-
-// tests/data/schema_v8.db: schema_v7.db migrated by attnsweep of commit 349d6b3 (schema 8);
-// version 9 adds the numerics verdict, other compute processes and the cool-down allowance:
-// empty for old cases, which keep everything else.
-TEST_F(StoreTest, MigratesASavedVersionEightDatabase) {
-  ASSERT_NO_FATAL_FAILURE(copy_saved_database(8, path_));
-  expect_migrated(path_, "saved-v7");
-  SQLite::Database db(path_, SQLite::OPEN_READONLY);
-  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE numerics IS NULL AND numerics_bound IS NULL AND "
-                          "other_processes IS NULL AND cooldown_budget_exhausted IS NULL AND run_id = 1").getInt(),
-            3);  // the two saved cases and the one expect_migrated added (no accuracy check: no verdict)
-  EXPECT_EQ(db.execAndGet("SELECT ifnull(other_processes_start, 'null') FROM runs WHERE run_id = 1").getString(), "null");
-  EXPECT_EQ(db.execAndGet("SELECT trace_path FROM cases WHERE variant = 'naive' AND status = 'ok' AND run_id = 1").getString(),
-            "old-traces/run1-0-naive.json");
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE numerics IS NULL").getInt(),
-            db.execAndGet("SELECT count(*) FROM cases WHERE numerics IS NULL").getInt());
-}
-
-// tests/data/schema_v9.db: schema_v8.db migrated in place by the Store of main's build (commit
-// 31ad087, schema 9), then its naive case given a numerics verdict and its run other_processes_start
-// 0 with sqlite3, so version 9's own columns have values to keep. Version 10 adds the pass axis:
-// every older case is a forward, with no gradient errors; the results view shows both.
-TEST_F(StoreTest, MigratesASavedVersionNineDatabase) {
-  ASSERT_NO_FATAL_FAILURE(copy_saved_database(9, path_));
-  expect_migrated(path_, "saved-v7");
-  SQLite::Database db(path_, SQLite::OPEN_READONLY);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE pass = 'forward' AND grad_rel_error_q IS NULL AND "
-                          "grad_rel_error_k IS NULL AND grad_rel_error_v IS NULL AND sdpa_backend_backward IS NULL")
-                .getInt(),
-            3);  // the two saved cases and the one expect_migrated added
-  EXPECT_EQ(db.execAndGet("SELECT numerics || '|' || numerics_bound || '|' || other_processes FROM cases "
-                          "WHERE variant = 'naive' AND status = 'ok'").getString(),
-            "ok|0.0001|0");
-  EXPECT_EQ(db.execAndGet("SELECT other_processes_start FROM runs").getInt(), 0);
-  EXPECT_EQ(db.execAndGet("SELECT group_concat(pass || ':' || ifnull(grad_rel_error_v, 'null'), ',') FROM results")
-                .getString(),
-            "forward:null,forward:null,forward:null");
+TEST_F(StoreTest, MigratesEverySavedDatabaseKeepingTheColumnsOfItsVersion) {
+  const std::string schema_version = std::to_string(kSchemaVersion);
+  const SavedDatabase saved_databases[] = {
+      {1, "saved-v1", {}},
+      // schema_v2.db: the same two cases, written with schema version 2.
+      {2, "saved-v2", {{"SELECT count(*) FROM samples WHERE mode = 'eager' AND throttled = 0", "3"}}},
+      // schema_v3.db: the same two cases, written with schema version 3. Columns of version 3
+      // keep their values; the ones version 4 added are empty for old cases.
+      {3, "saved-v3",
+       {{"SELECT count(*) FROM cases WHERE variant = 'naive' AND gpu_time_us_median IS NULL "
+         "AND cpu_time_us_median > 0 AND samples = 3 AND timing_seconds IS NULL", "1"}}},
+      // schema_v4.db: the same two cases, written by the store of schema version 4 (commit
+      // 7709c17); version 5 adds the claim columns and the application_id. Columns of version 4
+      // keep their values.
+      {4, "saved-v4",
+       {{"SELECT count(*) FROM cases WHERE variant = 'naive' AND cpu_time_us_median > 0 "
+         "AND samples = 3 AND setup_seconds > 0", "1"},
+        {"SELECT case_order FROM runs", "plan"}}},
+      // schema_v5.db: the same two cases, written by the store of schema version 5 (commit
+      // ac574fa); version 6 adds the scale-out columns and tables.
+      {5, "saved-v5",
+       {{"SELECT count(*) FROM cases WHERE variant = 'naive' AND cpu_time_us_median > 0 "
+         "AND samples = 3 AND setup_seconds > 0 AND gpu_uuid IS NULL AND shard_index IS NULL", "1"},
+        // A run made before version 6 is no shard and has no uuid; run_devices and merged_shards start empty.
+        {"SELECT count(*) FROM runs WHERE run_uuid IS NULL AND shard_count IS NULL", "1"},
+        {"SELECT (SELECT count(*) FROM run_devices) + (SELECT count(*) FROM merged_shards)", "0"}}},
+      // schema_v6.db: the same two cases as a version 6 database (shard 0 of 1, one run_devices
+      // row; made from schema_v5.db with runner/storage/schema.sql of commit 8482970); version 7
+      // adds the environment fingerprint, the power regime and the clock event reasons.
+      {6, "saved-v6",
+       {{"SELECT count(*) FROM runs WHERE shard_index = 0 AND shard_count = 1 AND "
+         "run_uuid = '6a1f0c2e-9d7b-4c1e-8f3a-2b5d6e7f8091' AND sweep_id = 'saved-sweep'", "1"},
+        // A run made before version 7 was measured sustained and has no fingerprint beyond what it stored.
+        {"SELECT measure_regime || '|' || ifnull(power_limit_w, 'null') || '|' || ifnull(env_vars, 'null') FROM runs",
+         "sustained|null|null"},
+        // The two saved cases and the one expect_migrated added, all of shard 0.
+        {"SELECT count(*) FROM cases WHERE power_cap_share IS NULL AND shard_index = 0", "3"},
+        {"SELECT count(*) FROM samples WHERE clock_event_reasons IS NULL", "3"},
+        {"SELECT count(*) FROM run_devices WHERE shard_index = 0 AND env_vars IS NULL", "1"}}},
+      // schema_v7.db: the same two cases as a version 7 database (burst regime, a fingerprint, a
+      // trace path as given; made from schema_v6.db with runner/storage/schema.sql of commit
+      // 08ff3ad); version 8 stores trace paths relative to the database (trace_path_base).
+      {7, "saved-v7",
+       {{"SELECT measure_regime || '|' || burst_cooldown_max_ms || '|' || power_limit_w || '|' || env_vars FROM runs",
+         "burst|500.0|700.0|{\"CUDA_VISIBLE_DEVICES\":\"0\"}"},
+        // Its trace path stays as given, and the run says what it is relative to.
+        {"SELECT trace_path_base FROM runs", "working_directory"},
+        {"SELECT trace_path FROM cases WHERE variant = 'naive' AND status = 'ok'", "old-traces/run1-0-naive.json"},
+        {"SELECT count(*) FROM samples WHERE clock_event_reasons = 4", "3"}}},
+      // schema_v8.db: schema_v7.db migrated by attnsweep of commit 349d6b3 (schema 8); version 9
+      // adds the numerics verdict, other compute processes and the cool-down allowance: empty
+      // for old cases, which keep everything else.
+      {8, "saved-v7",
+       {{"PRAGMA user_version", schema_version},
+        // The two saved cases and the one expect_migrated added (no accuracy check: no verdict).
+        {"SELECT count(*) FROM cases WHERE numerics IS NULL AND numerics_bound IS NULL AND "
+         "other_processes IS NULL AND cooldown_budget_exhausted IS NULL AND run_id = 1", "3"},
+        {"SELECT ifnull(other_processes_start, 'null') FROM runs WHERE run_id = 1", "null"},
+        {"SELECT trace_path FROM cases WHERE variant = 'naive' AND status = 'ok' AND run_id = 1",
+         "old-traces/run1-0-naive.json"},
+        // The results view leaves the verdict of every case empty too.
+        {"SELECT (SELECT count(*) FROM results WHERE numerics IS NULL) = "
+         "(SELECT count(*) FROM cases WHERE numerics IS NULL)", "1"}}},
+      // schema_v9.db: schema_v8.db migrated in place by the Store of main's build (commit
+      // 31ad087, schema 9), then its naive case given a numerics verdict and its run
+      // other_processes_start 0 with sqlite3, so version 9's own columns have values to keep.
+      // Version 10 adds the pass axis: every older case is a forward, with no gradient errors;
+      // the results view shows both.
+      {9, "saved-v7",
+       {// The two saved cases and the one expect_migrated added.
+        {"SELECT count(*) FROM cases WHERE pass = 'forward' AND grad_rel_error_q IS NULL AND "
+         "grad_rel_error_k IS NULL AND grad_rel_error_v IS NULL AND sdpa_backend_backward IS NULL", "3"},
+        {"SELECT numerics || '|' || numerics_bound || '|' || other_processes FROM cases "
+         "WHERE variant = 'naive' AND status = 'ok'", "ok|0.0001|0"},
+        {"SELECT other_processes_start FROM runs", "0"},
+        {"SELECT group_concat(pass || ':' || ifnull(grad_rel_error_v, 'null'), ',') FROM results",
+         "forward:null,forward:null,forward:null"}}},
+  };
+  for (const SavedDatabase& saved : saved_databases) {
+    SCOPED_TRACE("schema_v" + std::to_string(saved.version) + ".db");
+    const std::string path = scratch_.path("schema_v" + std::to_string(saved.version) + ".db");
+    ASSERT_NO_FATAL_FAILURE(copy_saved_database(saved.version, path));
+    expect_migrated(path, saved.run_name);
+    expect_values(path, saved.kept);
+  }
 }
 
 // tests/data/schema_v10.db: schema_v9.db with a second run appended by the build of commit 2d5c259
@@ -429,33 +403,69 @@ TEST_F(StoreTest, MigratesASavedVersionNineDatabase) {
 TEST_F(StoreTest, MigratesASavedVersionTenDatabase) {
   ASSERT_NO_FATAL_FAILURE(copy_saved_database(10, path_));
   { Store store(path_); }
+  expect_values(path_, {
+      {"PRAGMA user_version", std::to_string(kSchemaVersion)},
+      {"PRAGMA integrity_check", "ok"},
+      {"SELECT group_concat(name, ',') FROM (SELECT name FROM runs ORDER BY run_id)", "saved-v7,saved-v10"},
+      {"SELECT group_concat(variant || ':' || pass || ':' || status, ',') FROM (SELECT * FROM cases ORDER BY case_id)",
+       "naive:forward:ok,sdpa_efficient:forward:unsupported,naive:forward:ok,naive:backward:ok"},
+      {"SELECT count(*) FROM cases WHERE validity IS NULL AND validity_reasons IS NULL AND "
+       "graph_launches_per_replay IS NULL AND graph_output_rel_diff IS NULL", "4"},
+      {"SELECT count(*) FROM results WHERE validity IS NULL", "4"},
+      {"SELECT count(*) FROM cases WHERE energy_j IS NULL AND energy_power_w IS NULL AND "
+       "energy_window_s IS NULL AND energy_passes IS NULL", "4"},
+      {"SELECT count(*) FROM results WHERE energy_j IS NULL AND energy_power_w IS NULL AND tflop_per_joule IS NULL",
+       "4"},
+      // Version 12 (issue 25): every older causal mask was PyTorch's is_causal (top left), with no window.
+      {"SELECT count(*) FROM cases WHERE causal_bottom_right = 0 AND window_left IS NULL AND window_right IS NULL",
+       "4"},
+      {"SELECT count(*) FROM results WHERE status = 'ok' AND abs(tokens_per_s * time_us_median * 1e-6 "
+       "- batch * seq_len_q) < 1e-6 AND abs(us_per_token * batch * seq_len_q - time_us_median) < 1e-9", "3"},
+      // Version 14 (issue 35): no older run or case had the replays' own stopping rule.
+      {"SELECT count(*) FROM cases WHERE graph_median_ci_rel IS NULL AND graph_stop_reason IS NULL", "4"},
+      {"SELECT count(*) FROM runs WHERE graph_target_median_ci IS NULL", "2"},
+  });
   SQLite::Database db(path_, SQLite::OPEN_READONLY);
-  EXPECT_EQ(db.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
-  EXPECT_EQ(db.execAndGet("PRAGMA integrity_check").getString(), "ok");
-  EXPECT_EQ(db.execAndGet("SELECT group_concat(name, ',') FROM (SELECT name FROM runs ORDER BY run_id)").getString(),
-            "saved-v7,saved-v10");
-  EXPECT_EQ(db.execAndGet("SELECT group_concat(variant || ':' || pass || ':' || status, ',') FROM "
-                          "(SELECT * FROM cases ORDER BY case_id)").getString(),
-            "naive:forward:ok,sdpa_efficient:forward:unsupported,naive:forward:ok,naive:backward:ok");
   EXPECT_GT(db.execAndGet("SELECT grad_rel_error_q FROM cases WHERE pass = 'backward'").getDouble(), 0);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE validity IS NULL AND validity_reasons IS NULL AND "
-                          "graph_launches_per_replay IS NULL AND graph_output_rel_diff IS NULL").getInt(), 4);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE validity IS NULL").getInt(), 4);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE energy_j IS NULL AND energy_power_w IS NULL AND "
-                          "energy_window_s IS NULL AND energy_passes IS NULL").getInt(), 4);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE energy_j IS NULL AND energy_power_w IS NULL AND "
-                          "tflop_per_joule IS NULL").getInt(), 4);
-  // Version 12 (issue 25): every older causal mask was PyTorch's is_causal (top left), with no window.
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE causal_bottom_right = 0 AND window_left IS NULL AND "
-                          "window_right IS NULL").getInt(), 4);
+  // The results view's mask of an older case is its causal flag's.
   EXPECT_EQ(db.execAndGet("SELECT group_concat(causal || ':' || mask, ',') FROM (SELECT * FROM results ORDER BY case_id)")
                 .getString(),
             db.execAndGet("SELECT group_concat(causal || ':' || CASE causal WHEN 1 THEN 'causal' ELSE 'full' END, ',') "
                           "FROM (SELECT * FROM cases ORDER BY case_id)").getString());
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE status = 'ok' AND abs(tokens_per_s * time_us_median * 1e-6 "
-                          "- batch * seq_len_q) < 1e-6 AND abs(us_per_token * batch * seq_len_q - time_us_median) < 1e-9")
-                .getInt(),
-            3);
+}
+
+// Issue 35 (schema 14): the CUDA-graph replays' own stopping rule is stored: the run's
+// target, each case's interval and why its replays stopped; a CPU run has no target.
+TEST_F(StoreTest, TheGraphReplaysTargetIntervalAndStopReasonAreStored) {
+  RunRecord gpu_run = run_record();
+  gpu_run.environment.device = Device::cuda(0);
+  gpu_run.measure.graph_target_median_ci = 0.004;
+  RunRecord cpu_run = run_record();
+  cpu_run.environment.device = Device::cpu();
+  Store store(path_);
+  const auto gpu_id = store.begin_run(gpu_run);
+  const auto cpu_id = store.begin_run(cpu_run);
+  auto [c, r] = gpu_case();
+  r.graph_time_us = summarize({40.0, 40.1, 40.0, 39.9, 40.2, 40.0, 40.1, 39.9, 40.0, 40.1, 40.0});
+  r.graph_stop_reason = StopReason::median_ci;
+  store.add_case(gpu_id, c, r);
+  store.finish_run(gpu_id, RunStatus::done);
+  store.finish_run(cpu_id, RunStatus::done);
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  SQLite::Statement runs(db, "SELECT ifnull(graph_target_median_ci, 'null') FROM runs ORDER BY run_id");
+  ASSERT_TRUE(runs.executeStep());
+  EXPECT_DOUBLE_EQ(runs.getColumn(0).getDouble(), 0.004);
+  ASSERT_TRUE(runs.executeStep());
+  EXPECT_EQ(runs.getColumn(0).getString(), "null");
+  EXPECT_EQ(db.execAndGet("SELECT graph_stop_reason FROM cases").getString(), "median_ci");
+  ASSERT_TRUE(r.graph_time_us->median_ci_rel.has_value());
+  EXPECT_GT(*r.graph_time_us->median_ci_rel, 0);
+  EXPECT_DOUBLE_EQ(db.execAndGet("SELECT graph_median_ci_rel FROM cases").getDouble(), *r.graph_time_us->median_ci_rel);
+  const auto rows = RunReader(path_).cases(gpu_id);
+  ASSERT_EQ(rows.size(), 1u);
+  ASSERT_TRUE(rows[0].graph_stop_reason.has_value());
+  EXPECT_EQ(*rows[0].graph_stop_reason, StopReason::median_ci);
+  EXPECT_DOUBLE_EQ(*rows[0].graph_time_us->median_ci_rel, *r.graph_time_us->median_ci_rel);
 }
 
 // Issue 25: a serving mask is stored in three columns and read back as it was.
@@ -480,6 +490,16 @@ TEST_F(StoreTest, ServingMasksAreStoredAndReadBack) {
             "causal|full|causal_bottom_right|causal_bottom_right window[16,0]|window[8,4]|window[inf,2]");
 }
 
+// A value the typed API cannot write: the schema's CHECK refuses `sql`, which would store `what`.
+void expect_refused_by_a_check(SQLite::Database& db, const std::string& sql, const std::string& what) {
+  try {
+    db.exec(sql);
+    ADD_FAILURE() << "the schema accepted " << what;
+  } catch (const SQLite::Exception& error) {
+    EXPECT_NE(std::string(error.what()).find("CHECK constraint"), std::string::npos) << error.what();
+  }
+}
+
 TEST_F(StoreTest, TheValidityLabelIsStoredWithItsReasonsAndTheSchemaRefusesAnotherLabel) {
   Store store(path_);
   const auto run_id = store.begin_run(run_record());
@@ -495,12 +515,7 @@ TEST_F(StoreTest, TheValidityLabelIsStoredWithItsReasonsAndTheSchemaRefusesAnoth
   EXPECT_EQ(db.execAndGet("SELECT validity || '|' || validity_reasons || '|' || graph_launches_per_replay || '|' || "
                           "ifnull(graph_output_rel_diff, 'null') FROM cases").getString(),
             "suspect|few_samples: 4 kept sample(s), under min_samples 10; shared_gpu: 1 other|3|null");
-  try {
-    db.exec("UPDATE cases SET validity = 'fine'");
-    ADD_FAILURE() << "the schema accepted validity 'fine'";
-  } catch (const SQLite::Exception& error) {
-    EXPECT_NE(std::string(error.what()).find("CHECK constraint"), std::string::npos) << error.what();
-  }
+  expect_refused_by_a_check(db, "UPDATE cases SET validity = 'fine'", "validity 'fine'");
 }
 
 TEST_F(StoreTest, ThePassIsStoredAndTheSchemaRefusesAnUnknownOne) {
@@ -519,12 +534,7 @@ TEST_F(StoreTest, ThePassIsStoredAndTheSchemaRefusesAnUnknownOne) {
           "dtype, causal, device, status, flops, min_bytes, finished_at) "
           "VALUES (" + std::to_string(run_id) + ", 1, 'naive', 1, 1, 1, 8, 8, 8, 'fp32', 1, 'cpu', 'ok', 0, 0, 'now')");
   EXPECT_EQ(db.execAndGet("SELECT pass FROM cases WHERE plan_index = 1").getString(), "forward");
-  try {
-    db.exec("UPDATE cases SET pass = 'fwd' WHERE plan_index = 1");
-    ADD_FAILURE() << "the schema accepted pass 'fwd'";
-  } catch (const SQLite::Exception& error) {
-    EXPECT_NE(std::string(error.what()).find("CHECK constraint"), std::string::npos) << error.what();
-  }
+  expect_refused_by_a_check(db, "UPDATE cases SET pass = 'fwd' WHERE plan_index = 1", "pass 'fwd'");
 }
 
 TEST_F(StoreTest, TracePathsAreStoredRelativeToTheDatabaseAndAResumedOldRunKeepsItsOwn) {
@@ -550,14 +560,6 @@ TEST_F(StoreTest, TracePathsAreStoredRelativeToTheDatabaseAndAResumedOldRunKeeps
   r.trace_path = "traces/run1-3.json";
   store.add_case(run_id, Case{3, "sdpa_math", shape, Dtype::fp32, false}, r);
   EXPECT_EQ(db.execAndGet("SELECT trace_path FROM cases WHERE plan_index = 3").getString(), "traces/run1-3.json");
-}
-
-// tests/data/schema_v2.db: the same two cases, written with schema version 2.
-TEST_F(StoreTest, MigratesASavedVersionTwoDatabase) {
-  ASSERT_NO_FATAL_FAILURE(copy_saved_database(2, path_));
-  expect_migrated(path_, "saved-v2");
-  SQLite::Database db(path_, SQLite::OPEN_READONLY);
-  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM samples WHERE mode = 'eager' AND throttled = 0").getInt(), 3);
 }
 
 void expect_migrated(const std::string& path_, const std::string& run_name) {

@@ -16,6 +16,14 @@
 namespace attnsweep::report {
 namespace {
 
+// A table of `columns` and `rows`, each row added by add_row (which checks its width).
+Table table_of(std::vector<Column> columns, const std::vector<std::vector<Cell>>& rows = {}) {
+  Table table;
+  table.columns = std::move(columns);
+  for (const std::vector<Cell>& row : rows) table.add_row(row);
+  return table;
+}
+
 std::string written(const Table& table, Format format) {
   std::ostringstream out;
   write_table(out, table, format);
@@ -24,11 +32,9 @@ std::string written(const Table& table, Format format) {
 
 // Three columns: left, right, left last; one full row and one of nulls.
 Table timing_table() {
-  Table table;
-  table.columns = {{"name", "", Align::left}, {"time_us", "us", Align::right}, {"note", "", Align::left}};
-  table.add_row({Cell::text("flash"), Cell::integer(12), Cell::text("ok")});
-  table.add_row({Cell::text("math"), Cell::null(), Cell::null()});
-  return table;
+  return table_of({{"name", "", Align::left}, {"time_us", "us", Align::right}, {"note", "", Align::left}},
+                  {{Cell::text("flash"), Cell::integer(12), Cell::text("ok")},
+                   {Cell::text("math"), Cell::null(), Cell::null()}});
 }
 
 // Stored text shown to people (issue 21, finding 16): controls never reach a
@@ -71,9 +77,7 @@ TEST(Escaping, MarkdownCodeIsASpanNoBacktickInsideCanClose) {
 }
 
 TEST(MarkdownWriter, EscapesStoredTextInCells) {
-  Table table;
-  table.columns = {{"name"}};
-  table.add_row({Cell::text("a|b\n<!--`\\")});
+  const Table table = table_of({{"name"}}, {{Cell::text("a|b\n<!--`\\")}});
   std::ostringstream out;
   write_table(out, table, Format::markdown);
   EXPECT_EQ(out.str(), "| name |\n| --- |\n| a\\|b \\<!--\\`\\\\ |\n");
@@ -166,10 +170,8 @@ TEST(TextWriter, AlignsColumnsAndPrintsNullText) {
 }
 
 TEST(TextWriter, PadsARightAlignedLastColumnOnTheLeft) {
-  Table table;
-  table.columns = {{"a"}, {"value", "", Align::right}};
-  table.add_row({Cell::text("x"), Cell::real(1.5, 2)});
-  table.add_row({Cell::text("long"), Cell::real(12345.678, 2)});
+  const Table table = table_of({{"a"}, {"value", "", Align::right}},
+                               {{Cell::text("x"), Cell::real(1.5, 2)}, {Cell::text("long"), Cell::real(12345.678, 2)}});
   EXPECT_EQ(written(table, Format::table),
             "a        value\n"
             "x         1.50\n"
@@ -177,19 +179,16 @@ TEST(TextWriter, PadsARightAlignedLastColumnOnTheLeft) {
 }
 
 TEST(TextWriter, NullTextCountsInTheWidth) {
-  Table table;
-  table.columns = {{"a", "", Align::left, "NULL"}, {"b"}};
-  table.add_row({Cell::null(), Cell::text("y")});
+  const Table table = table_of({{"a", "", Align::left, "NULL"}, {"b"}}, {{Cell::null(), Cell::text("y")}});
   EXPECT_EQ(written(table, Format::table),
             "a     b\n"
             "NULL  y\n");
 }
 
 TEST(TextWriter, CutsCellsLongerThan80Characters) {
-  Table table;
-  table.columns = {{"message"}, {"n", "", Align::right}};
-  table.add_row({Cell::text(std::string(100, 'x')), Cell::integer(1)});
-  table.add_row({Cell::text(std::string(80, 'y')), Cell::integer(2)});
+  const Table table = table_of(
+      {{"message"}, {"n", "", Align::right}},
+      {{Cell::text(std::string(100, 'x')), Cell::integer(1)}, {Cell::text(std::string(80, 'y')), Cell::integer(2)}});
   EXPECT_EQ(written(table, Format::table),
             "message" + std::string(73, ' ') + "  n\n" +
             std::string(77, 'x') + "...  1\n" +
@@ -197,9 +196,8 @@ TEST(TextWriter, CutsCellsLongerThan80Characters) {
 }
 
 TEST(TextWriter, AColumnWithoutAWidthLimitIsNeverCut) {
-  Table table;
-  table.columns = {{"n"}, {"description", "", Align::left, "-", 0}};
-  table.add_row({Cell::integer(1), Cell::text(std::string(100, 'z'))});
+  const Table table = table_of({{"n"}, {"description", "", Align::left, "-", 0}},
+                               {{Cell::integer(1), Cell::text(std::string(100, 'z'))}});
   EXPECT_EQ(written(table, Format::table), "n  description\n1  " + std::string(100, 'z') + "\n");
 }
 
@@ -217,8 +215,7 @@ TEST(TextWriter, StreamsRowsAfterTheSizingRowsWithTheirWidths) {
 }
 
 TEST(TextWriter, HeaderOnlyAndNoColumns) {
-  Table table;
-  table.columns = {{"a"}, {"bb"}};
+  const Table table = table_of({{"a"}, {"bb"}});
   EXPECT_EQ(written(table, Format::table), "a  bb\n");
   EXPECT_EQ(written(Table{}, Format::table), "");
 }
@@ -231,11 +228,9 @@ TEST(CsvWriter, WritesHeaderTypedFieldsAndNullsAsEmpty) {
 }
 
 TEST(CsvWriter, QuotesCommasQuotesAndLineBreaks) {
-  Table table;
-  table.columns = {{"a,b"}, {"text"}};
-  table.add_row({Cell::text("plain"), Cell::text("say \"hi\"")});
-  table.add_row({Cell::text("x,y"), Cell::text("line1\nline2")});
-  table.add_row({Cell::text("cr\r"), Cell::text("")});
+  const Table table = table_of({{"a,b"}, {"text"}}, {{Cell::text("plain"), Cell::text("say \"hi\"")},
+                                                     {Cell::text("x,y"), Cell::text("line1\nline2")},
+                                                     {Cell::text("cr\r"), Cell::text("")}});
   EXPECT_EQ(written(table, Format::csv),
             "\"a,b\",text\n"
             "plain,\"say \"\"hi\"\"\"\n"
@@ -244,10 +239,8 @@ TEST(CsvWriter, QuotesCommasQuotesAndLineBreaks) {
 }
 
 TEST(CsvWriter, WritesRealsAtFullPrecision) {
-  Table table;
-  table.columns = {{"value"}, {"nan"}};
-  table.add_row({Cell::real(0.1, 2), Cell::real(std::nan(""), 2)});
-  table.add_row({Cell::real(1e300, -1), Cell::real(-0.5, 0)});
+  const Table table = table_of({{"value"}, {"nan"}}, {{Cell::real(0.1, 2), Cell::real(std::nan(""), 2)},
+                                                      {Cell::real(1e300, -1), Cell::real(-0.5, 0)}});
   EXPECT_EQ(written(table, Format::csv),
             "value,nan\n"
             "0.10000000000000001,\n"
@@ -255,12 +248,11 @@ TEST(CsvWriter, WritesRealsAtFullPrecision) {
 }
 
 TEST(JsonWriter, WritesTypedValuesInColumnOrder) {
-  Table table;
-  table.columns = {{"name"}, {"count"}, {"time_us", "us"}, {"note"}, {"bad"}};
-  table.add_row({Cell::text("flash \"v2\""), Cell::integer(3), Cell::real(0.1, 2), Cell::null(),
-                 Cell::real(std::nan(""), 2)});
-  table.add_row({Cell::text("math"), Cell::integer(-9223372036854775807LL - 1), Cell::real(2.0, -1), Cell::text(""),
-                 Cell::real(1.0 / 3, 1)});
+  const Table table = table_of(
+      {{"name"}, {"count"}, {"time_us", "us"}, {"note"}, {"bad"}},
+      {{Cell::text("flash \"v2\""), Cell::integer(3), Cell::real(0.1, 2), Cell::null(), Cell::real(std::nan(""), 2)},
+       {Cell::text("math"), Cell::integer(-9223372036854775807LL - 1), Cell::real(2.0, -1), Cell::text(""),
+        Cell::real(1.0 / 3, 1)}});
   EXPECT_EQ(written(table, Format::json),
             "[\n"
             "  {\n"
@@ -281,24 +273,20 @@ TEST(JsonWriter, WritesTypedValuesInColumnOrder) {
 }
 
 TEST(JsonWriter, EmptyTableIsAnEmptyArray) {
-  Table table;
-  table.columns = {{"a"}};
+  const Table table = table_of({{"a"}});
   EXPECT_EQ(written(table, Format::json), "[]\n");
   EXPECT_EQ(written(Table{}, Format::json), "[]\n");
 }
 
 TEST(JsonWriter, RepeatedColumnNamesGetASuffixSoNoValueIsLost) {
-  Table table;
-  table.columns = {{"id"}, {"id"}, {"id_2"}, {"id"}};
-  table.add_row({Cell::integer(1), Cell::integer(2), Cell::integer(3), Cell::integer(4)});
+  const Table table = table_of({{"id"}, {"id"}, {"id_2"}, {"id"}},
+                               {{Cell::integer(1), Cell::integer(2), Cell::integer(3), Cell::integer(4)}});
   EXPECT_EQ(written(table, Format::json),
             "[\n  {\n    \"id\": 1,\n    \"id_2\": 2,\n    \"id_2_2\": 3,\n    \"id_3\": 4\n  }\n]\n");
 }
 
 TEST(JsonWriter, ReplacesInvalidUtf8InsteadOfFailing) {
-  Table table;
-  table.columns = {{"a"}};
-  table.add_row({Cell::text("x\xffy")});
+  const Table table = table_of({{"a"}}, {{Cell::text("x\xffy")}});
   EXPECT_EQ(written(table, Format::json), "[\n  {\n    \"a\": \"x\xef\xbf\xbdy\"\n  }\n]\n");
 }
 
@@ -311,23 +299,20 @@ TEST(MarkdownWriter, WritesAlignmentRowAndNullText) {
 }
 
 TEST(MarkdownWriter, AddsUnitsToHeadersThatDoNotNameThem) {
-  Table table;
-  table.columns = {{"gpu_time_us", "us", Align::right},
-                   {"throughput", "TFLOP/s", Align::right},
-                   {"peak_mem_bytes", "bytes", Align::right},
-                   {"status", "us"},
-                   {"us", "us"},
-                   {"variant"}};
+  const Table table = table_of({{"gpu_time_us", "us", Align::right},
+                                {"throughput", "TFLOP/s", Align::right},
+                                {"peak_mem_bytes", "bytes", Align::right},
+                                {"status", "us"},
+                                {"us", "us"},
+                                {"variant"}});
   EXPECT_EQ(written(table, Format::markdown),
             "| gpu_time_us | throughput (TFLOP/s) | peak_mem_bytes | status (us) | us | variant |\n"
             "| ---: | ---: | ---: | --- | --- | --- |\n");
 }
 
 TEST(MarkdownWriter, EscapesPipesAndLineBreaks) {
-  Table table;
-  table.columns = {{"a|b"}, {"text"}};
-  table.add_row({Cell::text("x|y"), Cell::text("line1\nline2\r\nline3\rline4")});
-  table.add_row({Cell::real(1.25, 2), Cell::null()});
+  const Table table = table_of({{"a|b"}, {"text"}}, {{Cell::text("x|y"), Cell::text("line1\nline2\r\nline3\rline4")},
+                                                     {Cell::real(1.25, 2), Cell::null()}});
   EXPECT_EQ(written(table, Format::markdown),
             "| a\\|b | text |\n"
             "| --- | --- |\n"

@@ -12,25 +12,36 @@
 namespace attnsweep {
 namespace {
 
+// What the judge reads of a case's timed samples: how many, their median, mean and stdev (us).
+SampleStatistics timed(int count, double median, double mean, double stdev) {
+  SampleStatistics stats;
+  stats.count = count;
+  stats.median = median;
+  stats.mean = mean;
+  stats.stdev = stdev;
+  return stats;
+}
+
+// `kernels` kernels in each of the 3 profiled passes and in a replay of the CUDA graph:
+// work that launches alike eagerly and replayed.
+void launch_kernels(CaseResult& r, int kernels) {
+  r.profile->kernels_each_forward = {kernels, kernels, kernels};
+  r.graph_launches_per_replay = kernels;
+}
+
 // sdpa_cudnn 8x16x1024x64 bf16 forward on the H200 (docs/results): event median
 // 60.4 us, profiler kernel time 57.3 us, one kernel, graph replay the same.
 CaseResult healthy_cuda_case() {
   CaseResult r;
   r.status = CaseStatus::ok;
-  SampleStatistics stats;
-  stats.count = 200;
-  stats.median = 60.4;
-  stats.mean = 60.5;
-  stats.stdev = 0.6;  // 1% relative
-  r.gpu_time_us = stats;
+  r.gpu_time_us = timed(200, 60.4, 60.5, 0.6);  // 1% relative
   r.stop_reason = StopReason::target_rel_stdev;
   r.launch_latency_hidden = true;
   ProfileSummary profile;
   profile.profiled_forwards = 3;
-  profile.kernels_each_forward = {1, 1, 1};
   profile.kernel_time_us_per_forward = 57.3;
   r.profile = profile;
-  r.graph_launches_per_replay = 1;
+  launch_kernels(r, 1);
   r.graph_output_rel_diff = 0.0;
   r.power_cap_share = 0.0;
   r.thermal_cap_share = 0.0;
@@ -84,15 +95,13 @@ TEST(Validity, EachWayHasItsAllowanceFromTheH200sHealthyCases) {
   // graph replay 16.1 us): gaps on the GPU, within 10 + 2 us.
   CaseResult decoding = healthy_cuda_case();
   decoding.gpu_time_us->median = 17.5;
-  decoding.profile->kernels_each_forward = {2, 2, 2};
-  decoding.graph_launches_per_replay = 2;
+  launch_kernels(decoding, 2);
   decoding.profile->kernel_time_us_per_forward = 9.2;
   EXPECT_EQ(judged(decoding), "ok");
   // Events 20 us past 3 kernels in 40 us: more than max(10, 10 + 3).
   CaseResult gaps = healthy_cuda_case();
   gaps.gpu_time_us->median = 40.0;
-  gaps.profile->kernels_each_forward = {3, 3, 3};
-  gaps.graph_launches_per_replay = 3;
+  launch_kernels(gaps, 3);
   gaps.profile->kernel_time_us_per_forward = 20.0;
   EXPECT_EQ(judged(gaps), "suspect event_vs_kernels: the profiler's kernel time is 20.0 us per pass, the event "
                           "median 40.0 us (ratio 0.50, events longer by more than the allowed 13.0 us)");
@@ -107,8 +116,7 @@ TEST(Validity, EachWayHasItsAllowanceFromTheH200sHealthyCases) {
   EXPECT_EQ(judged(confirmed), judged(gaps));
   CaseResult decoding_cudnn = healthy_cuda_case();
   decoding_cudnn.gpu_time_us->median = 57.6;
-  decoding_cudnn.profile->kernels_each_forward = {5, 5, 5};
-  decoding_cudnn.graph_launches_per_replay = 5;
+  launch_kernels(decoding_cudnn, 5);
   decoding_cudnn.profile->kernel_time_us_per_forward = 41.5;
   decoding_cudnn.graph_time_us = SampleStatistics{};
   decoding_cudnn.graph_time_us->median = 54.9;
@@ -347,12 +355,7 @@ TEST(Validity, TheH200sLevelShiftsAreFoundAndItsSteadyCasesAreNot) {
 TEST(Validity, ACpuCaseIsJudgedOnItsSamplesAlone) {
   CaseResult r;
   r.status = CaseStatus::ok;
-  SampleStatistics stats;
-  stats.count = 12;
-  stats.median = 900;
-  stats.mean = 905;
-  stats.stdev = 9;
-  r.cpu_time_us = stats;
+  r.cpu_time_us = timed(12, 900, 905, 9);
   r.stop_reason = StopReason::target_rel_stdev;
   ProfileSummary profile;
   profile.kernels_each_forward = {0, 0, 0};
@@ -380,7 +383,8 @@ TEST(Validity, ReasonsAreStoredAsCodeAndDetailJoinedAndReadBack) {
 TEST(Validity, StopReasonsHaveOneSpellingEach) {
   for (const std::string& name : stop_reason_names()) EXPECT_EQ(to_string(*parse_stop_reason(name)), name);
   EXPECT_EQ(stop_reason_names(),
-            (std::vector<std::string>{"target_rel_stdev", "noise_converged", "max_case_seconds", "max_samples"}));
+            (std::vector<std::string>{"target_rel_stdev", "noise_converged", "max_case_seconds", "max_samples",
+                                      "median_ci"}));
   EXPECT_FALSE(parse_stop_reason("max_sample").has_value());
   EXPECT_FALSE(parse_stop_reason("").has_value());
 }

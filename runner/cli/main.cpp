@@ -75,6 +75,14 @@ std::string usage_error(const CLI::App& app, const CLI::ParseError& error, int a
   return command->get_name() + ": " + message + "; see attnsweep " + command->get_name() + " --help";
 }
 
+// --threshold and --min-change-us, the two floors under which a moved median is SAME: compare,
+// nightly and history judge times by compare's rule, so all three take them alike.
+void add_same_time_options(CLI::App& command, std::string& threshold, const std::string& threshold_help,
+                           std::string& min_change_us, const std::string& min_change_us_help) {
+  command.add_option("--threshold", threshold, threshold_help)->capture_default_str();
+  command.add_option("--min-change-us", min_change_us, min_change_us_help)->capture_default_str();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -206,12 +214,10 @@ int main(int argc, char** argv) {
                                                           "comment) or json (one object, docs/compare.md)")
       ->check(CLI::IsMember({"text", "markdown", "json"}))
       ->capture_default_str();
-  compare_command->add_option("--threshold", compare.threshold, "PCT: a median time that moved less than this is "
-                                                                "SAME (a number > 0 and < 100)")
-      ->capture_default_str();
-  compare_command->add_option("--min-change-us", compare.min_change_us,
-                              "US: a median time that moved less than this many microseconds is SAME too (>= 0)")
-      ->capture_default_str();
+  add_same_time_options(*compare_command, compare.threshold,
+                        "PCT: a median time that moved less than this is SAME (a number > 0 and < 100)",
+                        compare.min_change_us,
+                        "US: a median time that moved less than this many microseconds is SAME too (>= 0)");
   compare_command->footer(
       "Cases match by variant, shape, dtype, mask (causal alignment and window), pass and device kind (cpu, cuda).\n"
       "Regressions:\n"
@@ -372,12 +378,8 @@ int main(int argc, char** argv) {
   nightly_command->add_option("--summary", nightly.summary_path,
                               "where the markdown summary goes (default: the database's path with .md)");
   nightly_command->add_option("--device", nightly.device, "auto, cpu, cuda or cuda:N (default: the config's)");
-  nightly_command->add_option("--threshold", nightly.threshold,
-                              "PCT: a median that moved less than this is SAME (as in compare)")
-      ->capture_default_str();
-  nightly_command->add_option("--min-change-us", nightly.min_change_us,
-                              "US: a median that moved less than this is SAME too (as in compare)")
-      ->capture_default_str();
+  add_same_time_options(*nightly_command, nightly.threshold, "PCT: a median that moved less than this is SAME (as in compare)",
+                        nightly.min_change_us, "US: a median that moved less than this is SAME too (as in compare)");
   auto* window = nightly_command->add_option(
       "--window", nightly.window,
       "N: with --history, each case's time is judged against the last N good nights: the samples of the night whose "
@@ -415,11 +417,9 @@ int main(int argc, char** argv) {
   history_command->add_option("--html", history_options.html_path,
                               "FILE: also write one HTML page, a chart per case family (Chart.js embedded)");
   history_command->add_option("--last", history_options.last, "N: the newest N nights")->capture_default_str();
-  history_command->add_option("--threshold", history_options.threshold,
-                              "PCT: what counts as a changed time between two nights (as in compare)")
-      ->capture_default_str();
-  history_command->add_option("--min-change-us", history_options.min_change_us, "US: as in compare")
-      ->capture_default_str();
+  add_same_time_options(*history_command, history_options.threshold,
+                        "PCT: what counts as a changed time between two nights (as in compare)",
+                        history_options.min_change_us, "US: as in compare");
   history_command->footer(
       "A night is marked changed for a case when attnsweep compare of it against the night before counts a\n"
       "finding (status, kernel counts, backend, numerics, or a FASTER or SLOWER time); the environment column\n"

@@ -1,21 +1,23 @@
 #include "runner/common/numerics.hpp"
 
-namespace attnsweep {
+#include <vector>
 
-const char* to_string(NumericsVerdict verdict) {
-  switch (verdict) {
-    case NumericsVerdict::ok: return "ok";
-    case NumericsVerdict::beyond_bound: return "beyond_bound";
-    case NumericsVerdict::nonfinite: return "nonfinite";
-  }
-  return "ok";
+#include "runner/common/enum_names.hpp"
+
+namespace attnsweep {
+namespace {
+
+const std::vector<std::string>& verdict_names() {  // in declaration order
+  static const std::vector<std::string> names = {"ok", "beyond_bound", "nonfinite"};
+  return names;
 }
 
+}  // namespace
+
+const char* to_string(NumericsVerdict verdict) { return name_in(verdict_names(), verdict).c_str(); }
+
 std::optional<NumericsVerdict> parse_numerics_verdict(const std::string& text) {
-  for (const auto verdict : {NumericsVerdict::ok, NumericsVerdict::beyond_bound, NumericsVerdict::nonfinite}) {
-    if (text == to_string(verdict)) return verdict;
-  }
-  return std::nullopt;
+  return value_named<NumericsVerdict>(verdict_names(), text);
 }
 
 double numerics_bound(Dtype dtype) {

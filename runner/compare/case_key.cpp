@@ -21,12 +21,8 @@ CaseKey CaseKey::of(const storage::CaseRow& row) {
 }
 
 std::string CaseKey::label() const {
-  Case c;
-  c.variant = variant;
-  c.shape = shape;
-  c.dtype = dtype;
-  c.mask = mask;
-  c.pass = pass;
+  // The key is a case without its plan index and source location, which no label shows.
+  const Case c{/*plan_index=*/0, variant, shape, dtype, mask, /*where=*/{}, pass};
   return c.label() + (device_kind == DeviceKind::cuda ? " cuda" : " cpu");
 }
 

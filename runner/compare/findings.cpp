@@ -1,33 +1,27 @@
 #include "runner/compare/findings.hpp"
 
-namespace attnsweep::compare {
+#include "runner/common/enum_names.hpp"
 
-const char* to_string(Check check) {
-  switch (check) {
-    case Check::status: return "status";
-    case Check::counts: return "counts";
-    case Check::backend: return "backend";
-    case Check::numerics: return "numerics";
-    case Check::time: return "time";
-    case Check::energy: return "energy";
-    case Check::validity: return "validity";
-  }
-  return "?";
+namespace attnsweep::compare {
+namespace {
+
+const std::vector<std::string>& check_names() {  // in declaration order
+  static const std::vector<std::string> names = {"status", "counts", "backend", "numerics", "time", "energy", "validity"};
+  return names;
 }
 
+}  // namespace
+
+const char* to_string(Check check) { return name_in(check_names(), check).c_str(); }
+
 const std::vector<Check>& checks() {
-  static const std::vector<Check> all = {Check::status, Check::counts, Check::backend, Check::numerics, Check::time,
-                                         Check::energy, Check::validity};
+  static const std::vector<Check> all = values_of<Check>(check_names());
   return all;
 }
 
 const char* to_string(Severity severity) {
-  switch (severity) {
-    case Severity::regression: return "regression";
-    case Severity::improvement: return "improvement";
-    case Severity::info: return "info";
-  }
-  return "?";
+  static const std::vector<std::string> names = {"regression", "improvement", "info"};  // in declaration order
+  return name_in(names, severity).c_str();
 }
 
 }  // namespace attnsweep::compare

@@ -35,6 +35,9 @@ class MeasureReader : public YamlReader {
     if (node["min_gpu_seconds"]) settings.min_gpu_seconds = number(node["min_gpu_seconds"], "measure.min_gpu_seconds", 0, true);
     if (node["l2_flush"]) settings.l2_flush = boolean(node["l2_flush"], "measure.l2_flush");
     if (node["cuda_graph"]) settings.cuda_graph = boolean(node["cuda_graph"], "measure.cuda_graph");
+    if (node["graph_target_median_ci"]) {
+      settings.graph_target_median_ci = number(node["graph_target_median_ci"], "measure.graph_target_median_ci", 0);
+    }
     if (node["hide_launch_latency"]) {
       settings.hide_launch_latency = boolean(node["hide_launch_latency"], "measure.hide_launch_latency");
     }
@@ -45,22 +48,10 @@ class MeasureReader : public YamlReader {
       }
     }
     if (node["case_order"]) {
-      const std::string order = scalar_string(node["case_order"], "measure.case_order");
-      const auto parsed = parse_case_order(order);
-      if (!parsed) {
-        fail(node["case_order"], "measure.case_order",
-             "unknown order '" + order + "'; allowed: " + text::join(case_order_names(), ", "));
-      }
-      settings.case_order = *parsed;
+      settings.case_order = spelled(node["case_order"], "measure.case_order", "order", parse_case_order, case_order_names());
     }
     if (node["regime"]) {
-      const std::string regime = scalar_string(node["regime"], "measure.regime");
-      const auto parsed = parse_measure_regime(regime);
-      if (!parsed) {
-        fail(node["regime"], "measure.regime",
-             "unknown regime '" + regime + "'; allowed: " + text::join(measure_regime_names(), ", "));
-      }
-      settings.regime = *parsed;
+      settings.regime = spelled(node["regime"], "measure.regime", "regime", parse_measure_regime, measure_regime_names());
     }
     if (node["burst_cooldown_max_ms"]) {
       settings.burst_cooldown_max_ms = number(node["burst_cooldown_max_ms"], "measure.burst_cooldown_max_ms", 0);
@@ -85,6 +76,18 @@ class MeasureReader : public YamlReader {
            "must be at least measure.min_samples (" + std::to_string(settings.min_samples) + ")");
     }
     return settings;
+  }
+
+ private:
+  // A setting that is one of an enum's spellings: its value, or a failure saying
+  // "unknown <what> '<value>'; allowed: <names>".
+  template <typename Enum>
+  Enum spelled(const YAML::Node& value, const std::string& key, const std::string& what,
+               std::optional<Enum> (*parse)(const std::string&), const std::vector<std::string>& names) const {
+    const std::string spelling = scalar_string(value, key);
+    const std::optional<Enum> parsed = parse(spelling);
+    if (!parsed) fail(value, key, "unknown " + what + " '" + spelling + "'; allowed: " + text::join(names, ", "));
+    return *parsed;
   }
 };
 

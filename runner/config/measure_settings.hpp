@@ -18,6 +18,9 @@ struct MeasureSettings {
   double min_gpu_seconds = 0.05;   // and not before the kept samples add up to this much time
   bool l2_flush = true;            // CUDA: overwrite a buffer of 2x the L2 size before every sample
   bool cuda_graph = true;          // CUDA: also time replays of the forward captured as a graph
+  // CUDA: the replays stop once their median's 95% interval half-width is at most this share of it
+  // (after min_samples; no min_gpu_seconds: replays spread less than eager forwards)
+  double graph_target_median_ci = 0.005;
   bool hide_launch_latency = true; // CUDA: hold the stream with a blocking kernel while the host enqueues
   double throttle_fraction = 0.75; // CUDA: samples under this share of the max SM clock are discarded
   bool accuracy_check = true;      // compare against a float64 reference

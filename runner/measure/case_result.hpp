@@ -45,6 +45,7 @@ struct CaseResult {
   std::string gpu_uuid;       // the GPU that measured the case (GPU-...); empty on the CPU
   std::string timer;          // cuda_event or steady_clock
   std::optional<StopReason> stop_reason;  // eager sampling's end; empty for a case that was not timed
+  std::optional<StopReason> graph_stop_reason;  // the CUDA-graph replays' end; empty without replays
   std::optional<SampleStatistics> gpu_time_us;
   std::optional<SampleStatistics> cpu_time_us;
   std::optional<double> cpu_dispatch_us_median;

@@ -40,7 +40,7 @@ double cool_down_within_budget(Timer& timer, const SamplingSettings& settings, C
 std::vector<double> sample_until_stop(Timer& timer, const std::function<void()>& call, SampleMode mode,
                                       const SamplingSettings& settings, CaseResult& result,
                                       const std::function<void()>& before) {
-  StoppingRule rule(settings.stopping);
+  StoppingRule rule(mode == SampleMode::graph ? settings.graph_stopping : settings.stopping);
   const auto max_clock = timer.max_sm_clock_mhz();
   std::vector<double> kept;
   const auto start = Clock::now();
@@ -67,7 +67,7 @@ std::vector<double> sample_until_stop(Timer& timer, const std::function<void()>&
     }
     result.samples.push_back(sample);
   } while (!rule.should_stop(seconds_since(start)));
-  if (mode == SampleMode::eager) result.stop_reason = rule.reason();
+  (mode == SampleMode::graph ? result.graph_stop_reason : result.stop_reason) = rule.reason();
   return kept;
 }
 

@@ -21,15 +21,16 @@ struct CooldownBudget {
 };
 
 struct SamplingSettings {
-  StoppingSettings stopping;
+  StoppingSettings stopping;        // eager samples
+  StoppingSettings graph_stopping;  // CUDA-graph replays
   double throttle_fraction = 0.75;  // samples under this share of the max SM clock are not kept
   MeasureRegime regime = MeasureRegime::sustained;  // burst: Timer::cool_down before every sample
   double burst_cooldown_max_s = 0.5;
   CooldownBudget* cooldown_budget = nullptr;  // burst: the allowance; null means none is kept
 
   static SamplingSettings from(const MeasureSettings& measure) {
-    return {StoppingSettings::from(measure), measure.throttle_fraction, measure.regime,
-            measure.burst_cooldown_max_ms / 1000.0};
+    return {StoppingSettings::from(measure), StoppingSettings::for_graph_replays(measure), measure.throttle_fraction,
+            measure.regime, measure.burst_cooldown_max_ms / 1000.0};
   }
 };
 
@@ -40,8 +41,9 @@ struct SamplingSettings {
 // energy window once before it starts.
 double cool_down_within_budget(Timer& timer, const SamplingSettings& settings, CaseResult& result);
 
-// Appends every sample to result.samples and returns the kept times (us). In
-// eager mode it also sets result.stop_reason. Throws Interrupted on a stop request.
+// Appends every sample to result.samples and returns the kept times (us), under
+// the mode's stopping rule; sets result.stop_reason (eager) or
+// result.graph_stop_reason (graph). Throws Interrupted on a stop request.
 // `before`, when set, runs ahead of each sample, outside its interval (and
 // before the burst regime's cool-down): a backward's forward.
 std::vector<double> sample_until_stop(Timer& timer, const std::function<void()>& call, SampleMode mode,

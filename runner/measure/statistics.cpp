@@ -32,6 +32,14 @@ std::size_t median_interval_low_rank(std::size_t n) {
   return k;
 }
 
+std::optional<double> median_ci_rel_sorted(const std::vector<double>& sorted) {
+  const std::size_t low = median_interval_low_rank(sorted.size());
+  const double median = percentile_sorted(sorted, 0.5);
+  if (low == 0 || median <= 0) return std::nullopt;
+  const std::size_t high = sorted.size() + 1 - low;
+  return (sorted[high - 1] - sorted[low - 1]) / 2 / median;
+}
+
 SampleStatistics summarize(std::vector<double> samples) {
   SampleStatistics stats;
   stats.count = static_cast<int>(samples.size());
@@ -43,10 +51,7 @@ SampleStatistics summarize(std::vector<double> samples) {
   stats.p10 = percentile_sorted(samples, 0.1);
   stats.p90 = percentile_sorted(samples, 0.9);
   stats.mean = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
-  if (const std::size_t low = median_interval_low_rank(samples.size()); low > 0 && stats.median > 0) {
-    const std::size_t high = samples.size() + 1 - low;
-    stats.median_ci_rel = (samples[high - 1] - samples[low - 1]) / 2 / stats.median;
-  }
+  stats.median_ci_rel = median_ci_rel_sorted(samples);
   if (samples.size() > 1) {
     double squares = 0;
     for (double value : samples) squares += (value - stats.mean) * (value - stats.mean);

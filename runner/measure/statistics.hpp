@@ -24,5 +24,8 @@ double percentile_sorted(const std::vector<double>& sorted, double fraction);
 // The 1-based rank k whose order statistics x(k), x(n+1-k) bound the median with
 // at least 95% confidence (exact binomial); 0 when n is too small (n < 6).
 std::size_t median_interval_low_rank(std::size_t n);
+// SampleStatistics::median_ci_rel of samples already sorted (what the graph
+// replays' stopping criterion asks while it samples).
+std::optional<double> median_ci_rel_sorted(const std::vector<double>& sorted);
 
 }  // namespace attnsweep

@@ -9,9 +9,10 @@
 namespace attnsweep {
 
 // target_rel_stdev and noise_converged are the stdrel criterion's ends
-// (stdrel_criterion.hpp); max_case_seconds and max_samples the caps every
-// criterion runs under (stopping_rule.hpp).
-enum class StopReason { target_rel_stdev, noise_converged, max_case_seconds, max_samples };
+// (stdrel_criterion.hpp), median_ci the graph replays' (median_interval_criterion.hpp);
+// max_case_seconds and max_samples the caps every criterion runs under
+// (stopping_rule.hpp). New reasons go last: the stored spellings keep their order.
+enum class StopReason { target_rel_stdev, noise_converged, max_case_seconds, max_samples, median_ci };
 
 // The stored spelling ("max_samples", ...).
 const char* to_string(StopReason reason);

@@ -2,6 +2,7 @@
 #include <functional>
 #include <stdexcept>
 
+#include "runner/measure/median_interval_criterion.hpp"
 #include "runner/measure/stdrel_criterion.hpp"
 #include "runner/measure/stopping_criterion.hpp"
 
@@ -16,6 +17,8 @@ struct Registered {
 const std::vector<Registered>& registry() {
   static const std::vector<Registered> criteria = {
       {StdrelCriterion::kName, [](const StoppingSettings& s) { return std::make_unique<StdrelCriterion>(s); }},
+      {MedianIntervalCriterion::kName,
+       [](const StoppingSettings& s) { return std::make_unique<MedianIntervalCriterion>(s); }},
   };
   return criteria;
 }

@@ -89,9 +89,7 @@ void judge_validity(const Case& c, const ValidityLimits& limits, CaseResult& res
     const double event = result.gpu_time_us->median;
     const double kernels = result.profile->kernel_time_us_per_forward;
     const bool kernels_longer = kernels > event;
-    const double allowed = kernels_longer ? std::max(kEventKernelRelative * event, kKernelsOverEventsUs)
-                                          : std::max(kEventKernelRelative * event,
-                                                     kEventsOverKernelsUs + kEventsOverKernelsPerLaunchUs * eager_launches);
+    const double allowed = (kernels_longer ? kKernelsOverEvents : kEventsOverKernels).allowed_us(event, eager_launches);
     // Events longer than the kernels, and the CUDA graph's replays (no host in
     // the loop) about as long as the events: the GPU itself spends that time
     // between the kernels, nothing idled inside the interval. On the H200, cuDNN

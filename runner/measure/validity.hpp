@@ -6,6 +6,7 @@
 // disagree or the samples were taken in a state that does not stand for the
 // case, the number is still stored but labelled, and compare and nightly do
 // not judge its time. Pure: reads the result, writes its label.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,20 +22,26 @@ namespace attnsweep {
 // means the same thing in every database).
 namespace validity_bounds {
 // Event median against the profiler's kernel time per pass, each way with its
-// own allowance (docs/measurement.md, "Validity"):
-// - kernels longer than the events (the events missed work, e.g. on another
-//   stream): suspect beyond the larger of 25% of the median and 5 us;
-// - events longer than the kernels (idle time inside the interval, or dropped
-//   kernel records): suspect beyond the larger of 25% of the median and 10 us
-//   plus 1 us per kernel or copy. On the H200 (torch 2.11; bench.yaml,
-//   training.yaml and ten nights of nightly_window.yaml, 908 cases) the
-//   kernels ran up to 1.12x the events (power-capped) and the events up to
-//   8.3 us past the kernels (cuDNN decoding, 2 kernels in 17.5 us, its graph
-//   replay 16.1 us: gaps on the GPU, not missed work).
-inline constexpr double kEventKernelRelative = 0.25;
-inline constexpr double kKernelsOverEventsUs = 5.0;
-inline constexpr double kEventsOverKernelsUs = 10.0;
-inline constexpr double kEventsOverKernelsPerLaunchUs = 1.0;
+// own allowance (docs/measurement.md, "Validity"): suspect beyond the larger of
+// a share of the event median and a floor plus some per kernel or copy of the pass.
+struct EventKernelAllowance {
+  double median_share;
+  double floor_us;
+  double per_launch_us;
+  constexpr double allowed_us(double event_median_us, int launches) const {
+    return std::max(median_share * event_median_us, floor_us + per_launch_us * launches);
+  }
+};
+// Kernels longer than the events (the events missed work, e.g. on another
+// stream): 25% of the median, or 5 us.
+inline constexpr EventKernelAllowance kKernelsOverEvents{0.25, 5.0, 0.0};
+// Events longer than the kernels (idle time inside the interval, or dropped
+// kernel records): 25% of the median, or 10 us plus 1 us per kernel or copy.
+// On the H200 (torch 2.11; bench.yaml, training.yaml and ten nights of
+// nightly_window.yaml, 908 cases) the kernels ran up to 1.12x the events
+// (power-capped) and the events up to 8.3 us past the kernels (cuDNN decoding,
+// 2 kernels in 17.5 us, its graph replay 16.1 us: gaps on the GPU, not missed work).
+inline constexpr EventKernelAllowance kEventsOverKernels{0.25, 10.0, 1.0};
 // Events longer than the kernels are not suspect when the CUDA graph's replays
 // take at least this share of the event median: the gaps are the GPU's own.
 inline constexpr double kGraphConfirmsEventsShare = 0.9;

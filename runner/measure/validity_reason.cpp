@@ -2,6 +2,8 @@
 
 #include <cstddef>
 
+#include "runner/common/enum_names.hpp"
+
 namespace attnsweep {
 namespace {
 
@@ -18,14 +20,10 @@ const std::vector<std::string>& validity_code_names() {
   return names;
 }
 
-const char* to_string(ValidityCode code) { return validity_code_names().at(static_cast<std::size_t>(code)).c_str(); }
+const char* to_string(ValidityCode code) { return name_in(validity_code_names(), code).c_str(); }
 
 std::optional<ValidityCode> parse_validity_code(const std::string& text) {
-  const auto& names = validity_code_names();
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (names[i] == text) return static_cast<ValidityCode>(i);
-  }
-  return std::nullopt;
+  return value_named<ValidityCode>(validity_code_names(), text);
 }
 
 std::string format_reason(const ValidityReason& reason) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <initializer_list>
+#include <utility>
 
 namespace attnsweep::report {
 namespace {
@@ -45,6 +47,21 @@ std::size_t utf8_length(const std::string& text, std::size_t at, unsigned& code_
   return length;
 }
 
+// `text` rewritten one UTF-8 sequence at a time: `rewrite(at, length, code_point, out)`
+// appends what the sequence at `at` becomes (length 0: a byte that starts no
+// well-formed sequence) and returns how many bytes it took, at least one.
+template <typename Rewrite>
+std::string rewritten(const std::string& text, Rewrite rewrite) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t at = 0; at < text.size();) {
+    unsigned code_point = 0;
+    const std::size_t length = utf8_length(text, at, code_point);
+    at += rewrite(at, length, code_point, out);
+  }
+  return out;
+}
+
 }  // namespace
 
 bool is_bidi_control(unsigned code_point) {
@@ -53,19 +70,15 @@ bool is_bidi_control(unsigned code_point) {
 }
 
 std::string bidi_controls_escaped(const std::string& text, const std::string& backslash) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t at = 0; at < text.size();) {
-    unsigned code_point = 0;
-    const std::size_t length = utf8_length(text, at, code_point);
+  return rewritten(text, [&](std::size_t at, std::size_t length, unsigned code_point, std::string& out) -> std::size_t {
     if (length > 1 && is_bidi_control(code_point)) {
       out += backslash + hex_escape("u%04x", code_point);
-    } else {
-      out.append(text, at, length == 0 ? 1 : length);
+      return length;
     }
-    at += length == 0 ? 1 : length;
-  }
-  return out;
+    const std::size_t taken = length == 0 ? 1 : length;  // a byte that is not UTF-8 passes as it is
+    out.append(text, at, taken);
+    return taken;
+  });
 }
 
 namespace {
@@ -73,20 +86,17 @@ namespace {
 // Control characters, bidirectional controls and bytes that are not UTF-8 as escapes; `line_breaks`
 // says what a line break becomes ("" to escape it as "\n").
 std::string neutralized(const std::string& text, const std::string& line_breaks) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t at = 0; at < text.size();) {
-    unsigned code_point = 0;
-    const std::size_t length = utf8_length(text, at, code_point);
+  return rewritten(text, [&](std::size_t at, std::size_t length, unsigned code_point, std::string& out) -> std::size_t {
     if (length == 0) {
       out += hex_escape("\\x%02x", static_cast<unsigned char>(text[at]));
-      ++at;
-      continue;
+      return 1;
     }
     if ((code_point == '\n' || code_point == '\r') && !line_breaks.empty()) {
-      if (code_point == '\r' && at + 1 < text.size() && text[at + 1] == '\n') ++at;  // CRLF is one line break
       out += line_breaks;
-    } else if (code_point == '\n') {
+      const bool crlf = code_point == '\r' && at + 1 < text.size() && text[at + 1] == '\n';
+      return crlf ? 2 : 1;  // CRLF is one line break
+    }
+    if (code_point == '\n') {
       out += "\\n";
     } else if (code_point == '\r') {
       out += "\\r";
@@ -101,7 +111,22 @@ std::string neutralized(const std::string& text, const std::string& line_breaks)
     } else {
       out.append(text, at, length);
     }
-    at += length;
+    return length;
+  });
+}
+
+// `text` with each character that `replacements` names spelled as it says.
+std::string replaced(const std::string& text, std::initializer_list<std::pair<char, const char*>> replacements) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto* found = std::find_if(replacements.begin(), replacements.end(),
+                                     [c](const auto& replacement) { return replacement.first == c; });
+    if (found == replacements.end()) {
+      out += c;
+    } else {
+      out += found->second;
+    }
   }
   return out;
 }
@@ -134,30 +159,11 @@ std::string markdown_code(const std::string& text) {
 }
 
 std::string html_text(const std::string& text) {
-  std::string escaped;
-  for (const char c : bidi_controls_escaped(text, "\\")) {
-    switch (c) {
-      case '&': escaped += "&amp;"; break;
-      case '<': escaped += "&lt;"; break;
-      case '>': escaped += "&gt;"; break;
-      case '"': escaped += "&quot;"; break;
-      default: escaped += c;
-    }
-  }
-  return escaped;
+  return replaced(bidi_controls_escaped(text, "\\"), {{'&', "&amp;"}, {'<', "&lt;"}, {'>', "&gt;"}, {'"', "&quot;"}});
 }
 
 std::string json_in_script(const std::string& json_text) {
-  std::string safe;
-  for (const char c : bidi_controls_escaped(json_text, "\\\\")) {
-    switch (c) {
-      case '<': safe += "\\u003c"; break;
-      case '>': safe += "\\u003e"; break;
-      case '&': safe += "\\u0026"; break;
-      default: safe += c;
-    }
-  }
-  return safe;
+  return replaced(bidi_controls_escaped(json_text, "\\\\"), {{'<', "\\u003c"}, {'>', "\\u003e"}, {'&', "\\u0026"}});
 }
 
 }  // namespace attnsweep::report

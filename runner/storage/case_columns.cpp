@@ -149,13 +149,28 @@ Field<C> graph_samples_column() {
           }};
 }
 
-// The stop reason as its stored spelling; a spelling no build wrote is a damaged database.
-Field<C> stop_reason_column() {
-  return {"stop_reason", [](const C& c) { return c.stop_reason ? to_value(to_string(*c.stop_reason)) : Value{}; },
-          [](const SQLite::Column& value, const Where& where, C& c) {
+// A stop reason as its stored spelling; a spelling no build wrote is a damaged database.
+Field<C> stop_reason_column(const char* name, std::optional<StopReason> C::*reason) {
+  return {name, [reason](const C& c) { return c.*reason ? to_value(to_string(*(c.*reason))) : Value{}; },
+          [reason](const SQLite::Column& value, const Where& where, C& c) {
             if (value.isNull()) return;
-            c.stop_reason = parse_stop_reason(value.isText() ? value.getString() : std::string());
-            if (!c.stop_reason) throw OutOfDomain(where, value, fields::listed(stop_reason_names()) + " or NULL");
+            c.*reason = parse_stop_reason(value.isText() ? value.getString() : std::string());
+            if (!(c.*reason)) throw OutOfDomain(where, value, fields::listed(stop_reason_names()) + " or NULL");
+          }};
+}
+
+// graph_median_ci_rel: how precisely the replays' median is known (what their stopping rule looks at).
+Field<C> graph_median_ci_column() {
+  return {"graph_median_ci_rel",
+          [](const C& c) { return c.graph_time_us ? to_value(c.graph_time_us->median_ci_rel) : Value{}; },
+          [](const SQLite::Column& column, const Where& where, C& c) {
+            std::optional<double> half_width;
+            fields::from_column(column, where, half_width);
+            const std::string allowed = fields::outside(kNotNegative, half_width);
+            if (!allowed.empty()) throw OutOfDomain(where, column, allowed);
+            if (!half_width) return;
+            if (!c.graph_time_us) c.graph_time_us.emplace();
+            c.graph_time_us->median_ci_rel = half_width;
           }};
 }
 
@@ -220,7 +235,7 @@ const Table<CaseRow>& case_columns() {
         text_or_null<C>("warnings", &C::warnings),
         text_or_null<C>("sdpa_backend", &C::sdpa_backend),
         text_or_null<C>("timer", &C::timer),
-        stop_reason_column(),
+        stop_reason_column("stop_reason", &C::stop_reason),
         // The profile.
         member<C>("kernels_per_forward", &C::kernels_per_forward, kNotNegative),
         member<C>("memcpy_per_forward", &C::memcpy_per_forward, kNotNegative),
@@ -249,6 +264,8 @@ const Table<CaseRow>& case_columns() {
     fields::append(columns, statistics_columns("graph_time_us", &C::graph_time_us, kGraphStatistics));
     fields::append(columns, {
         graph_samples_column(),
+        graph_median_ci_column(),
+        stop_reason_column("graph_stop_reason", &C::graph_stop_reason),
         text_or_null<C>("graph_error", &C::graph_error),
         member<C>("graph_launches_per_replay", &C::graph_launches_per_replay, kNotNegative),
         member<C>("graph_output_rel_diff", &C::graph_output_rel_diff, kNotNegative).shown(kError),

@@ -36,6 +36,7 @@ CaseRow case_record(const Case& identity, const CaseResult& r, const CaseContext
   row.sdpa_backend = r.sdpa_backend;
   row.timer = r.timer;
   row.stop_reason = r.stop_reason;
+  row.graph_stop_reason = r.graph_stop_reason;
   row.graph_error = r.graph_error;
   row.finished_at = context.finished_at;
   row.trace_path = context.trace_path;

@@ -25,7 +25,8 @@ struct CaseRow {
   Device device;
   CaseStatus status = CaseStatus::ok;
   std::string error_message, warnings, sdpa_backend, timer, graph_error, finished_at;
-  std::optional<StopReason> stop_reason;  // empty for a case that was not timed
+  std::optional<StopReason> stop_reason;        // empty for a case that was not timed
+  std::optional<StopReason> graph_stop_reason;  // the CUDA-graph replays'; empty without replays
   // As stored: relative to the run's trace_path_base; storage::trace_file_of (trace_location.hpp) resolves it.
   std::string trace_path;
   std::optional<int> kernels_per_forward, memcpy_per_forward, memset_per_forward, cpu_ops_per_forward;

@@ -74,6 +74,7 @@ const Table<RunRow>& run_columns() {
        member<R>("cuda_graph", &R::cuda_graph),
        member<R>("hide_launch_latency", &R::hide_launch_latency),
        member<R>("min_gpu_seconds", &R::min_gpu_seconds, kNotNegative),
+       member<R>("graph_target_median_ci", &R::graph_target_median_ci, kNotNegative),
        member<R>("throttle_fraction", &R::throttle_fraction, kNotNegative),
        member<R>("sm_clock_max_mhz", &R::sm_clock_max_mhz, kNotNegative),
        member<R>("ceiling_bf16_tflops", &R::ceiling_bf16_tflops, kNotNegative),
@@ -147,6 +148,7 @@ RunRow run_record(const RunRecord& run, const std::string& started_at, const Cla
     row.cuda_graph = m.cuda_graph;
     row.hide_launch_latency = m.hide_launch_latency;
     row.throttle_fraction = m.throttle_fraction;
+    if (m.cuda_graph) row.graph_target_median_ci = m.graph_target_median_ci;
   }
   row.min_gpu_seconds = m.min_gpu_seconds;
   row.sm_clock_max_mhz = positive_or_empty(e.sm_clock_max_mhz);

@@ -70,6 +70,13 @@ std::vector<RunRow> read_runs(SQLite::Statement& statement, const std::string& p
   return rows;
 }
 
+// The first of read_runs' rows (a query of one run), none when it selects none.
+std::optional<RunRow> first_run(SQLite::Statement& statement, const std::string& path) {
+  std::vector<RunRow> rows = read_runs(statement, path);
+  if (rows.empty()) return std::nullopt;
+  return std::move(rows.front());
+}
+
 // Rows of the cases table: "FILE: run N, case P (LABEL): cases.COLUMN = ...". The
 // label needs the whole identity (plan_index to pass, read first); a case whose
 // identity is damaged is named by its stored plan_index and variant.
@@ -168,17 +175,13 @@ std::optional<RunRow> RunReader::run(std::int64_t run_id) const {
   static const std::string sql = select_sql(run_columns(), "WHERE run_id = ?");
   SQLite::Statement query(impl_->database, sql);
   query.bind(1, run_id);
-  auto rows = read_runs(query, path_);
-  if (rows.empty()) return std::nullopt;
-  return std::move(rows.front());
+  return first_run(query, path_);
 }
 
 std::optional<RunRow> RunReader::latest_run() const {
   static const std::string sql = select_sql(run_columns(), "ORDER BY run_id DESC LIMIT 1");
   SQLite::Statement query(impl_->database, sql);
-  auto rows = read_runs(query, path_);
-  if (rows.empty()) return std::nullopt;
-  return std::move(rows.front());
+  return first_run(query, path_);
 }
 
 std::vector<RunRow> RunReader::runs() const {

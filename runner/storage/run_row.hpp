@@ -33,6 +33,7 @@ struct RunRow {
   // burst cool-down in the sustained regime).
   std::optional<int> warmup, profiled_forwards, min_samples, max_samples;
   std::optional<double> target_rel_stdev, max_case_seconds, case_timeout_s, min_gpu_seconds, throttle_fraction;
+  std::optional<double> graph_target_median_ci;  // NULL on the CPU and without graphs
   std::optional<bool> l2_flush, cuda_graph, hide_launch_latency;
   std::optional<double> burst_cooldown_max_ms;
   // The claim (Store::claim_run): the process running the run, its host, when it

@@ -1,4 +1,4 @@
--- attnsweep results database, schema version 13 (PRAGMA user_version = 13), marked as attnsweep's by
+-- attnsweep results database, schema version 14 (PRAGMA user_version = 14), marked as attnsweep's by
 -- PRAGMA application_id = 1635021934 (0x6174746E, 'attn'); the store sets both when it creates or migrates a file.
 -- This file is the public contract: docs/schema.md documents every column.
 -- Units are in the names: _us microseconds, _bytes bytes, _ns nanoseconds.
@@ -32,7 +32,9 @@
 -- energy_j, energy_power_w and tflop_per_joule; 12 serving masks (issue 25): cases gains causal_bottom_right,
 -- window_left and window_right, the results view mask, tokens_per_s and us_per_token; 13 variable-length
 -- batches and paged KV caches (issue 25): cases gains seq_lens_q, seq_lens_kv (NULL for uniform batches),
--- page_size (0: contiguous) and query_tokens (NULL for older cases: batch x seq_len_q), and the results view them.
+-- page_size (0: contiguous) and query_tokens (NULL for older cases: batch x seq_len_q), and the results view them;
+-- 14 the CUDA-graph replays' own stopping rule (issue 35): runs gains graph_target_median_ci, cases gains
+-- graph_median_ci_rel and graph_stop_reason (NULL for older runs and cases, whose replays stopped by the eager rule).
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id             INTEGER PRIMARY KEY,
@@ -72,6 +74,8 @@ CREATE TABLE IF NOT EXISTS runs (
   cuda_graph         INTEGER,                   -- 1: CUDA-graph replays were timed too
   hide_launch_latency INTEGER,                  -- 1: a blocking kernel held the stream while the host enqueued
   min_gpu_seconds    REAL,                      -- stopping rule: least summed time of the samples
+  graph_target_median_ci REAL,                  -- CUDA-graph replays stop once their median's 95% interval half-width is
+                                                --   at most this share of it; NULL on CPU, without graphs, before version 14
   throttle_fraction  REAL,                      -- samples under this share of the max SM clock are discarded
   sm_clock_max_mhz   INTEGER,                   -- the GPU's maximum SM clock (NVML)
   ceiling_bf16_tflops REAL,                     -- measured at run start: bf16 matmul on random data
@@ -139,7 +143,7 @@ CREATE TABLE IF NOT EXISTS cases (
   warnings           TEXT,                     -- measurement warnings, '; '-separated
   sdpa_backend       TEXT,                     -- backend that ran (sdpa_* variants)
   timer              TEXT,                     -- cuda_event or steady_clock
-  stop_reason        TEXT,                     -- target_rel_stdev, max_case_seconds, max_samples
+  stop_reason        TEXT,                     -- target_rel_stdev, noise_converged, max_case_seconds, max_samples
   kernels_per_forward INTEGER,                 -- GPU kernel launches per forward; NULL on CPU
   memcpy_per_forward INTEGER,                  -- GPU memcpy per forward; NULL on CPU
   memset_per_forward INTEGER,                  -- GPU memset per forward; NULL on CPU
@@ -176,6 +180,8 @@ CREATE TABLE IF NOT EXISTS cases (
   graph_time_us_p90  REAL,
   graph_time_us_min  REAL,
   graph_samples      INTEGER,
+  graph_median_ci_rel REAL,                    -- half-width of the replays' median's 95% interval / that median
+  graph_stop_reason  TEXT,                     -- why the replays stopped: median_ci, max_case_seconds, max_samples
   graph_error        TEXT,                     -- why the forward could not be captured or replayed
   graph_launches_per_replay INTEGER,           -- kernels and copies one profiled CUDA-graph replay launched (compare
                                                --   with kernels_per_forward + memcpy_per_forward: a graph may run a

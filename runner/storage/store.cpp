@@ -303,6 +303,22 @@ auto written(SQLite::Database& db, const std::string& path, const std::string& w
   }
 }
 
+using Keys = std::vector<Value>;
+
+// Each of `rows` into `table` (kernels, ops, samples: a case's children) after the
+// key values `keys_of` gives it. The SQL is built once per call site: each passes
+// a lambda of its own type, so each has its own instance of this function.
+template <typename Row, typename KeysOf>
+void insert_rows(SQLite::Database& db, const fields::Table<Row>& table, const std::vector<Row>& rows, KeysOf keys_of) {
+  static const std::string sql = fields::insert_sql(table);
+  SQLite::Statement insert(db, sql);
+  for (const Row& row : rows) {
+    fields::bind_row(insert, table, keys_of(row), row);
+    insert.exec();
+    insert.reset();
+  }
+}
+
 }  // namespace
 
 Store::Store(const std::string& path, Open mode) : path_(path) {
@@ -456,29 +472,12 @@ std::optional<std::int64_t> Store::add_case(std::int64_t run_id, const Case& c, 
     if (insert.exec() == 0) return std::nullopt;  // already stored; the transaction rolls back, having written nothing
     const std::int64_t case_id = db.getLastInsertRowid();
     if (result.profile) {
-      static const std::string kernel_sql = fields::insert_sql(fields::kernels_table());
-      SQLite::Statement kernel(db, kernel_sql);
-      for (const auto& k : result.profile->kernels) {
-        fields::bind_row(kernel, fields::kernels_table(), {case_id}, k);
-        kernel.exec();
-        kernel.reset();
-      }
-      static const std::string op_sql = fields::insert_sql(fields::ops_table());
-      SQLite::Statement op(db, op_sql);
-      for (const auto& o : result.profile->ops) {
-        fields::bind_row(op, fields::ops_table(), {case_id}, o);
-        op.exec();
-        op.reset();
-      }
+      insert_rows(db, fields::kernels_table(), result.profile->kernels, [&](const KernelStat&) -> Keys { return {case_id}; });
+      insert_rows(db, fields::ops_table(), result.profile->ops, [&](const OpStat&) -> Keys { return {case_id}; });
     }
-    static const std::string sample_sql = fields::insert_sql(fields::samples_table());
-    SQLite::Statement sample(db, sample_sql);
     std::map<SampleMode, std::int64_t> next_index;  // numbered per mode
-    for (const auto& s : result.samples) {
-      fields::bind_row(sample, fields::samples_table(), {case_id, next_index[s.mode]++}, s);
-      sample.exec();
-      sample.reset();
-    }
+    insert_rows(db, fields::samples_table(), result.samples,
+                [&](const TimingSample& s) -> Keys { return {case_id, next_index[s.mode]++}; });
     transaction.commit();
     return case_id;
   });

@@ -104,6 +104,17 @@ def next_step(read, since, wait_max_s, poll_s=0.0005, clock=time.monotonic):
         time.sleep(poll_s)
 
 
+def window_edge(read, aligned, wait_max_s, clock, where):
+    """One end of a window, (counter mJ, host time): aligned, the counter's next step (RuntimeError when
+    it does not step within wait_max_s; `where` is "before" or "after" the window); else a read now."""
+    if not aligned:
+        return read(), clock()
+    step = next_step(read, read(), wait_max_s, clock=clock)
+    if step is None:
+        raise RuntimeError(f"the energy counter did not step within {wait_max_s * 1000:.0f} ms {where} the window")
+    return step
+
+
 def run_window(read, call, synchronize, window_s, aligned=True, chunk_s=0.02, wait_max_s=0.2, power=None,
                clock=time.monotonic):
     """One window of `call` back to back. aligned: from a step to the first step after the last
@@ -111,13 +122,7 @@ def run_window(read, call, synchronize, window_s, aligned=True, chunk_s=0.02, wa
     Returns a dict (energy_mj, calls, window_s, joules_per_call, power_w, nvml_power_w) or raises
     RuntimeError when the counter does not step."""
     synchronize()
-    if aligned:
-        first = next_step(read, read(), wait_max_s, clock=clock)
-        if first is None:
-            raise RuntimeError(f"the energy counter did not step within {wait_max_s * 1000:.0f} ms before the window")
-        start_mj, start = first
-    else:
-        start_mj, start = read(), clock()
+    start_mj, start = window_edge(read, aligned, wait_max_s, clock, "before")
     calls, chunk, readings = 0, 1, []
     while True:
         for _ in range(chunk):
@@ -133,13 +138,7 @@ def run_window(read, call, synchronize, window_s, aligned=True, chunk_s=0.02, wa
             break
         per_call = max(elapsed / calls, 1e-7)
         chunk = max(1, min(10**6, int(min(chunk_s, window_s - elapsed) / per_call)))
-    if aligned:
-        last = next_step(read, read(), wait_max_s, clock=clock)
-        if last is None:
-            raise RuntimeError(f"the energy counter did not step within {wait_max_s * 1000:.0f} ms after the window")
-        end_mj, end = last
-    else:
-        end_mj, end = read(), clock()
+    end_mj, end = window_edge(read, aligned, wait_max_s, clock, "after")
     if end_mj < start_mj:
         raise RuntimeError(f"the energy counter went back ({start_mj} mJ, then {end_mj} mJ)")
     joules, seconds = (end_mj - start_mj) / 1000.0, end - start

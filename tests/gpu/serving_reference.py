@@ -62,7 +62,8 @@ from torch.nn.attention.bias import causal_lower_right
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 from results_db import open_read_only  # noqa: E402
-from torch_reference import BACKENDS, DTYPES, VARIANTS, cuda_event_median, profile_counts  # noqa: E402
+from torch_reference import (BACKENDS, DTYPES, VARIANTS, cuda_event_median, masked_reference,  # noqa: E402
+                             profile_counts)
 JUDGED_US = 200.0
 TOLERANCE = 0.03
 # Columns of schema 13, read from older databases as these values.
@@ -211,8 +212,8 @@ def varlen_reference(q, k, v, scale, case, chunk_elements=1 << 28):
         for g0 in range(0, kv_heads, groups):
             g1 = min(kv_heads, g0 + groups)
             qh = slice(g0 * repeats, g1 * repeats)
-            out[qh] = reference(q[b:b + 1, qh, :nq], k[b:b + 1, g0:g1, :nkv], v[b:b + 1, g0:g1, :nkv], scale,
-                                allowed)[0]
+            out[qh] = masked_reference(q[b:b + 1, qh, :nq], k[b:b + 1, g0:g1, :nkv], v[b:b + 1, g0:g1, :nkv],
+                                       scale, allowed)[0]
         pieces.append(out.transpose(0, 1))
         del allowed
     return torch.cat(pieces)
@@ -390,7 +391,7 @@ def plan_forward(case, q, k, v, scale, seed):
     if case["varlen"]:
         ref = lambda: varlen_reference(q, k, v, scale, case)  # noqa: E731
     else:
-        ref = lambda: reference(q, k, v, scale, case_mask(case, q.shape[-2], k.shape[-2], q.device))  # noqa: E731
+        ref = lambda: masked_reference(q, k, v, scale, case_mask(case, q.shape[-2], k.shape[-2], q.device))  # noqa: E731
     if variant in OP_LIBRARIES:
         fn, finish = fa3_forward_of(OP_LIBRARIES[variant], q, k, v, scale, case, seed)
     elif variant not in VARIANTS:
@@ -403,16 +404,6 @@ def plan_forward(case, q, k, v, scale, seed):
         fn, finish = forward_of(variant, q, k, v, scale, case, case_mask(case, q.shape[-2], k.shape[-2], q.device)), \
             (lambda out: out)
     return fn, finish, ref
-
-
-def reference(q, k, v, scale, allowed):
-    qd, kd, vd = q.double(), k.double(), v.double()
-    if kd.shape[1] != qd.shape[1]:
-        repeats = qd.shape[1] // kd.shape[1]
-        kd, vd = kd.repeat_interleave(repeats, 1), vd.repeat_interleave(repeats, 1)
-    scores = (qd @ kd.transpose(-2, -1)) * scale
-    scores = scores.masked_fill(allowed.logical_not(), float("-inf"))
-    return torch.softmax(scores, dim=-1) @ vd
 
 
 def measure(case, seed, a):

@@ -16,9 +16,9 @@
 #include <string>
 #include <thread>
 
+#include "tests/support/cli_cuda_sweep.hpp"
 #include "tests/support/gpu_checks.hpp"
 #include "tests/support/run_attnsweep.hpp"
-#include "tests/support/scratch_directory.hpp"
 
 namespace {
 
@@ -27,69 +27,67 @@ using attnsweep::testing::run_attnsweep;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-bool has_cuda() { return attnsweep::testing::binary_sees_cuda(); }
-
 using attnsweep::testing::scalar;
 
-TEST(GpuHardening, AnOpRefusingFp16AfterBf16IsUnsupportedAtEveryShapeNotAStaleOk) {
-  if (!has_cuda()) GTEST_SKIP() << "no CUDA device here";
-  attnsweep::testing::ScratchDirectory scratch("attnsweep-gpu-hardening");
-  const std::string config = scratch.write(
-      "fa3_like.yaml",
+class GpuHardening : public attnsweep::testing::CudaSweepTest {
+ protected:
+  GpuHardening() : CudaSweepTest("attnsweep-gpu-hardening") {}
+};
+
+class GpuValidity : public attnsweep::testing::CudaSweepTest {
+ protected:
+  GpuValidity() : CudaSweepTest("attnsweep-gpu-validity") {}
+};
+
+TEST_F(GpuHardening, AnOpRefusingFp16AfterBf16IsUnsupportedAtEveryShapeNotAStaleOk) {
+  const Outcome outcome = sweep(
+      "fa3_like",
       "variants:\n  - sdpa_flash\n  - name: fa3_like\n    kind: op_library\n    library: '" ATTNSWEEP_MISBEHAVING_OPS_LIBRARY
       "'\n    op: attnsweep_misbehaving::bf16_only_bshd\n    layout: bshd\n    causal: is_causal\n"
       "dtypes: [bf16, fp16, fp32]\ncausal: [true]\n"
       "shapes:\n  - {batch: 2, heads: 4, seq_len: 256, head_dim: 64}\n  - {batch: 1, heads: 8, seq_len: 512, head_dim: 64}\n"
       "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 5}\n");
-  const std::string db = scratch.path("results.db");
-  const Outcome outcome = run_attnsweep("--log-level off run " + config + " --device cuda --db " + db);
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM cases WHERE variant = 'fa3_like' AND dtype = 'bf16' AND status = 'ok' "
-                       "AND numerics = 'ok'"),
+  EXPECT_EQ(scalar(db_, "SELECT count(*) FROM cases WHERE variant = 'fa3_like' AND dtype = 'bf16' AND status = 'ok' "
+                        "AND numerics = 'ok'"),
             "2");
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM cases WHERE variant = 'fa3_like' AND dtype != 'bf16' AND "
-                       "status = 'unsupported' AND error_message LIKE 'This flash attention build does not support%'"),
+  EXPECT_EQ(scalar(db_, "SELECT count(*) FROM cases WHERE variant = 'fa3_like' AND dtype != 'bf16' AND "
+                        "status = 'unsupported' AND error_message LIKE 'This flash attention build does not support%'"),
             "4");
 }
 
-TEST(GpuHardening, ARunWithoutTheCachingAllocatorStoresEveryCaseAndSaysWhyNoGraph) {
-  if (!has_cuda()) GTEST_SKIP() << "no CUDA device here";
-  attnsweep::testing::ScratchDirectory scratch("attnsweep-gpu-hardening");
-  const std::string config = scratch.write(
-      "uncached.yaml",
+TEST_F(GpuHardening, ARunWithoutTheCachingAllocatorStoresEveryCaseAndSaysWhyNoGraph) {
+  const Outcome outcome = sweep(
+      "uncached",
       "variants: [naive, naive_inplace, sdpa_math, sdpa_efficient, sdpa_flash, sdpa_cudnn, sdpa_auto]\n"
       "dtypes: [bf16]\ncausal: [true]\nshapes:\n  - {batch: 2, heads: 4, seq_len: 512, head_dim: 64}\n"
-      "measure: {warmup: 2, profiled_forwards: 2, min_samples: 5, max_samples: 10}\n");
-  const std::string db = scratch.path("results.db");
-  const Outcome outcome =
-      run_attnsweep("--log-level off run " + config + " --device cuda --db " + db, "PYTORCH_NO_CUDA_MEMORY_CACHING=1 ");
+      "measure: {warmup: 2, profiled_forwards: 2, min_samples: 5, max_samples: 10}\n",
+      "PYTORCH_NO_CUDA_MEMORY_CACHING=1 ");
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
-  EXPECT_EQ(scalar(db, "SELECT status FROM runs"), "done");
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM cases WHERE status = 'ok' AND gpu_time_us_median > 0"), "7");
-  EXPECT_EQ(scalar(db, "SELECT count(*) FROM cases WHERE graph_error LIKE '%PYTORCH_NO_CUDA_MEMORY_CACHING=1%'"), "7");
-  EXPECT_EQ(scalar(db, "SELECT json_extract(env_vars, '$.PYTORCH_NO_CUDA_MEMORY_CACHING') FROM runs"), "1");
+  EXPECT_EQ(scalar(db_, "SELECT status FROM runs"), "done");
+  EXPECT_EQ(scalar(db_, "SELECT count(*) FROM cases WHERE status = 'ok' AND gpu_time_us_median > 0"), "7");
+  EXPECT_EQ(scalar(db_, "SELECT count(*) FROM cases WHERE graph_error LIKE '%PYTORCH_NO_CUDA_MEMORY_CACHING=1%'"), "7");
+  EXPECT_EQ(scalar(db_, "SELECT json_extract(env_vars, '$.PYTORCH_NO_CUDA_MEMORY_CACHING') FROM runs"), "1");
 }
 
 // A second attnsweep process sweeping large matmul-bound cases is the other
 // tenant: it holds a CUDA context and computes on the GPU meanwhile.
-TEST(GpuHardening, ANightlyBesideAnotherGpuProcessIsInconclusive) {
-  if (!has_cuda()) GTEST_SKIP() << "no CUDA device here";
-  attnsweep::testing::ScratchDirectory scratch("attnsweep-gpu-hardening");
-  const std::string night = scratch.write(
+TEST_F(GpuHardening, ANightlyBesideAnotherGpuProcessIsInconclusive) {
+  const std::string night = write(
       "night.yaml",
       "variants: [sdpa_flash, sdpa_cudnn]\ndtypes: [bf16]\ncausal: [true]\n"
       "shapes:\n  - {batch: 4, heads: 16, seq_len: 1024, head_dim: 64}\n"
       "measure: {warmup: 2, profiled_forwards: 2, min_samples: 20, max_samples: 60, regime: burst}\n");
-  const std::string busy = scratch.write(
+  const std::string busy = write(
       "busy.yaml",
       "variants: [sdpa_math]\ndtypes: [fp32]\ncausal: [false]\n"
       "shapes:\n  - {batch: 8, heads: 32, seq_len: 4096, head_dim: 128}\n"
       "measure: {warmup: 50, min_samples: 2000, max_samples: 2000, max_case_seconds: 120, "
       "accuracy_check: false, cuda_graph: false}\n");
-  const std::string busy_db = scratch.path("busy.db");
-  const std::string history = scratch.path("history");
+  const std::string busy_db = path("busy.db");
+  const std::string history = path("history");
   const Outcome alone = run_attnsweep("--log-level off nightly " + night + " --history " + history + " --device cuda --db " +
-                                      scratch.path("alone.db"));
+                                      path("alone.db"));
   ASSERT_EQ(alone.exit_code, 0) << alone.output;
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // the next night's stamp
 
@@ -99,7 +97,7 @@ TEST(GpuHardening, ANightlyBesideAnotherGpuProcessIsInconclusive) {
     setpgid(0, 0);
     execl("/bin/sh", "sh", "-c",
           (std::string(ATTNSWEEP_BINARY) + " --log-level off run " + busy + " --device cuda --db " +
-           scratch.path("busy.db") + " > /dev/null 2>&1")
+           path("busy.db") + " > /dev/null 2>&1")
               .c_str(),
           static_cast<char*>(nullptr));
     _exit(127);
@@ -109,10 +107,10 @@ TEST(GpuHardening, ANightlyBesideAnotherGpuProcessIsInconclusive) {
   std::this_thread::sleep_for(std::chrono::seconds(3));
   ASSERT_EQ(waitpid(other, nullptr, WNOHANG), 0) << "the other GPU process ended early";
   const Outcome shared = run_attnsweep("nightly " + night + " --history " + history + " --device cuda --db " +
-                                       scratch.path("shared.db"));
+                                       path("shared.db"));
   // A first night (an empty history) beside it is no pass either.
-  const Outcome first = run_attnsweep("--log-level off nightly " + night + " --history " + scratch.path("history2") +
-                                      " --device cuda --db " + scratch.path("first.db"));
+  const Outcome first = run_attnsweep("--log-level off nightly " + night + " --history " + path("history2") +
+                                      " --device cuda --db " + path("first.db"));
   kill(-other, SIGKILL);
   kill(other, SIGKILL);
   waitpid(other, nullptr, 0);
@@ -122,7 +120,7 @@ TEST(GpuHardening, ANightlyBesideAnotherGpuProcessIsInconclusive) {
   EXPECT_EQ(shared.exit_code, 4) << shared.output;
   EXPECT_TRUE(contains(shared.output, "nightly: INCONCLUSIVE")) << shared.output;
   EXPECT_TRUE(contains(shared.output, "other process(es) compute on cuda")) << shared.output;  // the warning at once
-  const std::string db = scratch.path("shared.db");
+  const std::string db = path("shared.db");
   EXPECT_GE(std::stoi(scalar(db, "SELECT other_processes_start FROM runs")), 1);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM cases WHERE other_processes >= 1"), "2");
 }
@@ -136,12 +134,10 @@ namespace {
 // an op whose work runs on a stream the events do not wait for, and one that
 // launches nothing while its stream captures a graph, are `suspect` with the
 // reason that gives them away. Neither is an error: their output is right eagerly.
-TEST(GpuValidity, HealthyCasesAreOkAndTheTwoWaysToFoolTheTimersAreSuspect) {
-  if (!has_cuda()) GTEST_SKIP() << "no CUDA device here";
-  attnsweep::testing::ScratchDirectory scratch("attnsweep-gpu-validity");
+TEST_F(GpuValidity, HealthyCasesAreOkAndTheTwoWaysToFoolTheTimersAreSuspect) {
   const std::string library = ATTNSWEEP_MISBEHAVING_OPS_LIBRARY;
-  const std::string config = scratch.write(
-      "validity.yaml",
+  const Outcome outcome = sweep(
+      "validity",
       "variants:\n  - sdpa_flash\n  - sdpa_cudnn\n"
       "  - {name: side_stream, kind: op_library, library: '" + library +
           "', op: attnsweep_misbehaving::side_stream, layout: bshd, causal: is_causal}\n"
@@ -155,28 +151,26 @@ TEST(GpuValidity, HealthyCasesAreOkAndTheTwoWaysToFoolTheTimersAreSuspect) {
           // not the timers (tests/test_validity.cpp holds it on the H200's samples).
           "measure: {regime: burst, warmup: 3, profiled_forwards: 3, min_samples: 10, max_samples: 39, "
           "target_rel_stdev: 0.05}\n");
-  const std::string db = scratch.path("results.db");
-  const Outcome outcome = run_attnsweep("--log-level off run " + config + " --device cuda --db " + db);
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
   for (const char* variant : {"sdpa_flash", "sdpa_cudnn"}) {
     const std::string where = std::string(" FROM cases WHERE variant = '") + variant + "'";
-    EXPECT_EQ(scalar(db, "SELECT status || ' ' || validity || ' ' || ifnull(validity_reasons, '-')" + where), "ok ok -")
+    EXPECT_EQ(scalar(db_, "SELECT status || ' ' || validity || ' ' || ifnull(validity_reasons, '-')" + where), "ok ok -")
         << variant;
-    EXPECT_EQ(scalar(db, "SELECT graph_launches_per_replay = kernels_per_forward + memcpy_per_forward" + where), "1") << variant;
-    EXPECT_EQ(scalar(db, "SELECT graph_output_rel_diff < 1e-3" + where), "1") << variant;
+    EXPECT_EQ(scalar(db_, "SELECT graph_launches_per_replay = kernels_per_forward + memcpy_per_forward" + where), "1") << variant;
+    EXPECT_EQ(scalar(db_, "SELECT graph_output_rel_diff < 1e-3" + where), "1") << variant;
   }
-  EXPECT_EQ(scalar(db, "SELECT status || ' ' || numerics || ' ' || validity FROM cases WHERE variant = 'side_stream'"),
+  EXPECT_EQ(scalar(db_, "SELECT status || ' ' || numerics || ' ' || validity FROM cases WHERE variant = 'side_stream'"),
             "ok ok suspect");
-  EXPECT_EQ(scalar(db, "SELECT validity_reasons LIKE '%event_vs_kernels: the profiler''s kernel time is%' "
-                       "FROM cases WHERE variant = 'side_stream'"),
+  EXPECT_EQ(scalar(db_, "SELECT validity_reasons LIKE '%event_vs_kernels: the profiler''s kernel time is%' "
+                        "FROM cases WHERE variant = 'side_stream'"),
             "1");
-  EXPECT_EQ(scalar(db, "SELECT status || ' ' || numerics || ' ' || validity FROM cases "
-                       "WHERE variant = 'skips_under_capture'"),
+  EXPECT_EQ(scalar(db_, "SELECT status || ' ' || numerics || ' ' || validity FROM cases "
+                        "WHERE variant = 'skips_under_capture'"),
             "ok ok suspect");
-  EXPECT_EQ(scalar(db, "SELECT graph_launches_per_replay || ' ' || ifnull(graph_output_rel_diff, 'null') FROM cases "
-                       "WHERE variant = 'skips_under_capture'"),
+  EXPECT_EQ(scalar(db_, "SELECT graph_launches_per_replay || ' ' || ifnull(graph_output_rel_diff, 'null') FROM cases "
+                        "WHERE variant = 'skips_under_capture'"),
             "0 null");
-  const std::string reasons = scalar(db, "SELECT validity_reasons FROM cases WHERE variant = 'skips_under_capture'");
+  const std::string reasons = scalar(db_, "SELECT validity_reasons FROM cases WHERE variant = 'skips_under_capture'");
   EXPECT_TRUE(contains(reasons, "graph_kernel_count: a profiled CUDA-graph replay launched 0 kernel(s) and copies")) << reasons;
   EXPECT_TRUE(contains(reasons, "graph_output: the CUDA-graph replays' output is not finite")) << reasons;
   EXPECT_TRUE(contains(outcome.output, "suspect: event_vs_kernels")) << outcome.output;
@@ -190,21 +184,17 @@ namespace {
 // graph (the replays' output is copied out and let go before the profile phase),
 // and hold for backward passes too (their replays are profiled before the eager
 // passes, whose forward frees what the captured backward reads).
-TEST(GpuValidity, GraphChecksLeavePeakMemoryAsItIsAndHoldForBackwardPasses) {
-  if (!has_cuda()) GTEST_SKIP() << "no CUDA device here";
-  attnsweep::testing::ScratchDirectory scratch("attnsweep-gpu-validity");
+TEST_F(GpuValidity, GraphChecksLeavePeakMemoryAsItIsAndHoldForBackwardPasses) {
   const std::string body =
       "variants: [sdpa_flash, sdpa_math]\ndtypes: [bf16]\ncausal: [true]\n"
       "passes: [forward, backward, forward_backward]\n"
       "shapes:\n  - {batch: 2, heads: 8, seq_len: 1024, head_dim: 64}\n"
       "measure: {regime: burst, warmup: 3, profiled_forwards: 3, min_samples: 10, max_samples: 100, "
       "target_rel_stdev: 0.05, cuda_graph: ";
-  const std::string with = scratch.path("with.db"), without = scratch.path("without.db");
-  const Outcome a = run_attnsweep("--log-level off run " + scratch.write("with.yaml", body + "true}\n") +
-                                  " --device cuda --db " + with);
+  const std::string with = path("with.db"), without = path("without.db");
+  const Outcome a = run_on_cuda(write("with.yaml", body + "true}\n"), with);
   ASSERT_EQ(a.exit_code, 0) << a.output;
-  const Outcome b = run_attnsweep("--log-level off run " + scratch.write("without.yaml", body + "false}\n") +
-                                  " --device cuda --db " + without);
+  const Outcome b = run_on_cuda(write("without.yaml", body + "false}\n"), without);
   ASSERT_EQ(b.exit_code, 0) << b.output;
   // The checks of this test only: the samples' own state (caps, noise) is another matter.
   EXPECT_EQ(scalar(with, "SELECT count(*) FROM cases WHERE status = 'ok' AND validity IS NOT NULL AND "

@@ -157,16 +157,22 @@ def forward_fn(variant, q, k, v, scale, causal):
     return lambda: attention(variant, q, k, v, scale, causal, mask)
 
 
-def reference(q, k, v, scale, causal):
+def masked_reference(q, k, v, scale, allowed=None):
+    """Float64 attention, grouped key/value heads repeated for their queries; `allowed` (True where
+    query i may see key j) masks the scores, None lets every query see every key."""
     qd, kd, vd = q.double(), k.double(), v.double()
     if kd.shape[1] != qd.shape[1]:
         repeats = qd.shape[1] // kd.shape[1]
         kd, vd = kd.repeat_interleave(repeats, 1), vd.repeat_interleave(repeats, 1)
     scores = (qd @ kd.transpose(-2, -1)) * scale
-    if causal:
-        mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).triu(1)
-        scores = scores.masked_fill(mask, float("-inf"))
+    if allowed is not None:
+        scores = scores.masked_fill(allowed.logical_not(), float("-inf"))
     return torch.softmax(scores, dim=-1) @ vd
+
+
+def reference(q, k, v, scale, causal):
+    """Float64 attention, causal aligned to the top left when causal (as PyTorch's is_causal)."""
+    return masked_reference(q, k, v, scale, causal_mask(q, k).logical_not() if causal else None)
 
 
 def profile_counts(fn, forwards):

@@ -1,7 +1,29 @@
-"""Calls a script's main() as its command line would, for the CPU tests of tests/gpu's scripts."""
+"""Calls a script's main() as its command line would, and imports tests/gpu's scripts, for the CPU
+tests of those scripts."""
 import contextlib
+import importlib
 import io
+import os
 import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "gpu"))
+
+
+def import_with_torch(name):
+    """The module `name` (a script of tests/gpu, or torch itself), or None where this python cannot
+    import torch: the tests that need it are skipped (needs_torch)."""
+    try:
+        import torch  # noqa: F401
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def needs_torch(module):
+    """Skips a test, or a class of them, when `module` (import_with_torch's) is None."""
+    return unittest.skipIf(module is None, "torch is not importable by this python")
 
 
 def call_main(main, name, *args):

@@ -5,6 +5,7 @@ figures over a made-up work folder; and scripts/device_nightly.sh PHASE=W and
 scripts/device_kernel_diff.sh end to end on the CPU with the built attnsweep (skipped when
 there is none).
    run: tests/python/run_python_tests.sh"""
+import datetime
 import os
 import sqlite3
 import subprocess
@@ -18,11 +19,26 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 import nightly_figures as nf  # noqa: E402
 
-FIRST = """# attnsweep nightly 20261201T213419Z
+
+def head(stamp, tonight, window=()):
+    """A summary's head as attnsweep nightly writes it: tonight's run and, on a night compared, the
+    time window's nights (stamps, newest first), the newest of them the baseline."""
+    text = f"""# attnsweep nightly {stamp}
 
 - config: `configs/nightly_window.yaml`
-- tonight: `/tmp/w/night1.db` run 1, 6 of 6 planned cases, status done
+- tonight: `/tmp/w/{tonight}.db` run 1, 6 of 6 planned cases, status done
+"""
+    if window:
+        started = datetime.datetime.strptime(window[0], "%Y%m%dT%H%M%SZ").strftime("%Y-%m-%dT%H:%M:%SZ")
+        nights = f"{len(window)} good night{'s' if len(window) > 1 else ''}"
+        files = ", ".join(f"nightly-{night}.db" for night in window)
+        text += f"""- baseline: `/tmp/w/history/nightly-{window[0]}.db run 1 (started {started})`
+- time window: {nights} ({files}): per case the median of their medians; a time regression needs 2 nights in a row slower than the window
+"""
+    return text
 
+
+FIRST = head("20261201T213419Z", "night1") + """
 No previous finished night on cuda in `/tmp/w/history`: tonight's run is the first baseline; nothing was compared.
 """
 
@@ -37,17 +53,15 @@ SAME under 5% or 2 us change of the median; FASTER/SLOWER need ...
 """
 
 
-def counts(**values):
+def counts(same, slower, ambiguous, findings):
+    """The counts table of a night compared: its 6 cases matched, one of them not timed."""
+    values = {"time SAME": same, "time FASTER": 0, "time SLOWER": slower, "time AMBIGUOUS": ambiguous,
+              "time NOT_TIMED": 1, **findings, "cases matched": 6, "cases only in the baseline": 0,
+              "cases only in the candidate": 0}
     return COUNTS_TAIL.format(rows="".join(f"| {k} | {v} |\n" for k, v in values.items()))
 
 
-IDENTICAL = """# attnsweep nightly 20261201T213420Z
-
-- config: `configs/nightly_window.yaml`
-- tonight: `/tmp/w/night2.db` run 1, 6 of 6 planned cases, status done
-- baseline: `/tmp/w/history/nightly-20261201T213419Z.db run 1 (started 2026-12-01T21:34:19Z)`
-- time window: 1 good night (nightly-20261201T213419Z.db): per case the median of their medians; a time regression needs 2 nights in a row slower than the window
-
+IDENTICAL = head("20261201T213420Z", "night2", ["20261201T213419Z"]) + """
 ### attnsweep compare: 0 regressions, 0 improvements, 5 same, 1 ambiguous
 
 **Environment** (1 fact differs; informational)
@@ -62,20 +76,12 @@ IDENTICAL = """# attnsweep nightly 20261201T213420Z
 | --- | --- | --- | --- | --- | --- | --- |
 | sdpa_cudnn 1x32/8x1x4096x128 fp16 full cuda | time | time | 15.9 us (window of 1 night, 15.9-15.9 us) | 17.1 us (n=2000) | note | AMBIGUOUS: the median moved +7.5% but p10 only +0.1%: ... |
 
-""" + counts(**{"time SAME": 4, "time FASTER": 0, "time SLOWER": 0, "time AMBIGUOUS": 1, "time NOT_TIMED": 1,
-                "time info": 1, "cases matched": 6, "cases only in the baseline": 0,
-                "cases only in the candidate": 0})
+""" + counts(same=4, slower=0, ambiguous=1, findings={"time info": 1})
 
 # The first slowdown night on a GPU: each sdpa_flash forward runs twice, so its kernel
 # count doubles (a counts REGRESSION against the newest good night, failing at once) and
 # its time is a WATCH item against the window.
-SLOW1 = """# attnsweep nightly 20261201T213425Z
-
-- config: `configs/nightly_window.yaml`
-- tonight: `/tmp/w/slow1.db` run 1, 6 of 6 planned cases, status done
-- baseline: `/tmp/w/history/nightly-20261201T213424Z.db run 1 (started 2026-12-01T21:34:24Z)`
-- time window: 2 good nights (nightly-20261201T213424Z.db, nightly-20261201T213419Z.db): per case the median of their medians; a time regression needs 2 nights in a row slower than the window
-
+SLOW1 = head("20261201T213425Z", "slow1", ["20261201T213424Z", "20261201T213419Z"]) + """
 **Watch** (2 cases slower than the window tonight, not yet on 2 nights in a row: not a failure; a regression if slower again next night)
 
 - sdpa_flash 8x16x1024x64 bf16 causal cuda: +98.2% against 96.7 us (window of 2 nights, 96.5-96.9 us)
@@ -106,19 +112,11 @@ SLOW1 = """# attnsweep nightly 20261201T213425Z
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 | changed | flash_fwd_kernel\\<Flash_fwd_kernel_traits\\<64, 128, 128, 4, false, ...\\>, ...\\> | 1 -\\> 2 | 94.0 -\\> 188.0 | 100.0% | [8,16,8] | [128,1,1] | 255 | 48.0 | 13% |
 
-""" + counts(**{"time SAME": 3, "time FASTER": 0, "time SLOWER": 2, "time AMBIGUOUS": 0, "time NOT_TIMED": 1,
-                "time info": 2, "counts regression": 2, "cases matched": 6, "cases only in the baseline": 0,
-                "cases only in the candidate": 0})
+""" + counts(same=3, slower=2, ambiguous=0, findings={"time info": 2, "counts regression": 2})
 
 # The second slowdown night: kernel counts as last night's (the first slowdown night, a good
 # night), the time slower than the window on 2 nights in a row: REGRESSION.
-SLOW2 = """# attnsweep nightly 20261201T213426Z
-
-- config: `configs/nightly_window.yaml`
-- tonight: `/tmp/w/slow2.db` run 1, 6 of 6 planned cases, status done
-- baseline: `/tmp/w/history/nightly-20261201T213425Z.db run 1 (started 2026-12-01T21:34:25Z)`
-- time window: 2 good nights (nightly-20261201T213425Z.db, nightly-20261201T213424Z.db): per case the median of their medians; a time regression needs 2 nights in a row slower than the window
-
+SLOW2 = head("20261201T213426Z", "slow2", ["20261201T213425Z", "20261201T213424Z"]) + """
 ### attnsweep compare: 2 regressions, 0 improvements, 4 same
 
 **Environment**: no difference.
@@ -130,9 +128,7 @@ SLOW2 = """# attnsweep nightly 20261201T213426Z
 | sdpa_flash 8x16x1024x64 bf16 causal cuda | time | time | 96.9 us (window of 2 nights, 96.9-191.6 us) | 191.0 us (n=262) | REGRESSION | SLOWER +97.1% against the window, p \\< 1e-4, on 2 nights in a row |
 | sdpa_flash 8x32/8x1x16384x128 bf16 full cuda | time | time | 156.5 us (window of 2 nights, 156.5-263.4 us) | 262.0 us (n=372) | REGRESSION | SLOWER +67.4% against the window, p \\< 1e-4, on 2 nights in a row |
 
-""" + counts(**{"time SAME": 3, "time FASTER": 0, "time SLOWER": 2, "time AMBIGUOUS": 0, "time NOT_TIMED": 1,
-                "time regression": 2, "cases matched": 6, "cases only in the baseline": 0,
-                "cases only in the candidate": 0})
+""" + counts(same=3, slower=2, ambiguous=0, findings={"time regression": 2})
 
 
 def make_night_db(path, variants_ok):

@@ -7,16 +7,10 @@ import sys
 import tempfile
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tests", "gpu"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from script_main import call_main  # noqa: E402
+from script_main import call_main, import_with_torch, needs_torch  # noqa: E402
 
-try:
-    import torch  # noqa: F401
-    import sample_blocks
-except ImportError:
-    sample_blocks = None
+sample_blocks = import_with_torch("sample_blocks")
 
 
 def run_main(*args):
@@ -41,7 +35,7 @@ def make_db(path):
     db.close()
 
 
-@unittest.skipIf(sample_blocks is None, "torch is not importable by this python")
+@needs_torch(sample_blocks)
 class SampleBlocks(unittest.TestCase):
     def test_a_case_that_is_not_there_or_not_ok_exits_two(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -9,16 +9,11 @@ import os
 import sys
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tests", "gpu"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from script_main import call_main  # noqa: E402
+from script_main import ROOT, call_main, import_with_torch, needs_torch  # noqa: E402
 
-try:
-    import torch
-    import serving_reference as serving
-except ImportError:
-    torch = serving = None
+torch = import_with_torch("torch")
+serving = import_with_torch("serving_reference")
 
 
 def rows(mask):
@@ -30,7 +25,7 @@ def run_main(*args):
     return call_main(serving.main, "serving_reference.py", *args)
 
 
-@unittest.skipIf(torch is None, "torch is not importable by this python")
+@needs_torch(serving)
 class ServingMasks(unittest.TestCase):
     def test_bottom_right_is_causal_lower_right(self):
         mask = serving.allowed_mask(3, 7, bottom_right=True, causal=True, left=None, right=None, device="cpu")
@@ -65,14 +60,14 @@ class ServingMasks(unittest.TestCase):
         k = torch.randn(1, 2, 5, 8, generator=gen)
         v = torch.randn(1, 2, 5, 8, generator=gen)
         mask = serving.allowed_mask(3, 5, bottom_right=True, causal=True, left=1, right=0, device="cpu")
-        out = serving.reference(q, k, v, 8 ** -0.5, mask)
+        out = serving.masked_reference(q, k, v, 8 ** -0.5, mask)
         # row 0 sees keys 1 and 2 only: the same as attention over those two keys
         scores = (q[..., 0:1, :].double() @ k[..., 1:3, :].double().transpose(-2, -1)) * 8 ** -0.5
         expected = torch.softmax(scores, -1) @ v[..., 1:3, :].double()
         self.assertTrue(torch.allclose(out[..., 0:1, :], expected))
 
 
-@unittest.skipIf(torch is None, "torch is not importable by this python")
+@needs_torch(serving)
 class ServingReferenceInputs(unittest.TestCase):
     """A database that is not an attnsweep run is refused with one line and exit 2, before any GPU work."""
 
@@ -170,7 +165,7 @@ def fake_fa3(calls):
     return fwd
 
 
-@unittest.skipIf(torch is None, "torch is not importable by this python")
+@needs_torch(serving)
 class ServingVariableLength(unittest.TestCase):
     """Variable-length batches and paged KV caches (schema 13): the pure parts, on the CPU."""
 
@@ -248,13 +243,13 @@ class ServingVariableLength(unittest.TestCase):
         self.assertEqual((tuple(ref.shape), ref.dtype), ((6, 4, 8), torch.float64))
         cu = [0, 1, 3, 6]
         for b, (nq, nkv) in enumerate(zip([1, 2, 3], [4, 2, 5])):
-            alone = serving.reference(q[b:b + 1, :, :nq].clone(), k[b:b + 1, :, :nkv].clone(),
-                                      v[b:b + 1, :, :nkv].clone(), scale, serving.case_mask(case, nq, nkv, "cpu"))
+            alone = serving.masked_reference(q[b:b + 1, :, :nq].clone(), k[b:b + 1, :, :nkv].clone(),
+                                             v[b:b + 1, :, :nkv].clone(), scale, serving.case_mask(case, nq, nkv, "cpu"))
             self.assertTrue(torch.equal(ref[cu[b]:cu[b + 1]], alone[0].transpose(0, 1)))
         # one key/value head at a time gives the same
         self.assertTrue(torch.equal(serving.varlen_reference(q, k, v, scale, case, chunk_elements=1), ref))
         # and the padded batch with the padded mask has the same real rows
-        padded = serving.reference(q, k, v, scale, serving.padded_mask(case, "cpu"))
+        padded = serving.masked_reference(q, k, v, scale, serving.padded_mask(case, "cpu"))
         self.assertTrue(torch.allclose(serving.pack(padded, [1, 2, 3]), ref, rtol=0, atol=1e-12))
 
     def test_the_page_table_uses_every_page_once(self):
@@ -365,7 +360,7 @@ class ServingVariableLength(unittest.TestCase):
                 fn()
 
 
-@unittest.skipIf(torch is None, "torch is not importable by this python")
+@needs_torch(serving)
 class ServingReferenceSchema13(unittest.TestCase):
     """The columns of schema 13 are read when there, NULL (page_size 0) when not; lengths that do not
     agree with the case are an input that cannot be read (exit 2)."""

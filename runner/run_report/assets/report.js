@@ -1,5 +1,6 @@
 // attnsweep report: renders the data attnsweep embedded (#report-data) with
 // Chart.js (embedded above this script). No network access of any kind.
+// Over 600 lines because the page takes one script, embedded whole (no module loader offline).
 (function () {
   "use strict";
   const data = JSON.parse(document.getElementById("report-data").textContent);
