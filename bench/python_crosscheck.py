@@ -22,8 +22,8 @@ from python_reference import reference_rows  # noqa: E402
 from results_db import open_read_only  # noqa: E402
 
 
-def key_of(variant, dtype, batch, heads, seq_len, head_dim):
-    return (variant, dtype, int(batch), int(heads), int(seq_len), int(head_dim))
+def key_of(variant, dtype, batch, heads, seq_len, head_dim, head_dim_v=None):
+    return (variant, dtype, int(batch), int(heads), int(seq_len), int(head_dim), int(head_dim_v or head_dim))
 
 
 def main():
@@ -33,13 +33,15 @@ def main():
     p.add_argument("--min-us", type=float, default=200.0)
     p.add_argument("--within", type=float, default=0.03)
     a = p.parse_args()
-    python = {key_of(r["variant"], r["dtype"], r["batch"], r["heads"], r["seq_len"], r["head_dim"]): r
+    python = {key_of(r["variant"], r["dtype"], r["batch"], r["heads"], r["seq_len"], r["head_dim"], r.get("head_dim_v")): r
               for r in reference_rows(a.python_jsonl)}
     db = open_read_only(a.db)
     db.row_factory = sqlite3.Row
     run_id = db.execute("SELECT max(run_id) FROM runs").fetchone()[0]
+    # the values' head dim: the results view's own from schema 15, head_dim before
+    value_dim = "head_dim_v" if "head_dim_v" in {r[1] for r in db.execute("PRAGMA table_info(results)")} else "head_dim"
     cases = db.execute(
-        "SELECT variant, dtype, batch, heads, seq_len_q, head_dim, status, kernels_per_forward, memcpy_per_forward,"
+        f"SELECT variant, dtype, batch, heads, seq_len_q, head_dim, {value_dim} AS head_dim_v, status, kernels_per_forward, memcpy_per_forward,"
         " memset_per_forward, gpu_time_us_median FROM results WHERE run_id = ? AND pass = 'forward'"
         " ORDER BY plan_index", (run_id,)).fetchall()
     statuses = counts = timed = within = missing = 0
@@ -47,8 +49,9 @@ def main():
           "| median us (attnsweep / Python) | diff |")
     print("|---|---|---|---|---|")
     for c in cases:
-        key = key_of(c["variant"], c["dtype"], c["batch"], c["heads"], c["seq_len_q"], c["head_dim"])
-        label = f"{c['variant']} {c['dtype']} {c['batch']}x{c['heads']}x{c['seq_len_q']}x{c['head_dim']}"
+        key = key_of(c["variant"], c["dtype"], c["batch"], c["heads"], c["seq_len_q"], c["head_dim"], c["head_dim_v"])
+        dims = c["head_dim"] if c["head_dim_v"] == c["head_dim"] else f"{c['head_dim']}/{c['head_dim_v']}"
+        label = f"{c['variant']} {c['dtype']} {c['batch']}x{c['heads']}x{c['seq_len_q']}x{dims}"
         r = python.get(key)
         if r is None:
             missing += 1

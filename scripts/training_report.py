@@ -32,16 +32,22 @@ def fmt(value, spec):
     return "" if value is None else format(value, spec)
 
 
-def shape_text(batch, heads, kv_heads, seq_q, seq_kv, head_dim):
+def shape_text(batch, heads, kv_heads, seq_q, seq_kv, head_dim, head_dim_v=None):
     h = str(heads) if kv_heads in (None, heads) else f"{heads}/{kv_heads}"
     s = str(seq_q) if seq_q == seq_kv else f"{seq_q}:{seq_kv}"
-    return f"{batch}x{h}x{s}x{head_dim}"
+    d = str(head_dim) if head_dim_v in (None, head_dim) else f"{head_dim}/{head_dim_v}"  # the values' dim (issue 36)
+    return f"{batch}x{h}x{s}x{d}"
 
 
-def case_key(variant, batch, heads, kv_heads, seq_q, seq_kv, head_dim, dtype, causal, pass_name):
+def case_key(variant, batch, heads, kv_heads, seq_q, seq_kv, head_dim, dtype, causal, pass_name, head_dim_v=None):
     kv = heads if kv_heads is None else kv_heads
-    return (variant, int(batch), int(heads), int(kv), int(seq_q), int(seq_kv), int(head_dim), dtype, bool(causal),
-            pass_name or "forward")
+    return (variant, int(batch), int(heads), int(kv), int(seq_q), int(seq_kv), int(head_dim),
+            int(head_dim_v or head_dim), dtype, bool(causal), pass_name or "forward")
+
+
+def value_dim(case):
+    """A database row's values' head dim: the results view's own from schema 15, head_dim before."""
+    return case["head_dim_v"] if "head_dim_v" in case.keys() else case["head_dim"]
 
 
 def read_python(path):
@@ -61,7 +67,7 @@ def read_python(path):
             seq = row.get("seq_len")
             key = case_key(row["variant"], row["batch"], row["heads"], row.get("kv_heads"), row.get("seq_len_q", seq),
                            row.get("seq_len_kv", seq), row["head_dim"], row["dtype"], row.get("causal", True),
-                           row.get("pass"))
+                           row.get("pass"), row.get("head_dim_v"))
             rows[key] = row
     return rows
 
@@ -96,7 +102,8 @@ def python_args(db_path):
         if c["variant"] not in BUILT_IN or c["seq_len_q"] != c["seq_len_kv"]:
             continue
         group = by_mask.setdefault(int(bool(c["causal"])), {"shapes": [], "dtypes": [], "passes": [], "variants": []})
-        shape = shape_text(c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"], c["head_dim"])
+        shape = shape_text(c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"], c["head_dim"],
+                           value_dim(c))
         for name, value in (("shapes", shape), ("dtypes", c["dtype"]), ("passes", c["pass"] or "forward"),
                             ("variants", c["variant"])):
             if value not in group[name]:
@@ -161,14 +168,15 @@ def report(db_path, python_path, machine_path):
         for c in rows:
             total += 1
             key = case_key(c["variant"], c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"],
-                           c["head_dim"], c["dtype"], c["causal"], pass_name)
+                           c["head_dim"], c["dtype"], c["causal"], pass_name, value_dim(c))
             p = python.get(key)
             if p is None:
                 missing += 1
                 if c["variant"] in BUILT_IN:
                     missing_built_in.append(key)
                 p = {}
-            shape = shape_text(c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"], c["head_dim"])
+            shape = shape_text(c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"], c["head_dim"],
+                               value_dim(c))
             py_status = p.get("status", "no line")
             if p and (c["status"] == "ok") != (py_status == "ok"):
                 status_differs += 1

@@ -61,6 +61,34 @@ TEST(CaseRunnerCpu, MeasuresAnOkCase) {
   EXPECT_TRUE(r.warnings.empty());
 }
 
+// Issue 36: values of another head dim than the queries' (24/8, MLA-like) in
+// every pass: the output, dv and the float64 references have the values' dim,
+// the FLOPs count each matmul with its own.
+TEST(CaseRunnerCpu, AValueHeadDimRunsEveryPassAgainstFloat64) {
+  CaseRunner runner(Device::cpu(), small_settings(), 0);
+  for (const std::string variant : {"naive", "naive_inplace", "sdpa_math"}) {
+    for (const Pass pass : {Pass::forward, Pass::backward, Pass::forward_backward}) {
+      SCOPED_TRACE(variant + " " + to_string(pass));
+      Case c{0, variant, Shape{1, 4, 2, 32, 40, 24, {}, {}, 0, 8}, Dtype::fp32, true};
+      c.pass = pass;
+      const CaseResult r = runner.run(c);
+      ASSERT_EQ(r.status, CaseStatus::ok) << r.error_message;
+      EXPECT_EQ(r.numerics, NumericsVerdict::ok);
+      EXPECT_DOUBLE_EQ(r.flops, pass_flops(c.shape, c.mask, pass));
+      if (pass == Pass::forward) {
+        ASSERT_TRUE(r.rel_error.has_value());
+        EXPECT_LT(*r.rel_error, 1e-5);
+        EXPECT_GT(*r.rel_error, 0.0);
+        continue;
+      }
+      for (const auto& error : {r.grad_rel_error_q, r.grad_rel_error_k, r.grad_rel_error_v}) {
+        ASSERT_TRUE(error.has_value());
+        EXPECT_LT(*error, 1e-5);
+      }
+    }
+  }
+}
+
 TEST(CaseRunnerCpu, AReusedReferenceGivesTheSameErrorAsAFreshOne) {
   // One runner goes through other shapes and dtypes first, so a reference kept
   // for the wrong inputs would show as a different (much larger) error.

@@ -113,8 +113,8 @@ TEST_F(CliHardening, WrongOutputsAndNonStandardExceptionsAreErrorsOfTheirOwnCase
                                      op_variant("int_out", "int_out") + op_variant("undefined", "undefined") +
                                      op_variant("throws_int", "throws_int") + "  - naive\n"));
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
-  expect_stored({{"wrong_shape", "error||wrong_shape: the output has shape [1, 2, 32, 1] but the query's [1, 2, 32, 16] "
-                                 "(batch, heads, seq_len_q, head_dim) was expected"},
+  expect_stored({{"wrong_shape", "error||wrong_shape: the output has shape [1, 2, 32, 1] but [1, 2, 32, 16] "
+                                 "was expected (batch, heads, seq_len_q, head_dim_v)"},
                  {"wrong_dtype", "error||wrong_dtype: the output is Double but the inputs are BFloat16"},
                  {"int_out", "error||int_out: the output is Long but the inputs are BFloat16"},
                  {"throws_int", "error||op attnsweep_misbehaving::throws_int threw a C++ exception that is not a "

@@ -792,5 +792,18 @@ TEST(ConfigVarlen, ExcludeMatchesThePageSizeAndAShapeListedTwiceIsPlannedOnce) {
   EXPECT_EQ(plan.cases[2].shape.seq_lens_kv, (std::vector<std::int64_t>{32, 64}));
 }
 
+// Issue 36: head_dim_v is a size like head_dim: at least 1, an integer, in a
+// shape block, a zip row or an exclude rule; where it is wrong the message says
+// where and what is allowed.
+TEST(Config, AValueHeadDimIsASizeOfItsOwnRefusedWhereItIsWrong) {
+  const std::string base = "variants: [naive]\ndtypes: [fp32]\nshapes:\n  batch: 1\n  heads: 2\n  seq_len: 8\n"
+                           "  head_dim: 16\n";
+  EXPECT_EQ(plan_of(base + "  head_dim_v: 8\n").cases.at(0).shape.value_dim(), 8);
+  expect_each_rejected(base, {{"  head_dim_v: 0\n", {"sweep.yaml:8", "shapes.head_dim_v", "between 1 and"}},
+                              {"  head_dim_v: wide\n", {"sweep.yaml:8", "shapes.head_dim_v"}},
+                              {"  head_dim_v: 8.5\n", {"sweep.yaml:8", "shapes.head_dim_v"}},
+                              {"exclude: [{head_dim_v: 0}]\n", {"sweep.yaml:8", "exclude[0].head_dim_v"}}});
+}
+
 }  // namespace
 }  // namespace attnsweep

@@ -31,6 +31,26 @@ TEST(Flops, MinimumBytesCountGroupedKeyValueHeadsOnce) {
   EXPECT_DOUBLE_EQ(forward_min_bytes(shape, Dtype::fp32), 2 * forward_min_bytes(shape, Dtype::fp16));
 }
 
+// Issue 36: q k^T over head_dim, p v over the values' head dim (MLA's 192/128);
+// q and k are read with head_dim, v read and the output written with head_dim_v.
+TEST(Flops, AValueHeadDimCountsEachMatmulAndEachTensorWithItsOwnDim) {
+  const Shape mla{2, 8, 2, 16, 32, 192, {}, {}, 0, 128};
+  EXPECT_DOUBLE_EQ(forward_flops(mla, false), 2.0 * 2 * 8 * (192 + 128) * 16 * 32);
+  EXPECT_DOUBLE_EQ(forward_min_bytes(mla, Dtype::bf16),
+                   2.0 * (2 * 8 * 16 * 192 + 2 * 8 * 16 * 128 + 2 * 2 * 32 * 192 + 2 * 2 * 32 * 128));
+  // A backward: q, dq, k, dk with 192; out, dout, v, dv with 128.
+  EXPECT_DOUBLE_EQ(pass_min_bytes(mla, Dtype::bf16, Pass::backward),
+                   2.0 * (2 * 2 * 8 * 16 * (192 + 128) + 2 * 2 * 2 * 32 * (192 + 128)));
+  // Equal dims written out count as before.
+  const Shape equal{2, 8, 2, 16, 32, 64, {}, {}, 0, 64};
+  EXPECT_DOUBLE_EQ(forward_flops(equal, true), forward_flops(Shape{2, 8, 2, 16, 32, 64}, true));
+  EXPECT_DOUBLE_EQ(pass_min_bytes(equal, Dtype::fp16, Pass::backward),
+                   pass_min_bytes(Shape{2, 8, 2, 16, 32, 64}, Dtype::fp16, Pass::backward));
+  EXPECT_EQ(flop_convention(false, false, false, false), std::string(kFlopConvention));
+  EXPECT_NE(flop_convention(false, false, false, true).find("flops = 2 * batch * heads * (D + Dv) * pairs"),
+            std::string::npos);
+}
+
 TEST(Flops, ABackwardIsTwoAndAHalfForwardsAndATrainingStepThreeAndAHalf) {
   // FlashAttention's convention (issue 23): the backward's five products against the forward's two.
   const Shape shape{8, 16, 16, 1024, 1024, 64};

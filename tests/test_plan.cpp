@@ -38,6 +38,36 @@ shapes: {batch: [1, 2], heads: 4, seq_len: [64, 128], head_dim: 32}
   EXPECT_EQ(plan.cases[0].shape.seq_len_q, plan.cases[0].shape.seq_len_kv);
 }
 
+// Issue 36: head_dim_v, the values' head dim, is a shape axis like head_dim.
+// Where it equals head_dim the shape is the one without it (label, identity,
+// equality); where it differs the label says so, and an exclude rule matches it.
+TEST(Plan, TheValueHeadDimIsAShapeAxisAndEqualToHeadDimIsTheSameShape) {
+  const Plan plan = plan_of(R"(
+variants: [naive]
+dtypes: [bf16]
+shapes:
+  - {batch: 1, heads: 4, seq_len: 64, head_dim: 192, head_dim_v: [128, 192, 64]}
+  - {batch: 1, heads: 4, seq_len: 64, head_dim: 192}
+  - {batch: 1, heads: 4, seq_len: 64, zip: [{head_dim: 64, head_dim_v: 512}]}
+exclude:
+  - {head_dim_v: 64}
+)");
+  ASSERT_EQ(plan.cases.size(), 3u);  // 192/192 is the second block's shape (a duplicate); 192/64 excluded
+  EXPECT_EQ(plan.excluded, 1);
+  EXPECT_EQ(plan.cases[0].shape.label(), "1x4x64x192/128");
+  EXPECT_EQ(plan.cases[0].shape.head_dim_v, 128);
+  EXPECT_EQ(plan.cases[0].shape.value_dim(), 128);
+  EXPECT_EQ(plan.cases[1].shape.label(), "1x4x64x192");
+  EXPECT_EQ(plan.cases[1].shape.head_dim_v, 0);  // stored as 0: the same as head_dim
+  EXPECT_EQ(plan.cases[1].shape.value_dim(), 192);
+  EXPECT_EQ(plan.cases[2].shape.label(), "1x4x64x64/512");
+  Shape written = plan.cases[1].shape;
+  written.head_dim_v = 192;  // written out, equal to head_dim: the same shape
+  EXPECT_EQ(written, plan.cases[1].shape);
+  EXPECT_FALSE(plan.cases[0].shape == plan.cases[1].shape);
+  EXPECT_NE(plan.cases[0].shape.identity(), plan.cases[1].shape.identity());
+}
+
 TEST(Plan, ShuffledOrderIsAFixedPermutationOfThePlanDrawnFromTheSeed) {
   const Plan plan = plan_of(R"(
 variants: [naive, sdpa_math, sdpa_flash]

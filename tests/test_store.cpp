@@ -421,6 +421,9 @@ TEST_F(StoreTest, MigratesASavedVersionTenDatabase) {
        "4"},
       {"SELECT count(*) FROM results WHERE status = 'ok' AND abs(tokens_per_s * time_us_median * 1e-6 "
        "- batch * seq_len_q) < 1e-6 AND abs(us_per_token * batch * seq_len_q - time_us_median) < 1e-9", "3"},
+      // Version 15 (issue 36): every older case's values had head_dim.
+      {"SELECT count(*) FROM cases WHERE head_dim_v = 0", "4"},
+      {"SELECT count(*) FROM results WHERE head_dim_v = head_dim", "4"},
       // Version 14 (issue 35): no older run or case had the replays' own stopping rule.
       {"SELECT count(*) FROM cases WHERE graph_median_ci_rel IS NULL AND graph_stop_reason IS NULL", "4"},
       {"SELECT count(*) FROM runs WHERE graph_target_median_ci IS NULL", "2"},
@@ -466,6 +469,33 @@ TEST_F(StoreTest, TheGraphReplaysTargetIntervalAndStopReasonAreStored) {
   ASSERT_TRUE(rows[0].graph_stop_reason.has_value());
   EXPECT_EQ(*rows[0].graph_stop_reason, StopReason::median_ci);
   EXPECT_DOUBLE_EQ(*rows[0].graph_time_us->median_ci_rel, *r.graph_time_us->median_ci_rel);
+}
+
+// Issue 36: a value head dim is stored (0 where it is head_dim), read back into the
+// same shape, and the results view shows the values' head dim itself.
+TEST_F(StoreTest, AValueHeadDimIsStoredAndReadBackAndTheResultsViewShowsIt) {
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record());
+  CaseResult r;
+  r.device = Device::cpu();
+  const Shape mla{1, 4, 4, 32, 32, 192, {}, {}, 0, 128};
+  const Shape equal{1, 4, 4, 32, 32, 64};
+  store.add_case(run_id, Case{0, "naive", mla, Dtype::fp32, true}, r);
+  store.add_case(run_id, Case{1, "naive", equal, Dtype::fp32, true}, r);
+  store.finish_run(run_id, RunStatus::done);
+  const auto rows = RunReader(path_).cases(run_id);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].identity.shape, mla);
+  EXPECT_EQ(rows[0].identity.shape.label(), "1x4x32x192/128");
+  EXPECT_EQ(rows[1].identity.shape, equal);
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(head_dim_v, ',') FROM (SELECT head_dim_v FROM cases ORDER BY plan_index)")
+                .getString(),
+            "128,0");
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(head_dim || '/' || head_dim_v, ',') FROM "
+                          "(SELECT head_dim, head_dim_v FROM results ORDER BY plan_index)")
+                .getString(),
+            "192/128,64/64");
 }
 
 // Issue 25: a serving mask is stored in three columns and read back as it was.

@@ -1,5 +1,7 @@
 // Every CPU variant against the float64 reference, on seeded random inputs.
 #include <gtest/gtest.h>
+
+#include <vector>
 #include <torch/csrc/autograd/grad_mode.h>
 
 #include <ATen/ATen.h>
@@ -42,7 +44,9 @@ TEST_P(CpuVariants, MatchFloat64Reference) {
   ASSERT_TRUE(support.supported) << support.reason;
   at::NoGradGuard no_grad;
   const at::Tensor output = variant->forward(inputs);
-  EXPECT_EQ(output.sizes(), inputs.query.sizes());
+  std::vector<std::int64_t> expected = inputs.query.sizes().vec();
+  expected.back() = p.shape.value_dim();  // the output has the values' head dim
+  EXPECT_EQ(output.sizes().vec(), expected);
   EXPECT_EQ(output.scalar_type(), inputs.query.scalar_type());
   const double error = relative_error(output, reference_attention(inputs));
   const double tolerance = p.dtype == Dtype::fp32 ? 1e-5 : 2e-2;
@@ -59,6 +63,14 @@ std::vector<VariantCase> cpu_cases() {
     }
     cases.push_back({variant, Dtype::fp32, false, Shape{2, 8, 2, 1, 96, 32}});  // GQA decoding
     cases.push_back({variant, Dtype::fp32, true, Shape{1, 4, 2, 48, 80, 16}});  // GQA, Sq != Skv, causal top-left
+  }
+  // A value head dim other than the query's (issue 36, MLA-like 32/16 and 16/48): the naive
+  // variants, math, and PyTorch's choice (its CPU flash kernel takes equal dims only).
+  for (const std::string variant : {"naive", "naive_inplace", "sdpa_math", "sdpa_auto"}) {
+    for (const Dtype dtype : {Dtype::fp32, Dtype::bf16}) {
+      cases.push_back({variant, dtype, true, Shape{2, 4, 4, 64, 64, 32, {}, {}, 0, 16}});
+    }
+    cases.push_back({variant, Dtype::fp32, false, Shape{1, 4, 2, 24, 80, 16, {}, {}, 0, 48}});  // GQA, Sq != Skv
   }
   // Serving masks (issue 25): on the CPU the naive variants, and SDPA's math, flash
   // and PyTorch's choice through a boolean attn_mask.

@@ -9,7 +9,7 @@ namespace {
 auto tied(const CaseKey& key) {
   const Shape& s = key.shape;
   return std::make_tuple(std::cref(key.variant), s.batch, s.heads, s.kv_heads, s.seq_len_q, s.seq_len_kv, s.head_dim,
-                         std::cref(s.seq_lens_q), std::cref(s.seq_lens_kv), s.page_size, key.dtype, key.mask, key.pass,
+                         std::cref(s.seq_lens_q), std::cref(s.seq_lens_kv), s.page_size, s.value_dim(), key.dtype, key.mask, key.pass,
                          key.device_kind);
 }
 

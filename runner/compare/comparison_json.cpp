@@ -24,6 +24,7 @@ Json key_json(const CaseKey& key) {
               {"seq_len_q", key.shape.seq_len_q},
               {"seq_len_kv", key.shape.seq_len_kv},
               {"head_dim", key.shape.head_dim},
+              {"head_dim_v", key.shape.value_dim()},  // the values' head dim (head_dim unless it differs)
               {"seq_lens_q", key.shape.seq_lens_q},    // [] for a uniform batch
               {"seq_lens_kv", key.shape.seq_lens_kv},
               {"page_size", key.shape.page_size},

@@ -17,7 +17,7 @@ namespace attnsweep {
 // The shape axes, in the order they are expanded and printed.
 inline const std::vector<std::string>& shape_axis_names() {
   static const std::vector<std::string> names = {"batch",      "heads",      "kv_heads",
-                                                 "seq_len_q",  "seq_len_kv", "head_dim", "page_size"};
+                                                 "seq_len_q",  "seq_len_kv", "head_dim", "head_dim_v", "page_size"};
   return names;
 }
 

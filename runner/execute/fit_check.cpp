@@ -26,8 +26,8 @@ double inputs_bytes(const Shape& shape, Dtype dtype) {
     for (std::size_t b = 0; b < static_cast<std::size_t>(shape.batch); ++b) {
       pages += static_cast<double>((shape.kv_len(b) + shape.page_size - 1) / shape.page_size);
     }
-    bytes += 2.0 * pages * static_cast<double>(shape.page_size) * static_cast<double>(shape.kv_heads) *
-             static_cast<double>(shape.head_dim) * dtype_bytes(dtype);
+    bytes += pages * static_cast<double>(shape.page_size) * static_cast<double>(shape.kv_heads) *
+             static_cast<double>(shape.head_dim + shape.value_dim()) * dtype_bytes(dtype);
   }
   return bytes;
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include "runner/common/errors.hpp"
 #include "runner/common/log.hpp"
@@ -35,6 +37,23 @@ std::string cuda_timing_protocol(const MeasureSettings& measure) {
 }
 
 const char* const kCpuTimingProtocol = "steady_clock_per_forward_v1: wall time of one forward call on the CPU";
+
+// A shape block that sets head_dim_v to a value its head_dim does not have (the
+// convention then says how the two dims count): forward runs of equal dims keep their text.
+bool gives_value_head_dims(const ShapeBlock& block) {
+  std::set<std::int64_t> head_dims, value_dims;
+  const auto add = [](const std::map<std::string, std::vector<std::int64_t>>& axes, const std::string& key,
+                      std::set<std::int64_t>& into) {
+    if (const auto found = axes.find(key); found != axes.end()) into.insert(found->second.begin(), found->second.end());
+  };
+  add(block.axes, "head_dim", head_dims);
+  add(block.axes, "head_dim_v", value_dims);
+  for (const auto& row : block.zip_rows) {
+    if (row.count("head_dim")) head_dims.insert(row.at("head_dim"));
+    if (row.count("head_dim_v")) value_dims.insert(row.at("head_dim_v"));
+  }
+  return std::any_of(value_dims.begin(), value_dims.end(), [&](std::int64_t dim) { return !head_dims.count(dim) || head_dims.size() > 1; });
+}
 
 }  // namespace
 
@@ -75,7 +94,8 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
                                             return mask.windowed() || mask.causal == CausalAlignment::bottom_right;
                                           }),
                                           std::any_of(config.shapes.begin(), config.shapes.end(),
-                                                      [](const ShapeBlock& block) { return !block.varlen_kv.empty(); }));
+                                                      [](const ShapeBlock& block) { return !block.varlen_kv.empty(); }),
+                                          std::any_of(config.shapes.begin(), config.shapes.end(), gives_value_head_dims));
   record.measure = config.measure;
   record.planned_cases = run.planned_cases;
   record.sweep_cases = run.sweep_cases;

@@ -30,8 +30,10 @@ double attended_pairs(const Shape& shape, const Mask& mask) {
 
 double forward_flops(const Shape& shape, const Mask& mask) {
   const double sequences = shape.variable_length() ? 1.0 : static_cast<double>(shape.batch);
-  return 4.0 * sequences * static_cast<double>(shape.heads) * static_cast<double>(shape.head_dim) *
-         attended_pairs(shape, mask);
+  // Two matmuls, each 2 FLOPs per multiply-add: q k^T over head_dim, p v over the values' head dim
+  // (4 * head_dim per pair where they are equal).
+  const double dims = static_cast<double>(shape.head_dim) + static_cast<double>(shape.value_dim());
+  return 2.0 * sequences * static_cast<double>(shape.heads) * dims * attended_pairs(shape, mask);
 }
 
 double flops_per_forward_multiple(Pass pass) {
@@ -47,8 +49,14 @@ double pass_flops(const Shape& shape, const Mask& mask, Pass pass) {
   return flops_per_forward_multiple(pass) * forward_flops(shape, mask);
 }
 
-std::string flop_convention(bool has_backward_passes, bool has_serving_masks, bool has_variable_lengths) {
+std::string flop_convention(bool has_backward_passes, bool has_serving_masks, bool has_variable_lengths,
+                            bool has_value_head_dims) {
   std::string text = kFlopConvention;
+  if (has_value_head_dims) {
+    text += "; a value head dim Dv (head_dim_v) other than D: flops = 2 * batch * heads * (D + Dv) * pairs (q k^T over "
+            "D, p v over Dv), and min_bytes count q and k with D, v and the output with Dv (in a backward also dq, dk "
+            "with D, dout and dv with Dv)";
+  }
   if (has_variable_lengths) {
     text += "; a variable-length batch counts the sum over its sequences, each a batch of one with its own "
             "lengths: the padding of a padded run is not counted";
@@ -69,10 +77,11 @@ double forward_min_bytes(const Shape& shape, Dtype dtype, const Mask& mask) {
   if (shape.variable_length()) {
     return over_sequences(shape, [&](const Shape& one) { return forward_min_bytes(one, dtype, mask); });
   }
-  const double b = static_cast<double>(shape.batch), d = static_cast<double>(shape.head_dim);
+  const double b = static_cast<double>(shape.batch);
+  const double dims = static_cast<double>(shape.head_dim) + static_cast<double>(shape.value_dim());  // 2 D when equal
   const double keys = static_cast<double>(mask.keys_seen(shape.seq_len_q, shape.seq_len_kv));
-  const double q_and_out = 2 * b * static_cast<double>(shape.heads) * static_cast<double>(shape.seq_len_q) * d;
-  const double k_and_v = 2 * b * static_cast<double>(shape.kv_heads) * keys * d;
+  const double q_and_out = b * static_cast<double>(shape.heads) * static_cast<double>(shape.seq_len_q) * dims;
+  const double k_and_v = b * static_cast<double>(shape.kv_heads) * keys * dims;
   return dtype_bytes(dtype) * (q_and_out + k_and_v);
 }
 
@@ -81,10 +90,12 @@ double pass_min_bytes(const Shape& shape, Dtype dtype, Pass pass, const Mask& ma
   if (shape.variable_length()) {
     return over_sequences(shape, [&](const Shape& one) { return pass_min_bytes(one, dtype, pass, mask); });
   }
-  const double b = static_cast<double>(shape.batch), d = static_cast<double>(shape.head_dim);
+  const double b = static_cast<double>(shape.batch);
+  const double dims = static_cast<double>(shape.head_dim) + static_cast<double>(shape.value_dim());  // 2 D when equal
   const double keys = static_cast<double>(mask.keys_seen(shape.seq_len_q, shape.seq_len_kv));
-  const double query_side = 4 * b * static_cast<double>(shape.heads) * static_cast<double>(shape.seq_len_q) * d;
-  const double key_side = 4 * b * static_cast<double>(shape.kv_heads) * keys * d;
+  // q, dq (D) and out, dout (Dv); k, dk (D) and v, dv (Dv)
+  const double query_side = 2 * b * static_cast<double>(shape.heads) * static_cast<double>(shape.seq_len_q) * dims;
+  const double key_side = 2 * b * static_cast<double>(shape.kv_heads) * keys * dims;
   return dtype_bytes(dtype) * (query_side + key_side);
 }
 

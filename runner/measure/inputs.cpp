@@ -75,14 +75,14 @@ AttentionInputs make_inputs(const Case& c, const Device& device, std::uint64_t s
   at::Generator generator = seeded_generator(where, seed);
   const auto float32 = at::TensorOptions().device(where).dtype(at::kFloat);
   const at::ScalarType target = scalar_type_of(c.dtype);
-  auto draw = [&](std::int64_t heads, std::int64_t seq) {
-    return at::randn({s.batch, heads, seq, s.head_dim}, generator, float32).to(target);
+  auto draw = [&](std::int64_t heads, std::int64_t seq, std::int64_t dim) {
+    return at::randn({s.batch, heads, seq, dim}, generator, float32).to(target);
   };
   AttentionInputs inputs;
   inputs.draw_id = next_draw_id();
-  inputs.query = draw(s.heads, s.seq_len_q);
-  inputs.key = draw(s.kv_heads, s.seq_len_kv);
-  inputs.value = draw(s.kv_heads, s.seq_len_kv);
+  inputs.query = draw(s.heads, s.seq_len_q, s.head_dim);
+  inputs.key = draw(s.kv_heads, s.seq_len_kv, s.head_dim);
+  inputs.value = draw(s.kv_heads, s.seq_len_kv, s.value_dim());  // the output has the values' head dim
   inputs.mask = c.mask;
   inputs.grouped = s.kv_heads != s.heads;
   inputs.scale = 1.0 / std::sqrt(static_cast<double>(s.head_dim));
@@ -120,7 +120,7 @@ at::Tensor make_grad_output(const Case& c, const Device& device, std::uint64_t s
   const Shape& s = c.shape;
   const at::Device where = torch_device(device);
   at::Generator generator = seeded_generator(where, seed + 1);
-  return at::randn({s.batch, s.heads, s.seq_len_q, s.head_dim}, generator,
+  return at::randn({s.batch, s.heads, s.seq_len_q, s.value_dim()}, generator,
                    at::TensorOptions().device(where).dtype(at::kFloat))
       .to(scalar_type_of(c.dtype));
 }

@@ -24,6 +24,11 @@ struct Shape {
   std::vector<std::int64_t> seq_lens_q, seq_lens_kv;
   // Keys per page of a paged KV cache; 0: the cache is contiguous.
   std::int64_t page_size = 0;
+  // The value head dim where it differs from head_dim (MLA's 192/128, issue 36);
+  // 0: the same as head_dim. Queries and keys have head_dim, values and the output this.
+  std::int64_t head_dim_v = 0;
+
+  std::int64_t value_dim() const { return head_dim_v > 0 ? head_dim_v : head_dim; }
 
   bool variable_length() const { return !seq_lens_q.empty(); }
   // Serving layouts are measured in the forward alone: a backward of one is unsupported.
@@ -39,12 +44,13 @@ struct Shape {
   bool operator==(const Shape& other) const {
     return batch == other.batch && heads == other.heads && kv_heads == other.kv_heads &&
            seq_len_q == other.seq_len_q && seq_len_kv == other.seq_len_kv && head_dim == other.head_dim &&
-           seq_lens_q == other.seq_lens_q && seq_lens_kv == other.seq_lens_kv && page_size == other.page_size;
+           seq_lens_q == other.seq_lens_q && seq_lens_kv == other.seq_lens_kv && page_size == other.page_size &&
+           value_dim() == other.value_dim();
   }
   // "8x16x1024x64" (B x H x S x D); "8x16/4x1x4096x64" with GQA and Sq != Skv;
   // "8x32/8xvarlen[q 1, kv 512-32768 #3f2a9c01d4e7]x128" for a variable-length batch
   // (the shortest and longest lengths, a digest of the lists); " paged256"
-  // after it for a paged cache.
+  // after it for a paged cache; "1x128x4096x192/128" where the value head dim differs.
   std::string label() const;
   // "varlen[q 1, kv 512-32768 #3f2a9c01d4e7]": a variable-length batch's part of the label ("" for a
   // uniform batch); the first 12 hex digits of sha256("1,1,...;512,...,32768"), the lists as stored

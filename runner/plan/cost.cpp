@@ -29,7 +29,9 @@ std::int64_t clamp_cost(Wide value) { return value > static_cast<Wide>(kMaxCost)
 Wide work_of(const Shape& shape) {
   // Each dimension is at most 2^24 (config_loader.cpp): the product fits 128 bits.
   return static_cast<Wide>(shape.batch) * static_cast<Wide>(shape.heads) * static_cast<Wide>(shape.seq_len_q) *
-         static_cast<Wide>(shape.seq_len_kv) * static_cast<Wide>(shape.head_dim);
+         static_cast<Wide>(shape.seq_len_kv) *
+         // the two matmuls' mean head dim: head_dim itself unless the values' differs
+         static_cast<Wide>((shape.head_dim + shape.value_dim()) / 2);
 }
 
 // Seconds from the config as whole nanoseconds; llround of the same double is

@@ -34,6 +34,7 @@ Shape Shape::sequence(std::size_t b) const {
   one.seq_len_q = q_len(b);
   one.seq_len_kv = kv_len(b);
   one.head_dim = head_dim;
+  one.head_dim_v = head_dim_v;
   one.page_size = page_size;
   return one;
 }
@@ -60,6 +61,7 @@ std::string Shape::label() const {
                                     : std::to_string(seq_len_q) + "x" + std::to_string(seq_len_kv);
   }
   text += "x" + std::to_string(head_dim);
+  if (value_dim() != head_dim) text += "/" + std::to_string(value_dim());
   return page_size > 0 ? text + " paged" + std::to_string(page_size) : text;
 }
 
@@ -77,7 +79,8 @@ std::string Shape::varlen_label() const {
 std::string Shape::identity() const {
   return std::to_string(batch) + "x" + std::to_string(heads) + "/" + std::to_string(kv_heads) + "x" +
          std::to_string(seq_len_q) + "x" + std::to_string(seq_len_kv) + "x" + std::to_string(head_dim) + " q[" +
-         lengths_text(seq_lens_q) + "] kv[" + lengths_text(seq_lens_kv) + "] page " + std::to_string(page_size);
+         lengths_text(seq_lens_q) + "] kv[" + lengths_text(seq_lens_kv) + "] page " + std::to_string(page_size) +
+         (value_dim() != head_dim ? " v " + std::to_string(value_dim()) : "");
 }
 
 std::string lengths_text(const std::vector<std::int64_t>& lengths) {
@@ -156,18 +159,22 @@ Shape to_shape(const AxisValues& values, const ShapeBlock& block) {
     shape.seq_len_kv = values.at("seq_len_kv");
   }
   shape.head_dim = values.at("head_dim");
+  // Stored as 0 where it is head_dim: one spelling for one shape.
+  if (values.count("head_dim_v") && values.at("head_dim_v") != shape.head_dim) shape.head_dim_v = values.at("head_dim_v");
   return shape;
 }
 
 // The keys of an exclude rule (config_loader.cpp's kExcludeKeys); the sizes first.
-enum class Field { batch, heads, kv_heads, seq_len, seq_len_q, seq_len_kv, head_dim, page_size, variant, dtype, causal, window, pass };
-constexpr std::size_t kSizeFields = 8;
+enum class Field { batch, heads, kv_heads, seq_len, seq_len_q, seq_len_kv, head_dim, page_size, head_dim_v,
+                   variant, dtype, causal, window, pass };
+constexpr std::size_t kSizeFields = 9;
 
 std::optional<Field> field_of(const std::string& name) {
   static const std::map<std::string, Field> fields = {
       {"batch", Field::batch},          {"heads", Field::heads},       {"kv_heads", Field::kv_heads},
       {"seq_len", Field::seq_len},      {"seq_len_q", Field::seq_len_q}, {"seq_len_kv", Field::seq_len_kv},
-      {"head_dim", Field::head_dim},    {"page_size", Field::page_size}, {"variant", Field::variant},
+      {"head_dim", Field::head_dim},    {"page_size", Field::page_size}, {"head_dim_v", Field::head_dim_v},
+      {"variant", Field::variant},
       {"dtype", Field::dtype},          {"causal", Field::causal},     {"window", Field::window},
       {"pass", Field::pass}};
   const auto found = fields.find(name);
@@ -233,7 +240,7 @@ CaseValues values_of(const Case& c) {
   const Shape& s = c.shape;
   CaseValues v;
   v.sizes = {s.batch,     s.heads,    s.kv_heads, s.seq_len_q == s.seq_len_kv ? std::optional<std::int64_t>(s.seq_len_q) : std::nullopt,
-             s.seq_len_q, s.seq_len_kv, s.head_dim, s.page_size};
+             s.seq_len_q, s.seq_len_kv, s.head_dim, s.page_size, s.value_dim()};
   v.variant = c.variant;
   v.dtype = to_string(c.dtype);
   v.pass = to_string(c.pass);

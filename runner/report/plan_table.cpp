@@ -25,7 +25,8 @@ std::string plan_note(const Case& c, bool runs, const Device& device) {
 // The pass column shows only when a case times something other than the
 // forward, so a forward-only plan (every config before issue 23) reads as before.
 // Likewise the lengths of variable-length batches (seq_len_q and seq_len_kv are
-// then their longest) and the page size of paged caches.
+// then their longest), the page size of paged caches and the values' head dim
+// where a case's differs from its head_dim.
 Table plan_table(const Plan& plan, const Device& device) {
   const bool show_pass =
       std::any_of(plan.cases.begin(), plan.cases.end(), [](const Case& c) { return c.pass != Pass::forward; });
@@ -33,6 +34,8 @@ Table plan_table(const Plan& plan, const Device& device) {
       std::any_of(plan.cases.begin(), plan.cases.end(), [](const Case& c) { return c.shape.variable_length(); });
   const bool show_pages =
       std::any_of(plan.cases.begin(), plan.cases.end(), [](const Case& c) { return c.shape.page_size > 0; });
+  const bool show_value_dims = std::any_of(plan.cases.begin(), plan.cases.end(),
+                                           [](const Case& c) { return c.shape.value_dim() != c.shape.head_dim; });
   Table table;
   table.columns = {{"#", "", Align::right},
                    {"variant"},
@@ -49,6 +52,7 @@ Table plan_table(const Plan& plan, const Device& device) {
     table.columns.push_back({"seq_lens_kv"});
   }
   if (show_pages) table.columns.push_back({"page_size", "", Align::right});
+  if (show_value_dims) table.columns.push_back({"head_dim_v", "", Align::right});
   if (show_pass) table.columns.push_back({"pass"});
   table.columns.push_back({"note", "", Align::left, ""});
   for (const Case& c : plan.cases) {
@@ -64,6 +68,7 @@ Table plan_table(const Plan& plan, const Device& device) {
       row.push_back(c.shape.variable_length() ? Cell::text(lengths_text(c.shape.seq_lens_kv)) : Cell::null());
     }
     if (show_pages) row.push_back(Cell::integer(c.shape.page_size));
+    if (show_value_dims) row.push_back(Cell::integer(c.shape.value_dim()));
     if (show_pass) row.push_back(Cell::text(to_string(c.pass)));
     const std::string note = plan_note(c, runs, device);
     row.push_back(note.empty() ? Cell::null() : Cell::text(note));

@@ -87,6 +87,7 @@ json case_json(const ReportCase& c, int index) {
           {"sq", s.seq_len_q},
           {"skv", s.seq_len_kv},
           {"d", s.head_dim},
+          {"dv", s.value_dim()},
           // A variable-length batch ("varlen[q 1, kv 512-32768]", else ""), the page size (0:
           // contiguous) and the queries that are not padding: shapes apart, tokens right.
           {"varlen", s.varlen_label()},

@@ -8,7 +8,7 @@ namespace attnsweep {
 
 PagedCache PagedCache::of(const at::Tensor& key, const at::Tensor& value, const std::vector<std::int64_t>& kv_lens,
                           std::int64_t page_size, at::Generator& generator) {
-  const std::int64_t batch = key.size(0), kv_heads = key.size(1), seq_len_kv = key.size(2), dim = key.size(3);
+  const std::int64_t batch = key.size(0), kv_heads = key.size(1), seq_len_kv = key.size(2);
   std::vector<std::int64_t> first_page = {0};  // where each sequence's pages start in the permutation
   std::int64_t most_pages = 0;
   for (const std::int64_t length : kv_lens) {
@@ -44,6 +44,7 @@ PagedCache PagedCache::of(const at::Tensor& key, const at::Tensor& value, const 
   const at::Tensor destination =
       order.index_select(0, at::tensor(page_slots, longs).to(where)) * page_size + at::tensor(offsets, longs).to(where);
   auto paged = [&](const at::Tensor& padded) {
+    const std::int64_t dim = padded.size(3);  // keys' head_dim, values' head_dim_v
     const at::Tensor real = padded.transpose(1, 2).reshape({batch * seq_len_kv, kv_heads, dim}).index_select(0, row_index);
     at::Tensor pool = at::zeros({pages * page_size, kv_heads, dim}, padded.options());
     pool.index_copy_(0, destination, real);

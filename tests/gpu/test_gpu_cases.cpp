@@ -38,11 +38,13 @@ struct PythonCounts {
 };
 
 // Runs the independent Python measurement once for all study variants.
-std::map<std::string, PythonCounts> python_counts(const std::string& dtype, const std::string& pass = "forward") {
+// `more`: further arguments (" --shapes ..."); without them, the study's shape.
+std::map<std::string, PythonCounts> python_counts(const std::string& dtype, const std::string& pass = "forward",
+                                                  const std::string& more = "") {
   const char* python = std::getenv("ATTNSWEEP_PYTHON");
   const std::string command = std::string(python ? python : "python3") + " " ATTNSWEEP_SOURCE_DIR
                               "/tests/gpu/torch_reference.py --counts-only --dtype " + dtype +
-                              (pass == "forward" ? "" : " --pass " + pass);
+                              (pass == "forward" ? "" : " --pass " + pass) + more;
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
   std::map<std::string, PythonCounts> out;
   if (!pipe) return out;
@@ -124,6 +126,49 @@ TEST(GpuCases, KernelCountsMatchTorchProfilerInPython) {
                 variant.c_str(), profile.kernels_each_forward.front(), profile.memcpy_each_forward.front(),
                 profile.memset_each_forward.front(), python.kernels, python.memcpy, python.memset,
                 result.gpu_time_us->median, *result.rel_error, result.sdpa_backend.c_str());
+  }
+}
+
+// Issue 36: a value head dim other than the query's (MLA's 192/128). Each variant
+// runs where PyTorch in Python runs it and is refused where PyTorch refuses it,
+// with the same kernel counts, forward and backward; what runs matches float64
+// (the output and dv have the values' head dim). The naive variants and math
+// always run it.
+TEST(GpuCases, AValueHeadDimOtherThanTheQuerysRunsWherePyTorchRunsIt) {
+  SKIP_WITHOUT_CUDA();
+  const Shape mla{2, 8, 8, 512, 512, 192, {}, {}, 0, 128};
+  ASSERT_EQ(mla.label(), "2x8x512x192/128");
+  CaseRunner runner(Device::cuda(0), quick_settings(), 0);
+  for (const Pass pass : {Pass::forward, Pass::backward}) {
+    const auto expected = python_counts("bf16", to_string(pass), " --shapes 2x8x512x192/128");
+    ASSERT_EQ(expected.size(), 7u) << "tests/gpu/torch_reference.py gave no " << to_string(pass) << " counts";
+    for (const std::string variant :
+         {"naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto"}) {
+      SCOPED_TRACE(variant + " " + to_string(pass));
+      Case c{0, variant, mla, Dtype::bf16, true};
+      c.pass = pass;
+      const CaseResult r = runner.run(c);
+      const PythonCounts& python = expected.at(variant);
+      std::printf("%-15s %-8s %s (python %s) %s\n", variant.c_str(), to_string(pass), to_string(r.status),
+                  python.status.c_str(), r.status == CaseStatus::ok ? r.sdpa_backend.c_str() : r.error_message.c_str());
+      if (variant == "naive" || variant == "naive_inplace" || variant == "sdpa_math") {
+        ASSERT_EQ(r.status, CaseStatus::ok) << r.error_message;
+      }
+      if (python.status != "ok") {
+        EXPECT_EQ(r.status, CaseStatus::unsupported) << r.error_message;
+        EXPECT_FALSE(r.error_message.empty());
+        continue;
+      }
+      ASSERT_EQ(r.status, CaseStatus::ok) << r.error_message;
+      ASSERT_TRUE(r.profile.has_value());
+      EXPECT_EQ(r.profile->kernels_each_forward.front(), python.kernels);
+      EXPECT_EQ(r.profile->memcpy_each_forward.front(), python.memcpy);
+      EXPECT_EQ(r.profile->memset_each_forward.front(), python.memset);
+      EXPECT_EQ(r.numerics, NumericsVerdict::ok);
+      // Two matmuls over their own dims: 2 * B * H * (192 + 128) * causal pairs, times 2.5 for a backward.
+      const double pairs = 512.0 * 513.0 / 2.0;
+      EXPECT_DOUBLE_EQ(r.flops, (pass == Pass::forward ? 1.0 : 2.5) * 2.0 * 2 * 8 * (192 + 128) * pairs);
+    }
   }
 }
 

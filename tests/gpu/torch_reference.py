@@ -60,28 +60,35 @@ DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 VARIANTS = ("naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto")
 PASSES = ("forward", "backward", "forward_backward")
 
-Shape = namedtuple("Shape", "batch heads kv_heads seq_len head_dim")
+# head_dim_v: the values' (and output's) head dim, as attnsweep's shape key (issue 36); head_dim's when None.
+Shape = namedtuple("Shape", "batch heads kv_heads seq_len head_dim head_dim_v", defaults=(None,))
+
+
+def value_dim(shape):
+    return shape.head_dim_v or shape.head_dim
 
 
 def parse_shape(text):
-    """'BxHxSxD' or 'BxH/KVxSxD' (grouped-query attention) -> Shape; ValueError otherwise."""
+    """'BxHxSxD', 'BxH/KVxSxD' (grouped-query attention), either with 'D/DV' (the values' head dim,
+    as attnsweep labels it: 1x128x4096x192/128) -> Shape; ValueError otherwise."""
     parts = text.strip().split("x")
     if len(parts) != 4:
-        raise ValueError(f"shape {text!r}: expected BxHxSxD or BxH/KVxSxD (e.g. 2x32/8x4096x128)")
-    heads_text = parts[1].split("/")
-    if len(heads_text) > 2:
-        raise ValueError(f"shape {text!r}: heads are H or H/KV")
+        raise ValueError(f"shape {text!r}: expected BxHxSxD or BxH/KVxSxD[/DV] (e.g. 2x32/8x4096x128)")
+    heads_text, dims_text = parts[1].split("/"), parts[3].split("/")
+    if len(heads_text) > 2 or len(dims_text) > 2:
+        raise ValueError(f"shape {text!r}: heads are H or H/KV, head dims D or D/DV")
     try:
-        batch, seq_len, head_dim = int(parts[0]), int(parts[2]), int(parts[3])
+        batch, seq_len, head_dim = int(parts[0]), int(parts[2]), int(dims_text[0])
         heads = int(heads_text[0])
         kv_heads = int(heads_text[1]) if len(heads_text) == 2 else heads
+        head_dim_v = int(dims_text[1]) if len(dims_text) == 2 else head_dim
     except ValueError:
         raise ValueError(f"shape {text!r}: sizes must be integers") from None
-    if min(batch, heads, kv_heads, seq_len, head_dim) < 1:
+    if min(batch, heads, kv_heads, seq_len, head_dim, head_dim_v) < 1:
         raise ValueError(f"shape {text!r}: sizes must be at least 1")
     if heads % kv_heads:
         raise ValueError(f"shape {text!r}: kv_heads ({kv_heads}) must divide heads ({heads})")
-    return Shape(batch, heads, kv_heads, seq_len, head_dim)
+    return Shape(batch, heads, kv_heads, seq_len, head_dim, None if head_dim_v == head_dim else head_dim_v)
 
 
 def parse_shapes(text):
@@ -90,7 +97,8 @@ def parse_shapes(text):
 
 def shape_text(shape):
     heads = str(shape.heads) if shape.kv_heads == shape.heads else f"{shape.heads}/{shape.kv_heads}"
-    return f"{shape.batch}x{heads}x{shape.seq_len}x{shape.head_dim}"
+    dims = str(shape.head_dim) if value_dim(shape) == shape.head_dim else f"{shape.head_dim}/{shape.head_dim_v}"
+    return f"{shape.batch}x{heads}x{shape.seq_len}x{dims}"
 
 
 def parse_list(text, allowed, what):
@@ -105,16 +113,17 @@ def parse_list(text, allowed, what):
 
 
 def make_inputs(shape, dtype_name, seed, device):
-    """q, k, v as attnsweep draws them. shape: (B, H, S, D), or a Shape (B, H, KV, S, D)."""
+    """q, k, v as attnsweep draws them. shape: (B, H, S, D), or a Shape (B, H, KV, S, D[, DV])."""
     if len(shape) == 4:
         batch, heads, seq_len, head_dim = shape
-        kv_heads = heads
+        kv_heads, head_dim_v = heads, head_dim
     else:
-        batch, heads, kv_heads, seq_len, head_dim = shape
+        batch, heads, kv_heads, seq_len, head_dim = shape[:5]
+        head_dim_v = value_dim(shape)
     gen = torch.Generator(device).manual_seed(seed)
     q = torch.randn(batch, heads, seq_len, head_dim, generator=gen, device=device)
     k = torch.randn(batch, kv_heads, seq_len, head_dim, generator=gen, device=device)
-    v = torch.randn(batch, kv_heads, seq_len, head_dim, generator=gen, device=device)
+    v = torch.randn(batch, kv_heads, seq_len, head_dim_v, generator=gen, device=device)
     dtype = DTYPES[dtype_name]
     return q.to(dtype), k.to(dtype), v.to(dtype)
 
@@ -408,7 +417,7 @@ def reference_grads(q, k, v, dout, scale, causal, chunk_elements=1 << 27):
     groups = max(1, min(kv_heads, rows_in_budget // max(1, seq_q)))
     row_step = seq_q if groups > 1 else min(seq_q, rows_in_budget)
     mask = torch.ones(seq_q, seq_kv, dtype=torch.bool, device=q.device).triu(1) if causal else None
-    out = torch.empty(q.shape, dtype=torch.float64, device=q.device)
+    out = torch.empty((*q.shape[:-1], v.shape[-1]), dtype=torch.float64, device=q.device)  # the values' head dim
     dq = torch.empty(q.shape, dtype=torch.float64, device=q.device)
     dk = torch.zeros(k.shape, dtype=torch.float64, device=q.device)
     dv = torch.zeros(v.shape, dtype=torch.float64, device=q.device)
@@ -576,7 +585,7 @@ def run_passes(a):
         for dtype in dtypes:
             try:
                 q, k, v = make_inputs(shape, dtype, a.seed, a.device)
-                dout = make_dout(q.shape, dtype, a.seed, a.device)
+                dout = make_dout((*q.shape[:-1], v.shape[-1]), dtype, a.seed, a.device)  # the output's shape
                 mask = causal_mask(q, k)
             except torch.cuda.OutOfMemoryError as error:
                 print(json.dumps({"shape": shape_text(shape), "dtype": dtype, "status": "oom",
@@ -590,6 +599,8 @@ def run_passes(a):
                         row = {"variant": variant, "shape": shape_text(shape), "dtype": dtype, "pass": pass_name,
                                "batch": shape.batch, "heads": shape.heads, "kv_heads": shape.kv_heads,
                                "seq_len": shape.seq_len, "head_dim": shape.head_dim, "causal": causal}
+                        if value_dim(shape) != shape.head_dim:
+                            row["head_dim_v"] = shape.head_dim_v
                         try:
                             row = measure_pass(variant, pass_name, q, k, v, dout, mask, scale, causal, refs, row, a)
                         except torch.cuda.OutOfMemoryError as error:
@@ -677,6 +688,8 @@ def main(argv=None):
                 fn = forward_fn(variant, q, k, v, scale, causal)
                 row = {"variant": variant, "dtype": dtype, "batch": shape.batch, "heads": shape.heads,
                        "seq_len": shape.seq_len, "head_dim": shape.head_dim, "causal": causal}
+                if value_dim(shape) != shape.head_dim:
+                    row["head_dim_v"] = shape.head_dim_v
                 if shape.kv_heads != shape.heads:
                     row["kv_heads"] = shape.kv_heads
                 pin = sdpa_kernel(BACKENDS[variant]) if variant in BACKENDS else contextlib.nullcontext()

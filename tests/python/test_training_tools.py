@@ -37,8 +37,14 @@ class Parsing(unittest.TestCase):
                          [ref.Shape(8, 16, 16, 1024, 64), ref.Shape(2, 32, 8, 4096, 128)])
         self.assertEqual(ref.shape_text(ref.parse_shape("2x32/8x4096x128")), "2x32/8x4096x128")
         self.assertEqual(ref.shape_text(ref.parse_shape("2x32/32x4096x128")), "2x32x4096x128")
+        # issue 36: the values' head dim after the query's, as attnsweep labels it
+        self.assertEqual(ref.parse_shape("1x128x4096x192/128"), ref.Shape(1, 128, 128, 4096, 192, 128))
+        self.assertEqual(ref.parse_shape("1x8x64x64/64"), ref.Shape(1, 8, 8, 64, 64))
+        self.assertEqual(ref.shape_text(ref.parse_shape("2x32/8x4096x192/128")), "2x32/8x4096x192/128")
+        self.assertEqual(ref.value_dim(ref.parse_shape("1x8x64x64")), 64)
         for bad, why in (("8x16x1024", "expected"), ("2x32/5x64x8", "must divide"), ("ax1x1x1", "integers"),
-                         ("1x0x1x1", "at least 1"), ("1x4/2/1x8x8", "H or H/KV")):
+                         ("1x0x1x1", "at least 1"), ("1x4/2/1x8x8", "H or H/KV"), ("1x4x8x8/0", "at least 1"),
+                         ("1x4x8x8/4/2", "D or D/DV")):
             with self.assertRaises(ValueError) as raised:
                 ref.parse_shape(bad)
             self.assertIn(why, str(raised.exception))
@@ -165,6 +171,22 @@ class Numerics(unittest.TestCase):
                     self.assertLess(ref.rel_error(g, e), 1e-14, text)
                 # and the forward reference of before agrees
                 self.assertLess(ref.rel_error(ref.reference(q, k, v, 8 ** -0.5, causal), got_out), 1e-14)
+
+    def test_a_value_head_dim_draws_v_and_its_gradients_with_it(self):
+        shape = ref.parse_shape("2x4/2x12x8/4")
+        q, k, v = ref.make_inputs(shape, "fp32", 3, "cpu")
+        self.assertEqual((tuple(q.shape), tuple(k.shape), tuple(v.shape)), ((2, 4, 12, 8), (2, 2, 12, 8), (2, 2, 12, 4)))
+        dout = ref.make_dout((*q.shape[:-1], v.shape[-1]), "fp32", 3, "cpu")
+        for causal in (True, False):
+            leaves = [t.double().requires_grad_() for t in (q, k, v)]
+            out = ref.attention("naive", *leaves, 8 ** -0.5, causal, ref.causal_mask(q, k))
+            self.assertEqual(tuple(out.shape), (2, 4, 12, 4))
+            expected = torch.autograd.grad(out, leaves, dout.double())
+            got_out, got = ref.reference_grads(q, k, v, dout, 8 ** -0.5, causal, chunk_elements=1)
+            self.assertLess(ref.rel_error(got_out, out.detach()), 1e-14)
+            for g, e in zip(got, expected):
+                self.assertEqual(g.shape, e.shape)
+                self.assertLess(ref.rel_error(g, e), 1e-14)
 
     def test_backend_names(self):
         self.assertEqual(ref.backend_of("ScaledDotProductCudnnAttentionBackward0"), "cudnn_attention")

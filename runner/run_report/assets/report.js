@@ -105,7 +105,7 @@
 
   // Cases grouped into one chart per dtype and head_dim; within a chart one
   // line per variant (and per mask, and per batch x heads, where those vary).
-  const groupOf = (c) => `${c.dtype}, head_dim ${c.d}`;
+  const groupOf = (c) => `${c.dtype}, head_dim ${c.d}${c.dv && c.dv !== c.d ? "/" + c.dv : ""}`;
   function groups(selected) {
     const byGroup = new Map();
     for (const c of selected) {
