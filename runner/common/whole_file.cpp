@@ -11,19 +11,13 @@
 #include <stdexcept>
 
 #include "runner/common/errors.hpp"
+#include "runner/common/same_file.hpp"
 
 namespace attnsweep {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-// The same file, or the same name where one of them does not exist yet.
-bool same_file(const fs::path& a, const fs::path& b) {
-  std::error_code error;
-  if (fs::exists(a, error) && fs::exists(b, error)) return fs::equivalent(a, b, error);
-  return fs::weakly_canonical(fs::absolute(a), error) == fs::weakly_canonical(fs::absolute(b), error);
-}
 
 bool is_sqlite_database(const fs::path& path) {
   static const std::string header("SQLite format 3\0", 16);

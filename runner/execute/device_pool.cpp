@@ -37,6 +37,12 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
+}  // namespace
+
+// Named, not anonymous: WorkerPool::Impl, which has external linkage, holds
+// these (GCC's -Wsubobject-linkage where this file is compiled in a batch).
+namespace pool_parts {
+
 // One device and the worker process serving it.
 struct Slot {
   Device device;
@@ -69,7 +75,9 @@ class IgnoreBrokenPipes {
   void (*previous_)(int);
 };
 
-}  // namespace
+}  // namespace pool_parts
+using pool_parts::IgnoreBrokenPipes;
+using pool_parts::Slot;
 
 class WorkerPool::Impl {
  public:

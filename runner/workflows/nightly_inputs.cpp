@@ -9,6 +9,7 @@
 #include <string>
 
 #include "runner/common/errors.hpp"
+#include "runner/common/same_file.hpp"
 #include "runner/common/temp_folder.hpp"
 #include "runner/common/text.hpp"
 #include "runner/compare/readable_database.hpp"
@@ -25,19 +26,6 @@ bool is_directory(const std::string& path) {
   return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
 }
 
-// Whether two paths name one file (or would: neither need exist yet).
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code error;
-  if (fs::exists(a, error) && fs::exists(b, error)) {
-    const bool same = fs::equivalent(a, b, error);
-    return !error && same;
-  }
-  const fs::path first = fs::weakly_canonical(a, error);
-  if (error) return a == b;
-  const fs::path second = fs::weakly_canonical(b, error);
-  if (error) return a == b;
-  return first == second;
-}
 
 // The folder a file of `path` goes into: its parent, or the current folder.
 std::string folder_of(const std::string& path) {

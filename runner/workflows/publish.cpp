@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "runner/common/errors.hpp"
+#include "runner/common/same_file.hpp"
 #include "runner/storage/database_files.hpp"
 #include "runner/storage/run_reader.hpp"
 #include "runner/storage/store.hpp"
@@ -44,12 +45,6 @@ void copy_whole_file(const fs::path& from, const fs::path& to) {
   fs::copy_file(from, to, fs::copy_options::overwrite_existing, error);
   if (!error) fs::permissions(to, new_file_mode(), fs::perm_options::replace, error);
   if (error) throw std::runtime_error("--publish: cannot copy " + from.string() + " to " + to.string() + ": " + error.message());
-}
-
-bool same_file(const std::string& a, const std::string& b) {
-  struct stat first {}, second {};
-  return ::stat(a.c_str(), &first) == 0 && ::stat(b.c_str(), &second) == 0 && first.st_dev == second.st_dev &&
-         first.st_ino == second.st_ino;
 }
 
 // An empty file beside the database that nobody else has (O_EXCL, 0600): VACUUM INTO writes into it.
