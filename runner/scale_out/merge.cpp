@@ -410,6 +410,7 @@ class TrialFolder {
  public:
   explicit TrialFolder(const std::string& name) {
     std::string folder = (std::filesystem::path(temp_folder()) / "attnsweep-merge-XXXXXX").string();
+    const StopSignalsBlocked blocked;  // a signal between mkdtemp and the registration would leave the folder
     if (!::mkdtemp(folder.data())) {
       throw BadInputError("cannot make a folder under TMPDIR (" + temp_folder() + ") for a migrated copy: " +
                           std::strerror(errno) + "; set TMPDIR to a writable folder");

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <random>
 
 #include "runner/common/errors.hpp"
@@ -47,8 +48,13 @@ std::string with_name(std::string message, const std::string& file, const std::s
 }  // namespace
 
 NewDatabase create_whole_database(const std::string& path, const std::function<void(const std::string& file)>& fill) {
-  const std::string file = create_private_file(path);
-  const RemovedOnSignal removed_on_signal(file);  // a killed process leaves no .NAME.new-* behind
+  std::string file;
+  std::optional<RemovedOnSignal> removed_on_signal;  // a killed process leaves no .NAME.new-* behind
+  {
+    const StopSignalsBlocked blocked;  // from the file's first moment
+    file = create_private_file(path);
+    removed_on_signal.emplace(file);
+  }
   try {
     fill(file);
   } catch (const BadInputError& error) {

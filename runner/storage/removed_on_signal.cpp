@@ -60,26 +60,20 @@ extern "C" void remove_then_end(int signal) {
   raise(signal);  // delivered when this handler returns: the process ends by the signal, as it would have
 }
 
-// The handler's view of the entries changes only with the signals blocked.
-class SignalsBlocked {
- public:
-  SignalsBlocked() {
-    sigset_t set;
-    sigemptyset(&set);
-    for (const int signal : kSignals) sigaddset(&set, signal);
-    pthread_sigmask(SIG_BLOCK, &set, &before_);
-  }
-  ~SignalsBlocked() { pthread_sigmask(SIG_SETMASK, &before_, nullptr); }
-
- private:
-  sigset_t before_;
-};
-
 }  // namespace
+
+StopSignalsBlocked::StopSignalsBlocked() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (const int signal : kSignals) sigaddset(&set, signal);
+  pthread_sigmask(SIG_BLOCK, &set, &before_);
+}
+
+StopSignalsBlocked::~StopSignalsBlocked() { pthread_sigmask(SIG_SETMASK, &before_, nullptr); }
 
 RemovedOnSignal::RemovedOnSignal(const std::string& path, const std::string& folder) {
   if (path.size() >= PATH_MAX || folder.size() >= PATH_MAX) return;
-  const SignalsBlocked blocked;
+  const StopSignalsBlocked blocked;  // the handler sees the entries change only whole
   for (int i = 0; i < kMaxRemovedOnSignal; ++i) {
     if (entries[i].used) continue;
     Entry& entry = entries[i];
@@ -104,7 +98,7 @@ RemovedOnSignal::RemovedOnSignal(const std::string& path, const std::string& fol
 
 RemovedOnSignal::~RemovedOnSignal() {
   if (slot_ < 0) return;
-  const SignalsBlocked blocked;
+  const StopSignalsBlocked blocked;  // the handler sees the entries change only whole
   entries[slot_].used = 0;
   if (--registered == 0) {
     for (int s = 0; s < kSignalCount; ++s) sigaction(kSignals[s], &previous[s], nullptr);
