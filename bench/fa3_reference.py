@@ -20,7 +20,10 @@ import torch_reference as ref  # noqa: E402
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("wheel_dir")
-    p.add_argument("--shapes", default="8x16x1024x64,4x16x2048x128,2x16x4096x128,1x32x8192x128")
+    p.add_argument("--shapes", default="8x16x1024x64,4x16x2048x128,2x16x4096x128,1x32x8192x128",
+                   help="comma-separated BxHxSxD, BxH/KVxSxD for grouped-query attention")
+    p.add_argument("--causal", default="1,0", help="comma-separated 1 (causal) and 0 (full), in that order")
+    p.add_argument("--softcap", type=float, default=0.0, help="FA3's softcap (issue 36); 0: none")
     p.add_argument("--samples", type=int, default=200)
     p.add_argument("--forwards", type=int, default=5)
     p.add_argument("--warmup", type=int, default=10)
@@ -31,17 +34,20 @@ def main():
     a.counts_only = False
     a.protocol = "v2"
     for text in a.shapes.split(","):
-        shape = tuple(int(x) for x in text.split("x"))
-        for causal in (True, False):
+        shape = ref.parse_shape(text)
+        for causal in (bool(int(c)) for c in a.causal.split(",")):
             q, k, v = ref.make_inputs(shape, "bf16", 0, "cuda")
-            scale = shape[3] ** -0.5
+            scale = shape.head_dim ** -0.5
             qs, ks, vs = (t.transpose(1, 2).contiguous() for t in (q, k, v))
 
             def fa3():
-                return torch.ops.fa3_fwd.fwd(qs, ks, vs, softmax_scale=scale, is_causal=causal)[0].transpose(1, 2)
+                return torch.ops.fa3_fwd.fwd(qs, ks, vs, softmax_scale=scale, is_causal=causal,
+                                             softcap=a.softcap)[0].transpose(1, 2)
 
-            row = {"variant": "fa3", "shape": text, "dtype": "bf16", "causal": causal}
-            ref.measure("fa3", fa3, row, a, lambda: ref.reference(q, k, v, scale, causal))
+            row = {"variant": "fa3", "shape": text, "dtype": "bf16", "causal": causal, "batch": shape.batch,
+                   "heads": shape.heads, "kv_heads": shape.kv_heads, "seq_len": shape.seq_len,
+                   "head_dim": shape.head_dim, "softcap": a.softcap or None}
+            ref.measure("fa3", fa3, row, a, lambda: ref.reference(q, k, v, scale, causal, a.softcap))
 
 
 if __name__ == "__main__":

@@ -9,29 +9,39 @@ from python_reference import machine_text, reference_rows
 from results_db import open_read_only
 
 
+def key_of(batch, heads, kv_heads, seq_len, head_dim, causal, softcap):
+    """A case as both sides name it: sizes, the mask and the soft-capping cap (None or 0: none)."""
+    return (int(batch), int(heads), int(kv_heads or heads), int(seq_len), int(head_dim), bool(causal),
+            float(softcap or 0.0))
+
+
 def main():
     db_path, python_path = sys.argv[1], sys.argv[2]
     machine = machine_text(sys.argv, 3)
-    python = {(row["shape"], bool(row["causal"])): row for row in reference_rows(python_path)}
+    python = {key_of(row["batch"], row["heads"], row.get("kv_heads"), row["seq_len"], row["head_dim"], row["causal"],
+                     row.get("softcap")): row for row in reference_rows(python_path)}
     db = open_read_only(db_path)
     db.row_factory = sqlite3.Row
     run = db.execute("SELECT * FROM runs ORDER BY run_id DESC LIMIT 1").fetchone()
     print(f"# FlashAttention-3 (fa3-fwd 0.0.3) next to the study's variants: {run['device_name']}\n")
-    print(f"Run {run['run_id']} of bench/fa3.yaml, {run['started_at']}; torch {run['torch_version']}, CUDA "
+    print(f"Run {run['run_id']} of {run['name']}, {run['started_at']}; torch {run['torch_version']}, CUDA "
           f"{run['cuda_version']}, cuDNN {run['cudnn_version']}, driver {run['driver_version']}, attnsweep "
           f"{run['attnsweep_version']} ({run['git_sha']}). bf16; median of CUDA events per forward (L2 flushed, "
           f"launch latency held out); TFLOP/s by runs.flop_convention.\n")
     if machine:
         print("```\n" + machine + "\n```\n")
-    print("| shape | causal | variant | status | kernels | memcpy | memset | median us | TFLOP/s | rel error | "
+    print("| shape | causal | softcap | variant | status | kernels | memcpy | memset | median us | TFLOP/s | rel error | "
           "py kernels | py median us | diff % | py rel error |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     rows = db.execute("SELECT * FROM cases WHERE run_id = ? ORDER BY plan_index", (run["run_id"],)).fetchall()
     for c in rows:
-        shape = f"{c['batch']}x{c['heads']}x{c['seq_len_q']}x{c['head_dim']}"
-        py = python.get((shape, bool(c["causal"]))) if c["variant"] == "fa3" else None
+        heads = c["heads"] if c["kv_heads"] == c["heads"] else f"{c['heads']}/{c['kv_heads']}"
+        shape = f"{c['batch']}x{heads}x{c['seq_len_q']}x{c['head_dim']}"
+        softcap = c["softcap"] if "softcap" in c.keys() else None  # schema 16 (issue 36)
+        py = python.get(key_of(c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["head_dim"], c["causal"],
+                               softcap)) if c["variant"] == "fa3" else None
         med = c["gpu_time_us_median"]
-        cells = [shape, "yes" if c["causal"] else "no", c["variant"], c["status"],
+        cells = [shape, "yes" if c["causal"] else "no", f"{softcap:g}" if softcap else "", c["variant"], c["status"],
                  c["kernels_per_forward"], c["memcpy_per_forward"], c["memset_per_forward"],
                  f"{med:.1f}" if med else "", f"{c['tflops']:.0f}" if c["tflops"] else "",
                  f"{c['rel_error']:.2e}" if c["rel_error"] is not None else (c["error_message"] or "")[:60]]

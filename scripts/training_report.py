@@ -39,10 +39,16 @@ def shape_text(batch, heads, kv_heads, seq_q, seq_kv, head_dim, head_dim_v=None)
     return f"{batch}x{h}x{s}x{d}"
 
 
-def case_key(variant, batch, heads, kv_heads, seq_q, seq_kv, head_dim, dtype, causal, pass_name, head_dim_v=None):
+def case_key(variant, batch, heads, kv_heads, seq_q, seq_kv, head_dim, dtype, causal, pass_name, head_dim_v=None,
+             softcap=None):
     kv = heads if kv_heads is None else kv_heads
     return (variant, int(batch), int(heads), int(kv), int(seq_q), int(seq_kv), int(head_dim),
-            int(head_dim_v or head_dim), dtype, bool(causal), pass_name or "forward")
+            int(head_dim_v or head_dim), dtype, bool(causal), pass_name or "forward", float(softcap or 0.0))
+
+
+def softcap_of(case):
+    """A database row's soft-capping cap (schema 16, issue 36), None where it has none."""
+    return case["softcap"] if "softcap" in case.keys() else None
 
 
 def value_dim(case):
@@ -67,7 +73,7 @@ def read_python(path):
             seq = row.get("seq_len")
             key = case_key(row["variant"], row["batch"], row["heads"], row.get("kv_heads"), row.get("seq_len_q", seq),
                            row.get("seq_len_kv", seq), row["head_dim"], row["dtype"], row.get("causal", True),
-                           row.get("pass"), row.get("head_dim_v"))
+                           row.get("pass"), row.get("head_dim_v"), row.get("softcap"))
             rows[key] = row
     return rows
 
@@ -101,15 +107,17 @@ def python_args(db_path):
     for c in cases:
         if c["variant"] not in BUILT_IN or c["seq_len_q"] != c["seq_len_kv"]:
             continue
-        group = by_mask.setdefault(int(bool(c["causal"])), {"shapes": [], "dtypes": [], "passes": [], "variants": []})
+        mask = (int(bool(c["causal"])), softcap_of(c) or 0.0)  # one torch_reference.py call per mask and cap
+        group = by_mask.setdefault(mask, {"shapes": [], "dtypes": [], "passes": [], "variants": []})
         shape = shape_text(c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"], c["head_dim"],
                            value_dim(c))
         for name, value in (("shapes", shape), ("dtypes", c["dtype"]), ("passes", c["pass"] or "forward"),
                             ("variants", c["variant"])):
             if value not in group[name]:
                 group[name].append(value)
-    for causal, group in sorted(by_mask.items(), reverse=True):
-        print(f"--causal {causal} " + " ".join(f"--{name} {','.join(values)}" for name, values in group.items()))
+    for (causal, softcap), group in sorted(by_mask.items(), key=lambda item: (-item[0][0], item[0][1])):
+        cap = f"--softcap {softcap:g} " if softcap else ""
+        print(f"--causal {causal} {cap}" + " ".join(f"--{name} {','.join(values)}" for name, values in group.items()))
     return 0
 
 
@@ -168,7 +176,7 @@ def report(db_path, python_path, machine_path):
         for c in rows:
             total += 1
             key = case_key(c["variant"], c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"],
-                           c["head_dim"], c["dtype"], c["causal"], pass_name, value_dim(c))
+                           c["head_dim"], c["dtype"], c["causal"], pass_name, value_dim(c), softcap_of(c))
             p = python.get(key)
             if p is None:
                 missing += 1
@@ -176,7 +184,7 @@ def report(db_path, python_path, machine_path):
                     missing_built_in.append(key)
                 p = {}
             shape = shape_text(c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"], c["head_dim"],
-                               value_dim(c))
+                               value_dim(c)) + (f" softcap{softcap_of(c):g}" if softcap_of(c) else "")
             py_status = p.get("status", "no line")
             if p and (c["status"] == "ok") != (py_status == "ok"):
                 status_differs += 1

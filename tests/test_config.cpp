@@ -805,5 +805,20 @@ TEST(Config, AValueHeadDimIsASizeOfItsOwnRefusedWhereItIsWrong) {
                               {"exclude: [{head_dim_v: 0}]\n", {"sweep.yaml:8", "exclude[0].head_dim_v"}}});
 }
 
+// Issue 36: softcap is none, a cap above 0, or a list of them, at the top level
+// and in an exclude rule; anything else names the line, the key and what is allowed.
+TEST(Config, ASoftcapIsNoneOrACapAboveZeroWhereverItIsWritten) {
+  const std::string base = "variants: [naive]\ndtypes: [fp32]\nshapes: {batch: 1, heads: 2, seq_len: 8, head_dim: 16}\n";
+  EXPECT_DOUBLE_EQ(*plan_of(base + "softcap: 50\n").cases.at(0).scores.softcap, 50.0);
+  EXPECT_FALSE(plan_of(base + "softcap: none\n").cases.at(0).scores.any());
+  EXPECT_EQ(plan_of(base + "softcap: [none, 1e1]\n").cases.at(1).label(), "naive 1x2x8x16 fp32 causal softcap10");
+  expect_each_rejected(base, {{"softcap: 0\n", {"sweep.yaml:4", "softcap: '0' is not a cap", "none (no soft-capping)"}},
+                              {"softcap: inf\n", {"sweep.yaml:4", "softcap: 'inf' is not a cap"}},
+                              {"softcap: {cap: 3}\n", {"sweep.yaml:4", "softcap: expected none"}},
+                              {"softcap: [none, ~]\n", {"sweep.yaml:4", "softcap[1]: 'none' is listed twice"}},
+                              {"exclude: [{softcap: -3}]\n", {"sweep.yaml:4", "exclude[0].softcap: '-3' is not a cap"}},
+                              {"softcaps: 3\n", {"sweep.yaml:4", "softcaps"}}});
+}
+
 }  // namespace
 }  // namespace attnsweep

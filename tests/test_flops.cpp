@@ -47,6 +47,10 @@ TEST(Flops, AValueHeadDimCountsEachMatmulAndEachTensorWithItsOwnDim) {
   EXPECT_DOUBLE_EQ(pass_min_bytes(equal, Dtype::fp16, Pass::backward),
                    pass_min_bytes(Shape{2, 8, 2, 16, 32, 64}, Dtype::fp16, Pass::backward));
   EXPECT_EQ(flop_convention(false, false, false, false), std::string(kFlopConvention));
+  // Soft-capping (issue 36) counts no flops of its own, and says so only where a run has it.
+  EXPECT_EQ(flop_convention(false, false, false, false, false), std::string(kFlopConvention));
+  EXPECT_NE(flop_convention(false, false, false, false, true).find("soft-capping (softcap) adds no flops"),
+            std::string::npos);
   EXPECT_NE(flop_convention(false, false, false, true).find("flops = 2 * batch * heads * (D + Dv) * pairs"),
             std::string::npos);
 }

@@ -68,6 +68,34 @@ exclude:
   EXPECT_NE(plan.cases[0].shape.identity(), plan.cases[1].shape.identity());
 }
 
+// Issue 36: softcap is an axis like causal: each value crossed with every mask,
+// in the order written, next to each other for one shape and dtype (the inputs
+// are drawn once); an exclude rule matches a cap however it is written.
+TEST(Plan, SoftcapsAreCrossedWithTheMasksAndExcludeRulesMatchThem) {
+  const Plan plan = plan_of(R"(
+variants: [naive, sdpa_math]
+dtypes: [fp32]
+causal: [true, false]
+softcap: [none, 30, 12.5]
+shapes: {batch: 1, heads: 2, seq_len: 16, head_dim: 8}
+exclude:
+  - {variant: sdpa_math, softcap: [30.0, 12.5]}
+  - {causal: false, softcap: 12.5}
+)");
+  std::vector<std::string> labels;
+  for (const Case& c : plan.cases) labels.push_back(c.label());
+  EXPECT_EQ(labels, (std::vector<std::string>{
+                        "naive 1x2x16x8 fp32 causal", "sdpa_math 1x2x16x8 fp32 causal",
+                        "naive 1x2x16x8 fp32 causal softcap30", "naive 1x2x16x8 fp32 causal softcap12.5",
+                        "naive 1x2x16x8 fp32 full", "sdpa_math 1x2x16x8 fp32 full",
+                        "naive 1x2x16x8 fp32 full softcap30"}));
+  EXPECT_EQ(plan.excluded, 5);  // sdpa_math's four capped cases, naive's full softcap12.5
+  EXPECT_DOUBLE_EQ(*plan.cases[2].scores.softcap, 30.0);
+  EXPECT_FALSE(plan.cases[0].scores.any());
+  EXPECT_EQ(plan.cases[3].mask_label(), "causal softcap12.5");
+  EXPECT_FALSE(plan.cases[2].same_measurement(plan.cases[0]));
+}
+
 TEST(Plan, ShuffledOrderIsAFixedPermutationOfThePlanDrawnFromTheSeed) {
   const Plan plan = plan_of(R"(
 variants: [naive, sdpa_math, sdpa_flash]

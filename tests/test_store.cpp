@@ -421,6 +421,9 @@ TEST_F(StoreTest, MigratesASavedVersionTenDatabase) {
        "4"},
       {"SELECT count(*) FROM results WHERE status = 'ok' AND abs(tokens_per_s * time_us_median * 1e-6 "
        "- batch * seq_len_q) < 1e-6 AND abs(us_per_token * batch * seq_len_q - time_us_median) < 1e-9", "3"},
+      // Version 16 (issue 36): no older case was soft-capped.
+      {"SELECT count(*) FROM cases WHERE softcap IS NULL", "4"},
+      {"SELECT count(*) FROM results WHERE softcap IS NULL", "4"},
       // Version 15 (issue 36): every older case's values had head_dim.
       {"SELECT count(*) FROM cases WHERE head_dim_v = 0", "4"},
       {"SELECT count(*) FROM results WHERE head_dim_v = head_dim", "4"},
@@ -439,6 +442,28 @@ TEST_F(StoreTest, MigratesASavedVersionTenDatabase) {
 
 // Issue 35 (schema 14): the CUDA-graph replays' own stopping rule is stored: the run's
 // target, each case's interval and why its replays stopped; a CPU run has no target.
+// tests/data/schema_v15.db: written by the build of be21d2b with head_dim_v (issue 36):
+// naive and sdpa_math on a 24/8 and an 8 shape, all ok. Version 16 keeps every
+// row and value head dim, and no case of it is soft-capped.
+TEST_F(StoreTest, MigratesASavedVersionFifteenDatabase) {
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(15, path_));
+  { Store store(path_); }
+  expect_values(path_, {
+      {"PRAGMA user_version", std::to_string(kSchemaVersion)},
+      {"PRAGMA integrity_check", "ok"},
+      {"SELECT group_concat(variant || ':' || head_dim || '/' || head_dim_v || ':' || status, ',') FROM "
+       "(SELECT * FROM cases ORDER BY case_id)",
+       "naive:24/8:ok,sdpa_math:24/8:ok,naive:8/0:ok,sdpa_math:8/0:ok"},
+      {"SELECT count(*) FROM cases WHERE softcap IS NULL", "4"},
+      {"SELECT group_concat(head_dim_v || ':' || ifnull(softcap, 'none'), ',') FROM (SELECT * FROM results ORDER BY "
+       "case_id)", "8:none,8:none,8:none,8:none"},
+  });
+  const auto rows = RunReader(path_).cases(1);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].identity.label(), "naive 1x2x16x24/8 fp32 causal");
+  EXPECT_FALSE(rows[0].identity.scores.any());
+}
+
 TEST_F(StoreTest, TheGraphReplaysTargetIntervalAndStopReasonAreStored) {
   RunRecord gpu_run = run_record();
   gpu_run.environment.device = Device::cuda(0);
@@ -496,6 +521,36 @@ TEST_F(StoreTest, AValueHeadDimIsStoredAndReadBackAndTheResultsViewShowsIt) {
                           "(SELECT head_dim, head_dim_v FROM results ORDER BY plan_index)")
                 .getString(),
             "192/128,64/64");
+}
+
+// Issue 36: a softcap is stored (NULL for none), read back into the same case,
+// and a case of another cap is another measurement.
+TEST_F(StoreTest, ASoftcapIsStoredAndReadBackAndNamesAnotherMeasurement) {
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record());
+  CaseResult r;
+  r.device = Device::cpu();
+  const Shape shape{1, 4, 4, 32, 32, 16};
+  Case capped{0, "naive", shape, Dtype::fp32, true};
+  capped.scores.softcap = 12.5;
+  store.add_case(run_id, capped, r);
+  store.add_case(run_id, Case{1, "naive", shape, Dtype::fp32, true}, r);
+  store.finish_run(run_id, RunStatus::done);
+  const auto rows = RunReader(path_).cases(run_id);
+  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_TRUE(rows[0].identity.scores.softcap.has_value());
+  EXPECT_DOUBLE_EQ(*rows[0].identity.scores.softcap, 12.5);
+  EXPECT_TRUE(rows[0].identity.same_measurement(capped));
+  EXPECT_FALSE(rows[1].identity.scores.any());
+  EXPECT_FALSE(rows[0].identity.same_measurement(rows[1].identity));
+  EXPECT_EQ(rows[0].identity.label(), "naive 1x4x32x16 fp32 causal softcap12.5");
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(ifnull(softcap, 'none'), ',') FROM (SELECT softcap FROM results ORDER BY "
+                          "plan_index)").getString(),
+            "12.5,none");
+  // The schema refuses a cap that is no cap.
+  SQLite::Database writable(path_, SQLite::OPEN_READWRITE);
+  EXPECT_THROW(writable.exec("UPDATE cases SET softcap = 0 WHERE plan_index = 0"), SQLite::Exception);
 }
 
 // Issue 25: a serving mask is stored in three columns and read back as it was.

@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cmath>
 #include <ostream>
 #include <tuple>
 
@@ -159,6 +160,40 @@ TEST(Variants, FlashOnTheCpuTakesServingMasksAsAnAttnMask) {
   const Support support = find_variant("sdpa_flash")->check(inputs);
   ASSERT_TRUE(support.supported) << support.reason;
   EXPECT_EQ(find_variant("sdpa_flash")->sdpa_backend(inputs), "flash_attention");
+}
+
+// Issue 36: soft-capping, written out here on its own (float64, an explicit
+// upper-triangle mask, grouped heads repeated): the naive variants and the float64
+// reference compute cap * tanh(q k^T scale / cap) before the mask; a cap of 2
+// changes the output far past the tolerance, so ignoring it would fail. Every
+// SDPA variant refuses it, saying why.
+TEST(Variants, SoftcapIsCapTimesTanhOfTheScaledScoresBeforeTheMask) {
+  Case c{0, "naive", Shape{2, 4, 2, 40, 40, 16}, Dtype::fp32, true};
+  c.scores.softcap = 2.0;
+  const AttentionInputs inputs = make_inputs(c, Device::cpu(), 99);
+  ASSERT_TRUE(inputs.scores.softcap.has_value());
+  const at::Tensor q = inputs.query.to(at::kDouble);
+  const at::Tensor k = inputs.key.to(at::kDouble).repeat_interleave(2, 1);
+  const at::Tensor v = inputs.value.to(at::kDouble).repeat_interleave(2, 1);
+  const at::Tensor raw = at::matmul(q, k.transpose(-2, -1)) / std::sqrt(16.0);
+  const at::Tensor above = at::ones({40, 40}, at::kBool).triu(1);
+  const auto attend = [&](const at::Tensor& scores) {
+    return at::matmul(at::softmax(scores.masked_fill(above, -INFINITY), -1), v);
+  };
+  const at::Tensor expected = attend(2.0 * at::tanh(raw / 2.0));
+  EXPECT_LT(relative_error(reference_attention(inputs), expected), 1e-12);
+  EXPECT_GT(relative_error(attend(raw), expected), 0.1);  // the cap matters at 2
+  at::NoGradGuard no_grad;
+  for (const std::string name : {"naive", "naive_inplace"}) {
+    const at::Tensor output = find_variant(name)->forward(inputs);
+    EXPECT_LT(relative_error(output, expected), 1e-5) << name;
+  }
+  for (const std::string name : {"sdpa_math", "sdpa_flash", "sdpa_efficient", "sdpa_cudnn", "sdpa_auto"}) {
+    const Support support = find_variant(name)->check(inputs);
+    EXPECT_FALSE(support.supported) << name;
+    EXPECT_EQ(support.reason.rfind("soft-capping: scaled_dot_product_attention takes a mask, a scale and is_causal", 0), 0u)
+        << name << ": " << support.reason;
+  }
 }
 
 TEST(Variants, SdpaGuardPinsOneBackendAndRestoresTheFlags) {

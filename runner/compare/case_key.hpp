@@ -11,7 +11,7 @@
 
 namespace attnsweep::compare {
 
-// The variant, shape, dtype, mask, pass and the kind of device (cpu or cuda; not its index).
+// The variant, shape, dtype, mask, score modification, pass and the kind of device (cpu or cuda; not its index).
 struct CaseKey {
   std::string variant;
   Shape shape;
@@ -19,6 +19,7 @@ struct CaseKey {
   Mask mask;
   DeviceKind device_kind = DeviceKind::cpu;
   Pass pass = Pass::forward;
+  ScoreMod scores;
 
   static CaseKey of(const storage::CaseRow& row);
   std::string label() const;  // "sdpa_flash 8x16x1024x64 bf16 causal cuda"; "... causal backward cuda"

@@ -31,6 +31,7 @@ Json key_json(const CaseKey& key) {
               {"dtype", to_string(key.dtype)},
               {"causal", key.mask.is_causal()},
               {"mask", key.mask.label()},
+              {"softcap", key.scores.softcap ? Json(*key.scores.softcap) : Json(nullptr)},  // null: none
               {"pass", to_string(key.pass)},
               {"device", key.device_kind == DeviceKind::cuda ? "cuda" : "cpu"}};
 }

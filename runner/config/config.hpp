@@ -9,6 +9,7 @@
 #include "runner/common/errors.hpp"
 #include "runner/common/identities.hpp"
 #include "runner/common/mask.hpp"
+#include "runner/common/score_mod.hpp"
 #include "runner/config/measure_settings.hpp"
 #include "runner/variants/op_library_spec.hpp"
 
@@ -53,6 +54,9 @@ struct Config {
   // The masks to sweep: `causal` crossed with `window`, each once, in the order
   // written (default: causal top-left, no window).
   std::vector<Mask> masks = {Mask(true)};
+  // The score modifications, crossed with the masks: each `softcap` once, in the
+  // order written (default: none).
+  std::vector<ScoreMod> score_mods = {ScoreMod{}};
   std::vector<Pass> passes = {Pass::forward};  // what each case times (issue 23); in the order written
   SourceLocation passes_where;                 // where `passes` was written; none when defaulted
   std::vector<ShapeBlock> shapes;

@@ -18,6 +18,7 @@
 #include "runner/config/mask_reader.hpp"
 #include "runner/config/measure_reader.hpp"
 #include "runner/config/op_library_reader.hpp"
+#include "runner/config/score_mod_reader.hpp"
 #include "runner/config/shape_reader.hpp"
 #include "runner/config/yaml_reader.hpp"
 #include "runner/variants/variant_names.hpp"
@@ -62,6 +63,7 @@ class Loader : public YamlReader {
         root["causal"] ? read_causal_alignments(source_, root["causal"], "causal")
                        : std::vector<CausalAlignment>{CausalAlignment::top_left};
     config.masks = read_masks(source_, alignments, root["window"]);
+    config.score_mods = read_score_mods(source_, root["softcap"]);
     if (root["passes"]) {
       config.passes_where = location(root["passes"].Mark());
       config.passes = passes(root["passes"]);

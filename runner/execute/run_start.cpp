@@ -95,7 +95,9 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
                                           }),
                                           std::any_of(config.shapes.begin(), config.shapes.end(),
                                                       [](const ShapeBlock& block) { return !block.varlen_kv.empty(); }),
-                                          std::any_of(config.shapes.begin(), config.shapes.end(), gives_value_head_dims));
+                                          std::any_of(config.shapes.begin(), config.shapes.end(), gives_value_head_dims),
+                                          std::any_of(config.score_mods.begin(), config.score_mods.end(),
+                                                      [](const ScoreMod& scores) { return scores.softcap.has_value(); }));
   record.measure = config.measure;
   record.planned_cases = run.planned_cases;
   record.sweep_cases = run.sweep_cases;

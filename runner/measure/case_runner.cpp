@@ -138,7 +138,8 @@ struct CaseRunner::Impl {
         run_cooldown_left_s(settings_in.burst_cooldown_run_max_s) {}
 
   const AttentionInputs& inputs_for(const Case& c) {
-    const std::string key = c.shape.identity() + " " + to_string(c.dtype) + " " + c.mask.label();
+    // The reference kept with the inputs is the mask's and the score modification's too.
+    const std::string key = c.shape.identity() + " " + to_string(c.dtype) + " " + c.mask_label();
     if (!inputs_cache || key != inputs_key) {
       drop_inputs();  // free the old inputs before drawing new ones
       inputs_cache = make_inputs(c, device, seed);

@@ -50,8 +50,12 @@ double pass_flops(const Shape& shape, const Mask& mask, Pass pass) {
 }
 
 std::string flop_convention(bool has_backward_passes, bool has_serving_masks, bool has_variable_lengths,
-                            bool has_value_head_dims) {
+                            bool has_value_head_dims, bool has_softcap) {
   std::string text = kFlopConvention;
+  if (has_softcap) {
+    text += "; soft-capping (softcap) adds no flops: its tanh is not counted, as the softmax's exponentials are "
+            "not (FlashAttention's and cuDNN frontend's benchmarks count the same)";
+  }
   if (has_value_head_dims) {
     text += "; a value head dim Dv (head_dim_v) other than D: flops = 2 * batch * heads * (D + Dv) * pairs (q k^T over "
             "D, p v over Dv), and min_bytes count q and k with D, v and the output with Dv (in a backward also dq, dk "

@@ -36,8 +36,9 @@ double pass_min_bytes(const Shape& shape, Dtype dtype, Pass pass, const Mask& ma
 // runs keep the text they always had, so compare finds no difference with
 // earlier runs; a run with backward passes says how its numbers were made, and
 // one with bottom-right causal masks or windows how their pairs and bytes count.
-// A run with variable-length batches adds how their sums are made.
+// A run with variable-length batches adds how their sums are made, one with
+// soft-capped cases that the cap adds none.
 std::string flop_convention(bool has_backward_passes, bool has_serving_masks = false, bool has_variable_lengths = false,
-                            bool has_value_head_dims = false);
+                            bool has_value_head_dims = false, bool has_softcap = false);
 
 }  // namespace attnsweep

@@ -84,6 +84,7 @@ AttentionInputs make_inputs(const Case& c, const Device& device, std::uint64_t s
   inputs.key = draw(s.kv_heads, s.seq_len_kv, s.head_dim);
   inputs.value = draw(s.kv_heads, s.seq_len_kv, s.value_dim());  // the output has the values' head dim
   inputs.mask = c.mask;
+  inputs.scores = c.scores;
   inputs.grouped = s.kv_heads != s.heads;
   inputs.scale = 1.0 / std::sqrt(static_cast<double>(s.head_dim));
   if (s.page_size > 0) {

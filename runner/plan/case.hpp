@@ -8,6 +8,7 @@
 #include "runner/common/errors.hpp"
 #include "runner/common/identities.hpp"
 #include "runner/common/mask.hpp"
+#include "runner/common/score_mod.hpp"
 
 namespace attnsweep {
 
@@ -73,15 +74,19 @@ struct Case {
   Mask mask;  // causal top-left unless the config says otherwise
   SourceLocation where;  // the `shapes` entry it came from, for messages about the case (not stored)
   Pass pass = Pass::forward;
+  ScoreMod scores;  // soft-capping (issue 36); none unless the config says otherwise
 
-  // "sdpa_flash 8x16x1024x64 bf16 causal"; a pass other than forward is named
-  // at the end ("... causal backward"), so forward labels read as they always did.
+  // "sdpa_flash 8x16x1024x64 bf16 causal"; a score modification follows the
+  // mask ("... causal softcap30"), a pass other than forward is named at the
+  // end ("... causal backward"), so forward labels read as they always did.
   std::string label() const;
-  // The same measurement: variant, shape, dtype, mask and pass (not plan_index
-  // or where). What merge, resume and compare match cases by.
+  // The mask and the score modification as tables' mask column shows them: "causal softcap30".
+  std::string mask_label() const { return scores.any() ? mask.label() + " " + scores.label() : mask.label(); }
+  // The same measurement: variant, shape, dtype, mask, score modification and
+  // pass (not plan_index or where). What merge, resume and compare match cases by.
   bool same_measurement(const Case& other) const {
     return variant == other.variant && shape == other.shape && dtype == other.dtype && mask == other.mask &&
-           pass == other.pass;
+           pass == other.pass && scores == other.scores;
   }
 };
 

@@ -107,7 +107,7 @@ std::vector<std::int64_t> parse_lengths(const std::string& text) {
 }
 
 std::string Case::label() const {
-  std::string text = variant + " " + shape.label() + " " + to_string(dtype) + " " + mask.label();
+  std::string text = variant + " " + shape.label() + " " + to_string(dtype) + " " + mask_label();
   return pass == Pass::forward ? text : text + " " + to_string(pass);
 }
 
@@ -166,7 +166,7 @@ Shape to_shape(const AxisValues& values, const ShapeBlock& block) {
 
 // The keys of an exclude rule (config_loader.cpp's kExcludeKeys); the sizes first.
 enum class Field { batch, heads, kv_heads, seq_len, seq_len_q, seq_len_kv, head_dim, page_size, head_dim_v,
-                   variant, dtype, causal, window, pass };
+                   variant, dtype, causal, window, softcap, pass };
 constexpr std::size_t kSizeFields = 9;
 
 std::optional<Field> field_of(const std::string& name) {
@@ -176,7 +176,7 @@ std::optional<Field> field_of(const std::string& name) {
       {"head_dim", Field::head_dim},    {"page_size", Field::page_size}, {"head_dim_v", Field::head_dim_v},
       {"variant", Field::variant},
       {"dtype", Field::dtype},          {"causal", Field::causal},     {"window", Field::window},
-      {"pass", Field::pass}};
+      {"softcap", Field::softcap},      {"pass", Field::pass}};
   const auto found = fields.find(name);
   return found == fields.end() ? std::nullopt : std::optional<Field>(found->second);
 }
@@ -188,7 +188,7 @@ std::optional<Field> field_of(const std::string& name) {
 struct FieldMatch {
   Field field;
   std::shared_ptr<const std::vector<std::int64_t>> sizes;  // a size key; null for the others
-  std::vector<std::string> words;                          // variant, dtype, causal, window, pass
+  std::vector<std::string> words;                          // variant, dtype, causal, window, softcap, pass
 };
 using CompiledRule = std::vector<FieldMatch>;
 
@@ -232,6 +232,7 @@ std::vector<CompiledRule> compile_rules(const std::vector<ExcludeRule>& rules) {
 struct CaseValues {
   std::array<std::optional<std::int64_t>, kSizeFields> sizes;  // by Field; seq_len only where q and kv agree
   std::string variant, dtype, pass;
+  std::string softcap;  // "none", or the cap as softcap_text writes it
   std::vector<std::string> causal;  // "true" and the alignment, or "false": true matches either alignment
   std::vector<std::string> window;  // "none", or "L,R" with "*" for a side a rule leaves out (any bound)
 };
@@ -244,6 +245,7 @@ CaseValues values_of(const Case& c) {
   v.variant = c.variant;
   v.dtype = to_string(c.dtype);
   v.pass = to_string(c.pass);
+  v.softcap = c.scores.softcap ? softcap_text(*c.scores.softcap) : "none";
   v.causal = c.mask.is_causal() ? std::vector<std::string>{"true", to_string(c.mask.causal)} : std::vector<std::string>{"false"};
   if (!c.mask.windowed()) {
     v.window = {"none"};
@@ -265,6 +267,7 @@ bool matches(const CompiledRule& rule, const CaseValues& v) {
       case Field::variant: hit = listed(v.variant); break;
       case Field::dtype: hit = listed(v.dtype); break;
       case Field::pass: hit = listed(v.pass); break;
+      case Field::softcap: hit = listed(v.softcap); break;
       case Field::causal: hit = any_listed(v.causal); break;
       case Field::window: hit = any_listed(v.window); break;
       default: {
@@ -311,7 +314,8 @@ Plan make_plan(const Config& config) {
   std::size_t listed = 0;
   for (const auto& block : config.shapes) listed = std::min(listed + listed_shapes(block), kMaxCases + 1);
   const std::size_t total = capped_product(
-      capped_product(capped_product(capped_product(listed, config.dtypes.size()), config.masks.size()),
+      capped_product(capped_product(capped_product(capped_product(listed, config.dtypes.size()), config.masks.size()),
+                                    config.score_mods.size()),
                      config.variants.size()),
       config.passes.size());
   if (total > kMaxCases) {
@@ -341,8 +345,8 @@ Plan make_plan(const Config& config) {
       if (seen.insert(shape.identity()).second) {
         shapes.push_back({shape, block.where, key});
       } else {
-        plan.duplicates += static_cast<int>(config.dtypes.size() * config.masks.size() * config.variants.size() *
-                                            config.passes.size());
+        plan.duplicates += static_cast<int>(config.dtypes.size() * config.masks.size() * config.score_mods.size() *
+                                            config.variants.size() * config.passes.size());
       }
     }
   }
@@ -359,43 +363,46 @@ Plan make_plan(const Config& config) {
       if (std::find(masks.begin(), masks.end(), mask) == masks.end()) {
         masks.push_back(mask);
       } else {
-        plan.duplicates += static_cast<int>(config.dtypes.size() * config.variants.size() * config.passes.size());
+        plan.duplicates += static_cast<int>(config.dtypes.size() * config.score_mods.size() * config.variants.size() *
+                                            config.passes.size());
       }
     }
     for (const auto& dtype : config.dtypes) {
       for (const Mask& mask : masks) {
         bool mask_checked = false;
-        for (const auto& variant : config.variants) {
-          for (const Pass pass : config.passes) {
-            Case c{0, variant, shape, dtype, mask, where, pass};
-            const CaseValues values = values_of(c);
-            const bool excluded = std::any_of(rules.begin(), rules.end(),
-                                              [&](const CompiledRule& rule) { return matches(rule, values); });
-            if (excluded) {
-              ++plan.excluded;
-              continue;
-            }
-            if (!mask_checked) {
-              mask_checked = true;
-              // A query row that sees no key has no softmax (0/0): FlashAttention
-              // writes zeros there and PyTorch's math NaN. Such a case is refused,
-              // not measured (checked once a case of the shape and mask survives exclude).
-              const std::size_t sequences = shape.variable_length() ? shape.seq_lens_q.size() : 1;
-              for (std::size_t b = 0; b < sequences; ++b) {
-                const auto row = mask.first_empty_row(shape.q_len(b), shape.kv_len(b));
-                if (!row) continue;
-                throw ConfigError(config.source_path, where, key,
-                                  "with the mask '" + mask.label() + "', query row " + std::to_string(*row) +
-                                      (shape.variable_length() ? " of sequence " + std::to_string(b) : "") +
-                                      " of shape " + shape.label() + " sees no key (seq_len_q " +
-                                      std::to_string(shape.q_len(b)) + ", seq_len_kv " +
-                                      std::to_string(shape.kv_len(b)) +
-                                      "); a bottom-right mask needs seq_len_q <= seq_len_kv, a window must reach "
-                                      "every query's keys (or exclude the case)");
+        for (const ScoreMod& scores : config.score_mods) {
+          for (const auto& variant : config.variants) {
+            for (const Pass pass : config.passes) {
+              Case c{0, variant, shape, dtype, mask, where, pass, scores};
+              const CaseValues values = values_of(c);
+              const bool excluded = std::any_of(rules.begin(), rules.end(),
+                                                [&](const CompiledRule& rule) { return matches(rule, values); });
+              if (excluded) {
+                ++plan.excluded;
+                continue;
               }
+              if (!mask_checked) {
+                mask_checked = true;
+                // A query row that sees no key has no softmax (0/0): FlashAttention
+                // writes zeros there and PyTorch's math NaN. Such a case is refused,
+                // not measured (checked once a case of the shape and mask survives exclude).
+                const std::size_t sequences = shape.variable_length() ? shape.seq_lens_q.size() : 1;
+                for (std::size_t b = 0; b < sequences; ++b) {
+                  const auto row = mask.first_empty_row(shape.q_len(b), shape.kv_len(b));
+                  if (!row) continue;
+                  throw ConfigError(config.source_path, where, key,
+                                    "with the mask '" + mask.label() + "', query row " + std::to_string(*row) +
+                                        (shape.variable_length() ? " of sequence " + std::to_string(b) : "") +
+                                        " of shape " + shape.label() + " sees no key (seq_len_q " +
+                                        std::to_string(shape.q_len(b)) + ", seq_len_kv " +
+                                        std::to_string(shape.kv_len(b)) +
+                                        "); a bottom-right mask needs seq_len_q <= seq_len_kv, a window must reach "
+                                        "every query's keys (or exclude the case)");
+                }
+              }
+              c.plan_index = static_cast<int>(plan.cases.size());
+              plan.cases.push_back(c);
             }
-            c.plan_index = static_cast<int>(plan.cases.size());
-            plan.cases.push_back(c);
           }
         }
       }

@@ -12,7 +12,7 @@ namespace attnsweep {
 namespace {
 
 bool same_group(const Case& a, const Case& b) {
-  return a.shape == b.shape && a.dtype == b.dtype && a.mask == b.mask;
+  return a.shape == b.shape && a.dtype == b.dtype && a.mask == b.mask && a.scores == b.scores;
 }
 
 WorkUnit single(const Case& c, const MeasureSettings& measure) {

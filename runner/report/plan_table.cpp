@@ -62,7 +62,7 @@ Table plan_table(const Plan& plan, const Device& device) {
                              Cell::integer(c.shape.batch),     Cell::integer(c.shape.heads),
                              Cell::integer(c.shape.kv_heads),  Cell::integer(c.shape.seq_len_q),
                              Cell::integer(c.shape.seq_len_kv), Cell::integer(c.shape.head_dim),
-                             Cell::text(to_string(c.dtype)),   Cell::text(c.mask.label())};
+                             Cell::text(to_string(c.dtype)),   Cell::text(c.mask_label())};
     if (show_lengths) {
       row.push_back(c.shape.variable_length() ? Cell::text(lengths_text(c.shape.seq_lens_q)) : Cell::null());
       row.push_back(c.shape.variable_length() ? Cell::text(lengths_text(c.shape.seq_lens_kv)) : Cell::null());

@@ -30,7 +30,7 @@ Table summary_table(const std::vector<storage::CaseRow>& cases) {
     const Case& c = row.identity;
     const bool ok = row.status == CaseStatus::ok;
     std::vector<Cell> cells = {Cell::text(c.variant), Cell::text(c.shape.label()), Cell::text(to_string(c.dtype)),
-                               Cell::text(c.mask.label())};
+                               Cell::text(c.mask_label())};
     if (passes) cells.push_back(Cell::text(to_string(c.pass)));
     for (auto cell : {Cell::text(to_string(row.status)), count_cell(row, row.kernels_per_forward),
                       count_cell(row, row.memcpy_per_forward), count_cell(row, row.memset_per_forward),

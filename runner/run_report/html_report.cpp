@@ -95,7 +95,7 @@ json case_json(const ReportCase& c, int index) {
           {"tokens", s.query_tokens()},
           {"dtype", to_string(r.identity.dtype)},
           {"causal", r.identity.mask.is_causal()},
-          {"mask", r.identity.mask.label()},
+          {"mask", r.identity.mask_label()},  // with a score modification: "causal softcap30"
           {"pass", to_string(r.identity.pass)},
           {"device", r.device.to_string()},
           {"status", to_string(r.status)},

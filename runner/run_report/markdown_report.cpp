@@ -109,7 +109,7 @@ Table results_table(const RunReport& r, std::optional<Pass> pass, bool pass_colu
     const bool ok = row.status == CaseStatus::ok;
     std::vector<Cell> cells = {Cell::text(row.identity.variant), Cell::text(row.identity.shape.label()),
                                Cell::text(to_string(row.identity.dtype)),
-                               Cell::text(row.identity.mask.label())};
+                               Cell::text(row.identity.mask_label())};
     if (pass_column) cells.push_back(Cell::text(to_string(row.identity.pass)));
     const std::vector<Cell> values = {
         Cell::text(to_string(row.status)),
@@ -150,7 +150,7 @@ Table failures_table(const RunReport& r, bool pass_column) {
     if (row.status == CaseStatus::ok) continue;
     std::vector<Cell> cells = {Cell::text(row.identity.variant), Cell::text(row.identity.shape.label()),
                                Cell::text(to_string(row.identity.dtype)),
-                               Cell::text(row.identity.mask.label())};
+                               Cell::text(row.identity.mask_label())};
     if (pass_column) cells.push_back(Cell::text(to_string(row.identity.pass)));
     cells.push_back(Cell::text(to_string(row.status)));
     cells.push_back(Cell::text(at_most_300_bytes(row.error_message)));

@@ -90,10 +90,11 @@ std::vector<std::pair<std::string, std::string>> environment_of(const storage::R
   return facts;
 }
 
-// What makes a case the naive one of another: shape, dtype, mask and pass (a
-// backward is compared with naive's backward, never with its forward).
-using Measurement = std::tuple<std::string, Dtype, Mask, Pass>;
-Measurement measurement_of(const Case& c) { return {c.shape.identity(), c.dtype, c.mask, c.pass}; }
+// What makes a case the naive one of another: shape, dtype, mask, score
+// modification and pass (a backward is compared with naive's backward, never
+// with its forward; a soft-capped case with naive's soft-capped one).
+using Measurement = std::tuple<std::string, Dtype, Mask, ScoreMod, Pass>;
+Measurement measurement_of(const Case& c) { return {c.shape.identity(), c.dtype, c.mask, c.scores, c.pass}; }
 
 std::string link_from(const std::string& output_path, const std::string& file) {
   if (file.empty()) return "";

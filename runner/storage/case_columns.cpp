@@ -226,6 +226,7 @@ const Table<CaseRow>& case_columns() {
         sequence_lengths("seq_lens_kv", &Shape::seq_lens_kv, &Shape::seq_len_kv),
         identity("page_size", [](auto& c) -> auto& { return c.shape.page_size; }, kNotNegative),
         identity("head_dim_v", [](auto& c) -> auto& { return c.shape.head_dim_v; }, kNotNegative),
+        identity("softcap", [](auto& c) -> auto& { return c.scores.softcap; }, kNotNegative),  // CHECK > 0 in SQL
         // Written for SQL (the results view's tokens_per_s); the reader has it from the shape.
         Field<C>{"query_tokens", [](const C& c) { return to_value(c.identity.shape.query_tokens()); }},
         identity("pass", &Case::pass),

@@ -1,4 +1,4 @@
-// naive: matmul(q, k^T), scale, out-of-place masked_fill(-inf), softmax, matmul(v).
+// naive: matmul(q, k^T), scale, soft-cap where the case has one, out-of-place masked_fill(-inf), softmax, matmul(v).
 #include "runner/variants/naive_attention.hpp"
 
 #include <ATen/ATen.h>
@@ -17,6 +17,11 @@ at::Tensor naive_attention(const AttentionInputs& inputs, MaskMode mode) {
   }
   at::Tensor scores = at::matmul(inputs.query, key.transpose(-2, -1));
   scores = scores * inputs.scale;
+  if (inputs.scores.softcap) {
+    // Gemma 2's soft-capping, on the scaled scores and before the mask (FlashAttention's order).
+    const double cap = *inputs.scores.softcap;
+    scores = at::tanh(scores / cap) * cap;
+  }
   if (inputs.masked_out.defined()) {
     const double minus_infinity = -std::numeric_limits<double>::infinity();
     if (mode == MaskMode::in_place) {

@@ -204,6 +204,11 @@ class OpLibraryVariant final : public Variant {
   Support check(const AttentionInputs& inputs) const override {
     if (Support layout = layout_support(inputs); !layout.supported) return layout;
     if (Support mask = mask_support(inputs); !mask.supported) return mask;
+    if (inputs.scores.softcap && !generates("softcap")) {
+      return {false, "soft-capping (softcap " + softcap_text(*inputs.scores.softcap) +
+                         "): the variant's arguments: mapping gives the op no softcap (FlashAttention's float "
+                         "softcap, 0 for none; docs/op-libraries.md)"};
+    }
     try {
       (void)forward(inputs);
       return {};
@@ -378,6 +383,7 @@ class OpLibraryVariant final : public Variant {
   static c10::IValue generated_value(const std::string& what, const AttentionInputs& inputs) {
     const Mask& mask = inputs.mask;
     if (what == "window_left") return static_cast<std::int64_t>(mask.window_left.value_or(-1));
+    if (what == "softcap") return inputs.scores.softcap.value_or(0.0);  // FlashAttention's 0: no soft-capping
     if (what == "window_right") {
       return static_cast<std::int64_t>(mask.is_causal() ? 0 : mask.window_right.value_or(-1));
     }
@@ -469,6 +475,10 @@ class OpLibraryVariant final : public Variant {
     require("causal", spec_.causal_argument, c10::TypeKind::BoolType, "a bool");
     require("scale", spec_.scale_argument, c10::TypeKind::FloatType, "a float");
     for (const auto& [name, what] : spec_.generated) {
+      if (what == "softcap") {
+        require("arguments." + name, name, c10::TypeKind::FloatType, "a float");
+        continue;
+      }
       const bool window = what == "window_left" || what == "window_right";
       const bool number = window || what == "max_seqlen_q" || what == "max_seqlen_k";
       require("arguments." + name, name, number ? c10::TypeKind::IntType : c10::TypeKind::TensorType,

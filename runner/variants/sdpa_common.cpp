@@ -240,6 +240,11 @@ std::string sdpa_backward_backend_of(const at::Tensor& output) {
 
 Support SdpaVariant::check(const AttentionInputs& inputs) const {
   if (Support layout = builtin_layout_support(inputs); !layout.supported) return layout;
+  if (inputs.scores.softcap) {
+    return {false, "soft-capping: scaled_dot_product_attention takes a mask, a scale and is_causal but no function "
+                   "of the scores (PyTorch has soft-capping in FlexAttention's score_mod, not in SDPA's backends); "
+                   "naive and naive_inplace compute it, an op library through its softcap argument"};
+  }
   const MaskRoute route = route_of(inputs, pinned_);
   if (route == MaskRoute::sdpa) return check_sdpa(inputs);
   // The kernel's own op: PyTorch's checks of an unmasked call say whether the

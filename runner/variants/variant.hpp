@@ -9,6 +9,7 @@
 #include <string>
 
 #include "runner/common/mask.hpp"
+#include "runner/common/score_mod.hpp"
 #include "runner/variants/packed_batch.hpp"
 #include "runner/variants/paged_cache.hpp"
 
@@ -18,6 +19,7 @@ namespace attnsweep {
 struct AttentionInputs {
   at::Tensor query, key, value;  // a variable-length batch's padded to its longest sequences
   Mask mask;                 // the case's (runner/common/mask.hpp)
+  ScoreMod scores;           // the case's soft-capping (runner/common/score_mod.hpp); none by default
   // Whether PyTorch's is_causal flag is exactly the mask: top-left causal, or
   // bottom-right on a square shape; no window. Never for a variable-length batch.
   bool causal = false;

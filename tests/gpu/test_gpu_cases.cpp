@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 
@@ -35,6 +36,8 @@ MeasureSettings quick_settings() { return attnsweep::testing::few_samples(3, 5, 
 struct PythonCounts {
   std::string status;
   int kernels = -1, memcpy = -1, memset = -1;
+  // With --pass: the forward's error, or the backward's dq, dk, dv errors, against float64.
+  std::optional<double> rel_error, grad_rel_error_q, grad_rel_error_k, grad_rel_error_v;
 };
 
 // Runs the independent Python measurement once for all study variants.
@@ -66,6 +69,14 @@ std::map<std::string, PythonCounts> python_counts(const std::string& dtype, cons
       counts.kernels = static_cast<int>(std::stod(field("kernels")));
       counts.memcpy = static_cast<int>(std::stod(field("memcpy")));
       counts.memset = static_cast<int>(std::stod(field("memset")));
+      const auto number = [&](const std::string& key) {
+        const std::string value = field(key);
+        return value.empty() ? std::nullopt : std::optional<double>(std::stod(value));
+      };
+      counts.rel_error = number("rel_error");
+      counts.grad_rel_error_q = number("grad_rel_error_q");
+      counts.grad_rel_error_k = number("grad_rel_error_k");
+      counts.grad_rel_error_v = number("grad_rel_error_v");
     }
     out[field("variant")] = counts;
   }
@@ -168,6 +179,61 @@ TEST(GpuCases, AValueHeadDimOtherThanTheQuerysRunsWherePyTorchRunsIt) {
       // Two matmuls over their own dims: 2 * B * H * (192 + 128) * causal pairs, times 2.5 for a backward.
       const double pairs = 512.0 * 513.0 / 2.0;
       EXPECT_DOUBLE_EQ(r.flops, (pass == Pass::forward ? 1.0 : 2.5) * 2.0 * 2 * 8 * (192 + 128) * pairs);
+    }
+  }
+}
+
+// Issue 36: soft-capping (cap 2: it changes the output far past bf16's bound on
+// these inputs). The naive variants run it as PyTorch in Python computes it, with
+// its kernel counts (the tanh, its division and multiplication are kernels of
+// their own) and errors against the capped float64 attention within 2x of
+// Python's own, forward and backward; every SDPA variant is unsupported in both.
+TEST(GpuCases, SoftcapRunsOnTheNaiveVariantsAsPythonComputesItAndSdpaRefusesIt) {
+  SKIP_WITHOUT_CUDA();
+  const Shape shape{2, 8, 8, 512, 512, 128};
+  CaseRunner runner(Device::cuda(0), quick_settings(), 0);
+  const auto within_two = [](const std::optional<double>& ours, const std::optional<double>& python) {
+    ASSERT_TRUE(ours.has_value());
+    ASSERT_TRUE(python.has_value());
+    EXPECT_GT(*ours, 0.5 * *python);
+    EXPECT_LT(*ours, 2.0 * *python);
+  };
+  for (const Pass pass : {Pass::forward, Pass::backward}) {
+    const std::string more = std::string(pass == Pass::forward ? " --pass forward" : "") +
+                             " --shapes 2x8x512x128 --softcap 2";
+    const auto expected = python_counts("bf16", to_string(pass), more);
+    ASSERT_EQ(expected.size(), 7u) << "tests/gpu/torch_reference.py gave no " << to_string(pass) << " lines";
+    for (const std::string variant :
+         {"naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto"}) {
+      SCOPED_TRACE(variant + " " + to_string(pass));
+      Case c{0, variant, shape, Dtype::bf16, true};
+      c.pass = pass;
+      c.scores.softcap = 2.0;
+      const CaseResult r = runner.run(c);
+      const PythonCounts& python = expected.at(variant);
+      std::printf("%-15s %-8s softcap2 %s (python %s) kernels %d (python %d)\n", variant.c_str(), to_string(pass),
+                  to_string(r.status), python.status.c_str(), r.profile ? r.profile->kernels_each_forward.front() : -1,
+                  python.kernels);
+      if (variant.rfind("sdpa_", 0) == 0) {
+        EXPECT_EQ(python.status, "unsupported");
+        EXPECT_EQ(r.status, CaseStatus::unsupported);
+        EXPECT_EQ(r.error_message.rfind("soft-capping: scaled_dot_product_attention", 0), 0u) << r.error_message;
+        continue;
+      }
+      ASSERT_EQ(r.status, CaseStatus::ok) << r.error_message;
+      ASSERT_EQ(python.status, "ok");
+      ASSERT_TRUE(r.profile.has_value());
+      EXPECT_EQ(r.profile->kernels_each_forward.front(), python.kernels);
+      EXPECT_EQ(r.profile->memcpy_each_forward.front(), python.memcpy);
+      EXPECT_EQ(r.profile->memset_each_forward.front(), python.memset);
+      EXPECT_EQ(r.numerics, NumericsVerdict::ok);
+      if (pass == Pass::forward) {
+        within_two(r.rel_error, python.rel_error);
+      } else {
+        within_two(r.grad_rel_error_q, python.grad_rel_error_q);
+        within_two(r.grad_rel_error_k, python.grad_rel_error_k);
+        within_two(r.grad_rel_error_v, python.grad_rel_error_v);
+      }
     }
   }
 }

@@ -139,7 +139,12 @@ def causal_mask(q, k):
     return torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).triu(1)
 
 
-def attention(variant, q, k, v, scale, causal, mask):
+def soft_capped(scores, softcap):
+    """cap * tanh(s / cap) on the scaled scores (Gemma 2's soft-capping, issue 36); 0: none."""
+    return torch.tanh(scores / softcap) * softcap if softcap else scores
+
+
+def attention(variant, q, k, v, scale, causal, mask, softcap=0.0):
     """One forward of a variant on these tensors (as attnsweep's variants compute it)."""
     grouped = k.shape[1] != q.shape[1]
     if variant in ("naive", "naive_inplace"):
@@ -147,13 +152,15 @@ def attention(variant, q, k, v, scale, causal, mask):
             repeats = q.shape[1] // k.shape[1]
             k, v = k.repeat_interleave(repeats, 1), v.repeat_interleave(repeats, 1)
         scores = q @ k.transpose(-2, -1)
-        scores = scores * scale
+        scores = soft_capped(scores * scale, softcap)
         if causal:
             if variant == "naive":
                 scores = scores.masked_fill(mask, float("-inf"))
             else:
                 scores.masked_fill_(mask, float("-inf"))
         return torch.softmax(scores, dim=-1) @ v
+    if softcap:
+        raise RuntimeError("No available kernel: scaled_dot_product_attention has no soft-capping")
     # Pinned variants run inside sdpa_kernel(...), entered once by main() around
     # every measurement, so its Python overhead stays out of the timed pass.
     if grouped:
@@ -161,27 +168,27 @@ def attention(variant, q, k, v, scale, causal, mask):
     return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
 
 
-def forward_fn(variant, q, k, v, scale, causal):
+def forward_fn(variant, q, k, v, scale, causal, softcap=0.0):
     mask = causal_mask(q, k)
-    return lambda: attention(variant, q, k, v, scale, causal, mask)
+    return lambda: attention(variant, q, k, v, scale, causal, mask, softcap)
 
 
-def masked_reference(q, k, v, scale, allowed=None):
+def masked_reference(q, k, v, scale, allowed=None, softcap=0.0):
     """Float64 attention, grouped key/value heads repeated for their queries; `allowed` (True where
-    query i may see key j) masks the scores, None lets every query see every key."""
+    query i may see key j) masks the scores, None lets every query see every key; softcap as attention's."""
     qd, kd, vd = q.double(), k.double(), v.double()
     if kd.shape[1] != qd.shape[1]:
         repeats = qd.shape[1] // kd.shape[1]
         kd, vd = kd.repeat_interleave(repeats, 1), vd.repeat_interleave(repeats, 1)
-    scores = (qd @ kd.transpose(-2, -1)) * scale
+    scores = soft_capped((qd @ kd.transpose(-2, -1)) * scale, softcap)
     if allowed is not None:
         scores = scores.masked_fill(allowed.logical_not(), float("-inf"))
     return torch.softmax(scores, dim=-1) @ vd
 
 
-def reference(q, k, v, scale, causal):
+def reference(q, k, v, scale, causal, softcap=0.0):
     """Float64 attention, causal aligned to the top left when causal (as PyTorch's is_causal)."""
-    return masked_reference(q, k, v, scale, causal_mask(q, k).logical_not() if causal else None)
+    return masked_reference(q, k, v, scale, causal_mask(q, k).logical_not() if causal else None, softcap)
 
 
 def profile_counts(fn, forwards):
@@ -404,7 +411,7 @@ def backend_of(grad_fn_name):
     return "math"
 
 
-def reference_grads(q, k, v, dout, scale, causal, chunk_elements=1 << 27):
+def reference_grads(q, k, v, dout, scale, causal, chunk_elements=1 << 27, softcap=0.0):
     """Float64 output and dq, dk, dv of the naive attention (autograd), one batch
     entry, a few key/value heads and a run of query rows at a time (at most
     chunk_elements scores: 1 GiB of doubles), so 1x64/8x65536x128 needs a few
@@ -431,7 +438,7 @@ def reference_grads(q, k, v, dout, scale, causal, chunk_elements=1 << 27):
                     qc = q[b, qh, r0:r1].double().reshape(g1 - g0, repeats, r1 - r0, -1).requires_grad_()
                     kc = k[b, g0:g1].double().unsqueeze(1).requires_grad_()
                     vc = v[b, g0:g1].double().unsqueeze(1).requires_grad_()
-                    scores = (qc @ kc.transpose(-2, -1)) * scale
+                    scores = soft_capped((qc @ kc.transpose(-2, -1)) * scale, softcap)
                     if causal:
                         scores = scores.masked_fill(mask[r0:r1], float("-inf"))
                     oc = torch.softmax(scores, dim=-1) @ vc
@@ -495,19 +502,20 @@ class ReferenceCache:
     """The float64 output and gradients of one shape and dtype, computed once
     for all its variants and passes (they run back to back)."""
 
-    def __init__(self, q, k, v, dout, scale, causal):
+    def __init__(self, q, k, v, dout, scale, causal, softcap=0.0):
         self.args = (q, k, v, dout, scale, causal)
+        self.softcap = softcap
         self.value = None
 
     def get(self):
         if self.value is None:
-            self.value = reference_grads(*self.args)
+            self.value = reference_grads(*self.args, softcap=self.softcap)
         return self.value
 
 
 def measure_pass(variant, pass_name, q, k, v, dout, mask, scale, causal, refs, row, a):
     """Counts, numerics and timing of one variant and pass; returns its row."""
-    attend = lambda qq, kk, vv: attention(variant, qq, kk, vv, scale, causal, mask)  # noqa: E731
+    attend = lambda qq, kk, vv: attention(variant, qq, kk, vv, scale, causal, mask, a.softcap)  # noqa: E731
     prepare, timed = pass_steps(pass_name, attend, q, k, v, dout)
     device = a.device
     with torch.set_grad_enabled(pass_name != "forward"):
@@ -591,7 +599,7 @@ def run_passes(a):
                 print(json.dumps({"shape": shape_text(shape), "dtype": dtype, "status": "oom",
                                   "error": str(error).splitlines()[0]}), flush=True)
                 continue
-            refs = ReferenceCache(q, k, v, dout, scale, causal)
+            refs = ReferenceCache(q, k, v, dout, scale, causal, a.softcap)
             for variant in variants:
                 pin = sdpa_kernel(BACKENDS[variant]) if variant in BACKENDS else contextlib.nullcontext()
                 with pin:
@@ -599,6 +607,8 @@ def run_passes(a):
                         row = {"variant": variant, "shape": shape_text(shape), "dtype": dtype, "pass": pass_name,
                                "batch": shape.batch, "heads": shape.heads, "kv_heads": shape.kv_heads,
                                "seq_len": shape.seq_len, "head_dim": shape.head_dim, "causal": causal}
+                        if a.softcap:
+                            row["softcap"] = a.softcap
                         if value_dim(shape) != shape.head_dim:
                             row["head_dim_v"] = shape.head_dim_v
                         try:
@@ -626,6 +636,9 @@ def build_parser():
                    help="comma-separated forward, backward, forward_backward: one line per case and pass, "
                         "with the pass in it (without it: the forward-only lines of before)")
     p.add_argument("--causal", type=int, default=1)
+    p.add_argument("--softcap", type=float, default=0.0,
+                   help="soft-capping of the scaled scores, cap * tanh(s / cap), as attnsweep's softcap (0: none); "
+                        "naive and naive_inplace compute it, SDPA's variants are unsupported")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--forwards", type=int, default=5, help="profiled forwards (with --pass: profiled passes)")
@@ -657,6 +670,8 @@ def check_arguments(p, a):
     for name in ("warmup", "forwards", "samples", "min_samples", "profile_attempts"):
         if getattr(a, name) < (0 if name == "warmup" else 1):
             p.error(f"--{name.replace('_', '-')} must be at least {0 if name == 'warmup' else 1}")
+    if a.softcap < 0:
+        p.error("--softcap must not be negative (0: none)")
     if a.max_seconds < 0:
         p.error("--max-seconds must not be negative")
     if a.device == "cpu" and a.passes is None:
@@ -685,16 +700,18 @@ def main(argv=None):
         for dtype in a.dtypes.split(","):
             q, k, v = make_inputs(shape, dtype, a.seed, "cuda")
             for variant in a.variants.split(","):
-                fn = forward_fn(variant, q, k, v, scale, causal)
+                fn = forward_fn(variant, q, k, v, scale, causal, a.softcap)
                 row = {"variant": variant, "dtype": dtype, "batch": shape.batch, "heads": shape.heads,
                        "seq_len": shape.seq_len, "head_dim": shape.head_dim, "causal": causal}
                 if value_dim(shape) != shape.head_dim:
                     row["head_dim_v"] = shape.head_dim_v
+                if a.softcap:
+                    row["softcap"] = a.softcap
                 if shape.kv_heads != shape.heads:
                     row["kv_heads"] = shape.kv_heads
                 pin = sdpa_kernel(BACKENDS[variant]) if variant in BACKENDS else contextlib.nullcontext()
                 with pin:
-                    measure(variant, fn, row, a, lambda: reference(q, k, v, scale, causal))
+                    measure(variant, fn, row, a, lambda: reference(q, k, v, scale, causal, a.softcap))
             del q, k, v
             torch.cuda.empty_cache()
 

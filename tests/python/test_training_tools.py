@@ -188,6 +188,34 @@ class Numerics(unittest.TestCase):
                 self.assertEqual(g.shape, e.shape)
                 self.assertLess(ref.rel_error(g, e), 1e-14)
 
+    def test_softcap_is_cap_times_tanh_before_the_mask_in_every_reference(self):
+        shape = ref.parse_shape("2x4/2x12x8")
+        q, k, v = ref.make_inputs(shape, "fp32", 3, "cpu")
+        dout = ref.make_dout(q.shape, "fp32", 3, "cpu")
+        scale = 8 ** -0.5
+        for causal in (True, False):
+            mask = ref.causal_mask(q, k)
+            # written out on its own: grouped heads repeated, cap 0.5, then the mask
+            qd, kd, vd = q.double(), k.double().repeat_interleave(2, 1), v.double().repeat_interleave(2, 1)
+            scores = 0.5 * torch.tanh((qd @ kd.transpose(-2, -1)) * scale / 0.5)
+            if causal:
+                scores = scores.masked_fill(mask, float("-inf"))
+            expected = torch.softmax(scores, -1) @ vd
+            self.assertLess(ref.rel_error(ref.reference(q, k, v, scale, causal, 0.5), expected), 1e-14)
+            self.assertGreater(ref.rel_error(ref.reference(q, k, v, scale, causal), expected), 1e-2)  # the cap matters
+            for variant in ("naive", "naive_inplace"):
+                out = ref.attention(variant, q, k, v, scale, causal, mask, 0.5)
+                self.assertLess(ref.rel_error(out, expected), 1e-5, variant)
+            leaves = [t.double().requires_grad_() for t in (q, k, v)]
+            out = ref.attention("naive", *leaves, scale, causal, mask, 0.5)
+            grads = torch.autograd.grad(out, leaves, dout.double())
+            got_out, got = ref.reference_grads(q, k, v, dout, scale, causal, chunk_elements=1, softcap=0.5)
+            self.assertLess(ref.rel_error(got_out, expected), 1e-14)
+            for g, e in zip(got, grads):
+                self.assertLess(ref.rel_error(g, e), 1e-14)
+        with self.assertRaisesRegex(RuntimeError, "No available kernel"):
+            ref.attention("sdpa_math", q, k, v, scale, True, None, 0.5)
+
     def test_backend_names(self):
         self.assertEqual(ref.backend_of("ScaledDotProductCudnnAttentionBackward0"), "cudnn_attention")
         self.assertEqual(ref.backend_of("ScaledDotProductFlashAttentionBackward0"), "flash_attention")
@@ -361,6 +389,30 @@ class TrainingReport(unittest.TestCase):
         self.assertEqual(out.strip(), "--causal 1 --shapes 2x32/8x4096x128,8x16x1024x64 --dtypes bf16,fp16 "
                                       "--passes forward,backward,forward_backward "
                                       "--variants sdpa_cudnn,naive,sdpa_efficient")
+
+    def test_a_capped_case_is_its_own_call_and_matched_by_its_cap(self):
+        os.remove(self.db)
+        make_db(self.db, [
+            dict(variant="naive", **{"pass": "forward"}, kernels_per_forward=9, memcpy_per_forward=0,
+                 memset_per_forward=0, gpu_time_us_median=300.0, rel_error=2.5e-3, softcap=2.0),
+            dict(variant="naive", **{"pass": "forward"}, kernels_per_forward=6, memcpy_per_forward=0,
+                 memset_per_forward=0, gpu_time_us_median=250.0, rel_error=2.4e-3),
+        ])
+        code, out, _ = self.run_report("--python-args", self.db)
+        self.assertEqual(code, 0)
+        self.assertEqual(out.strip().splitlines(), [
+            "--causal 1 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward --variants naive",
+            "--causal 1 --softcap 2 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward --variants naive"])
+        # Python's capped line is matched with the capped case only: 9 kernels with 9, 6 with 6.
+        self.write_python(
+            python_line(variant="naive", **{"pass": "forward"}, softcap=2.0, kernels=9, memcpy=0, memset=0,
+                        median_us=301.0, rel_error=2.5e-3),
+            python_line(variant="naive", **{"pass": "forward"}, kernels=6, memcpy=0, memset=0, median_us=251.0,
+                        rel_error=2.4e-3))
+        code, out, err = self.run_report(self.db, self.jsonl)
+        self.assertEqual(code, 0, out + err)
+        self.assertIn("counts equal 2/2", out)
+        self.assertIn("| 2x32/8x4096x128 softcap2 | bf16 |", out)
 
     def test_unreadable_inputs(self):
         self.assertEqual(self.run_report(self.db)[0], 2)

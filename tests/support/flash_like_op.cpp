@@ -1,6 +1,6 @@
 // An op library with FlashAttention-3's calling convention for what attnsweep
-// generates (cu_seqlens_*, max_seqlen_*, page_table, seqused_k, window sizes; a
-// causal flag aligned to the bottom right), written plainly with ATen ops, one
+// generates (cu_seqlens_*, max_seqlen_*, page_table, seqused_k, window sizes,
+// softcap; a causal flag aligned to the bottom right), written plainly with ATen ops, one
 // sequence at a time. The CPU tests sweep it through an op-library mapping's
 // `arguments:` to show that each generated tensor reaches the op as FA3 reads it:
 // a wrong offset, page or length gives a wrong output, which the numerics catch.
@@ -36,7 +36,7 @@ std::tuple<Tensor, Tensor> fwd(const Tensor& q, const Tensor& k, const Tensor& v
                                const std::optional<Tensor>& cu_seqlens_k, std::optional<int64_t> max_seqlen_q,
                                std::optional<int64_t> max_seqlen_k, const std::optional<Tensor>& page_table,
                                const std::optional<Tensor>& seqused_k, std::optional<double> softmax_scale, bool is_causal,
-                               int64_t window_size_left, int64_t window_size_right) {
+                               int64_t window_size_left, int64_t window_size_right, double softcap) {
   TORCH_CHECK(!cu_seqlens_q || max_seqlen_q, "cu_seqlens_q needs max_seqlen_q");
   TORCH_CHECK(!cu_seqlens_k || max_seqlen_k, "cu_seqlens_k needs max_seqlen_k");
   TORCH_CHECK(!page_table || (seqused_k && !cu_seqlens_k), "page_table needs seqused_k and no cu_seqlens_k");
@@ -62,6 +62,7 @@ std::tuple<Tensor, Tensor> fwd(const Tensor& q, const Tensor& k, const Tensor& v
     value = value.to(at::kFloat).repeat_interleave(query.size(1) / value.size(1), 1);
     const int64_t lq = query.size(0), lk = key.size(0);
     Tensor scores = at::einsum("qhd,khd->hqk", {query, key}) * scale;
+    if (softcap > 0) scores = softcap * at::tanh(scores / softcap);  // FA3's: 0 is none
     // FlashAttention's masks: query i's diagonal is key i + lk - lq (the bottom right).
     const Tensor row = at::arange(lq).unsqueeze(1), column = at::arange(lk).unsqueeze(0);
     const Tensor diagonal = row + (lk - lq);
@@ -81,7 +82,8 @@ std::tuple<Tensor, Tensor> fwd(const Tensor& q, const Tensor& k, const Tensor& v
 TORCH_LIBRARY(attnsweep_flash_like, m) {
   m.def("fwd(Tensor q, Tensor k, Tensor v, Tensor? cu_seqlens_q=None, Tensor? cu_seqlens_k=None, "
         "int? max_seqlen_q=None, int? max_seqlen_k=None, Tensor? page_table=None, Tensor? seqused_k=None, "
-        "float? softmax_scale=None, bool is_causal=False, int window_size_left=-1, int window_size_right=-1) "
+        "float? softmax_scale=None, bool is_causal=False, int window_size_left=-1, int window_size_right=-1, "
+        "float softcap=0.0) "
         "-> (Tensor, Tensor)");
 }
 TORCH_LIBRARY_IMPL(attnsweep_flash_like, CPU, m) { m.impl("fwd", &fwd); }
