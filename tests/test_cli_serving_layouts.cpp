@@ -11,26 +11,17 @@
 #include <filesystem>
 #include <string>
 
+#include "tests/support/flash_like_variant.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
 
 namespace {
 
 using attnsweep::testing::Outcome;
+using attnsweep::testing::flash_like;
+const auto text = attnsweep::testing::rows_text;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-std::string flash_like(const std::string& name, const std::string& arguments) {
-  return "  - name: " + name + "\n"
-         "    kind: op_library\n"
-         "    library: '" ATTNSWEEP_FLASH_LIKE_OP_LIBRARY "'\n"
-         "    op: attnsweep_flash_like::fwd\n"
-         "    layout: bshd\n"
-         "    causal: is_causal\n"
-         "    causal_alignment: bottom_right\n"
-         "    scale: softmax_scale\n" +
-         arguments;
-}
 
 const char* const kEveryArgument =
     "    arguments: {cu_seqlens_q: cu_seqlens_q, cu_seqlens_k: cu_seqlens_k, max_seqlen_q: max_seqlen_q,\n"
@@ -55,18 +46,6 @@ std::string config(const std::string& variants) {
          "    page_size: [0, 8]\n"
          "  - {batch: 2, heads: 4, kv_heads: 2, seq_len_q: 2, seq_len_kv: 33, head_dim: 16, page_size: [0, 8]}\n"
          "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n";
-}
-
-std::string text(SQLite::Database& db, const std::string& sql) {
-  SQLite::Statement query(db, sql);
-  std::string out;
-  while (query.executeStep()) {
-    for (int i = 0; i < query.getColumnCount(); ++i) {
-      out += (i ? "|" : "") + (query.getColumn(i).isNull() ? std::string("NULL") : query.getColumn(i).getString());
-    }
-    out += "\n";
-  }
-  return out;
 }
 
 class CliServingLayouts : public ::testing::Test {

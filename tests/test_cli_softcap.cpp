@@ -14,38 +14,17 @@
 #include <string>
 #include <utility>
 
+#include "tests/support/flash_like_variant.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
 
 namespace {
 
 using attnsweep::testing::Outcome;
+using attnsweep::testing::flash_like;
+const auto text = attnsweep::testing::rows_text;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-std::string text(SQLite::Database& db, const std::string& sql) {
-  SQLite::Statement query(db, sql);
-  std::string out;
-  while (query.executeStep()) {
-    for (int i = 0; i < query.getColumnCount(); ++i) {
-      out += (i ? "|" : "") + (query.getColumn(i).isNull() ? std::string("NULL") : query.getColumn(i).getString());
-    }
-    out += "\n";
-  }
-  return out;
-}
-
-std::string flash_like(const std::string& name, const std::string& arguments) {
-  return "  - name: " + name + "\n"
-         "    kind: op_library\n"
-         "    library: '" ATTNSWEEP_FLASH_LIKE_OP_LIBRARY "'\n"
-         "    op: attnsweep_flash_like::fwd\n"
-         "    layout: bshd\n"
-         "    causal: is_causal\n"
-         "    causal_alignment: bottom_right\n"
-         "    scale: softmax_scale\n" +
-         arguments;
-}
 
 std::string config(const std::string& softcap, const std::string& passes = "[forward]") {
   return "name: softcap\n"
