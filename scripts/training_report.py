@@ -40,15 +40,29 @@ def shape_text(batch, heads, kv_heads, seq_q, seq_kv, head_dim, head_dim_v=None)
 
 
 def case_key(variant, batch, heads, kv_heads, seq_q, seq_kv, head_dim, dtype, causal, pass_name, head_dim_v=None,
-             softcap=None):
+             softcap=None, alibi=False, sinks=False):
     kv = heads if kv_heads is None else kv_heads
     return (variant, int(batch), int(heads), int(kv), int(seq_q), int(seq_kv), int(head_dim),
-            int(head_dim_v or head_dim), dtype, bool(causal), pass_name or "forward", float(softcap or 0.0))
+            int(head_dim_v or head_dim), dtype, bool(causal), pass_name or "forward", float(softcap or 0.0),
+            bool(alibi), bool(sinks))
 
 
 def softcap_of(case):
     """A database row's soft-capping cap (schema 16, issue 36), None where it has none."""
     return case["softcap"] if "softcap" in case.keys() else None
+
+
+def score_mods_of(case):
+    """A database row's (softcap or 0, alibi, sinks): schema 16 and 17's columns, off before them."""
+    keys = case.keys()
+    return (softcap_of(case) or 0.0, bool(case["alibi"]) if "alibi" in keys else False,
+            bool(case["sinks"]) if "sinks" in keys else False)
+
+
+def score_mods_text(case):
+    """The suffix attnsweep's labels append for them (" softcap30 alibi sinks"); "" for none."""
+    softcap, alibi, sinks = score_mods_of(case)
+    return (f" softcap{softcap:g}" if softcap else "") + (" alibi" if alibi else "") + (" sinks" if sinks else "")
 
 
 def value_dim(case):
@@ -73,7 +87,8 @@ def read_python(path):
             seq = row.get("seq_len")
             key = case_key(row["variant"], row["batch"], row["heads"], row.get("kv_heads"), row.get("seq_len_q", seq),
                            row.get("seq_len_kv", seq), row["head_dim"], row["dtype"], row.get("causal", True),
-                           row.get("pass"), row.get("head_dim_v"), row.get("softcap"))
+                           row.get("pass"), row.get("head_dim_v"), row.get("softcap"), row.get("alibi", False),
+                           row.get("sinks", False))
             rows[key] = row
     return rows
 
@@ -107,7 +122,7 @@ def python_args(db_path):
     for c in cases:
         if c["variant"] not in BUILT_IN or c["seq_len_q"] != c["seq_len_kv"]:
             continue
-        mask = (int(bool(c["causal"])), softcap_of(c) or 0.0)  # one torch_reference.py call per mask and cap
+        mask = (int(bool(c["causal"])), *score_mods_of(c))  # one torch_reference.py call per mask and modification
         group = by_mask.setdefault(mask, {"shapes": [], "dtypes": [], "passes": [], "variants": []})
         shape = shape_text(c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"], c["head_dim"],
                            value_dim(c))
@@ -115,9 +130,10 @@ def python_args(db_path):
                             ("variants", c["variant"])):
             if value not in group[name]:
                 group[name].append(value)
-    for (causal, softcap), group in sorted(by_mask.items(), key=lambda item: (-item[0][0], item[0][1])):
-        cap = f"--softcap {softcap:g} " if softcap else ""
-        print(f"--causal {causal} {cap}" + " ".join(f"--{name} {','.join(values)}" for name, values in group.items()))
+    for (causal, softcap, alibi, sinks), group in sorted(by_mask.items(), key=lambda item: (-item[0][0], item[0][1:])):
+        mods = (f"--softcap {softcap:g} " if softcap else "") + ("--alibi 1 " if alibi else "") + \
+            ("--sinks 1 " if sinks else "")
+        print(f"--causal {causal} {mods}" + " ".join(f"--{name} {','.join(values)}" for name, values in group.items()))
     return 0
 
 
@@ -176,7 +192,7 @@ def report(db_path, python_path, machine_path):
         for c in rows:
             total += 1
             key = case_key(c["variant"], c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"],
-                           c["head_dim"], c["dtype"], c["causal"], pass_name, value_dim(c), softcap_of(c))
+                           c["head_dim"], c["dtype"], c["causal"], pass_name, value_dim(c), *score_mods_of(c))
             p = python.get(key)
             if p is None:
                 missing += 1
@@ -184,7 +200,7 @@ def report(db_path, python_path, machine_path):
                     missing_built_in.append(key)
                 p = {}
             shape = shape_text(c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"], c["head_dim"],
-                               value_dim(c)) + (f" softcap{softcap_of(c):g}" if softcap_of(c) else "")
+                               value_dim(c)) + score_mods_text(c)
             py_status = p.get("status", "no line")
             if p and (c["status"] == "ok") != (py_status == "ok"):
                 status_differs += 1

@@ -820,5 +820,28 @@ TEST(Config, ASoftcapIsNoneOrACapAboveZeroWhereverItIsWritten) {
                               {"softcaps: 3\n", {"sweep.yaml:4", "softcaps"}}});
 }
 
+// Issue 36: alibi and sinks are true, false or a list of both, at the top level
+// and in an exclude rule; crossed with softcap; anything else names the line,
+// the key and what is allowed.
+TEST(Config, AlibiAndSinksAreTrueFalseOrBothWhereverTheyAreWritten) {
+  const std::string base = "variants: [naive]\ndtypes: [fp32]\nshapes: {batch: 1, heads: 2, seq_len: 8, head_dim: 16}\n";
+  EXPECT_TRUE(plan_of(base + "alibi: true\n").cases.at(0).scores.alibi);
+  EXPECT_FALSE(plan_of(base + "alibi: false\n").cases.at(0).scores.any());
+  EXPECT_FALSE(plan_of(base + "sinks: false\n").cases.at(0).scores.any());
+  const Plan crossed = plan_of(base + "softcap: [none, 30]\nalibi: [false, true]\nsinks: true\n");
+  std::vector<std::string> labels;
+  for (const Case& c : crossed.cases) labels.push_back(c.label());
+  EXPECT_EQ(labels, (std::vector<std::string>{"naive 1x2x8x16 fp32 causal sinks", "naive 1x2x8x16 fp32 causal alibi sinks",
+                                              "naive 1x2x8x16 fp32 causal softcap30 sinks",
+                                              "naive 1x2x8x16 fp32 causal softcap30 alibi sinks"}));
+  expect_each_rejected(base, {{"alibi: yes\n", {"sweep.yaml:4", "alibi: expected true or false, got 'yes'"}},
+                              {"sinks: 1\n", {"sweep.yaml:4", "sinks: expected true or false, got '1'"}},
+                              {"sinks: [true, True]\n", {"sweep.yaml:4", "sinks[1]: 'true' is listed twice"}},
+                              {"alibi: []\n", {"sweep.yaml:4", "alibi: the list is empty"}},
+                              {"alibi: {slopes: 8}\n", {"sweep.yaml:4", "alibi: expected true, false or a list of them"}},
+                              {"exclude: [{sinks: maybe}]\n", {"sweep.yaml:4", "exclude[0].sinks: expected true or false"}},
+                              {"alibis: true\n", {"sweep.yaml:4", "alibis"}}});
+}
+
 }  // namespace
 }  // namespace attnsweep

@@ -46,13 +46,19 @@ TEST(Flops, AValueHeadDimCountsEachMatmulAndEachTensorWithItsOwnDim) {
   EXPECT_DOUBLE_EQ(forward_flops(equal, true), forward_flops(Shape{2, 8, 2, 16, 32, 64}, true));
   EXPECT_DOUBLE_EQ(pass_min_bytes(equal, Dtype::fp16, Pass::backward),
                    pass_min_bytes(Shape{2, 8, 2, 16, 32, 64}, Dtype::fp16, Pass::backward));
-  EXPECT_EQ(flop_convention(false, false, false, false), std::string(kFlopConvention));
-  // Soft-capping (issue 36) counts no flops of its own, and says so only where a run has it.
-  EXPECT_EQ(flop_convention(false, false, false, false, false), std::string(kFlopConvention));
-  EXPECT_NE(flop_convention(false, false, false, false, true).find("soft-capping (softcap) adds no flops"),
-            std::string::npos);
-  EXPECT_NE(flop_convention(false, false, false, true).find("flops = 2 * batch * heads * (D + Dv) * pairs"),
-            std::string::npos);
+  EXPECT_EQ(flop_convention({}), std::string(kFlopConvention));
+  // Score modifications (issue 36) count no flops of their own, and say so only where a run has them.
+  ConventionFacts capped, alibi, sinks, value_dims;
+  capped.softcap = true;
+  alibi.alibi = true;
+  sinks.sinks = true;
+  value_dims.value_head_dims = true;
+  EXPECT_NE(flop_convention(capped).find("soft-capping (softcap) adds no flops"), std::string::npos);
+  EXPECT_EQ(flop_convention(capped).find("ALiBi"), std::string::npos);
+  EXPECT_NE(flop_convention(alibi).find("ALiBi adds no flops"), std::string::npos);
+  EXPECT_EQ(flop_convention(alibi).find("sinks"), std::string::npos);
+  EXPECT_NE(flop_convention(sinks).find("attention sinks add no flops and no min_bytes"), std::string::npos);
+  EXPECT_NE(flop_convention(value_dims).find("flops = 2 * batch * heads * (D + Dv) * pairs"), std::string::npos);
 }
 
 TEST(Flops, ABackwardIsTwoAndAHalfForwardsAndATrainingStepThreeAndAHalf) {
@@ -84,8 +90,10 @@ TEST(Flops, ServingMasksCountTheirPairsAndAWindowItsKeys) {
   EXPECT_DOUBLE_EQ(forward_min_bytes(decode, Dtype::bf16, sliding), 2.0 * (2 * 4 * 64 + 2 * 12 * 64));
   EXPECT_DOUBLE_EQ(forward_min_bytes(decode, Dtype::bf16, bottom_right), forward_min_bytes(decode, Dtype::bf16));
   // The stored convention names the masks' rule only where a run has them.
-  EXPECT_EQ(flop_convention(false, false), kFlopConvention);
-  EXPECT_NE(flop_convention(false, true).find("causal bottom-right pairs"), std::string::npos);
+  EXPECT_EQ(flop_convention({}), kFlopConvention);
+  ConventionFacts serving;
+  serving.serving_masks = true;
+  EXPECT_NE(flop_convention(serving).find("causal bottom-right pairs"), std::string::npos);
 }
 
 }  // namespace
@@ -108,9 +116,10 @@ TEST(Flops, AVariableLengthBatchIsTheSumOfItsSequences) {
   // q and out over 5 query rows, k and v over 19 keys, at 2 kv heads.
   EXPECT_DOUBLE_EQ(forward_min_bytes(batch, Dtype::bf16), 2.0 * (2 * 4 * 5 * 16 + 2 * 2 * 19 * 16));
   EXPECT_DOUBLE_EQ(pass_min_bytes(batch, Dtype::bf16, Pass::forward, Mask(false)), forward_min_bytes(batch, Dtype::bf16));
-  EXPECT_NE(flop_convention(false, false, true).find("a variable-length batch counts the sum over its sequences"),
-            std::string::npos);
-  EXPECT_EQ(flop_convention(false, false, false), std::string(kFlopConvention));
+  ConventionFacts varlen;
+  varlen.variable_lengths = true;
+  EXPECT_NE(flop_convention(varlen).find("a variable-length batch counts the sum over its sequences"), std::string::npos);
+  EXPECT_EQ(flop_convention({}), std::string(kFlopConvention));
 }
 
 }  // namespace

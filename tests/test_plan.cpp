@@ -96,6 +96,37 @@ exclude:
   EXPECT_FALSE(plan.cases[2].same_measurement(plan.cases[0]));
 }
 
+// Issue 36: alibi and sinks cross with the softcaps and the masks like softcap
+// does, and exclude rules match them (true, false or both).
+TEST(Plan, AlibiAndSinksAreCrossedWithTheMasksAndExcludeRulesMatchThem) {
+  const Plan plan = plan_of(R"(
+variants: [naive, sdpa_math]
+dtypes: [fp32]
+causal: [true, false]
+alibi: [false, true]
+sinks: [false, true]
+shapes: {batch: 1, heads: 2, seq_len: 16, head_dim: 8}
+exclude:
+  - {variant: sdpa_math, sinks: true}
+  - {causal: false, alibi: [true], sinks: false}
+)");
+  std::vector<std::string> labels;
+  for (const Case& c : plan.cases) labels.push_back(c.label());
+  EXPECT_EQ(labels, (std::vector<std::string>{
+                        "naive 1x2x16x8 fp32 causal", "sdpa_math 1x2x16x8 fp32 causal",
+                        "naive 1x2x16x8 fp32 causal sinks",
+                        "naive 1x2x16x8 fp32 causal alibi", "sdpa_math 1x2x16x8 fp32 causal alibi",
+                        "naive 1x2x16x8 fp32 causal alibi sinks",
+                        "naive 1x2x16x8 fp32 full", "sdpa_math 1x2x16x8 fp32 full",
+                        "naive 1x2x16x8 fp32 full sinks",
+                        "naive 1x2x16x8 fp32 full alibi sinks"}));
+  EXPECT_EQ(plan.excluded, 6);  // sdpa_math's four with sinks, the two full alibi cases without
+  EXPECT_TRUE(plan.cases[5].scores.alibi && plan.cases[5].scores.sinks);
+  EXPECT_EQ(plan.cases[5].mask_label(), "causal alibi sinks");
+  EXPECT_FALSE(plan.cases[3].same_measurement(plan.cases[0]));
+  EXPECT_FALSE(plan.cases[2].same_measurement(plan.cases[5]));
+}
+
 TEST(Plan, ShuffledOrderIsAFixedPermutationOfThePlanDrawnFromTheSeed) {
   const Plan plan = plan_of(R"(
 variants: [naive, sdpa_math, sdpa_flash]

@@ -421,8 +421,9 @@ TEST_F(StoreTest, MigratesASavedVersionTenDatabase) {
        "4"},
       {"SELECT count(*) FROM results WHERE status = 'ok' AND abs(tokens_per_s * time_us_median * 1e-6 "
        "- batch * seq_len_q) < 1e-6 AND abs(us_per_token * batch * seq_len_q - time_us_median) < 1e-9", "3"},
-      // Version 16 (issue 36): no older case was soft-capped.
+      // Version 16 (issue 36): no older case was soft-capped; 17: none had ALiBi or sinks.
       {"SELECT count(*) FROM cases WHERE softcap IS NULL", "4"},
+      {"SELECT count(*) FROM cases WHERE alibi = 0 AND sinks = 0", "4"},
       {"SELECT count(*) FROM results WHERE softcap IS NULL", "4"},
       // Version 15 (issue 36): every older case's values had head_dim.
       {"SELECT count(*) FROM cases WHERE head_dim_v = 0", "4"},
@@ -521,6 +522,59 @@ TEST_F(StoreTest, AValueHeadDimIsStoredAndReadBackAndTheResultsViewShowsIt) {
                           "(SELECT head_dim, head_dim_v FROM results ORDER BY plan_index)")
                 .getString(),
             "192/128,64/64");
+}
+
+// tests/data/schema_v16.db: written by the build of 0d85523 with softcap (issue 36):
+// naive and sdpa_math at softcap none and 30 (sdpa_math's capped case unsupported).
+// Version 17 keeps every row and cap, and no case of it has ALiBi or sinks.
+TEST_F(StoreTest, MigratesASavedVersionSixteenDatabase) {
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(16, path_));
+  { Store store(path_); }
+  expect_values(path_, {
+      {"PRAGMA user_version", std::to_string(kSchemaVersion)},
+      {"PRAGMA integrity_check", "ok"},
+      {"SELECT group_concat(variant || ':' || ifnull(softcap, 'none') || ':' || status, ',') FROM "
+       "(SELECT * FROM cases ORDER BY case_id)",
+       "naive:none:ok,sdpa_math:none:ok,naive:30.0:ok,sdpa_math:30.0:unsupported"},
+      {"SELECT count(*) FROM cases WHERE alibi = 0 AND sinks = 0", "4"},
+      {"SELECT group_concat(alibi || sinks, ',') FROM (SELECT * FROM results ORDER BY case_id)", "00,00,00,00"},
+  });
+  const auto rows = RunReader(path_).cases(1);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[2].identity.label(), "naive 1x2x16x8 fp32 causal softcap30");
+  EXPECT_FALSE(rows[2].identity.scores.alibi || rows[2].identity.scores.sinks);
+}
+
+// Issue 36: ALiBi and sinks are stored (0 or 1), read back into the same case,
+// each another measurement; the schema and the reader refuse any other value.
+TEST_F(StoreTest, AlibiAndSinksAreStoredAndReadBackAndNameAnotherMeasurement) {
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record());
+  CaseResult r;
+  r.device = Device::cpu();
+  const Shape shape{1, 4, 4, 32, 32, 16};
+  Case both{0, "naive", shape, Dtype::fp32, true};
+  both.scores.alibi = true;
+  both.scores.sinks = true;
+  Case alibi{1, "naive", shape, Dtype::fp32, true};
+  alibi.scores.alibi = true;
+  store.add_case(run_id, both, r);
+  store.add_case(run_id, alibi, r);
+  store.add_case(run_id, Case{2, "naive", shape, Dtype::fp32, true}, r);
+  store.finish_run(run_id, RunStatus::done);
+  const auto rows = RunReader(path_).cases(run_id);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_TRUE(rows[0].identity.same_measurement(both));
+  EXPECT_TRUE(rows[1].identity.same_measurement(alibi));
+  EXPECT_FALSE(rows[0].identity.same_measurement(rows[1].identity));
+  EXPECT_FALSE(rows[2].identity.scores.any());
+  EXPECT_EQ(rows[0].identity.label(), "naive 1x4x32x16 fp32 causal alibi sinks");
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(alibi || ':' || sinks, ',') FROM (SELECT * FROM results ORDER BY "
+                          "plan_index)").getString(),
+            "1:1,1:0,0:0");
+  SQLite::Database writable(path_, SQLite::OPEN_READWRITE);
+  EXPECT_THROW(writable.exec("UPDATE cases SET sinks = 2 WHERE plan_index = 0"), SQLite::Exception);
 }
 
 // Issue 36: a softcap is stored (NULL for none), read back into the same case,

@@ -18,6 +18,26 @@ std::string softcap_text(double cap) {
   return text;
 }
 
-std::string ScoreMod::label() const { return softcap ? "softcap" + softcap_text(*softcap) : ""; }
+std::vector<double> alibi_slopes(std::int64_t heads) {
+  const auto power_of_two_slopes = [](std::int64_t n) {
+    std::vector<double> slopes;
+    for (std::int64_t h = 0; h < n; ++h) slopes.push_back(std::exp2(-8.0 * static_cast<double>(h + 1) / static_cast<double>(n)));
+    return slopes;
+  };
+  if (heads <= 0) return {};
+  std::int64_t closest = 1;
+  while (closest * 2 <= heads) closest *= 2;
+  std::vector<double> slopes = power_of_two_slopes(closest);
+  const std::vector<double> finer = power_of_two_slopes(2 * closest);
+  for (std::size_t i = 0; static_cast<std::int64_t>(slopes.size()) < heads; i += 2) slopes.push_back(finer[i]);
+  return slopes;
+}
+
+std::string ScoreMod::label() const {
+  std::string text = softcap ? "softcap" + softcap_text(*softcap) : "";
+  if (alibi) text += text.empty() ? "alibi" : " alibi";
+  if (sinks) text += text.empty() ? "sinks" : " sinks";
+  return text;
+}
 
 }  // namespace attnsweep

@@ -32,6 +32,8 @@ Json key_json(const CaseKey& key) {
               {"causal", key.mask.is_causal()},
               {"mask", key.mask.label()},
               {"softcap", key.scores.softcap ? Json(*key.scores.softcap) : Json(nullptr)},  // null: none
+              {"alibi", key.scores.alibi},
+              {"sinks", key.scores.sinks},
               {"pass", to_string(key.pass)},
               {"device", key.device_kind == DeviceKind::cuda ? "cuda" : "cpu"}};
 }

@@ -54,8 +54,8 @@ struct Config {
   // The masks to sweep: `causal` crossed with `window`, each once, in the order
   // written (default: causal top-left, no window).
   std::vector<Mask> masks = {Mask(true)};
-  // The score modifications, crossed with the masks: each `softcap` once, in the
-  // order written (default: none).
+  // The score modifications, crossed with the masks: `softcap` x `alibi` x
+  // `sinks`, each value once, in the order written (default: none).
   std::vector<ScoreMod> score_mods = {ScoreMod{}};
   std::vector<Pass> passes = {Pass::forward};  // what each case times (issue 23); in the order written
   SourceLocation passes_where;                 // where `passes` was written; none when defaulted

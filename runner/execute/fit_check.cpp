@@ -10,8 +10,11 @@ namespace {
 
 // The bytes a case's inputs take as made (measure/inputs.cpp): q, k, v and the
 // output at the padded lengths; a variable-length batch's packed rows and its
-// two boolean (batch, 1, max_q, max_kv) masks; a paged cache's pool.
-double inputs_bytes(const Shape& shape, Dtype dtype) {
+// two boolean (batch, 1, max_q, max_kv) masks; a paged cache's pool; ALiBi's
+// bias (1 or batch, heads, Sq, Skv) in the dtype and its float32 distances.
+double inputs_bytes(const Case& c) {
+  const Shape& shape = c.shape;
+  const Dtype dtype = c.dtype;
   Shape padded = shape;
   padded.seq_lens_q.clear();
   padded.seq_lens_kv.clear();
@@ -29,6 +32,11 @@ double inputs_bytes(const Shape& shape, Dtype dtype) {
     bytes += pages * static_cast<double>(shape.page_size) * static_cast<double>(shape.kv_heads) *
              static_cast<double>(shape.head_dim + shape.value_dim()) * dtype_bytes(dtype);
   }
+  if (c.scores.alibi) {
+    const double copies = shape.variable_length() ? static_cast<double>(shape.batch) : 1.0;
+    const double grid = copies * static_cast<double>(shape.seq_len_q) * static_cast<double>(shape.seq_len_kv);
+    bytes += grid * (static_cast<double>(shape.heads) * dtype_bytes(dtype) + 4.0);
+  }
   return bytes;
 }
 
@@ -37,7 +45,7 @@ double inputs_bytes(const Shape& shape, Dtype dtype) {
 void check_cases_fit(const Plan& plan, const Device& device, double available_bytes, const std::string& config_path) {
   constexpr double kGiB = 1 << 30;
   for (const Case& c : plan.cases) {
-    const double needed = inputs_bytes(c.shape, c.dtype);
+    const double needed = inputs_bytes(c);
     if (needed > available_bytes) {
       const bool laid_out = c.shape.variable_length() || c.shape.page_size > 0;
       throw ConfigError(config_path, c.where, "shapes",
@@ -45,6 +53,7 @@ void check_cases_fit(const Plan& plan, const Device& device, double available_by
                             (laid_out ? "its inputs as laid out (q, k, v and the output padded to the longest "
                                         "sequence, the packed rows and masks, the pages)"
                                       : "q, k, v and the output alone") +
+                            (c.scores.alibi ? ", with ALiBi's (heads, seq_len_q, seq_len_kv) bias" : "") +
                             "; " + device.to_string() + " has " + text::fixed(available_bytes / kGiB, 1) +
                             " GiB. Use smaller shapes or exclude it");
     }

@@ -88,16 +88,20 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
     record.ceiling_bf16_tflops = ceilings.bf16_tflops;
     record.ceiling_copy_gbps = ceilings.copy_gbps;
   }
-  record.flop_convention = flop_convention(std::any_of(config.passes.begin(), config.passes.end(),
-                                                      [](Pass pass) { return pass != Pass::forward; }),
-                                          std::any_of(config.masks.begin(), config.masks.end(), [](const Mask& mask) {
-                                            return mask.windowed() || mask.causal == CausalAlignment::bottom_right;
-                                          }),
-                                          std::any_of(config.shapes.begin(), config.shapes.end(),
-                                                      [](const ShapeBlock& block) { return !block.varlen_kv.empty(); }),
-                                          std::any_of(config.shapes.begin(), config.shapes.end(), gives_value_head_dims),
-                                          std::any_of(config.score_mods.begin(), config.score_mods.end(),
-                                                      [](const ScoreMod& scores) { return scores.softcap.has_value(); }));
+  ConventionFacts facts;
+  facts.backward_passes = std::any_of(config.passes.begin(), config.passes.end(), [](Pass pass) { return pass != Pass::forward; });
+  facts.serving_masks = std::any_of(config.masks.begin(), config.masks.end(), [](const Mask& mask) {
+    return mask.windowed() || mask.causal == CausalAlignment::bottom_right;
+  });
+  facts.variable_lengths = std::any_of(config.shapes.begin(), config.shapes.end(),
+                                       [](const ShapeBlock& block) { return !block.varlen_kv.empty(); });
+  facts.value_head_dims = std::any_of(config.shapes.begin(), config.shapes.end(), gives_value_head_dims);
+  for (const ScoreMod& scores : config.score_mods) {
+    facts.softcap = facts.softcap || scores.softcap.has_value();
+    facts.alibi = facts.alibi || scores.alibi;
+    facts.sinks = facts.sinks || scores.sinks;
+  }
+  record.flop_convention = flop_convention(facts);
   record.measure = config.measure;
   record.planned_cases = run.planned_cases;
   record.sweep_cases = run.sweep_cases;

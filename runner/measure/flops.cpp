@@ -49,28 +49,34 @@ double pass_flops(const Shape& shape, const Mask& mask, Pass pass) {
   return flops_per_forward_multiple(pass) * forward_flops(shape, mask);
 }
 
-std::string flop_convention(bool has_backward_passes, bool has_serving_masks, bool has_variable_lengths,
-                            bool has_value_head_dims, bool has_softcap) {
+std::string flop_convention(const ConventionFacts& run) {
   std::string text = kFlopConvention;
-  if (has_softcap) {
+  if (run.softcap) {
     text += "; soft-capping (softcap) adds no flops: its tanh is not counted, as the softmax's exponentials are "
             "not (FlashAttention's and cuDNN frontend's benchmarks count the same)";
   }
-  if (has_value_head_dims) {
+  if (run.alibi) {
+    text += "; ALiBi adds no flops (its bias add is not counted) and no min_bytes (a fused kernel makes the bias "
+            "from one slope per head; an explicit (heads, Sq, Skv) bias read by naive and SDPA is their own cost)";
+  }
+  if (run.sinks) {
+    text += "; attention sinks add no flops and no min_bytes (one logit per head)";
+  }
+  if (run.value_head_dims) {
     text += "; a value head dim Dv (head_dim_v) other than D: flops = 2 * batch * heads * (D + Dv) * pairs (q k^T over "
             "D, p v over Dv), and min_bytes count q and k with D, v and the output with Dv (in a backward also dq, dk "
             "with D, dout and dv with Dv)";
   }
-  if (has_variable_lengths) {
+  if (run.variable_lengths) {
     text += "; a variable-length batch counts the sum over its sequences, each a batch of one with its own "
             "lengths: the padding of a padded run is not counted";
   }
-  if (has_serving_masks) {
+  if (run.serving_masks) {
     text += "; masks: causal bottom-right pairs = sum_i min(i + 1 + seq_len_kv - seq_len_q, seq_len_kv), a window "
             "clips each row to its keys (docs/measurement.md); under a window min_bytes count only the keys and values "
             "some query sees";
   }
-  if (has_backward_passes) {
+  if (run.backward_passes) {
     text += "; passes (FlashAttention's convention): backward flops = 2.5 * forward, forward_backward = 3.5 * "
             "forward; backward and forward_backward min_bytes = dtype_bytes * (4 * B*H*Sq*D + 4 * B*KVH*Skv*D)";
   }

@@ -37,8 +37,16 @@ double pass_min_bytes(const Shape& shape, Dtype dtype, Pass pass, const Mask& ma
 // earlier runs; a run with backward passes says how its numbers were made, and
 // one with bottom-right causal masks or windows how their pairs and bytes count.
 // A run with variable-length batches adds how their sums are made, one with
-// soft-capped cases that the cap adds none.
-std::string flop_convention(bool has_backward_passes, bool has_serving_masks = false, bool has_variable_lengths = false,
-                            bool has_value_head_dims = false, bool has_softcap = false);
+// score modifications that they add none.
+struct ConventionFacts {  // what a run has that the convention must explain
+  bool backward_passes = false;
+  bool serving_masks = false;     // bottom-right causal masks or windows
+  bool variable_lengths = false;
+  bool value_head_dims = false;   // head_dim_v other than head_dim
+  bool softcap = false;
+  bool alibi = false;
+  bool sinks = false;
+};
+std::string flop_convention(const ConventionFacts& run);
 
 }  // namespace attnsweep

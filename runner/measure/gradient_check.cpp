@@ -22,7 +22,7 @@ constexpr std::int64_t kReferenceCacheBytes = std::int64_t{1} << 30;
 std::array<at::Tensor, 3> GradientCheck::reference_chunk(const AttentionInputs& inputs, const at::Tensor& grad_output,
                                                          const ReferenceChunk& where) const {
   const auto float64_leaf = [](const at::Tensor& t) { return t.detach().to(at::kDouble).requires_grad_(true); };
-  AttentionInputs chunk = where.of(inputs);
+  AttentionInputs chunk = in_float64(where.of(inputs));
   chunk.query = float64_leaf(chunk.query);
   chunk.key = float64_leaf(chunk.key);
   chunk.value = float64_leaf(chunk.value);

@@ -34,6 +34,11 @@ std::vector<std::pair<const char*, const at::Tensor*>> InputGuard::watched(const
                                    {"packed value", &inputs.packed->value}});
   }
   if (inputs.paged) tensors.insert(tensors.end(), {{"key pages", &inputs.paged->key}, {"value pages", &inputs.paged->value}});
+  // An op library is handed these (arguments: alibi_slopes, sinks); naive and SDPA read the bias.
+  if (inputs.alibi_slopes.defined()) {
+    tensors.insert(tensors.end(), {{"alibi slopes", &inputs.alibi_slopes}, {"alibi bias", &inputs.alibi_bias}});
+  }
+  if (inputs.sinks.defined()) tensors.push_back({"sinks", &inputs.sinks});
   return tensors;
 }
 

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <limits>
 
 #include "runner/device/torch_device.hpp"
 
@@ -56,6 +57,49 @@ at::Tensor variable_length_mask(const Shape& s, const Mask& mask, const at::Devi
   return at::where(padding_row, key != 0, masked).contiguous();
 }
 
+// |row + offset - key| for ALiBi: (Sq, Skv) with the mask's diagonal offset,
+// or (batch, 1, Sq, Skv) with each sequence's own (its padding is masked anyway).
+at::Tensor key_distance(const Shape& s, const Mask& mask, const at::Device& where) {
+  const auto float32 = at::TensorOptions().device(where).dtype(at::kFloat);
+  if (!s.variable_length()) {
+    const at::Tensor row = at::arange(s.seq_len_q, float32).unsqueeze(1);
+    const at::Tensor key = at::arange(s.seq_len_kv, float32).unsqueeze(0);
+    return (row + static_cast<double>(mask.diagonal_offset(s.seq_len_q, s.seq_len_kv)) - key).abs();
+  }
+  std::vector<double> offsets;
+  for (std::size_t b = 0; b < s.seq_lens_q.size(); ++b) {
+    offsets.push_back(static_cast<double>(mask.diagonal_offset(s.q_len(b), s.kv_len(b))));
+  }
+  const at::Tensor per_sequence = at::tensor(offsets, at::TensorOptions().dtype(at::kDouble)).to(float32).view({-1, 1, 1, 1});
+  const at::Tensor row = at::arange(s.seq_len_q, float32).view({1, 1, -1, 1});
+  const at::Tensor key = at::arange(s.seq_len_kv, float32).view({1, 1, 1, -1});
+  return (row + per_sequence - key).abs().contiguous();
+}
+
+// The score modifications' tensors (variant.hpp): ALiBi's slopes, distances and
+// bias; the sinks drawn from their own generator, seed + 3 (q, k, v are seed's,
+// the gradient seed + 1, the page table seed + 2). Python draws them the same way.
+void add_score_inputs(AttentionInputs& inputs, const Case& c, const at::Device& where, std::uint64_t seed) {
+  const Shape& s = c.shape;
+  const auto float32 = at::TensorOptions().device(where).dtype(at::kFloat);
+  if (c.scores.alibi) {
+    inputs.alibi_slopes = at::tensor(alibi_slopes(s.heads), at::TensorOptions().dtype(at::kDouble)).to(float32);
+    inputs.key_distance = key_distance(s, c.mask, where);
+    // (1 or batch, heads, Sq, Skv): each head's slope times the distances.
+    const at::Tensor distance = inputs.key_distance.dim() == 4 ? inputs.key_distance : inputs.key_distance.unsqueeze(0).unsqueeze(0);
+    at::Tensor bias = -inputs.alibi_slopes.view({1, -1, 1, 1}) * distance;
+    if (inputs.masked_out.defined()) {
+      const at::Tensor masked = inputs.masked_out.dim() == 4 ? inputs.masked_out : inputs.masked_out.unsqueeze(0).unsqueeze(0);
+      bias = bias.masked_fill(masked, -std::numeric_limits<double>::infinity());
+    }
+    inputs.alibi_bias = bias.to(scalar_type_of(c.dtype)).contiguous();
+  }
+  if (c.scores.sinks) {
+    at::Generator sinks = seeded_generator(where, seed + 3);
+    inputs.sinks = at::randn({s.heads}, sinks, float32);
+  }
+}
+
 }  // namespace
 
 at::ScalarType scalar_type_of(Dtype dtype) {
@@ -99,6 +143,7 @@ AttentionInputs make_inputs(const Case& c, const Device& device, std::uint64_t s
         PackedBatch::of(inputs.query, inputs.key, inputs.value, s.seq_lens_q, s.seq_lens_kv));
     inputs.masked_out = variable_length_mask(s, c.mask, where);
     inputs.attend = inputs.masked_out.logical_not();
+    add_score_inputs(inputs, c, where, seed);
     return inputs;
   }
   inputs.causal = c.mask.is_top_left_causal_on(s.seq_len_q, s.seq_len_kv);
@@ -114,6 +159,7 @@ AttentionInputs make_inputs(const Case& c, const Device& device, std::uint64_t s
     inputs.masked_out = masked;
     if (!inputs.causal) inputs.attend = masked.logical_not();
   }
+  add_score_inputs(inputs, c, where, seed);
   return inputs;
 }
 

@@ -29,6 +29,16 @@ AttentionInputs ReferenceChunk::of(const AttentionInputs& inputs) const {
   };
   chunk.masked_out = rows_of_mask(inputs.masked_out);
   chunk.attend = rows_of_mask(inputs.attend);
+  // Per query head: the chunk's heads of ALiBi's slopes and bias and of the sinks.
+  const std::int64_t first_head = first_kv_head * group, heads = kv_heads * group;
+  const auto heads_of = [&](const at::Tensor& t) { return t.defined() ? t.narrow(0, first_head, heads) : t; };
+  chunk.alibi_slopes = heads_of(inputs.alibi_slopes);
+  chunk.sinks = heads_of(inputs.sinks);
+  chunk.key_distance = rows_of_mask(inputs.key_distance);
+  if (inputs.alibi_bias.defined()) {
+    const at::Tensor& bias = inputs.alibi_bias;  // (1 or batch, heads, Sq, Skv)
+    chunk.alibi_bias = (bias.size(0) > 1 ? bias.narrow(0, batch, 1) : bias).narrow(1, first_head, heads).narrow(2, first_row, rows);
+  }
   return chunk;
 }
 

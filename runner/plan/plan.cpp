@@ -166,7 +166,7 @@ Shape to_shape(const AxisValues& values, const ShapeBlock& block) {
 
 // The keys of an exclude rule (config_loader.cpp's kExcludeKeys); the sizes first.
 enum class Field { batch, heads, kv_heads, seq_len, seq_len_q, seq_len_kv, head_dim, page_size, head_dim_v,
-                   variant, dtype, causal, window, softcap, pass };
+                   variant, dtype, causal, window, softcap, alibi, sinks, pass };
 constexpr std::size_t kSizeFields = 9;
 
 std::optional<Field> field_of(const std::string& name) {
@@ -176,7 +176,8 @@ std::optional<Field> field_of(const std::string& name) {
       {"head_dim", Field::head_dim},    {"page_size", Field::page_size}, {"head_dim_v", Field::head_dim_v},
       {"variant", Field::variant},
       {"dtype", Field::dtype},          {"causal", Field::causal},     {"window", Field::window},
-      {"softcap", Field::softcap},      {"pass", Field::pass}};
+      {"softcap", Field::softcap},      {"alibi", Field::alibi},       {"sinks", Field::sinks},
+      {"pass", Field::pass}};
   const auto found = fields.find(name);
   return found == fields.end() ? std::nullopt : std::optional<Field>(found->second);
 }
@@ -188,7 +189,7 @@ std::optional<Field> field_of(const std::string& name) {
 struct FieldMatch {
   Field field;
   std::shared_ptr<const std::vector<std::int64_t>> sizes;  // a size key; null for the others
-  std::vector<std::string> words;                          // variant, dtype, causal, window, softcap, pass
+  std::vector<std::string> words;                          // variant, dtype, causal, window, softcap, alibi, sinks, pass
 };
 using CompiledRule = std::vector<FieldMatch>;
 
@@ -233,6 +234,7 @@ struct CaseValues {
   std::array<std::optional<std::int64_t>, kSizeFields> sizes;  // by Field; seq_len only where q and kv agree
   std::string variant, dtype, pass;
   std::string softcap;  // "none", or the cap as softcap_text writes it
+  std::string alibi, sinks;  // "true" or "false"
   std::vector<std::string> causal;  // "true" and the alignment, or "false": true matches either alignment
   std::vector<std::string> window;  // "none", or "L,R" with "*" for a side a rule leaves out (any bound)
 };
@@ -246,6 +248,8 @@ CaseValues values_of(const Case& c) {
   v.dtype = to_string(c.dtype);
   v.pass = to_string(c.pass);
   v.softcap = c.scores.softcap ? softcap_text(*c.scores.softcap) : "none";
+  v.alibi = c.scores.alibi ? "true" : "false";
+  v.sinks = c.scores.sinks ? "true" : "false";
   v.causal = c.mask.is_causal() ? std::vector<std::string>{"true", to_string(c.mask.causal)} : std::vector<std::string>{"false"};
   if (!c.mask.windowed()) {
     v.window = {"none"};
@@ -268,6 +272,8 @@ bool matches(const CompiledRule& rule, const CaseValues& v) {
       case Field::dtype: hit = listed(v.dtype); break;
       case Field::pass: hit = listed(v.pass); break;
       case Field::softcap: hit = listed(v.softcap); break;
+      case Field::alibi: hit = listed(v.alibi); break;
+      case Field::sinks: hit = listed(v.sinks); break;
       case Field::causal: hit = any_listed(v.causal); break;
       case Field::window: hit = any_listed(v.window); break;
       default: {

@@ -1,4 +1,6 @@
-// naive: matmul(q, k^T), scale, soft-cap where the case has one, out-of-place masked_fill(-inf), softmax, matmul(v).
+// naive: matmul(q, k^T), scale, soft-cap and ALiBi's bias where the case has them,
+// out-of-place masked_fill(-inf), softmax (with a sink column where the case has
+// sinks, dropped after), matmul(v).
 #include "runner/variants/naive_attention.hpp"
 
 #include <ATen/ATen.h>
@@ -22,6 +24,9 @@ at::Tensor naive_attention(const AttentionInputs& inputs, MaskMode mode) {
     const double cap = *inputs.scores.softcap;
     scores = at::tanh(scores / cap) * cap;
   }
+  // ALiBi after the cap (FlashAttention's order: the bias is not capped); the
+  // bias holds -inf where masked, and the masked_fill below still runs, as without it.
+  if (inputs.alibi_bias.defined()) scores = scores + inputs.alibi_bias;
   if (inputs.masked_out.defined()) {
     const double minus_infinity = -std::numeric_limits<double>::infinity();
     if (mode == MaskMode::in_place) {
@@ -30,16 +35,32 @@ at::Tensor naive_attention(const AttentionInputs& inputs, MaskMode mode) {
       scores = scores.masked_fill(inputs.masked_out, minus_infinity);
     }
   }
+  if (inputs.sinks.defined()) {
+    // gpt-oss's reference: each head's sink logit as one more column of every
+    // row's softmax, then dropped: it takes probability and gives no value.
+    const auto s = scores.sizes();
+    const at::Tensor sink_column = inputs.sinks.to(scores.scalar_type()).view({1, -1, 1, 1}).expand({s[0], s[1], s[2], 1});
+    const at::Tensor probabilities = at::softmax(at::cat({scores, sink_column}, -1), -1);
+    return at::matmul(probabilities.narrow(-1, 0, s[3]), value);
+  }
   return at::matmul(at::softmax(scores, -1), value);
 }
 
-at::Tensor reference_attention(const AttentionInputs& inputs) {
+AttentionInputs in_float64(const AttentionInputs& inputs) {
   AttentionInputs upcast = inputs;
   upcast.query = inputs.query.to(at::kDouble);
   upcast.key = inputs.key.to(at::kDouble);
   upcast.value = inputs.value.to(at::kDouble);
-  return naive_attention(upcast, MaskMode::in_place);
+  if (inputs.alibi_slopes.defined()) {
+    const at::Tensor& distance = inputs.key_distance;
+    const at::Tensor per_head = distance.dim() == 4 ? distance.to(at::kDouble) : distance.to(at::kDouble).unsqueeze(0).unsqueeze(0);
+    // The masked pairs are masked_fill's (naive_attention): no -inf here.
+    upcast.alibi_bias = -inputs.alibi_slopes.to(at::kDouble).view({1, -1, 1, 1}) * per_head;
+  }
+  return upcast;
 }
+
+at::Tensor reference_attention(const AttentionInputs& inputs) { return naive_attention(in_float64(inputs), MaskMode::in_place); }
 
 namespace {
 class Naive final : public Variant {

@@ -9,7 +9,12 @@ enum class MaskMode { out_of_place, in_place };
 
 at::Tensor naive_attention(const AttentionInputs& inputs, MaskMode mode);
 
-// The float64 reference: the same math on upcast inputs (runner/measure).
+// The inputs in float64 for the references: q, k, v upcast, and ALiBi's bias
+// made anew in float64 from the slopes and distances (the inputs' own is in
+// their dtype, as a model would pass it: a reference must not share its rounding).
+AttentionInputs in_float64(const AttentionInputs& inputs);
+
+// The float64 reference: the same math on in_float64's inputs (runner/measure).
 at::Tensor reference_attention(const AttentionInputs& inputs);
 
 }  // namespace attnsweep

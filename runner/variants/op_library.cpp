@@ -209,6 +209,14 @@ class OpLibraryVariant final : public Variant {
                          "): the variant's arguments: mapping gives the op no softcap (FlashAttention's float "
                          "softcap, 0 for none; docs/op-libraries.md)"};
     }
+    if (inputs.alibi_slopes.defined() && !generates("alibi_slopes")) {
+      return {false, "ALiBi: the variant's arguments: mapping gives the op no alibi_slopes (FlashAttention's float32 "
+                     "slopes, one per query head; docs/op-libraries.md)"};
+    }
+    if (inputs.sinks.defined() && !generates("sinks")) {
+      return {false, "attention sinks: the variant's arguments: mapping gives the op no sinks (a float32 logit per "
+                     "query head, e.g. vLLM FlashAttention's s_aux; docs/op-libraries.md)"};
+    }
     try {
       (void)forward(inputs);
       return {};
@@ -384,6 +392,8 @@ class OpLibraryVariant final : public Variant {
     const Mask& mask = inputs.mask;
     if (what == "window_left") return static_cast<std::int64_t>(mask.window_left.value_or(-1));
     if (what == "softcap") return inputs.scores.softcap.value_or(0.0);  // FlashAttention's 0: no soft-capping
+    if (what == "alibi_slopes") return inputs.alibi_slopes.defined() ? c10::IValue(inputs.alibi_slopes) : c10::IValue();
+    if (what == "sinks") return inputs.sinks.defined() ? c10::IValue(inputs.sinks) : c10::IValue();
     if (what == "window_right") {
       return static_cast<std::int64_t>(mask.is_causal() ? 0 : mask.window_right.value_or(-1));
     }

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "runner/common/text.hpp"
+
 namespace attnsweep {
 namespace {
 
@@ -33,25 +35,32 @@ class WarningCollector final : public c10::WarningHandler {
   std::vector<std::string> messages;
 };
 
+// ALiBi's bias is SDPA's float attn_mask (the mask inside it as -inf): is_causal
+// cannot go with an attn_mask, so a causal case with ALiBi passes the bias alone.
 std::optional<at::Tensor> attn_mask_of(const AttentionInputs& inputs) {
+  if (inputs.alibi_bias.defined()) return inputs.alibi_bias;
   if (inputs.attend.defined()) return inputs.attend;
   return std::nullopt;
 }
 
+bool is_causal_of(const AttentionInputs& inputs) { return inputs.causal && !inputs.alibi_bias.defined(); }
+
 sdp::sdp_params params_of(const AttentionInputs& inputs) {
-  return sdp::sdp_params{inputs.query, inputs.key, inputs.value, attn_mask_of(inputs), 0.0, inputs.causal, inputs.grouped};
+  return sdp::sdp_params{inputs.query, inputs.key, inputs.value, attn_mask_of(inputs), 0.0, is_causal_of(inputs), inputs.grouped};
 }
 
 // How a variant runs a mask that PyTorch's is_causal flag does not describe
 // (docs/measurement.md, "Masks"): the way PyTorch's own
 // torch.nn.attention.bias.causal_lower_right dispatches it (flash's causal flag,
 // which FlashAttention aligns to the bottom right; the memory-efficient kernel's
-// bottom-right mask type), FlashAttention's window sizes, or else SDPA with the
-// mask as a boolean attn_mask.
+// bottom-right mask type), FlashAttention's own op with its window sizes (and
+// its alibi_slopes: ALiBi goes there on the flash backend, where PyTorch's build
+// says whether it has it), or else SDPA with the mask as a boolean attn_mask
+// (with ALiBi: the float bias holding the mask).
 // A variable-length batch goes to the two kernels' own variable-length entry
 // points (packed rows and cumulative lengths, as FlashAttention's varlen API);
 // every other SDPA variant runs the padded batch with its mask.
-enum class MaskRoute { sdpa, flash_bottom_right, flash_window, efficient_bottom_right, flash_varlen, efficient_varlen };
+enum class MaskRoute { sdpa, flash_bottom_right, flash_op, efficient_bottom_right, flash_varlen, efficient_varlen };
 
 MaskRoute route_of(const AttentionInputs& inputs, std::optional<at::SDPBackend> pinned) {
   if (inputs.packed) {
@@ -61,9 +70,13 @@ MaskRoute route_of(const AttentionInputs& inputs, std::optional<at::SDPBackend> 
     return MaskRoute::sdpa;
   }
   // On the CPU, PyTorch's flash kernel takes a boolean attn_mask itself.
-  if (!inputs.mask.any() || inputs.causal || !pinned || !inputs.query.is_cuda()) return MaskRoute::sdpa;
+  if (!pinned || !inputs.query.is_cuda()) return MaskRoute::sdpa;
+  if (inputs.alibi_slopes.defined()) {
+    return *pinned == at::SDPBackend::flash_attention ? MaskRoute::flash_op : MaskRoute::sdpa;
+  }
+  if (!inputs.mask.any() || inputs.causal) return MaskRoute::sdpa;
   if (*pinned == at::SDPBackend::flash_attention) {
-    return inputs.mask.windowed() ? MaskRoute::flash_window : MaskRoute::flash_bottom_right;
+    return inputs.mask.windowed() ? MaskRoute::flash_op : MaskRoute::flash_bottom_right;
   }
   if (*pinned == at::SDPBackend::efficient_attention && !inputs.mask.windowed() &&
       inputs.mask.causal == CausalAlignment::bottom_right) {
@@ -77,6 +90,11 @@ at::Tensor bshd(const at::Tensor& tensor) { return tensor.transpose(1, 2); }
 // FlashAttention's window sizes: -1 is no bound; its causal flag bounds the right at 0.
 std::int64_t flash_window_left(const Mask& mask) { return mask.window_left.value_or(-1); }
 std::int64_t flash_window_right(const Mask& mask) { return mask.is_causal() ? 0 : mask.window_right.value_or(-1); }
+// FlashAttention's alibi_slopes (float32, one per query head), or none.
+std::optional<at::Tensor> flash_alibi_slopes(const AttentionInputs& inputs) {
+  if (inputs.alibi_slopes.defined()) return inputs.alibi_slopes;
+  return std::nullopt;
+}
 
 at::Tensor run_route(MaskRoute route, const AttentionInputs& inputs) {
   const Mask& mask = inputs.mask;
@@ -85,11 +103,11 @@ at::Tensor run_route(MaskRoute route, const AttentionInputs& inputs) {
       return std::get<0>(at::_scaled_dot_product_flash_attention(inputs.query, inputs.key, inputs.value, 0.0,
                                                                  /*is_causal=*/true, /*return_debug_mask=*/false,
                                                                  inputs.scale));
-    case MaskRoute::flash_window: {
+    case MaskRoute::flash_op: {
       const auto output = std::get<0>(at::_flash_attention_forward(
           bshd(inputs.query), bshd(inputs.key), bshd(inputs.value), std::nullopt, std::nullopt, inputs.query.size(2),
           inputs.key.size(2), 0.0, mask.is_causal(), /*return_debug_mask=*/false, inputs.scale,
-          flash_window_left(mask), flash_window_right(mask)));
+          flash_window_left(mask), flash_window_right(mask), /*seqused_k=*/std::nullopt, flash_alibi_slopes(inputs)));
       return bshd(output);
     }
     case MaskRoute::flash_varlen: {
@@ -98,7 +116,7 @@ at::Tensor run_route(MaskRoute route, const AttentionInputs& inputs) {
       return std::get<0>(at::_flash_attention_forward(
           packed.query, packed.key, packed.value, packed.cu_seqlens_q, packed.cu_seqlens_k, packed.max_q,
           packed.max_kv, 0.0, mask.is_causal(), /*return_debug_mask=*/false, inputs.scale, flash_window_left(mask),
-          flash_window_right(mask)));
+          flash_window_right(mask), /*seqused_k=*/std::nullopt, flash_alibi_slopes(inputs)));
     }
     case MaskRoute::efficient_varlen: {
       // The kernel's batch of one holding every sequence's rows: (1, total, heads, head_dim).
@@ -185,7 +203,7 @@ SdpaBackendGuard::~SdpaBackendGuard() {
 
 at::Tensor call_sdpa(const AttentionInputs& inputs) {
   return at::scaled_dot_product_attention(inputs.query, inputs.key, inputs.value, attn_mask_of(inputs),
-                                          /*dropout_p=*/0.0, inputs.causal, /*scale=*/inputs.scale,
+                                          /*dropout_p=*/0.0, is_causal_of(inputs), /*scale=*/inputs.scale,
                                           /*enable_gqa=*/inputs.grouped);
 }
 
@@ -195,7 +213,7 @@ BackendChoice choose_sdpa_backend(const AttentionInputs& inputs) {
   c10::WarningUtils::WarnAlways warn_always(true);
   BackendChoice choice;
   try {
-    const auto raw = at::_fused_sdp_choice(inputs.query, inputs.key, inputs.value, attn_mask_of(inputs), 0.0, inputs.causal,
+    const auto raw = at::_fused_sdp_choice(inputs.query, inputs.key, inputs.value, attn_mask_of(inputs), 0.0, is_causal_of(inputs),
                                            inputs.scale, inputs.grouped);
     const auto backend = static_cast<at::SDPBackend>(raw);
     if (backend != at::SDPBackend::error) choice.backend = backend;
@@ -245,6 +263,10 @@ Support SdpaVariant::check(const AttentionInputs& inputs) const {
                    "of the scores (PyTorch has soft-capping in FlexAttention's score_mod, not in SDPA's backends); "
                    "naive and naive_inplace compute it, an op library through its softcap argument"};
   }
+  if (inputs.sinks.defined()) {
+    return {false, "attention sinks: scaled_dot_product_attention's softmax has no per-head sink logit (none of its "
+                   "backends takes one); naive and naive_inplace compute it, an op library through its sinks argument"};
+  }
   const MaskRoute route = route_of(inputs, pinned_);
   if (route == MaskRoute::sdpa) return check_sdpa(inputs);
   // The kernel's own op: PyTorch's checks of an unmasked call say whether the
@@ -252,7 +274,12 @@ Support SdpaVariant::check(const AttentionInputs& inputs) const {
   AttentionInputs unmasked = inputs;
   unmasked.causal = false;
   unmasked.attend = at::Tensor();
+  unmasked.alibi_bias = at::Tensor();
   if (Support base = check_sdpa(unmasked); !base.supported) return base;
+  if (route == MaskRoute::efficient_varlen && inputs.alibi_slopes.defined()) {
+    return {false, "ALiBi on a variable-length batch: the memory-efficient kernel's variable-length entry point takes "
+                   "no additive bias in PyTorch's C++ API (the padded batch with the bias is sdpa_math's or sdpa_cudnn's)"};
+  }
   if (route == MaskRoute::flash_varlen && inputs.mask.causal == CausalAlignment::top_left &&
       inputs.packed->q_lens != inputs.packed->kv_lens) {
     return {false, "FlashAttention aligns causal masks to each sequence's bottom right; a top-left causal mask "
@@ -266,10 +293,21 @@ Support SdpaVariant::check(const AttentionInputs& inputs) const {
     return {false, "the memory-efficient kernel's variable-length entry point has no sliding window in PyTorch's "
                    "C++ API"};
   }
-  if (route == MaskRoute::flash_window && inputs.mask.causal == CausalAlignment::top_left &&
+  if (route == MaskRoute::flash_op && inputs.mask.causal == CausalAlignment::top_left &&
       inputs.query.size(2) != inputs.key.size(2)) {
-    return {false, "FlashAttention aligns causal masks and windows to the bottom right; a top-left causal window "
-                   "differs from that when seq_len_q != seq_len_kv (use causal: bottom_right)"};
+    return {false, "FlashAttention aligns causal masks, windows and ALiBi's distances to the bottom right; a top-left "
+                   "causal mask differs from that when seq_len_q != seq_len_kv (use causal: bottom_right)"};
+  }
+  if (inputs.alibi_slopes.defined()) {
+    // Whether PyTorch's build of the kernel has ALiBi shows only when it is called
+    // (torch 2.11's says "This flash attention build does not support alibi."):
+    // one call, and its own words where it refuses.
+    try {
+      SdpaBackendGuard guard(pinned_);
+      (void)run_route(route, inputs);
+    } catch (const c10::Error& error) {
+      return {false, "ALiBi (alibi_slopes) on FlashAttention: " + text::first_line(error.what_without_backtrace())};
+    }
   }
   return {};
 }

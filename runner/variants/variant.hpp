@@ -19,7 +19,7 @@ namespace attnsweep {
 struct AttentionInputs {
   at::Tensor query, key, value;  // a variable-length batch's padded to its longest sequences
   Mask mask;                 // the case's (runner/common/mask.hpp)
-  ScoreMod scores;           // the case's soft-capping (runner/common/score_mod.hpp); none by default
+  ScoreMod scores;           // the case's score modifications (runner/common/score_mod.hpp); none by default
   // Whether PyTorch's is_causal flag is exactly the mask: top-left causal, or
   // bottom-right on a square shape; no window. Never for a variable-length batch.
   bool causal = false;
@@ -29,6 +29,14 @@ struct AttentionInputs {
   // outputs are not compared; a row without keys would be 0/0).
   at::Tensor masked_out;
   at::Tensor attend;         // its negation, SDPA's boolean attn_mask; undefined without a mask or where causal says it
+  // ALiBi (undefined without it): the query heads' slopes, float32 (heads);
+  // |i + diagonal_offset - j|, float32, shaped like masked_out; and the
+  // additive bias -slope * distance in the inputs' dtype, -inf where masked,
+  // (1, heads, Sq, Skv) or (batch, heads, Sq, Skv) for a variable-length batch:
+  // what naive adds and SDPA takes as its float attn_mask.
+  at::Tensor alibi_slopes, key_distance, alibi_bias;
+  // Attention sinks (undefined without them): one logit per query head, float32 (heads).
+  at::Tensor sinks;
   std::shared_ptr<const PackedBatch> packed;  // a variable-length batch packed (packed_batch.hpp); null when uniform
   std::shared_ptr<const PagedCache> paged;    // the key and value paged (paged_cache.hpp); null when contiguous
   double scale = 1.0;

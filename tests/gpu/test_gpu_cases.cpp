@@ -238,6 +238,70 @@ TEST(GpuCases, SoftcapRunsOnTheNaiveVariantsAsPythonComputesItAndSdpaRefusesIt) 
   }
 }
 
+// Issue 36: ALiBi and attention sinks, alone and together, forward and backward.
+// Every variant runs where PyTorch in Python runs it (ALiBi: naive adds the bias,
+// SDPA takes it as a float attn_mask; sinks: naive only) and is refused where
+// Python refuses it, with the same kernel counts and errors against the float64
+// attention within 2x of Python's own. ALiBi's slopes (1/2 .. 1/256 at 8 heads)
+// and N(0, 1) sinks change the output far past bf16's bound at 512 keys.
+TEST(GpuCases, AlibiAndSinksRunWherePythonRunsThemWithItsCountsAndErrors) {
+  SKIP_WITHOUT_CUDA();
+  const Shape shape{2, 8, 8, 512, 512, 128};
+  CaseRunner runner(Device::cuda(0), quick_settings(), 0);
+  const auto within_two = [](const std::optional<double>& ours, const std::optional<double>& python) {
+    ASSERT_TRUE(ours.has_value());
+    ASSERT_TRUE(python.has_value());
+    EXPECT_GT(*ours, 0.5 * *python);
+    EXPECT_LT(*ours, 2.0 * *python);
+  };
+  for (const auto& [alibi, sinks] : std::vector<std::pair<bool, bool>>{{true, false}, {false, true}, {true, true}}) {
+    for (const Pass pass : {Pass::forward, Pass::backward}) {
+      const std::string more = std::string(pass == Pass::forward ? " --pass forward" : "") + " --shapes 2x8x512x128" +
+                               (alibi ? " --alibi 1" : "") + (sinks ? " --sinks 1" : "");
+      const auto expected = python_counts("bf16", to_string(pass), more);
+      ASSERT_EQ(expected.size(), 7u) << "tests/gpu/torch_reference.py gave no lines for" << more;
+      for (const std::string variant :
+           {"naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto"}) {
+        Case c{0, variant, shape, Dtype::bf16, true};
+        c.pass = pass;
+        c.scores.alibi = alibi;
+        c.scores.sinks = sinks;
+        SCOPED_TRACE(c.label());
+        const CaseResult r = runner.run(c);
+        const PythonCounts& python = expected.at(variant);
+        std::printf("%-44s %s (python %s) kernels %d (python %d) %s\n", c.label().c_str(), to_string(r.status),
+                    python.status.c_str(), r.profile ? r.profile->kernels_each_forward.front() : -1, python.kernels,
+                    r.status == CaseStatus::ok ? r.sdpa_backend.c_str() : r.error_message.substr(0, 90).c_str());
+        if (variant == "naive" || variant == "naive_inplace" || (variant == "sdpa_math" && !sinks)) {
+          ASSERT_EQ(r.status, CaseStatus::ok) << r.error_message;
+        }
+        if (sinks && variant.rfind("sdpa_", 0) == 0) {
+          EXPECT_EQ(r.error_message.rfind("attention sinks: scaled_dot_product_attention's softmax", 0), 0u)
+              << r.error_message;
+        }
+        if (python.status != "ok") {
+          EXPECT_EQ(r.status, CaseStatus::unsupported) << r.error_message;
+          EXPECT_FALSE(r.error_message.empty());
+          continue;
+        }
+        ASSERT_EQ(r.status, CaseStatus::ok) << r.error_message;
+        ASSERT_TRUE(r.profile.has_value());
+        EXPECT_EQ(r.profile->kernels_each_forward.front(), python.kernels);
+        EXPECT_EQ(r.profile->memcpy_each_forward.front(), python.memcpy);
+        EXPECT_EQ(r.profile->memset_each_forward.front(), python.memset);
+        EXPECT_EQ(r.numerics, NumericsVerdict::ok);
+        if (pass == Pass::forward) {
+          within_two(r.rel_error, python.rel_error);
+        } else {
+          within_two(r.grad_rel_error_q, python.grad_rel_error_q);
+          within_two(r.grad_rel_error_k, python.grad_rel_error_k);
+          within_two(r.grad_rel_error_v, python.grad_rel_error_v);
+        }
+      }
+    }
+  }
+}
+
 // Issue 23: each built-in variant's backward and training step at the study's
 // shape. Counts per pass equal torch.profiler's in Python (the backward's
 // kernels launched by autograd's device thread), gradients within the bf16

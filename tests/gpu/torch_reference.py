@@ -144,7 +144,61 @@ def soft_capped(scores, softcap):
     return torch.tanh(scores / softcap) * softcap if softcap else scores
 
 
-def attention(variant, q, k, v, scale, causal, mask, softcap=0.0):
+def alibi_slopes(heads):
+    """ALiBi's standard slopes (the paper's reference code), as attnsweep's alibi_slopes."""
+    def power_of_two(n):
+        return [2.0 ** (-8.0 * (h + 1) / n) for h in range(n)]
+    closest = 2 ** int(math.floor(math.log2(heads)))
+    return power_of_two(closest) + power_of_two(2 * closest)[0::2][: heads - closest]
+
+
+class ScoreMods:
+    """A case's score modifications (issue 36) and their tensors, made as attnsweep makes them:
+    softcap (0: none); ALiBi's float32 slopes, |i + offset - j| distances and the bias
+    -slope * distance in the inputs' dtype, -inf where masked (offset 0 under a top-left causal
+    mask, seq_kv - seq_q without a mask); sinks: float32 randn(heads) from a generator of the
+    device seeded with seed + 3. Fields None where off."""
+
+    def __init__(self, softcap=0.0, alibi=False, sinks=False, q=None, k=None, causal=False, seed=0):
+        self.softcap = softcap
+        self.slopes = self.distance = self.bias = self.sinks = None
+        if q is None:
+            return
+        heads, seq_q, seq_kv, device = q.shape[1], q.shape[2], k.shape[2], q.device
+        if alibi:
+            self.slopes = torch.tensor(alibi_slopes(heads), dtype=torch.float64).float().to(device)
+            offset = 0 if causal else seq_kv - seq_q
+            rows = torch.arange(seq_q, dtype=torch.float32, device=device).unsqueeze(1)
+            keys = torch.arange(seq_kv, dtype=torch.float32, device=device).unsqueeze(0)
+            self.distance = (rows + float(offset) - keys).abs()
+            bias = -self.slopes.view(1, -1, 1, 1) * self.distance.unsqueeze(0).unsqueeze(0)
+            if causal:
+                bias = bias.masked_fill(causal_mask(q, k), float("-inf"))
+            self.bias = bias.to(q.dtype).contiguous()
+        if sinks:
+            self.sinks = torch.randn(heads, generator=torch.Generator(device.type).manual_seed(seed + 3),
+                                     device=device)
+
+    def exact_bias(self, heads=slice(None), rows=slice(None)):
+        """ALiBi's bias in float64 for query heads `heads` and rows `rows`: (1, h, r, Skv)."""
+        return -self.slopes[heads].double().view(1, -1, 1, 1) * self.distance[rows].double()
+
+
+NO_MODS = ScoreMods()
+
+
+def softmax_with_sinks(scores, sinks):
+    """softmax over each row with the head's sink logit as one more column, dropped after
+    (gpt-oss's reference): probability taken, no value given. sinks: (heads,) or None."""
+    if sinks is None:
+        return torch.softmax(scores, dim=-1)
+    column = sinks.to(scores.dtype).reshape(*scores.shape[:-2], 1, 1) if sinks.dim() > 1 else \
+        sinks.to(scores.dtype).view(1, -1, 1, 1)
+    column = column.expand(*scores.shape[:-1], 1)
+    return torch.softmax(torch.cat([scores, column], dim=-1), dim=-1)[..., : scores.shape[-1]]
+
+
+def attention(variant, q, k, v, scale, causal, mask, mods=NO_MODS):
     """One forward of a variant on these tensors (as attnsweep's variants compute it)."""
     grouped = k.shape[1] != q.shape[1]
     if variant in ("naive", "naive_inplace"):
@@ -152,43 +206,52 @@ def attention(variant, q, k, v, scale, causal, mask, softcap=0.0):
             repeats = q.shape[1] // k.shape[1]
             k, v = k.repeat_interleave(repeats, 1), v.repeat_interleave(repeats, 1)
         scores = q @ k.transpose(-2, -1)
-        scores = soft_capped(scores * scale, softcap)
+        scores = soft_capped(scores * scale, mods.softcap)
+        if mods.bias is not None:
+            scores = scores + mods.bias
         if causal:
             if variant == "naive":
                 scores = scores.masked_fill(mask, float("-inf"))
             else:
                 scores.masked_fill_(mask, float("-inf"))
-        return torch.softmax(scores, dim=-1) @ v
-    if softcap:
+        return softmax_with_sinks(scores, mods.sinks) @ v
+    if mods.softcap:
         raise RuntimeError("No available kernel: scaled_dot_product_attention has no soft-capping")
+    if mods.sinks is not None:
+        raise RuntimeError("No available kernel: scaled_dot_product_attention has no attention sinks")
     # Pinned variants run inside sdpa_kernel(...), entered once by main() around
     # every measurement, so its Python overhead stays out of the timed pass.
+    if mods.bias is not None:  # ALiBi: the float bias is the attn_mask, the causal mask inside it
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mods.bias, scale=scale, enable_gqa=grouped)
     if grouped:
         return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale, enable_gqa=True)
     return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
 
 
-def forward_fn(variant, q, k, v, scale, causal, softcap=0.0):
+def forward_fn(variant, q, k, v, scale, causal, mods=NO_MODS):
     mask = causal_mask(q, k)
-    return lambda: attention(variant, q, k, v, scale, causal, mask, softcap)
+    return lambda: attention(variant, q, k, v, scale, causal, mask, mods)
 
 
-def masked_reference(q, k, v, scale, allowed=None, softcap=0.0):
+def masked_reference(q, k, v, scale, allowed=None, softcap=0.0, mods=None):
     """Float64 attention, grouped key/value heads repeated for their queries; `allowed` (True where
-    query i may see key j) masks the scores, None lets every query see every key; softcap as attention's."""
+    query i may see key j) masks the scores, None lets every query see every key; softcap as attention's;
+    mods (ScoreMods): ALiBi's bias made anew in float64 and the sinks, where the case has them."""
     qd, kd, vd = q.double(), k.double(), v.double()
     if kd.shape[1] != qd.shape[1]:
         repeats = qd.shape[1] // kd.shape[1]
         kd, vd = kd.repeat_interleave(repeats, 1), vd.repeat_interleave(repeats, 1)
-    scores = soft_capped((qd @ kd.transpose(-2, -1)) * scale, softcap)
+    scores = soft_capped((qd @ kd.transpose(-2, -1)) * scale, mods.softcap if mods else softcap)
+    if mods is not None and mods.slopes is not None:
+        scores = scores + mods.exact_bias()
     if allowed is not None:
         scores = scores.masked_fill(allowed.logical_not(), float("-inf"))
-    return torch.softmax(scores, dim=-1) @ vd
+    return softmax_with_sinks(scores, mods.sinks.double() if mods is not None and mods.sinks is not None else None) @ vd
 
 
-def reference(q, k, v, scale, causal, softcap=0.0):
+def reference(q, k, v, scale, causal, mods=NO_MODS):
     """Float64 attention, causal aligned to the top left when causal (as PyTorch's is_causal)."""
-    return masked_reference(q, k, v, scale, causal_mask(q, k).logical_not() if causal else None, softcap)
+    return masked_reference(q, k, v, scale, causal_mask(q, k).logical_not() if causal else None, mods=mods)
 
 
 def profile_counts(fn, forwards):
@@ -411,7 +474,7 @@ def backend_of(grad_fn_name):
     return "math"
 
 
-def reference_grads(q, k, v, dout, scale, causal, chunk_elements=1 << 27, softcap=0.0):
+def reference_grads(q, k, v, dout, scale, causal, chunk_elements=1 << 27, mods=NO_MODS):
     """Float64 output and dq, dk, dv of the naive attention (autograd), one batch
     entry, a few key/value heads and a run of query rows at a time (at most
     chunk_elements scores: 1 GiB of doubles), so 1x64/8x65536x128 needs a few
@@ -438,10 +501,13 @@ def reference_grads(q, k, v, dout, scale, causal, chunk_elements=1 << 27, softca
                     qc = q[b, qh, r0:r1].double().reshape(g1 - g0, repeats, r1 - r0, -1).requires_grad_()
                     kc = k[b, g0:g1].double().unsqueeze(1).requires_grad_()
                     vc = v[b, g0:g1].double().unsqueeze(1).requires_grad_()
-                    scores = soft_capped((qc @ kc.transpose(-2, -1)) * scale, softcap)
+                    scores = soft_capped((qc @ kc.transpose(-2, -1)) * scale, mods.softcap)
+                    if mods.slopes is not None:  # (1, heads, rows, Skv) as (groups, repeats, rows, Skv)
+                        scores = scores + mods.exact_bias(qh, slice(r0, r1)).reshape(g1 - g0, repeats, r1 - r0, -1)
                     if causal:
                         scores = scores.masked_fill(mask[r0:r1], float("-inf"))
-                    oc = torch.softmax(scores, dim=-1) @ vc
+                    sinks = None if mods.sinks is None else mods.sinks[qh].double().reshape(g1 - g0, repeats)
+                    oc = softmax_with_sinks(scores, sinks) @ vc
                     upstream = dout[b, qh, r0:r1].double().reshape(oc.shape)
                     gq, gk, gv = torch.autograd.grad(oc, (qc, kc, vc), upstream)
                     out[b, qh, r0:r1] = oc.detach().reshape(-1, r1 - r0, oc.shape[-1])
@@ -502,20 +568,20 @@ class ReferenceCache:
     """The float64 output and gradients of one shape and dtype, computed once
     for all its variants and passes (they run back to back)."""
 
-    def __init__(self, q, k, v, dout, scale, causal, softcap=0.0):
+    def __init__(self, q, k, v, dout, scale, causal, mods=NO_MODS):
         self.args = (q, k, v, dout, scale, causal)
-        self.softcap = softcap
+        self.mods = mods
         self.value = None
 
     def get(self):
         if self.value is None:
-            self.value = reference_grads(*self.args, softcap=self.softcap)
+            self.value = reference_grads(*self.args, mods=self.mods)
         return self.value
 
 
 def measure_pass(variant, pass_name, q, k, v, dout, mask, scale, causal, refs, row, a):
     """Counts, numerics and timing of one variant and pass; returns its row."""
-    attend = lambda qq, kk, vv: attention(variant, qq, kk, vv, scale, causal, mask, a.softcap)  # noqa: E731
+    attend = lambda qq, kk, vv: attention(variant, qq, kk, vv, scale, causal, mask, refs.mods)  # noqa: E731
     prepare, timed = pass_steps(pass_name, attend, q, k, v, dout)
     device = a.device
     with torch.set_grad_enabled(pass_name != "forward"):
@@ -599,7 +665,8 @@ def run_passes(a):
                 print(json.dumps({"shape": shape_text(shape), "dtype": dtype, "status": "oom",
                                   "error": str(error).splitlines()[0]}), flush=True)
                 continue
-            refs = ReferenceCache(q, k, v, dout, scale, causal, a.softcap)
+            mods = ScoreMods(a.softcap, bool(a.alibi), bool(a.sinks), q, k, causal, a.seed)
+            refs = ReferenceCache(q, k, v, dout, scale, causal, mods)
             for variant in variants:
                 pin = sdpa_kernel(BACKENDS[variant]) if variant in BACKENDS else contextlib.nullcontext()
                 with pin:
@@ -607,8 +674,7 @@ def run_passes(a):
                         row = {"variant": variant, "shape": shape_text(shape), "dtype": dtype, "pass": pass_name,
                                "batch": shape.batch, "heads": shape.heads, "kv_heads": shape.kv_heads,
                                "seq_len": shape.seq_len, "head_dim": shape.head_dim, "causal": causal}
-                        if a.softcap:
-                            row["softcap"] = a.softcap
+                        add_score_mods(row, a)
                         if value_dim(shape) != shape.head_dim:
                             row["head_dim_v"] = shape.head_dim_v
                         try:
@@ -621,9 +687,19 @@ def run_passes(a):
                         print(json.dumps(row), flush=True)
                         if a.device == "cuda":
                             torch.cuda.empty_cache()
-            del q, k, v, dout, mask, refs
+            del q, k, v, dout, mask, refs, mods
             if a.device == "cuda":
                 torch.cuda.empty_cache()
+
+
+def add_score_mods(row, a):
+    """The case's score modifications in its JSON row, only where it has them."""
+    if a.softcap:
+        row["softcap"] = a.softcap
+    if a.alibi:
+        row["alibi"] = True
+    if a.sinks:
+        row["sinks"] = True
 
 
 def build_parser():
@@ -639,6 +715,12 @@ def build_parser():
     p.add_argument("--softcap", type=float, default=0.0,
                    help="soft-capping of the scaled scores, cap * tanh(s / cap), as attnsweep's softcap (0: none); "
                         "naive and naive_inplace compute it, SDPA's variants are unsupported")
+    p.add_argument("--alibi", type=int, default=0,
+                   help="1: ALiBi's per-head linear biases, as attnsweep's alibi: true (naive adds the bias, SDPA takes "
+                        "it as its float attn_mask with the causal mask inside)")
+    p.add_argument("--sinks", type=int, default=0,
+                   help="1: attention sinks, one seeded logit per head in each row's softmax, as attnsweep's sinks: "
+                        "true (naive computes them; SDPA's variants are unsupported)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--forwards", type=int, default=5, help="profiled forwards (with --pass: profiled passes)")
@@ -699,20 +781,20 @@ def main(argv=None):
         scale = 1.0 / math.sqrt(shape.head_dim)
         for dtype in a.dtypes.split(","):
             q, k, v = make_inputs(shape, dtype, a.seed, "cuda")
+            mods = ScoreMods(a.softcap, bool(a.alibi), bool(a.sinks), q, k, causal, a.seed)
             for variant in a.variants.split(","):
-                fn = forward_fn(variant, q, k, v, scale, causal, a.softcap)
+                fn = forward_fn(variant, q, k, v, scale, causal, mods)
                 row = {"variant": variant, "dtype": dtype, "batch": shape.batch, "heads": shape.heads,
                        "seq_len": shape.seq_len, "head_dim": shape.head_dim, "causal": causal}
                 if value_dim(shape) != shape.head_dim:
                     row["head_dim_v"] = shape.head_dim_v
-                if a.softcap:
-                    row["softcap"] = a.softcap
+                add_score_mods(row, a)
                 if shape.kv_heads != shape.heads:
                     row["kv_heads"] = shape.kv_heads
                 pin = sdpa_kernel(BACKENDS[variant]) if variant in BACKENDS else contextlib.nullcontext()
                 with pin:
-                    measure(variant, fn, row, a, lambda: reference(q, k, v, scale, causal, a.softcap))
-            del q, k, v
+                    measure(variant, fn, row, a, lambda: reference(q, k, v, scale, causal, mods))
+            del q, k, v, mods
             torch.cuda.empty_cache()
 
 

@@ -201,20 +201,67 @@ class Numerics(unittest.TestCase):
             if causal:
                 scores = scores.masked_fill(mask, float("-inf"))
             expected = torch.softmax(scores, -1) @ vd
-            self.assertLess(ref.rel_error(ref.reference(q, k, v, scale, causal, 0.5), expected), 1e-14)
+            capped = ref.ScoreMods(0.5)
+            self.assertLess(ref.rel_error(ref.reference(q, k, v, scale, causal, capped), expected), 1e-14)
             self.assertGreater(ref.rel_error(ref.reference(q, k, v, scale, causal), expected), 1e-2)  # the cap matters
             for variant in ("naive", "naive_inplace"):
-                out = ref.attention(variant, q, k, v, scale, causal, mask, 0.5)
+                out = ref.attention(variant, q, k, v, scale, causal, mask, capped)
                 self.assertLess(ref.rel_error(out, expected), 1e-5, variant)
             leaves = [t.double().requires_grad_() for t in (q, k, v)]
-            out = ref.attention("naive", *leaves, scale, causal, mask, 0.5)
+            out = ref.attention("naive", *leaves, scale, causal, mask, capped)
             grads = torch.autograd.grad(out, leaves, dout.double())
-            got_out, got = ref.reference_grads(q, k, v, dout, scale, causal, chunk_elements=1, softcap=0.5)
+            got_out, got = ref.reference_grads(q, k, v, dout, scale, causal, chunk_elements=1, mods=capped)
             self.assertLess(ref.rel_error(got_out, expected), 1e-14)
             for g, e in zip(got, grads):
                 self.assertLess(ref.rel_error(g, e), 1e-14)
         with self.assertRaisesRegex(RuntimeError, "No available kernel"):
-            ref.attention("sdpa_math", q, k, v, scale, True, None, 0.5)
+            ref.attention("sdpa_math", q, k, v, scale, True, None, ref.ScoreMods(0.5))
+
+    def test_alibi_slopes_are_the_papers(self):
+        self.assertEqual(ref.alibi_slopes(8), [2.0 ** -(h + 1) for h in range(8)])
+        # 12 heads: the 8 of 8, then every other of 16's (2^-0.5, 2^-1.5, ...)
+        self.assertEqual(ref.alibi_slopes(12), [2.0 ** -(h + 1) for h in range(8)] + [2.0 ** -(0.5 + h) for h in range(4)])
+
+    def test_alibi_and_sinks_in_every_reference(self):
+        # issue 36: written out on its own: the bias -slope_h * |i - j| added after the scale,
+        # the mask, then each head's sink logit as one more softmax column that gives no value
+        shape = ref.parse_shape("2x4/2x12x8")
+        q, k, v = ref.make_inputs(shape, "fp32", 3, "cpu")
+        dout = ref.make_dout(q.shape, "fp32", 3, "cpu")
+        scale = 8 ** -0.5
+        for causal in (True, False):
+            mods = ref.ScoreMods(0.0, True, True, q, k, causal, 3)
+            self.assertEqual(mods.sinks.tolist(),
+                             torch.randn(4, generator=torch.Generator("cpu").manual_seed(6)).tolist())
+            mask = ref.causal_mask(q, k)
+            qd, kd, vd = q.double(), k.double().repeat_interleave(2, 1), v.double().repeat_interleave(2, 1)
+            i = torch.arange(12, dtype=torch.float64)
+            slopes = torch.tensor([2.0 ** -2, 2.0 ** -4, 2.0 ** -6, 2.0 ** -8], dtype=torch.float64).view(1, 4, 1, 1)
+            scores = (qd @ kd.transpose(-2, -1)) * scale - slopes * (i.view(-1, 1) - i.view(1, -1)).abs()
+            if causal:
+                scores = scores.masked_fill(mask, float("-inf"))
+            weights = torch.exp(scores - scores.amax(-1, keepdim=True))
+            sink = torch.exp(mods.sinks.double().view(1, 4, 1, 1) - scores.amax(-1, keepdim=True))
+            expected = (weights / (weights.sum(-1, keepdim=True) + sink)) @ vd
+            self.assertLess(ref.rel_error(ref.reference(q, k, v, scale, causal, mods), expected), 1e-13)
+            self.assertGreater(ref.rel_error(ref.reference(q, k, v, scale, causal), expected), 1e-2)
+            for variant in ("naive", "naive_inplace"):
+                out = ref.attention(variant, q, k, v, scale, causal, mask, mods)
+                self.assertLess(ref.rel_error(out, expected), 1e-5, variant)
+            leaves = [t.double().requires_grad_() for t in (q, k, v)]
+            exact = ref.ScoreMods(0.0, True, True, *leaves[:2], causal, 3)
+            out = ref.attention("naive", *leaves, scale, causal, mask, exact)
+            grads = torch.autograd.grad(out, leaves, dout.double())
+            got_out, got = ref.reference_grads(q, k, v, dout, scale, causal, chunk_elements=1, mods=mods)
+            self.assertLess(ref.rel_error(got_out, expected), 1e-13)
+            for g, e in zip(got, grads):
+                self.assertLess(ref.rel_error(g, e), 1e-13)
+            # SDPA takes ALiBi as its float attn_mask, and has no sinks
+            alibi_only = ref.ScoreMods(0.0, True, False, q, k, causal, 3)
+            out = ref.attention("sdpa_math", q, k, v, scale, causal, None, alibi_only)
+            self.assertLess(ref.rel_error(out, ref.reference(q, k, v, scale, causal, alibi_only)), 1e-5)
+        with self.assertRaisesRegex(RuntimeError, "No available kernel"):
+            ref.attention("sdpa_math", q, k, v, scale, True, None, mods)
 
     def test_backend_names(self):
         self.assertEqual(ref.backend_of("ScaledDotProductCudnnAttentionBackward0"), "cudnn_attention")
@@ -413,6 +460,35 @@ class TrainingReport(unittest.TestCase):
         self.assertEqual(code, 0, out + err)
         self.assertIn("counts equal 2/2", out)
         self.assertIn("| 2x32/8x4096x128 softcap2 | bf16 |", out)
+
+    def test_alibi_and_sinks_cases_are_their_own_calls_and_matched_by_them(self):
+        os.remove(self.db)
+        make_db(self.db, [
+            dict(variant="naive", **{"pass": "forward"}, kernels_per_forward=11, memcpy_per_forward=0,
+                 memset_per_forward=0, gpu_time_us_median=320.0, rel_error=2.6e-3, alibi=1, sinks=1),
+            dict(variant="naive", **{"pass": "forward"}, kernels_per_forward=7, memcpy_per_forward=0,
+                 memset_per_forward=0, gpu_time_us_median=280.0, rel_error=2.5e-3, alibi=1),
+            dict(variant="naive", **{"pass": "forward"}, kernels_per_forward=6, memcpy_per_forward=0,
+                 memset_per_forward=0, gpu_time_us_median=250.0, rel_error=2.4e-3),
+        ])
+        code, out, _ = self.run_report("--python-args", self.db)
+        self.assertEqual(code, 0)
+        self.assertEqual(out.strip().splitlines(), [
+            "--causal 1 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward --variants naive",
+            "--causal 1 --alibi 1 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward --variants naive",
+            "--causal 1 --alibi 1 --sinks 1 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward --variants naive"])
+        self.write_python(
+            python_line(variant="naive", **{"pass": "forward"}, alibi=True, sinks=True, kernels=11, memcpy=0,
+                        memset=0, median_us=321.0, rel_error=2.6e-3),
+            python_line(variant="naive", **{"pass": "forward"}, alibi=True, kernels=7, memcpy=0, memset=0,
+                        median_us=281.0, rel_error=2.5e-3),
+            python_line(variant="naive", **{"pass": "forward"}, kernels=6, memcpy=0, memset=0, median_us=251.0,
+                        rel_error=2.4e-3))
+        code, out, err = self.run_report(self.db, self.jsonl)
+        self.assertEqual(code, 0, out + err)
+        self.assertIn("counts equal 3/3", out)
+        self.assertIn("| 2x32/8x4096x128 alibi sinks | bf16 |", out)
+        self.assertIn("| 2x32/8x4096x128 alibi | bf16 |", out)
 
     def test_unreadable_inputs(self):
         self.assertEqual(self.run_report(self.db)[0], 2)

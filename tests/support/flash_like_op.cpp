@@ -1,6 +1,7 @@
 // An op library with FlashAttention-3's calling convention for what attnsweep
 // generates (cu_seqlens_*, max_seqlen_*, page_table, seqused_k, window sizes,
-// softcap; a causal flag aligned to the bottom right), written plainly with ATen ops, one
+// softcap, alibi_slopes, and sinks as vLLM's FlashAttention fork names them,
+// s_aux; a causal flag aligned to the bottom right), written plainly with ATen ops, one
 // sequence at a time. The CPU tests sweep it through an op-library mapping's
 // `arguments:` to show that each generated tensor reaches the op as FA3 reads it:
 // a wrong offset, page or length gives a wrong output, which the numerics catch.
@@ -36,7 +37,12 @@ std::tuple<Tensor, Tensor> fwd(const Tensor& q, const Tensor& k, const Tensor& v
                                const std::optional<Tensor>& cu_seqlens_k, std::optional<int64_t> max_seqlen_q,
                                std::optional<int64_t> max_seqlen_k, const std::optional<Tensor>& page_table,
                                const std::optional<Tensor>& seqused_k, std::optional<double> softmax_scale, bool is_causal,
-                               int64_t window_size_left, int64_t window_size_right, double softcap) {
+                               int64_t window_size_left, int64_t window_size_right, double softcap,
+                               const std::optional<Tensor>& alibi_slopes, const std::optional<Tensor>& s_aux) {
+  TORCH_CHECK(!alibi_slopes || (alibi_slopes->scalar_type() == at::kFloat && alibi_slopes->size(0) == q.size(-2)),
+              "alibi_slopes must be float32, one per query head");
+  TORCH_CHECK(!s_aux || (s_aux->scalar_type() == at::kFloat && s_aux->size(0) == q.size(-2)),
+              "s_aux must be float32, one per query head");
   TORCH_CHECK(!cu_seqlens_q || max_seqlen_q, "cu_seqlens_q needs max_seqlen_q");
   TORCH_CHECK(!cu_seqlens_k || max_seqlen_k, "cu_seqlens_k needs max_seqlen_k");
   TORCH_CHECK(!page_table || (seqused_k && !cu_seqlens_k), "page_table needs seqused_k and no cu_seqlens_k");
@@ -66,12 +72,21 @@ std::tuple<Tensor, Tensor> fwd(const Tensor& q, const Tensor& k, const Tensor& v
     // FlashAttention's masks: query i's diagonal is key i + lk - lq (the bottom right).
     const Tensor row = at::arange(lq).unsqueeze(1), column = at::arange(lk).unsqueeze(0);
     const Tensor diagonal = row + (lk - lq);
+    // FlashAttention's ALiBi: -slope * |i + lk - lq - j|, after the cap.
+    if (alibi_slopes) scores = scores - alibi_slopes->view({-1, 1, 1}) * (diagonal - column).abs().to(at::kFloat);
     Tensor masked = at::zeros({lq, lk}, at::kBool);
     if (is_causal) masked = masked.logical_or(column > diagonal);
     if (window_size_left >= 0) masked = masked.logical_or(column < diagonal - window_size_left);
     if (window_size_right >= 0 && !is_causal) masked = masked.logical_or(column > diagonal + window_size_right);
     scores = scores.masked_fill(masked, -std::numeric_limits<double>::infinity());
-    const Tensor result = at::einsum("hqk,khd->qhd", {at::softmax(scores, -1), value}).to(q.scalar_type());
+    Tensor probabilities;
+    if (s_aux) {  // a sink logit per head: one more softmax column, no value
+      const Tensor sink = s_aux->view({-1, 1, 1}).expand({scores.size(0), lq, 1});
+      probabilities = at::softmax(at::cat({scores, sink}, -1), -1).narrow(-1, 0, lk);
+    } else {
+      probabilities = at::softmax(scores, -1);
+    }
+    const Tensor result = at::einsum("hqk,khd->qhd", {probabilities, value}).to(q.scalar_type());
     rows_of(out, cu_seqlens_q, b).copy_(result);
   }
   return {out, at::zeros({1}, q.options().dtype(at::kFloat))};
@@ -83,7 +98,7 @@ TORCH_LIBRARY(attnsweep_flash_like, m) {
   m.def("fwd(Tensor q, Tensor k, Tensor v, Tensor? cu_seqlens_q=None, Tensor? cu_seqlens_k=None, "
         "int? max_seqlen_q=None, int? max_seqlen_k=None, Tensor? page_table=None, Tensor? seqused_k=None, "
         "float? softmax_scale=None, bool is_causal=False, int window_size_left=-1, int window_size_right=-1, "
-        "float softcap=0.0) "
+        "float softcap=0.0, Tensor? alibi_slopes=None, Tensor? s_aux=None) "
         "-> (Tensor, Tensor)");
 }
 TORCH_LIBRARY_IMPL(attnsweep_flash_like, CPU, m) { m.impl("fwd", &fwd); }

@@ -1,0 +1,140 @@
+// ALiBi and attention sinks end to end on the CPU (issue 36): `alibi` and
+// `sinks` are axes like `causal` (true, false or both): crossed with the masks
+// and softcaps, in the label, the store and compare's key; naive and
+// naive_inplace compute both, SDPA takes ALiBi as its float attn_mask and refuses
+// sinks with the reason, and an op library gets them through its mapping
+// (tests/support/flash_like_op.cpp takes FlashAttention's `alibi_slopes` and a
+// sink logit per head as `s_aux`, vLLM's name). ALiBi's slopes (1/2 .. 1/16 at 4
+// heads) over 48 keys and sinks drawn from N(0, 1) change the output by far more
+// than the numerics allow, so a variant that ignored either would fail its check.
+#include <gtest/gtest.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <string>
+#include <utility>
+
+#include "tests/support/flash_like_variant.hpp"
+#include "tests/support/run_attnsweep.hpp"
+#include "tests/support/scratch_directory.hpp"
+
+namespace {
+
+using attnsweep::testing::Outcome;
+using attnsweep::testing::flash_like;
+const auto text = attnsweep::testing::rows_text;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::string config(const std::string& alibi, const std::string& sinks, const std::string& passes = "[forward]",
+                   const std::string& causal = "[true, false]") {
+  return "name: score-mods\n"
+         "device: cpu\n"
+         "variants:\n"
+         "  - naive\n  - naive_inplace\n  - sdpa_math\n  - sdpa_auto\n" +
+         flash_like("fa3_like", "    arguments: {alibi_slopes: alibi_slopes, s_aux: sinks}\n") +
+         flash_like("fa3_plain", "") +
+         "dtypes: [fp32]\n"
+         "causal: " + causal + "\n"
+         "alibi: " + alibi + "\n"
+         "sinks: " + sinks + "\n"
+         "passes: " + passes + "\n"
+         "shapes: {batch: 2, heads: 4, kv_heads: 2, seq_len: 48, head_dim: 16}\n"
+         "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n";
+}
+
+class CliScoreMods : public ::testing::Test {
+ protected:
+  std::string path(const std::string& name) const { return scratch_.path(name); }
+  Outcome run(const std::string& yaml, const std::string& db = "r.db") {
+    return attnsweep::testing::run_attnsweep("--log-level off run " + scratch_.write("s.yaml", yaml) + " --db " +
+                                             path(db));
+  }
+  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-cli-score-mods"};
+};
+
+TEST_F(CliScoreMods, NaiveSdpaAndAnOpWithTheArgumentsComputeThemAndTheRestSayWhyNot) {
+  const Outcome outcome = run(config("[false, true]", "[false, true]"));
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  SQLite::Database db(path("r.db"), SQLite::OPEN_READONLY);
+  // 2 masks x 4 modifications x 6 variants, each (mask, alibi, sinks) once.
+  EXPECT_EQ(text(db, "SELECT alibi, sinks, status, count(*) FROM cases GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"),
+            "0|0|ok|12\n"
+            "0|1|ok|6\n0|1|unsupported|6\n"      // sinks: naive, naive_inplace, fa3_like
+            "1|0|ok|10\n1|0|unsupported|2\n"     // ALiBi: all but fa3_plain
+            "1|1|ok|6\n1|1|unsupported|6\n");
+  EXPECT_EQ(text(db, "SELECT DISTINCT variant FROM cases WHERE alibi = 1 AND sinks = 0 AND status = 'ok' ORDER BY 1"),
+            "fa3_like\nnaive\nnaive_inplace\nsdpa_auto\nsdpa_math\n");
+  // Every case that ran matches the float64 reference of the modified attention.
+  EXPECT_LT(db.execAndGet("SELECT max(rel_error) FROM cases WHERE status = 'ok'").getDouble(), 1e-5);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE status = 'ok' AND numerics = 'ok'").getInt(), 34);
+  EXPECT_TRUE(contains(db.execAndGet("SELECT DISTINCT error_message FROM cases WHERE variant = 'sdpa_math' AND "
+                                     "sinks = 1").getString(),
+                       "attention sinks: scaled_dot_product_attention's softmax has no per-head sink logit"));
+  EXPECT_EQ(db.execAndGet("SELECT DISTINCT error_message FROM cases WHERE variant = 'fa3_plain' AND alibi = 1 AND "
+                          "sinks = 0").getString(),
+            "ALiBi: the variant's arguments: mapping gives the op no alibi_slopes (FlashAttention's float32 slopes, "
+            "one per query head; docs/op-libraries.md)");
+  // The results view has the columns, the labels and the summary the modifications.
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE alibi = 1 AND sinks = 1").getInt(), 12);
+  EXPECT_TRUE(contains(outcome.output, "causal alibi sinks")) << outcome.output;
+  EXPECT_TRUE(contains(db.execAndGet("SELECT flop_convention FROM runs").getString(), "ALiBi adds no flops"));
+  // The modified outputs are not the plain ones: the same variant's errors differ.
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases a JOIN cases b ON a.variant = b.variant AND a.causal = b.causal "
+                          "WHERE (a.alibi = 1 OR a.sinks = 1) AND b.alibi = 0 AND b.sinks = 0 AND a.status = 'ok' "
+                          "AND a.rel_error = b.rel_error").getInt(),
+            0);
+}
+
+TEST_F(CliScoreMods, TheBackwardOfNaiveAndSdpaMathIsCheckedAgainstFloat64Autograd) {
+  const Outcome outcome = run(config("true", "[false, true]", "[backward]", "true"));
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  SQLite::Database db(path("r.db"), SQLite::OPEN_READONLY);
+  EXPECT_EQ(text(db, "SELECT variant, sinks, status FROM cases WHERE variant IN ('naive', 'naive_inplace', 'sdpa_math') "
+                     "ORDER BY 2, 1"),
+            "naive|0|ok\nnaive_inplace|0|ok\nsdpa_math|0|ok\nnaive|1|ok\nnaive_inplace|1|ok\nsdpa_math|1|unsupported\n");
+  EXPECT_LT(db.execAndGet("SELECT max(max(grad_rel_error_q, grad_rel_error_k, grad_rel_error_v)) FROM cases "
+                          "WHERE status = 'ok'").getDouble(),
+            1e-5);
+  EXPECT_GT(db.execAndGet("SELECT min(grad_rel_error_q) FROM cases WHERE status = 'ok'").getDouble(), 0.0);
+}
+
+TEST_F(CliScoreMods, CompareMatchesCasesByThemAndItsJsonSaysIt) {
+  ASSERT_EQ(run(config("false", "[false, true]"), "a.db").exit_code, 0);
+  ASSERT_EQ(run(config("[false, true]", "true"), "b.db").exit_code, 0);
+  const Outcome compared = attnsweep::testing::run_attnsweep("--log-level off compare " + path("a.db") + " " +
+                                                             path("b.db") + " --format json");
+  const auto json = nlohmann::json::parse(compared.output);
+  // Only (no ALiBi, sinks) is in both: its 12 cases match.
+  ASSERT_EQ(json.at("cases").size(), 12u);
+  for (const auto& c : json.at("cases")) {
+    EXPECT_EQ(c.at("key").at("alibi"), false) << c.dump();
+    EXPECT_EQ(c.at("key").at("sinks"), true) << c.dump();
+  }
+  ASSERT_EQ(json.at("only_in_baseline").size(), 12u);
+  for (const auto& key : json.at("only_in_baseline")) EXPECT_EQ(key.at("sinks"), false) << key.dump();
+  ASSERT_EQ(json.at("only_in_candidate").size(), 12u);
+  for (const auto& key : json.at("only_in_candidate")) {
+    EXPECT_EQ(key.at("alibi"), true);
+    EXPECT_TRUE(contains(key.at("label").get<std::string>(), " alibi sinks")) << key.dump();
+  }
+}
+
+TEST_F(CliScoreMods, ABadValueIsOneLineNamingTheKeyAndWhatIsAllowed) {
+  for (const auto& [alibi, sinks, line] :
+       {std::tuple<std::string, std::string, std::string>{"yes", "false", "alibi: expected true or false, got 'yes'"},
+        {"false", "1", "sinks: expected true or false, got '1'"},
+        {"[true, true]", "false", "alibi[1]: 'true' is listed twice"},
+        {"false", "[]", "sinks: the list is empty"},
+        {"{on: true}", "false", "alibi: expected true, false or a list of them, got a mapping"}}) {
+    const Outcome outcome = run(config(alibi, sinks));
+    EXPECT_EQ(outcome.exit_code, 2) << alibi << " " << sinks;
+    EXPECT_TRUE(contains(outcome.output, "s.yaml:")) << outcome.output;
+    EXPECT_TRUE(contains(outcome.output, line)) << alibi << " " << sinks << ": " << outcome.output;
+  }
+  EXPECT_FALSE(std::ifstream(path("r.db")).good());  // nothing stored
+}
+
+}  // namespace
