@@ -40,11 +40,11 @@ def shape_text(batch, heads, kv_heads, seq_q, seq_kv, head_dim, head_dim_v=None)
 
 
 def case_key(variant, batch, heads, kv_heads, seq_q, seq_kv, head_dim, dtype, causal, pass_name, head_dim_v=None,
-             softcap=None, alibi=False, sinks=False):
+             softcap=None, alibi=False, sinks=False, deterministic=False):
     kv = heads if kv_heads is None else kv_heads
     return (variant, int(batch), int(heads), int(kv), int(seq_q), int(seq_kv), int(head_dim),
             int(head_dim_v or head_dim), dtype, bool(causal), pass_name or "forward", float(softcap or 0.0),
-            bool(alibi), bool(sinks))
+            bool(alibi), bool(sinks), bool(deterministic))
 
 
 def softcap_of(case):
@@ -53,16 +53,17 @@ def softcap_of(case):
 
 
 def score_mods_of(case):
-    """A database row's (softcap or 0, alibi, sinks): schema 16 and 17's columns, off before them."""
+    """A database row's (softcap or 0, alibi, sinks, deterministic): schema 16 and 17's columns, off before them."""
     keys = case.keys()
-    return (softcap_of(case) or 0.0, bool(case["alibi"]) if "alibi" in keys else False,
-            bool(case["sinks"]) if "sinks" in keys else False)
+    flag = lambda name: bool(case[name]) if name in keys else False  # noqa: E731
+    return (softcap_of(case) or 0.0, flag("alibi"), flag("sinks"), flag("deterministic"))
 
 
 def score_mods_text(case):
-    """The suffix attnsweep's labels append for them (" softcap30 alibi sinks"); "" for none."""
-    softcap, alibi, sinks = score_mods_of(case)
-    return (f" softcap{softcap:g}" if softcap else "") + (" alibi" if alibi else "") + (" sinks" if sinks else "")
+    """The suffix attnsweep's labels append for them (" softcap30 alibi sinks deterministic"); "" for none."""
+    softcap, alibi, sinks, deterministic = score_mods_of(case)
+    return (f" softcap{softcap:g}" if softcap else "") + (" alibi" if alibi else "") + (" sinks" if sinks else "") + \
+        (" deterministic" if deterministic else "")
 
 
 def value_dim(case):
@@ -88,7 +89,7 @@ def read_python(path):
             key = case_key(row["variant"], row["batch"], row["heads"], row.get("kv_heads"), row.get("seq_len_q", seq),
                            row.get("seq_len_kv", seq), row["head_dim"], row["dtype"], row.get("causal", True),
                            row.get("pass"), row.get("head_dim_v"), row.get("softcap"), row.get("alibi", False),
-                           row.get("sinks", False))
+                           row.get("sinks", False), row.get("deterministic", False))
             rows[key] = row
     return rows
 
@@ -130,9 +131,10 @@ def python_args(db_path):
                             ("variants", c["variant"])):
             if value not in group[name]:
                 group[name].append(value)
-    for (causal, softcap, alibi, sinks), group in sorted(by_mask.items(), key=lambda item: (-item[0][0], item[0][1:])):
+    for (causal, softcap, alibi, sinks, deterministic), group in sorted(by_mask.items(),
+                                                                       key=lambda item: (-item[0][0], item[0][1:])):
         mods = (f"--softcap {softcap:g} " if softcap else "") + ("--alibi 1 " if alibi else "") + \
-            ("--sinks 1 " if sinks else "")
+            ("--sinks 1 " if sinks else "") + ("--deterministic 1 " if deterministic else "")
         print(f"--causal {causal} {mods}" + " ".join(f"--{name} {','.join(values)}" for name, values in group.items()))
     return 0
 

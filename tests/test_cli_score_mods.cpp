@@ -138,3 +138,48 @@ TEST_F(CliScoreMods, ABadValueIsOneLineNamingTheKeyAndWhatIsAllowed) {
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 36, `deterministic`: PyTorch's deterministic algorithms on for a case.
+// The sweep sets cuBLAS's deterministic workspace where the environment has
+// none and records it; a variant that reaches an operation without a
+// deterministic implementation is unsupported with PyTorch's own alert
+// (test_nondeterministic raises it as PyTorch's ops do); the same variant
+// without determinism runs; labels, the store and compare's key carry it.
+TEST_F(CliScoreMods, DeterministicCasesRunWithPyTorchsFlagAndAnOpWithoutItIsUnsupported) {
+  const std::string yaml = "name: deterministic\n"
+                           "device: cpu\n"
+                           "variants: [naive, sdpa_math, test_nondeterministic]\n"
+                           "dtypes: [fp32]\n"
+                           "deterministic: [false, true]\n"
+                           "passes: [forward, backward]\n"
+                           "shapes: {batch: 1, heads: 2, seq_len: 32, head_dim: 16}\n"
+                           "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n";
+  const Outcome outcome = attnsweep::testing::run_attnsweep(
+      "--log-level info run " + scratch_.write("d.yaml", yaml) + " --db " + path("d.db"), "ATTNSWEEP_TEST_VARIANTS=1 ");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "CUBLAS_WORKSPACE_CONFIG=:4096:8 for this run")) << outcome.output;
+  SQLite::Database db(path("d.db"), SQLite::OPEN_READONLY);
+  EXPECT_EQ(text(db, "SELECT variant, deterministic, pass, status FROM cases ORDER BY plan_index"),
+            "naive|0|forward|ok\nnaive|0|backward|ok\nsdpa_math|0|forward|ok\nsdpa_math|0|backward|ok\n"
+            "test_nondeterministic|0|forward|ok\ntest_nondeterministic|0|backward|ok\n"
+            "naive|1|forward|ok\nnaive|1|backward|ok\nsdpa_math|1|forward|ok\nsdpa_math|1|backward|ok\n"
+            "test_nondeterministic|1|forward|unsupported\ntest_nondeterministic|1|backward|unsupported\n");
+  EXPECT_TRUE(contains(db.execAndGet("SELECT DISTINCT error_message FROM cases WHERE status = 'unsupported'").getString(),
+                       "test_nondeterministic's forward does not have a deterministic implementation"));
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE status = 'ok' AND numerics = 'ok'").getInt(), 10);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE deterministic = 1").getInt(), 6);
+  EXPECT_EQ(db.execAndGet("SELECT json_extract(env_vars, '$.CUBLAS_WORKSPACE_CONFIG') FROM runs").getString(), ":4096:8");
+  EXPECT_TRUE(contains(outcome.output, "causal deterministic")) << outcome.output;
+  // compare keys on it: a deterministic case is not its plain twin.
+  const Outcome compared = attnsweep::testing::run_attnsweep("--log-level off compare " + path("d.db") + " " +
+                                                             path("d.db") + " --format json");
+  const auto json = nlohmann::json::parse(compared.output);
+  ASSERT_EQ(json.at("cases").size(), 12u);
+  int deterministic = 0;
+  for (const auto& c : json.at("cases")) deterministic += c.at("key").at("deterministic").get<bool>() ? 1 : 0;
+  EXPECT_EQ(deterministic, 6);
+}
+
+}  // namespace

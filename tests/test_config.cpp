@@ -841,6 +841,13 @@ TEST(Config, AlibiAndSinksAreTrueFalseOrBothWhereverTheyAreWritten) {
                               {"alibi: {slopes: 8}\n", {"sweep.yaml:4", "alibi: expected true, false or a list of them"}},
                               {"exclude: [{sinks: maybe}]\n", {"sweep.yaml:4", "exclude[0].sinks: expected true or false"}},
                               {"alibis: true\n", {"sweep.yaml:4", "alibis"}}});
+  // deterministic (issue 36) reads the same way, after the score modifications in the label.
+  const Plan both = plan_of(base + "alibi: true\ndeterministic: [false, true]\n");
+  ASSERT_EQ(both.cases.size(), 2u);
+  EXPECT_FALSE(both.cases[0].deterministic);
+  EXPECT_EQ(both.cases[1].label(), "naive 1x2x8x16 fp32 causal alibi deterministic");
+  expect_each_rejected(base, {{"deterministic: on\n", {"sweep.yaml:4", "deterministic: expected true or false, got 'on'"}},
+                              {"exclude: [{deterministic: 2}]\n", {"sweep.yaml:4", "exclude[0].deterministic"}}});
 }
 
 }  // namespace

@@ -127,6 +127,32 @@ exclude:
   EXPECT_FALSE(plan.cases[2].same_measurement(plan.cases[5]));
 }
 
+// Issue 36: deterministic crosses inside the score modifications (a shape's
+// deterministic and plain cases of one modification run next to each other),
+// and exclude rules match it.
+TEST(Plan, DeterministicIsCrossedWithTheScoreModificationsAndExcludeRulesMatchIt) {
+  const Plan plan = plan_of(R"(
+variants: [naive, sdpa_math]
+dtypes: [fp32]
+sinks: [false, true]
+deterministic: [false, true]
+passes: [backward]
+shapes: {batch: 1, heads: 2, seq_len: 16, head_dim: 8}
+exclude:
+  - {variant: naive, deterministic: false}
+  - {variant: sdpa_math, sinks: true}
+)");
+  std::vector<std::string> labels;
+  for (const Case& c : plan.cases) labels.push_back(c.label());
+  EXPECT_EQ(labels, (std::vector<std::string>{"sdpa_math 1x2x16x8 fp32 causal backward",
+                                              "naive 1x2x16x8 fp32 causal deterministic backward",
+                                              "sdpa_math 1x2x16x8 fp32 causal deterministic backward",
+                                              "naive 1x2x16x8 fp32 causal sinks deterministic backward"}));
+  EXPECT_EQ(plan.excluded, 4);
+  EXPECT_FALSE(plan.cases[0].same_measurement(plan.cases[2]));
+  EXPECT_EQ(plan.cases[3].mask_label(), "causal sinks deterministic");
+}
+
 TEST(Plan, ShuffledOrderIsAFixedPermutationOfThePlanDrawnFromTheSeed) {
   const Plan plan = plan_of(R"(
 variants: [naive, sdpa_math, sdpa_flash]

@@ -536,8 +536,9 @@ TEST_F(StoreTest, MigratesASavedVersionSixteenDatabase) {
       {"SELECT group_concat(variant || ':' || ifnull(softcap, 'none') || ':' || status, ',') FROM "
        "(SELECT * FROM cases ORDER BY case_id)",
        "naive:none:ok,sdpa_math:none:ok,naive:30.0:ok,sdpa_math:30.0:unsupported"},
-      {"SELECT count(*) FROM cases WHERE alibi = 0 AND sinks = 0", "4"},
-      {"SELECT group_concat(alibi || sinks, ',') FROM (SELECT * FROM results ORDER BY case_id)", "00,00,00,00"},
+      {"SELECT count(*) FROM cases WHERE alibi = 0 AND sinks = 0 AND deterministic = 0", "4"},
+      {"SELECT group_concat(alibi || sinks || deterministic, ',') FROM (SELECT * FROM results ORDER BY case_id)",
+       "000,000,000,000"},
   });
   const auto rows = RunReader(path_).cases(1);
   ASSERT_EQ(rows.size(), 4u);
@@ -558,6 +559,7 @@ TEST_F(StoreTest, AlibiAndSinksAreStoredAndReadBackAndNameAnotherMeasurement) {
   both.scores.sinks = true;
   Case alibi{1, "naive", shape, Dtype::fp32, true};
   alibi.scores.alibi = true;
+  alibi.deterministic = true;
   store.add_case(run_id, both, r);
   store.add_case(run_id, alibi, r);
   store.add_case(run_id, Case{2, "naive", shape, Dtype::fp32, true}, r);
@@ -570,9 +572,11 @@ TEST_F(StoreTest, AlibiAndSinksAreStoredAndReadBackAndNameAnotherMeasurement) {
   EXPECT_FALSE(rows[2].identity.scores.any());
   EXPECT_EQ(rows[0].identity.label(), "naive 1x4x32x16 fp32 causal alibi sinks");
   SQLite::Database db(path_, SQLite::OPEN_READONLY);
-  EXPECT_EQ(db.execAndGet("SELECT group_concat(alibi || ':' || sinks, ',') FROM (SELECT * FROM results ORDER BY "
-                          "plan_index)").getString(),
-            "1:1,1:0,0:0");
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(alibi || ':' || sinks || ':' || deterministic, ',') FROM (SELECT * FROM "
+                          "results ORDER BY plan_index)").getString(),
+            "1:1:0,1:0:1,0:0:0");
+  EXPECT_TRUE(rows[1].identity.deterministic);
+  EXPECT_EQ(rows[1].identity.label(), "naive 1x4x32x16 fp32 causal alibi deterministic");
   SQLite::Database writable(path_, SQLite::OPEN_READWRITE);
   EXPECT_THROW(writable.exec("UPDATE cases SET sinks = 2 WHERE plan_index = 0"), SQLite::Exception);
 }

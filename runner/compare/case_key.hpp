@@ -11,7 +11,7 @@
 
 namespace attnsweep::compare {
 
-// The variant, shape, dtype, mask, score modification, pass and the kind of device (cpu or cuda; not its index).
+// The variant, shape, dtype, mask, score modification, determinism, pass and the kind of device (cpu or cuda; not its index).
 struct CaseKey {
   std::string variant;
   Shape shape;
@@ -20,6 +20,7 @@ struct CaseKey {
   DeviceKind device_kind = DeviceKind::cpu;
   Pass pass = Pass::forward;
   ScoreMod scores;
+  bool deterministic = false;
 
   static CaseKey of(const storage::CaseRow& row);
   std::string label() const;  // "sdpa_flash 8x16x1024x64 bf16 causal cuda"; "... causal backward cuda"

@@ -34,6 +34,7 @@ Json key_json(const CaseKey& key) {
               {"softcap", key.scores.softcap ? Json(*key.scores.softcap) : Json(nullptr)},  // null: none
               {"alibi", key.scores.alibi},
               {"sinks", key.scores.sinks},
+              {"deterministic", key.deterministic},
               {"pass", to_string(key.pass)},
               {"device", key.device_kind == DeviceKind::cuda ? "cuda" : "cpu"}};
 }

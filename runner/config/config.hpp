@@ -57,6 +57,9 @@ struct Config {
   // The score modifications, crossed with the masks: `softcap` x `alibi` x
   // `sinks`, each value once, in the order written (default: none).
   std::vector<ScoreMod> score_mods = {ScoreMod{}};
+  // `deterministic`, each value once in the order written (default: off),
+  // crossed with the score modifications.
+  std::vector<bool> deterministic = {false};
   std::vector<Pass> passes = {Pass::forward};  // what each case times (issue 23); in the order written
   SourceLocation passes_where;                 // where `passes` was written; none when defaulted
   std::vector<ShapeBlock> shapes;

@@ -11,7 +11,7 @@ namespace attnsweep::config_keys {
 inline constexpr std::int64_t kMaxDimension = std::int64_t(1) << 24;
 
 inline const std::vector<std::string> kTopLevelKeys = {"name",   "description", "device", "seed",    "variants", "dtypes",
-                                                       "causal", "window",      "softcap", "alibi", "sinks", "passes", "shapes",  "exclude", "measure"};
+                                                       "causal", "window",      "softcap", "alibi", "sinks", "deterministic", "passes", "shapes",  "exclude", "measure"};
 inline const std::vector<std::string> kWindowKeys = {"left", "right"};
 inline const char* const kCausalValues = "true (top_left), false, top_left or bottom_right";
 // zip last: a zip row takes every key before it but varlen.
@@ -21,7 +21,7 @@ inline const std::vector<std::string> kVarlenKeys = {"seq_len_q", "seq_len_kv"};
 inline const std::vector<std::string> kLengthDrawKeys = {"distribution", "min", "max", "mean", "stdev", "seed"};
 inline const std::vector<std::string> kOpLibraryKeys = {"name",   "kind",  "library", "op",     "layout",           "causal",
                                                         "scale",  "fixed", "output",  "arguments", "causal_alignment"};
-inline const std::vector<std::string> kExcludeKeys = {"variant",  "dtype",   "causal",    "window",   "softcap",  "alibi", "sinks", "pass",
+inline const std::vector<std::string> kExcludeKeys = {"variant",  "dtype",   "causal",    "window",   "softcap",  "alibi", "sinks", "deterministic", "pass",
                                                       "batch",    "heads",   "kv_heads",  "seq_len",
                                                       "seq_len_q", "seq_len_kv", "head_dim", "head_dim_v", "page_size"};
 

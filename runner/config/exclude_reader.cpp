@@ -71,7 +71,7 @@ class ExcludeReader : public YamlReader {
             const auto cap = read_softcap_item(source_, value, field_key);
             values.push_back(cap ? softcap_text(*cap) : "none");
           }
-        } else if (field == "alibi" || field == "sinks") {
+        } else if (field == "alibi" || field == "sinks" || field == "deterministic") {
           for (const bool value : read_switches(source_, entry.second, field_key)) values.push_back(value ? "true" : "false");
         } else if (field == "pass") {
           values = names(entry.second, field_key, pass_names());

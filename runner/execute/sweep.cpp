@@ -237,6 +237,18 @@ std::vector<Device> devices_for_gpus(const std::string& gpus, const Device& requ
   return devices;
 }
 
+// cuBLAS is deterministic only with a fixed workspace: PyTorch refuses its
+// matmuls under deterministic algorithms unless CUBLAS_WORKSPACE_CONFIG is set
+// before cuBLAS starts (PyTorch's reproducibility notes). A plan with a
+// deterministic case sets ":4096:8" where the environment has none, before
+// CUDA is touched (workers inherit it); the run's environment records it.
+void prepare_for_determinism(const Plan& plan) {
+  const bool any = std::any_of(plan.cases.begin(), plan.cases.end(), [](const Case& c) { return c.deterministic; });
+  if (!any || std::getenv("CUBLAS_WORKSPACE_CONFIG")) return;
+  setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
+  log::info("deterministic cases: CUBLAS_WORKSPACE_CONFIG=:4096:8 for this run (cuBLAS's deterministic workspace)");
+}
+
 }  // namespace
 
 SweepOutcome run_sweep(const SweepRequest& request) {
@@ -256,6 +268,7 @@ SweepOutcome run_sweep(const SweepRequest& request) {
   }
   const Plan whole = make_plan(config);
   const Plan plan = request.shard ? shard_plan(whole, config.measure, request.shard->spec, request.config_path) : whole;
+  prepare_for_determinism(plan);
   if (request.gpus && request.device) {
     throw BadInputError("--gpus picks the devices itself; give --gpus or --device, not both");
   }

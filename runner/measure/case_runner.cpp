@@ -25,6 +25,7 @@
 #include "runner/device/torch_device.hpp"
 #include "runner/measure/accuracy.hpp"
 #include "runner/measure/consistent_profile.hpp"
+#include "runner/measure/deterministic_algorithms.hpp"
 #include "runner/measure/device_copy.hpp"
 #include "runner/measure/energy_window.hpp"
 #include "runner/measure/failed_result.hpp"
@@ -492,14 +493,17 @@ CaseResult CaseRunner::measure_case(const Case& c, const std::string& trace_path
   at::NoGradGuard no_grad;
   std::optional<std::pair<CaseStatus, std::string>> failure;
   try {
+    const DeterministicAlgorithms algorithms(c.deterministic);
     impl_->measure(c, *variant, trace_path, result);
     if (result.status != CaseStatus::ok) failure.emplace(result.status, result.error_message);
   } catch (const c10::OutOfMemoryError& error) {
     failure.emplace(CaseStatus::oom, error.what_without_backtrace());
   } catch (const c10::Error& error) {
     const std::string message = error.what_without_backtrace();
-    // A backend PyTorch refuses at run time is unsupported, not an error.
-    const bool refused = contains(message, "No available kernel") || contains(message, "Invalid backend");
+    // A backend PyTorch refuses at run time is unsupported, not an error; so is
+    // an operation without a deterministic path in a deterministic case.
+    const bool refused = contains(message, "No available kernel") || contains(message, "Invalid backend") ||
+                         (c.deterministic && refused_for_determinism(message));
     failure.emplace(refused ? CaseStatus::unsupported : CaseStatus::error, message);
   } catch (const std::exception& error) {
     failure.emplace(CaseStatus::error, error.what());

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <optional>
 
+#include "runner/measure/deterministic_algorithms.hpp"
 #include "runner/measure/device_copy.hpp"
 #include "runner/measure/reference_chunks.hpp"
 #include "runner/variants/naive_attention.hpp"
@@ -35,6 +36,7 @@ std::array<at::Tensor, 3> GradientCheck::reference_chunk(const AttentionInputs& 
 
 GradientErrors GradientCheck::relative_errors(const std::array<at::Tensor, 3>& grads, const AttentionInputs& inputs,
                                               const at::Tensor& grad_output) {
+  const DeterministicAlgorithms references_are_ours(false);
   const std::int64_t reference_bytes =
       static_cast<std::int64_t>(sizeof(double)) * (inputs.query.numel() + inputs.key.numel() + inputs.value.numel());
   const bool cached = !reference_dq_.empty();

@@ -74,19 +74,28 @@ struct Case {
   Mask mask;  // causal top-left unless the config says otherwise
   SourceLocation where;  // the `shapes` entry it came from, for messages about the case (not stored)
   Pass pass = Pass::forward;
-  ScoreMod scores;  // soft-capping (issue 36); none unless the config says otherwise
+  ScoreMod scores;  // soft-capping, ALiBi, sinks (issue 36); none unless the config says otherwise
+  // PyTorch's deterministic algorithms on for the case (issue 36,
+  // torch.use_deterministic_algorithms(True)): a backward then takes its
+  // deterministic path, or the variant is unsupported with PyTorch's reason.
+  bool deterministic = false;
 
   // "sdpa_flash 8x16x1024x64 bf16 causal"; a score modification follows the
-  // mask ("... causal softcap30"), a pass other than forward is named at the
-  // end ("... causal backward"), so forward labels read as they always did.
+  // mask ("... causal softcap30"), then "deterministic" where the case is; a
+  // pass other than forward is named at the end ("... causal backward"), so
+  // forward labels read as they always did.
   std::string label() const;
-  // The mask and the score modification as tables' mask column shows them: "causal softcap30".
-  std::string mask_label() const { return scores.any() ? mask.label() + " " + scores.label() : mask.label(); }
-  // The same measurement: variant, shape, dtype, mask, score modification and
-  // pass (not plan_index or where). What merge, resume and compare match cases by.
+  // The mask, the score modifications and determinism as tables' mask column
+  // shows them: "causal softcap30", "causal alibi deterministic".
+  std::string mask_label() const {
+    std::string text = scores.any() ? mask.label() + " " + scores.label() : mask.label();
+    return deterministic ? text + " deterministic" : text;
+  }
+  // The same measurement: variant, shape, dtype, mask, score modification,
+  // determinism and pass (not plan_index or where). What merge, resume and compare match cases by.
   bool same_measurement(const Case& other) const {
     return variant == other.variant && shape == other.shape && dtype == other.dtype && mask == other.mask &&
-           pass == other.pass && scores == other.scores;
+           pass == other.pass && scores == other.scores && deterministic == other.deterministic;
   }
 };
 

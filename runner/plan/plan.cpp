@@ -166,7 +166,7 @@ Shape to_shape(const AxisValues& values, const ShapeBlock& block) {
 
 // The keys of an exclude rule (config_loader.cpp's kExcludeKeys); the sizes first.
 enum class Field { batch, heads, kv_heads, seq_len, seq_len_q, seq_len_kv, head_dim, page_size, head_dim_v,
-                   variant, dtype, causal, window, softcap, alibi, sinks, pass };
+                   variant, dtype, causal, window, softcap, alibi, sinks, deterministic, pass };
 constexpr std::size_t kSizeFields = 9;
 
 std::optional<Field> field_of(const std::string& name) {
@@ -177,7 +177,7 @@ std::optional<Field> field_of(const std::string& name) {
       {"variant", Field::variant},
       {"dtype", Field::dtype},          {"causal", Field::causal},     {"window", Field::window},
       {"softcap", Field::softcap},      {"alibi", Field::alibi},       {"sinks", Field::sinks},
-      {"pass", Field::pass}};
+      {"deterministic", Field::deterministic}, {"pass", Field::pass}};
   const auto found = fields.find(name);
   return found == fields.end() ? std::nullopt : std::optional<Field>(found->second);
 }
@@ -234,7 +234,7 @@ struct CaseValues {
   std::array<std::optional<std::int64_t>, kSizeFields> sizes;  // by Field; seq_len only where q and kv agree
   std::string variant, dtype, pass;
   std::string softcap;  // "none", or the cap as softcap_text writes it
-  std::string alibi, sinks;  // "true" or "false"
+  std::string alibi, sinks, deterministic;  // "true" or "false"
   std::vector<std::string> causal;  // "true" and the alignment, or "false": true matches either alignment
   std::vector<std::string> window;  // "none", or "L,R" with "*" for a side a rule leaves out (any bound)
 };
@@ -250,6 +250,7 @@ CaseValues values_of(const Case& c) {
   v.softcap = c.scores.softcap ? softcap_text(*c.scores.softcap) : "none";
   v.alibi = c.scores.alibi ? "true" : "false";
   v.sinks = c.scores.sinks ? "true" : "false";
+  v.deterministic = c.deterministic ? "true" : "false";
   v.causal = c.mask.is_causal() ? std::vector<std::string>{"true", to_string(c.mask.causal)} : std::vector<std::string>{"false"};
   if (!c.mask.windowed()) {
     v.window = {"none"};
@@ -274,6 +275,7 @@ bool matches(const CompiledRule& rule, const CaseValues& v) {
       case Field::softcap: hit = listed(v.softcap); break;
       case Field::alibi: hit = listed(v.alibi); break;
       case Field::sinks: hit = listed(v.sinks); break;
+      case Field::deterministic: hit = listed(v.deterministic); break;
       case Field::causal: hit = any_listed(v.causal); break;
       case Field::window: hit = any_listed(v.window); break;
       default: {
@@ -316,12 +318,18 @@ std::size_t listed_shapes(const ShapeBlock& block) {
 
 Plan make_plan(const Config& config) {
   Plan plan;
+  // How the scores are computed and with which algorithms: the score
+  // modifications, each without and with determinism as written (issue 36).
+  std::vector<std::pair<ScoreMod, bool>> computations;
+  for (const ScoreMod& scores : config.score_mods) {
+    for (const bool deterministic : config.deterministic) computations.emplace_back(scores, deterministic);
+  }
   // Refuse a huge sweep before expanding it: expansion itself would take long.
   std::size_t listed = 0;
   for (const auto& block : config.shapes) listed = std::min(listed + listed_shapes(block), kMaxCases + 1);
   const std::size_t total = capped_product(
       capped_product(capped_product(capped_product(capped_product(listed, config.dtypes.size()), config.masks.size()),
-                                    config.score_mods.size()),
+                                    computations.size()),
                      config.variants.size()),
       config.passes.size());
   if (total > kMaxCases) {
@@ -351,7 +359,7 @@ Plan make_plan(const Config& config) {
       if (seen.insert(shape.identity()).second) {
         shapes.push_back({shape, block.where, key});
       } else {
-        plan.duplicates += static_cast<int>(config.dtypes.size() * config.masks.size() * config.score_mods.size() *
+        plan.duplicates += static_cast<int>(config.dtypes.size() * config.masks.size() * computations.size() *
                                             config.variants.size() * config.passes.size());
       }
     }
@@ -369,17 +377,17 @@ Plan make_plan(const Config& config) {
       if (std::find(masks.begin(), masks.end(), mask) == masks.end()) {
         masks.push_back(mask);
       } else {
-        plan.duplicates += static_cast<int>(config.dtypes.size() * config.score_mods.size() * config.variants.size() *
+        plan.duplicates += static_cast<int>(config.dtypes.size() * computations.size() * config.variants.size() *
                                             config.passes.size());
       }
     }
     for (const auto& dtype : config.dtypes) {
       for (const Mask& mask : masks) {
         bool mask_checked = false;
-        for (const ScoreMod& scores : config.score_mods) {
+        for (const auto& [scores, deterministic] : computations) {
           for (const auto& variant : config.variants) {
             for (const Pass pass : config.passes) {
-              Case c{0, variant, shape, dtype, mask, where, pass, scores};
+              Case c{0, variant, shape, dtype, mask, where, pass, scores, deterministic};
               const CaseValues values = values_of(c);
               const bool excluded = std::any_of(rules.begin(), rules.end(),
                                                 [&](const CompiledRule& rule) { return matches(rule, values); });

@@ -91,10 +91,12 @@ std::vector<std::pair<std::string, std::string>> environment_of(const storage::R
 }
 
 // What makes a case the naive one of another: shape, dtype, mask, score
-// modification and pass (a backward is compared with naive's backward, never
-// with its forward; a soft-capped case with naive's soft-capped one).
-using Measurement = std::tuple<std::string, Dtype, Mask, ScoreMod, Pass>;
-Measurement measurement_of(const Case& c) { return {c.shape.identity(), c.dtype, c.mask, c.scores, c.pass}; }
+// modification, determinism and pass (a backward is compared with naive's
+// backward, never with its forward; a soft-capped case with naive's soft-capped one).
+using Measurement = std::tuple<std::string, Dtype, Mask, ScoreMod, bool, Pass>;
+Measurement measurement_of(const Case& c) {
+  return {c.shape.identity(), c.dtype, c.mask, c.scores, c.deterministic, c.pass};
+}
 
 std::string link_from(const std::string& output_path, const std::string& file) {
   if (file.empty()) return "";

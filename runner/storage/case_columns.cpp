@@ -229,6 +229,7 @@ const Table<CaseRow>& case_columns() {
         identity("softcap", [](auto& c) -> auto& { return c.scores.softcap; }, kNotNegative),  // CHECK > 0 in SQL
         identity("alibi", [](auto& c) -> auto& { return c.scores.alibi; }),
         identity("sinks", [](auto& c) -> auto& { return c.scores.sinks; }),
+        identity("deterministic", &Case::deterministic),
         // Written for SQL (the results view's tokens_per_s); the reader has it from the shape.
         Field<C>{"query_tokens", [](const C& c) { return to_value(c.identity.shape.query_tokens()); }},
         identity("pass", &Case::pass),

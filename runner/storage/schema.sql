@@ -37,8 +37,8 @@
 -- graph_median_ci_rel and graph_stop_reason (NULL for older runs and cases, whose replays stopped by the eager rule);
 -- 15 the value head dim (issue 36): cases gains head_dim_v (0: the same as head_dim, as in every older case), the
 -- results view head_dim_v as the values' head dim itself; 16 soft-capping (issue 36): cases and the results view
--- gain softcap (NULL: none, as in every older case); 17 ALiBi and attention sinks (issue 36): cases and the results
--- view gain alibi and sinks (0: off, as in every older case).
+-- gain softcap (NULL: none, as in every older case); 17 ALiBi, attention sinks and deterministic algorithms (issue
+-- 36): cases and the results view gain alibi, sinks and deterministic (0: off, as in every older case).
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id             INTEGER PRIMARY KEY,
@@ -143,6 +143,8 @@ CREATE TABLE IF NOT EXISTS cases (
   softcap            REAL CHECK (softcap > 0), -- soft-capping of the scaled scores, cap * tanh(s / cap); NULL: none (16)
   alibi              INTEGER NOT NULL DEFAULT 0 CHECK (alibi IN (0, 1)),  -- ALiBi's per-head linear biases (17)
   sinks              INTEGER NOT NULL DEFAULT 0 CHECK (sinks IN (0, 1)),  -- a sink logit per head in the softmax (17)
+  deterministic      INTEGER NOT NULL DEFAULT 0 CHECK (deterministic IN (0, 1)),  -- PyTorch's deterministic
+                                               --   algorithms on for the case (17)
   query_tokens       INTEGER,                  -- queries that are not padding: sum of seq_lens_q, else batch x seq_len_q
   pass               TEXT NOT NULL DEFAULT 'forward' CHECK (pass IN ('forward', 'backward', 'forward_backward')),
                                                -- what the case times; every case before version 10 is a forward
@@ -338,6 +340,7 @@ SELECT
   CASE WHEN c.head_dim_v > 0 THEN c.head_dim_v ELSE c.head_dim END AS head_dim_v,  -- the values' head dim
   c.softcap,                                   -- NULL: no soft-capping
   c.alibi, c.sinks,                            -- 1: ALiBi's biases, attention sinks
+  c.deterministic,                             -- 1: PyTorch's deterministic algorithms on
   COALESCE(c.query_tokens, c.batch * c.seq_len_q) AS query_tokens,
   -- the mask as attnsweep labels it: 'full', 'causal', 'causal_bottom_right', with a window ' window[L,R]'
   CASE WHEN c.causal = 0 AND c.window_left IS NULL AND c.window_right IS NULL THEN 'full'
@@ -364,7 +367,8 @@ SELECT
   -- this case's rel_error over the smallest of the run's variants at the same shape, dtype, mask and pass
   c.rel_error / min(CASE WHEN c.rel_error > 0 THEN c.rel_error END) OVER (PARTITION BY c.run_id, c.batch, c.heads,
      c.kv_heads, c.seq_len_q, c.seq_len_kv, c.head_dim, c.dtype, c.causal, c.causal_bottom_right, c.window_left, c.window_right,
-     c.seq_lens_q, c.seq_lens_kv, c.page_size, c.head_dim_v, c.softcap, c.alibi, c.sinks, c.pass, c.device)
+     c.seq_lens_q, c.seq_lens_kv, c.page_size, c.head_dim_v, c.softcap, c.alibi, c.sinks, c.deterministic, c.pass,
+     c.device)
      AS rel_error_vs_best,
   c.grad_rel_error_q, c.grad_rel_error_k, c.grad_rel_error_v,
   max(c.grad_rel_error_q, c.grad_rel_error_k, c.grad_rel_error_v) AS grad_rel_error_max,  -- the worst gradient

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "runner/variants/naive_attention.hpp"
 #include "runner/variants/variant.hpp"
 
 namespace attnsweep {
@@ -42,8 +43,25 @@ class TestDeviceFault final : public Variant {
   }
 };
 
+// naive attention that raises PyTorch's own alert for an operation without a
+// deterministic implementation (at::Context::alertNotDeterministic, what
+// index_add_ on CUDA and others call): unsupported in a deterministic case.
+class TestNondeterministic final : public Variant {
+ public:
+  std::string name() const override { return "test_nondeterministic"; }
+  Support check(const AttentionInputs& inputs) const override { return builtin_layout_support(inputs); }
+  at::Tensor forward(const AttentionInputs& inputs) const override {
+    at::globalContext().alertNotDeterministic("test_nondeterministic's forward");
+    return naive_attention(inputs, MaskMode::out_of_place);
+  }
+};
+
 }  // namespace
 
+const Variant& test_nondeterministic_variant() {
+  static const TestNondeterministic instance;
+  return instance;
+}
 const Variant& test_abort_variant() {
   static const TestAbort instance;
   return instance;

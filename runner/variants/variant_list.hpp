@@ -23,4 +23,6 @@
   X(sdpa_auto, "scaled_dot_product_attention, PyTorch chooses the backend (recorded)", true, true, false, 7)              \
   X(test_abort, "TEST ONLY: calls abort() in the forward", true, true, true, 10)                                          \
   X(test_hang, "TEST ONLY: never returns from the forward", true, true, true, 10)                                         \
-  X(test_device_fault, "TEST ONLY: out-of-bounds index (device-side assert on CUDA)", true, true, true, 10)
+  X(test_device_fault, "TEST ONLY: out-of-bounds index (device-side assert on CUDA)", true, true, true, 10)              \
+  X(test_nondeterministic, "TEST ONLY: naive, declaring itself nondeterministic as PyTorch's ops do", true, true, true,   \
+    110)

@@ -302,6 +302,48 @@ TEST(GpuCases, AlibiAndSinksRunWherePythonRunsThemWithItsCountsAndErrors) {
   }
 }
 
+// Issue 36: deterministic algorithms. Each variant's forward and backward with
+// torch.use_deterministic_algorithms(True) runs where Python runs it and is
+// refused where Python refuses it, with the same kernel counts (fill kernels
+// of fresh memory included) and numerics within the bound; the global flag is
+// off again after the case.
+TEST(GpuCases, DeterministicCasesRunWherePythonRunsThemWithItsCounts) {
+  SKIP_WITHOUT_CUDA();
+  ASSERT_EQ(setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", 0), 0);  // as the sweep sets it (sweep.cpp)
+  const Shape shape{2, 8, 8, 512, 512, 128};
+  CaseRunner runner(Device::cuda(0), quick_settings(), 0);
+  for (const Pass pass : {Pass::forward, Pass::backward}) {
+    const std::string more = std::string(pass == Pass::forward ? " --pass forward" : "") +
+                             " --shapes 2x8x512x128 --deterministic 1";
+    const auto expected = python_counts("bf16", to_string(pass), more);
+    ASSERT_EQ(expected.size(), 7u) << "tests/gpu/torch_reference.py gave no lines for" << more;
+    for (const std::string variant :
+         {"naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto"}) {
+      Case c{0, variant, shape, Dtype::bf16, true};
+      c.pass = pass;
+      c.deterministic = true;
+      SCOPED_TRACE(c.label());
+      const CaseResult r = runner.run(c);
+      EXPECT_FALSE(at::globalContext().deterministicAlgorithms());
+      const PythonCounts& python = expected.at(variant);
+      std::printf("%-48s %s (python %s) kernels %d (python %d) %s\n", c.label().c_str(), to_string(r.status),
+                  python.status.c_str(), r.profile ? r.profile->kernels_each_forward.front() : -1, python.kernels,
+                  r.status == CaseStatus::ok ? r.sdpa_backend.c_str() : r.error_message.substr(0, 100).c_str());
+      if (python.status != "ok") {
+        EXPECT_EQ(r.status, CaseStatus::unsupported) << r.error_message;
+        EXPECT_FALSE(r.error_message.empty());
+        continue;
+      }
+      ASSERT_EQ(r.status, CaseStatus::ok) << r.error_message;
+      ASSERT_TRUE(r.profile.has_value());
+      EXPECT_EQ(r.profile->kernels_each_forward.front(), python.kernels);
+      EXPECT_EQ(r.profile->memcpy_each_forward.front(), python.memcpy);
+      EXPECT_EQ(r.profile->memset_each_forward.front(), python.memset);
+      EXPECT_EQ(r.numerics, NumericsVerdict::ok);
+    }
+  }
+}
+
 // Issue 23: each built-in variant's backward and training step at the study's
 // shape. Counts per pass equal torch.profiler's in Python (the backward's
 // kernels launched by autograd's device thread), gradients within the bf16

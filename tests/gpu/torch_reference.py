@@ -187,6 +187,18 @@ class ScoreMods:
 NO_MODS = ScoreMods()
 
 
+@contextlib.contextmanager
+def deterministic_algorithms(on):
+    """torch.use_deterministic_algorithms(on) for the block, restored after (attnsweep's
+    deterministic: a case's variant runs with it on, the float64 references with it off)."""
+    was, warn_only = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(on)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(was, warn_only=warn_only)
+
+
 def softmax_with_sinks(scores, sinks):
     """softmax over each row with the head's sink logit as one more column, dropped after
     (gpt-oss's reference): probability taken, no value given. sinks: (heads,) or None."""
@@ -313,7 +325,8 @@ def measure(variant, fn, row, a, make_reference):
     row.update(status="ok", kernels=counts["kernel"], memcpy=counts["gpu_memcpy"], memset=counts["gpu_memset"],
                device_us=counts["device_us"])
     if not a.counts_only:
-        ref = make_reference()
+        with deterministic_algorithms(False):
+            ref = make_reference()
         row["rel_error"] = ((out.double() - ref).norm() / ref.norm()).item()
         row["median_us"] = cuda_event_median(fn, a.samples, a.protocol)
     print(json.dumps(row), flush=True)
@@ -611,12 +624,15 @@ def measure_pass(variant, pass_name, q, k, v, dout, mask, scale, causal, refs, r
             return row
         except RuntimeError as error:
             message = str(error).strip().splitlines()
-            refused = any(m in str(error) for m in ("No available kernel", "No viable backend"))
+            refused = any(m in str(error) for m in ("No available kernel", "No viable backend",
+                                                    "does not have a deterministic implementation",
+                                                    "Deterministic behavior was enabled"))
             row.update(status="unsupported" if refused else "error",
                        error=message[0] if message else type(error).__name__)
             return row
         row["status"] = "ok"
-        ref_out, ref_grads = refs.get()
+        with deterministic_algorithms(False):
+            ref_out, ref_grads = refs.get()
         if pass_name == "forward":
             row["rel_error"] = rel_error(out, ref_out)
         else:
@@ -669,7 +685,7 @@ def run_passes(a):
             refs = ReferenceCache(q, k, v, dout, scale, causal, mods)
             for variant in variants:
                 pin = sdpa_kernel(BACKENDS[variant]) if variant in BACKENDS else contextlib.nullcontext()
-                with pin:
+                with pin, deterministic_algorithms(bool(a.deterministic)):
                     for pass_name in passes:
                         row = {"variant": variant, "shape": shape_text(shape), "dtype": dtype, "pass": pass_name,
                                "batch": shape.batch, "heads": shape.heads, "kv_heads": shape.kv_heads,
@@ -700,6 +716,8 @@ def add_score_mods(row, a):
         row["alibi"] = True
     if a.sinks:
         row["sinks"] = True
+    if a.deterministic:
+        row["deterministic"] = True
 
 
 def build_parser():
@@ -721,6 +739,10 @@ def build_parser():
     p.add_argument("--sinks", type=int, default=0,
                    help="1: attention sinks, one seeded logit per head in each row's softmax, as attnsweep's sinks: "
                         "true (naive computes them; SDPA's variants are unsupported)")
+    p.add_argument("--deterministic", type=int, default=0,
+                   help="1: torch.use_deterministic_algorithms(True) around every variant's passes, as attnsweep's "
+                        "deterministic: true (CUBLAS_WORKSPACE_CONFIG=:4096:8 unless set; the float64 references "
+                        "run with it off)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--forwards", type=int, default=5, help="profiled forwards (with --pass: profiled passes)")
@@ -766,6 +788,9 @@ def main(argv=None):
     p = build_parser()
     a = p.parse_args(argv)
     check_arguments(p, a)
+    if a.deterministic:
+        # before cuBLAS starts, as attnsweep sets it for a run with deterministic cases
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     if a.device == "cuda" and not torch.cuda.is_available():
         sys.exit("torch_reference.py needs a CUDA device")
     if a.inputs_only:
@@ -792,7 +817,7 @@ def main(argv=None):
                 if shape.kv_heads != shape.heads:
                     row["kv_heads"] = shape.kv_heads
                 pin = sdpa_kernel(BACKENDS[variant]) if variant in BACKENDS else contextlib.nullcontext()
-                with pin:
+                with pin, deterministic_algorithms(bool(a.deterministic)):
                     measure(variant, fn, row, a, lambda: reference(q, k, v, scale, causal, mods))
             del q, k, v, mods
             torch.cuda.empty_cache()
