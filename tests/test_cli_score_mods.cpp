@@ -70,6 +70,8 @@ TEST_F(CliScoreMods, NaiveSdpaAndAnOpWithTheArgumentsComputeThemAndTheRestSayWhy
   // Every case that ran matches the float64 reference of the modified attention.
   EXPECT_LT(db.execAndGet("SELECT max(rel_error) FROM cases WHERE status = 'ok'").getDouble(), 1e-5);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE status = 'ok' AND numerics = 'ok'").getInt(), 34);
+  // At 48 keys in fp32 each modification moves the output far past the bound: no case says it could not tell.
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE warnings LIKE '%cannot tell%'").getInt(), 0);
   EXPECT_TRUE(contains(db.execAndGet("SELECT DISTINCT error_message FROM cases WHERE variant = 'sdpa_math' AND "
                                      "sinks = 1").getString(),
                        "attention sinks: scaled_dot_product_attention's softmax has no per-head sink logit"));
@@ -86,6 +88,24 @@ TEST_F(CliScoreMods, NaiveSdpaAndAnOpWithTheArgumentsComputeThemAndTheRestSayWhy
                           "WHERE (a.alibi = 1 OR a.sinks = 1) AND b.alibi = 0 AND b.sinks = 0 AND a.status = 'ok' "
                           "AND a.rel_error = b.rel_error").getInt(),
             0);
+}
+
+// One sink among 2048 keys in bf16 moves the output less than bf16's bound: a
+// variant that ignored it would pass, and the case says so; ALiBi's slopes move
+// the same output far past the bound, and its case says nothing.
+TEST_F(CliScoreMods, ACaseWhoseModificationTheNumericsCannotSeeSaysSo) {
+  const std::string yaml = "name: unseen\ndevice: cpu\nvariants: [naive]\ndtypes: [bf16]\ncausal: false\n"
+                           "alibi: [false, true]\nsinks: true\n"
+                           "shapes: {batch: 1, heads: 2, seq_len_q: 16, seq_len_kv: 2048, head_dim: 16}\n"
+                           "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n";
+  const Outcome outcome = run(yaml);
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  SQLite::Database db(path("r.db"), SQLite::OPEN_READONLY);
+  EXPECT_EQ(text(db, "SELECT alibi, numerics, warnings LIKE '%numerics cannot tell that sinks was applied%' FROM cases "
+                     "ORDER BY plan_index"),
+            "0|ok|1\n1|ok|0\n");
+  EXPECT_TRUE(contains(db.execAndGet("SELECT warnings FROM cases WHERE alibi = 0").getString(),
+                       "a variant that ignored it would pass"));
 }
 
 TEST_F(CliScoreMods, TheBackwardOfNaiveAndSdpaMathIsCheckedAgainstFloat64Autograd) {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <optional>
@@ -211,7 +212,29 @@ struct CaseRunner::Impl {
     result.rel_error = finite_error;
     result.numerics = judge_numerics(finite_error, c.dtype);
     result.numerics_bound = numerics_bound(c.dtype);
+    if (result.numerics == NumericsVerdict::ok && c.scores.any()) warn_if_modification_unseen(c, output, inputs, result);
     return true;
+  }
+
+  // Whether the check could tell that the case's score modification was
+  // applied: where the output is also within the bound of the attention without
+  // it (a cap far above the scores, one sink among thousands of keys), a variant
+  // that ignored the modification would pass too. The case says so.
+  void warn_if_modification_unseen(const Case& c, const at::Tensor& output, const AttentionInputs& inputs,
+                                   CaseResult& result) {
+    AttentionInputs plain = inputs;
+    plain.scores = ScoreMod{};
+    plain.alibi_slopes = plain.key_distance = plain.alibi_bias = plain.sinks = at::Tensor();
+    AccuracyCheck unmodified(device, kReferenceChunkScoreBytes);
+    double error = 0;
+    if (!reference_fits([&] { error = unmodified.relative_error(output, plain); }, result)) return;
+    if (!(error <= numerics_bound(c.dtype))) return;
+    char numbers[96];
+    std::snprintf(numbers, sizeof numbers, "(%.1e) of the attention without it (rel_error %.2e)", numerics_bound(c.dtype),
+                  error);
+    result.warnings.push_back("numerics cannot tell that " + c.scores.label() + " was applied: the output is also within " +
+                              std::string(to_string(c.dtype)) + "'s bound " + numbers +
+                              "; a variant that ignored it would pass");
   }
 
   // Runs a float64 reference check. Where even its smallest chunks do not fit
