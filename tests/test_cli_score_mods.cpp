@@ -203,3 +203,37 @@ TEST_F(CliScoreMods, DeterministicCasesRunWithPyTorchsFlagAndAnOpWithoutItIsUnsu
 }
 
 }  // namespace
+
+namespace {
+
+// A sharded sweep whose deterministic cases all fall in one shard: every shard
+// still runs with cuBLAS's deterministic workspace (decided on the whole sweep),
+// so their environments agree and merge takes them (it refuses mixed env_vars).
+TEST_F(CliScoreMods, EveryShardOfADeterministicSweepHasTheSameEnvironmentAndMerges) {
+  const std::string yaml = "name: shards\ndevice: cpu\nvariants: [naive]\ndtypes: [fp32]\n"
+                           "deterministic: [false, true]\n"
+                           "shapes: {batch: 1, heads: 2, seq_len: [16, 32], head_dim: 8}\n"
+                           "exclude: [{seq_len: 16, deterministic: true}]\n"
+                           "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n";
+  const std::string config = scratch_.write("shards.yaml", yaml);
+  std::string shards;
+  int with_deterministic = 0;
+  for (const char* shard : {"0/2", "1/2"}) {
+    const std::string db = path(std::string("s") + shard[0] + ".db");
+    const Outcome outcome = attnsweep::testing::run_attnsweep("--log-level off run " + config + " --shard " + shard +
+                                                              " --db " + db);
+    ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+    SQLite::Database opened(db, SQLite::OPEN_READONLY);
+    EXPECT_EQ(opened.execAndGet("SELECT json_extract(env_vars, '$.CUBLAS_WORKSPACE_CONFIG') FROM runs").getString(),
+              ":4096:8") << shard;
+    with_deterministic += opened.execAndGet("SELECT count(*) FROM cases WHERE deterministic = 1").getInt() > 0;
+    shards += " " + db;
+  }
+  EXPECT_EQ(with_deterministic, 1);  // the deterministic cases are one shard's
+  const Outcome merged = attnsweep::testing::run_attnsweep("merge " + path("all.db") + shards);
+  ASSERT_EQ(merged.exit_code, 0) << merged.output;
+  SQLite::Database all(path("all.db"), SQLite::OPEN_READONLY);
+  EXPECT_EQ(all.execAndGet("SELECT count(*) FROM cases").getInt(), 3);
+}
+
+}  // namespace

@@ -11,7 +11,8 @@ namespace {
 // The bytes a case's inputs take as made (measure/inputs.cpp): q, k, v and the
 // output at the padded lengths; a variable-length batch's packed rows and its
 // two boolean (batch, 1, max_q, max_kv) masks; a paged cache's pool; ALiBi's
-// bias (1 or batch, heads, Sq, Skv) in the dtype and its float32 distances.
+// bias (1 or batch, heads, Sq, Skv) in the dtype, its float32 distances, and
+// the float32 bias it is made from (measure/inputs.cpp), alive while it is cast.
 double inputs_bytes(const Case& c) {
   const Shape& shape = c.shape;
   const Dtype dtype = c.dtype;
@@ -35,7 +36,7 @@ double inputs_bytes(const Case& c) {
   if (c.scores.alibi) {
     const double copies = shape.variable_length() ? static_cast<double>(shape.batch) : 1.0;
     const double grid = copies * static_cast<double>(shape.seq_len_q) * static_cast<double>(shape.seq_len_kv);
-    bytes += grid * (static_cast<double>(shape.heads) * dtype_bytes(dtype) + 4.0);
+    bytes += grid * (static_cast<double>(shape.heads) * (dtype_bytes(dtype) + 4.0) + 4.0);
   }
   return bytes;
 }

@@ -239,12 +239,22 @@ std::vector<Device> devices_for_gpus(const std::string& gpus, const Device& requ
 
 // cuBLAS is deterministic only with a fixed workspace: PyTorch refuses its
 // matmuls under deterministic algorithms unless CUBLAS_WORKSPACE_CONFIG is set
-// before cuBLAS starts (PyTorch's reproducibility notes). A plan with a
+// before cuBLAS starts (PyTorch's reproducibility notes). A sweep with a
 // deterministic case sets ":4096:8" where the environment has none, before
 // CUDA is touched (workers inherit it); the run's environment records it.
+// Decided on the whole sweep, not a shard's part, so that every shard's run
+// has the same environment and merge takes them.
 void prepare_for_determinism(const Plan& plan) {
   const bool any = std::any_of(plan.cases.begin(), plan.cases.end(), [](const Case& c) { return c.deterministic; });
-  if (!any || std::getenv("CUBLAS_WORKSPACE_CONFIG")) return;
+  if (!any) return;
+  if (const char* set = std::getenv("CUBLAS_WORKSPACE_CONFIG")) {
+    const std::string value = set;
+    if (value != ":4096:8" && value != ":16:8") {
+      log::warn("CUBLAS_WORKSPACE_CONFIG=" + value + " is not one of PyTorch's deterministic settings (:4096:8 or "
+                ":16:8): deterministic cases that use cuBLAS will be unsupported with PyTorch's reason");
+    }
+    return;
+  }
   setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
   log::info("deterministic cases: CUBLAS_WORKSPACE_CONFIG=:4096:8 for this run (cuBLAS's deterministic workspace)");
 }
@@ -268,7 +278,7 @@ SweepOutcome run_sweep(const SweepRequest& request) {
   }
   const Plan whole = make_plan(config);
   const Plan plan = request.shard ? shard_plan(whole, config.measure, request.shard->spec, request.config_path) : whole;
-  prepare_for_determinism(plan);
+  prepare_for_determinism(whole);  // the whole sweep's: every shard's run then has the same env_vars
   if (request.gpus && request.device) {
     throw BadInputError("--gpus picks the devices itself; give --gpus or --device, not both");
   }

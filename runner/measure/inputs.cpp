@@ -87,10 +87,12 @@ void add_score_inputs(AttentionInputs& inputs, const Case& c, const at::Device& 
     inputs.key_distance = key_distance(s, c.mask, where);
     // (1 or batch, heads, Sq, Skv): each head's slope times the distances.
     const at::Tensor distance = inputs.key_distance.dim() == 4 ? inputs.key_distance : inputs.key_distance.unsqueeze(0).unsqueeze(0);
+    // Made in float32 and rounded once to the dtype (as Python makes it), the
+    // mask filled in place: at most one float32 copy of the bias at a time.
     at::Tensor bias = -inputs.alibi_slopes.view({1, -1, 1, 1}) * distance;
     if (inputs.masked_out.defined()) {
       const at::Tensor masked = inputs.masked_out.dim() == 4 ? inputs.masked_out : inputs.masked_out.unsqueeze(0).unsqueeze(0);
-      bias = bias.masked_fill(masked, -std::numeric_limits<double>::infinity());
+      bias.masked_fill_(masked, -std::numeric_limits<double>::infinity());
     }
     inputs.alibi_bias = bias.to(scalar_type_of(c.dtype)).contiguous();
   }

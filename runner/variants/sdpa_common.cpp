@@ -305,8 +305,13 @@ Support SdpaVariant::check(const AttentionInputs& inputs) const {
     try {
       SdpaBackendGuard guard(pinned_);
       (void)run_route(route, inputs);
+    } catch (const c10::OutOfMemoryError&) {
+      throw;  // the case's memory, not the kernel's refusal: the case runner stores oom
     } catch (const c10::Error& error) {
-      return {false, "ALiBi (alibi_slopes) on FlashAttention: " + text::first_line(error.what_without_backtrace())};
+      const std::string message = text::first_line(error.what_without_backtrace());
+      // Only the build's refusal of ALiBi is a refusal; any other failure is the case's error.
+      if (message.find("alibi") == std::string::npos) throw;
+      return {false, "ALiBi (alibi_slopes) on FlashAttention: " + message};
     }
   }
   return {};
