@@ -6,8 +6,8 @@
 #     variable-length batches and paged caches with FA3) swept, then measured again from Python with
 #     PyTorch's own masks, torch.profiler and CUDA events (tests/gpu/serving_reference.py: counts
 #     equal, medians of 200 us or more within 3%); FA3 from the fa3-fwd wheel in .devwheels when there;
-#  3. configs/serving.yaml swept for what time is left (SERVING_TIMEOUT seconds, 0 skips it; SIGINT
-#     stores what it has), with its report.
+#  3. SERVING_CONFIG (default configs/serving.yaml) swept for what time is left (SERVING_TIMEOUT
+#     seconds, 0 skips it; SIGINT stores what it has), with its report.
 #   device: run(command="bash scripts/device_serving.sh", carry=[".devdeps", ".devwheels"], timeout_s=600)
 # $OUT brings back at most 8 files; this writes: machine.txt, serving-proof.md, proof.db.gz,
 # serving.txt (the sweep's summary), serving.db.gz and serving-report.html, logs.tgz.
@@ -52,9 +52,10 @@ cat "$OUT/serving-proof.md"; tail -5 "$WORK/python.err"
 backup "$WORK/proof.db" "$WORK/proof-copy.db"
 gzip -c "$WORK/proof-copy.db" > "$OUT/proof.db.gz"
 
-echo "== 3. configs/serving.yaml ($(elapsed))"
+serving_config="${SERVING_CONFIG:-configs/serving.yaml}"
+echo "== 3. $serving_config ($(elapsed))"
 if [ "${SERVING_TIMEOUT:-150}" != 0 ]; then
-  timeout -s INT "${SERVING_TIMEOUT:-150}" build/attnsweep run configs/serving.yaml --db "$WORK/serving.db" \
+  timeout -s INT "${SERVING_TIMEOUT:-150}" build/attnsweep run "$serving_config" --db "$WORK/serving.db" \
     > "$OUT/serving.txt" 2> "$WORK/serving.log"
   echo "attnsweep exit $?"
 fi

@@ -271,7 +271,7 @@ struct CaseRunner::Impl {
   // an unchecked output is not taken for a non-finite one.
   void check_gradients(const Case& c, const TimedPass& pass, const AttentionInputs& leaves, bool forward_checked,
                        CaseResult& result) {
-    const auto& grads = pass.grads();
+    const std::array<at::Tensor, 3> grads = pass.padded_grads();  // a packed backward's rows in the padded layout
     const at::Tensor* inputs[] = {&leaves.query, &leaves.key, &leaves.value};
     const char* names[] = {"dq", "dk", "dv"};
     for (std::size_t i = 0; i < 3; ++i) {
@@ -341,8 +341,7 @@ struct CaseRunner::Impl {
     if (differentiating) {
       if (c.shape.forward_only()) {
         result.status = CaseStatus::unsupported;
-        result.error_message = "variable-length batches and paged KV caches are measured forward only (serving); "
-                               "their backward is not timed";
+        result.error_message = "paged KV caches are measured forward only (serving); their backward is not timed";
         return;
       }
       if (const std::string refusal = variant.backward_refusal(shared_inputs); !refusal.empty()) {

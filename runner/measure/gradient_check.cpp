@@ -77,7 +77,8 @@ GradientErrors GradientCheck::relative_errors(const std::array<at::Tensor, 3>& g
       }
       kept_dq.push_back(keep(dq));
     }
-    add(0, chunk.query_side(grads[0]), dq);
+    // dq of the real rows: a variable-length batch's padding rows are nobody's.
+    add(0, chunk.real_rows_of(chunk.query_side(grads[0])), chunk.real_rows_of(dq));
     const bool ends_block = index + 1 == chunks.size() || chunks[index + 1].starts_key_block();
     if (!ends_block) continue;
     if (cached) {

@@ -169,9 +169,16 @@ at::Tensor make_grad_output(const Case& c, const Device& device, std::uint64_t s
   const Shape& s = c.shape;
   const at::Device where = torch_device(device);
   at::Generator generator = seeded_generator(where, seed + 1);
-  return at::randn({s.batch, s.heads, s.seq_len_q, s.value_dim()}, generator,
-                   at::TensorOptions().device(where).dtype(at::kFloat))
-      .to(scalar_type_of(c.dtype));
+  at::Tensor grad_output = at::randn({s.batch, s.heads, s.seq_len_q, s.value_dim()}, generator,
+                                     at::TensorOptions().device(where).dtype(at::kFloat))
+                               .to(scalar_type_of(c.dtype));
+  // A variable-length batch's padding rows get no gradient: the padded
+  // variants' outputs there (a row that sees key 0 alone) are nobody's, and a
+  // gradient through them would reach key 0's dk and dv.
+  for (std::size_t b = 0; b < s.seq_lens_q.size(); ++b) {
+    grad_output.select(0, static_cast<std::int64_t>(b)).narrow(1, s.q_len(b), s.seq_len_q - s.q_len(b)).zero_();
+  }
+  return grad_output;
 }
 
 AttentionInputs as_leaves(const AttentionInputs& inputs) {
@@ -179,6 +186,10 @@ AttentionInputs as_leaves(const AttentionInputs& inputs) {
   leaves.query = inputs.query.detach().requires_grad_(true);
   leaves.key = inputs.key.detach().requires_grad_(true);
   leaves.value = inputs.value.detach().requires_grad_(true);
+  // A variable-length batch's packed rows are leaves of their own: the kernels
+  // that read them are differentiated with respect to them, the padded
+  // variants with respect to the padded tensors.
+  if (inputs.packed) leaves.packed = std::make_shared<const PackedBatch>(inputs.packed->as_leaves());
   leaves.draw_id = next_draw_id();
   return leaves;
 }

@@ -18,15 +18,16 @@ at::ScalarType scalar_type_of(Dtype dtype);
 AttentionInputs make_inputs(const Case& c, const Device& device, std::uint64_t seed);
 
 // The upstream gradient of a backward pass: float32 randn of the output's shape
-// (batch, heads, seq_len_q, head_dim) from a generator of the device seeded with
-// seed + 1, then cast (never ones: a constant gradient hides errors that cancel).
+// (batch, heads, seq_len_q, head_dim_v) from a generator of the device seeded with
+// seed + 1, then cast (never ones: a constant gradient hides errors that cancel);
+// a variable-length batch's padding rows zero.
 // Python: torch.randn(..., generator=torch.Generator(device).manual_seed(seed + 1)).
 at::Tensor make_grad_output(const Case& c, const Device& device, std::uint64_t seed);
 
 // The same q, k, v as leaves that require grad (sharing their storage, so the
 // input guard still sees any write), with a draw id of their own: a variant's
 // laid-out copies made from them are made with grad mode on and so carry the
-// path back to these leaves.
+// path back to these leaves. A variable-length batch's packed rows too.
 AttentionInputs as_leaves(const AttentionInputs& inputs);
 
 }  // namespace attnsweep

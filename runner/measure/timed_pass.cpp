@@ -14,6 +14,7 @@ TimedPass::TimedPass(Pass pass, const Variant& variant, const AttentionInputs& i
       grad_output_(std::move(grad_output)),
       repeats_(slowdown.repeats),
       spin_cycles_(slowdown.spin_cycles) {
+  if (pass != Pass::forward && inputs.packed) packed_grad_output_ = inputs.packed->pack_query_side(grad_output_);
   switch (pass) {
     case Pass::forward:
       call = [this] {
@@ -71,14 +72,28 @@ void TimedPass::forward_with_grad() {
   output_ = variant_.forward(inputs_);
 }
 
+bool TimedPass::packed_output() const { return inputs_.packed && output_.dim() == 3; }
+
 void TimedPass::backward(bool keep_graph) {
   const at::AutoGradMode grad_on(true);
   grads_ = {};
   // grad rather than backward: nothing accumulates into the leaves' .grad, so
   // every sample does the same work and the leaves stay the shared inputs.
-  const auto grads = torch::autograd::grad({output_}, {inputs_.query, inputs_.key, inputs_.value}, {grad_output_},
-                                           /*retain_graph=*/keep_graph);
+  const bool packed = packed_output();
+  const auto grads = torch::autograd::grad(
+      {output_}, packed ? std::vector<at::Tensor>{inputs_.packed->query, inputs_.packed->key, inputs_.packed->value}
+                        : std::vector<at::Tensor>{inputs_.query, inputs_.key, inputs_.value},
+      {packed ? packed_grad_output_ : grad_output_}, /*retain_graph=*/keep_graph);
   grads_ = {grads[0], grads[1], grads[2]};
+}
+
+std::array<at::Tensor, 3> TimedPass::padded_grads() const {
+  if (!inputs_.packed || !grads_[0].defined() || grads_[0].dim() != 3) return grads_;
+  const PackedBatch& packed = *inputs_.packed;
+  const std::int64_t batch = inputs_.query.size(0);
+  return {packed.unpack(grads_[0], batch, inputs_.query.size(2)),
+          packed.unpack_keys(grads_[1], batch, inputs_.key.size(2)),
+          packed.unpack_keys(grads_[2], batch, inputs_.value.size(2))};
 }
 
 }  // namespace attnsweep

@@ -6,6 +6,10 @@
 //                     torch::autograd::grad of the output with the seeded
 //                     upstream gradient (the graph is freed, as in training);
 //   forward_backward  both timed: one training step of the layer.
+// A variable-length batch's kernels that return packed rows (flash's and the
+// memory-efficient kernel's entry points) are differentiated with respect to
+// the packed leaves, with the upstream gradient's real rows packed (made once,
+// outside the timing); the padded variants with respect to the padded leaves.
 // The same calls serve the eager samples, the CUDA-graph capture and the
 // profiler, so all three measure the same work.
 #include <array>
@@ -46,6 +50,9 @@ class TimedPass {
 
   const at::Tensor& output() const { return output_; }                // of the last forward
   const std::array<at::Tensor, 3>& grads() const { return grads_; }  // dq, dk, dv of the last backward
+  // The same in the padded (batch, heads, seq, head_dim) layout: a packed
+  // backward's rows unpacked, zeros in the padding rows; for the gradients' check.
+  std::array<at::Tensor, 3> padded_grads() const;
   // What the pass produces: the forward's output, or dq, dk and dv.
   std::vector<at::Tensor> results() const;
   void release() {
@@ -56,10 +63,12 @@ class TimedPass {
  private:
   void forward_with_grad();
   void backward(bool keep_graph);
+  bool packed_output() const;  // the last forward returned a variable-length batch's packed rows
 
   const Variant& variant_;
   const AttentionInputs& inputs_;
   at::Tensor grad_output_;
+  at::Tensor packed_grad_output_;  // its real rows packed, for a packed output; undefined otherwise
   int repeats_;
   std::optional<long long> spin_cycles_;
   at::Tensor output_;

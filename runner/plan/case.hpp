@@ -32,8 +32,10 @@ struct Shape {
   std::int64_t value_dim() const { return head_dim_v > 0 ? head_dim_v : head_dim; }
 
   bool variable_length() const { return !seq_lens_q.empty(); }
-  // Serving layouts are measured in the forward alone: a backward of one is unsupported.
-  bool forward_only() const { return variable_length() || page_size > 0; }
+  // A paged KV cache is a serving layout measured in the forward alone: a
+  // backward of one is unsupported. A variable-length batch has its backward
+  // (issue 36): training packs sequences too.
+  bool forward_only() const { return page_size > 0; }
   // Sequence b's lengths (every sequence's are seq_len_q and seq_len_kv in a uniform batch).
   std::int64_t q_len(std::size_t b) const { return variable_length() ? seq_lens_q[b] : seq_len_q; }
   std::int64_t kv_len(std::size_t b) const { return variable_length() ? seq_lens_kv[b] : seq_len_kv; }

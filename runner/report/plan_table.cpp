@@ -9,12 +9,12 @@ namespace attnsweep::report {
 namespace {
 
 // What `run` will find unsupported without running anything: a variant with no
-// implementation for the device; a backward of a variable-length or paged case;
+// implementation for the device; a backward of a paged case;
 // a built-in variant on a paged cache (docs/config.md). Empty when it runs.
 std::string plan_note(const Case& c, bool runs, const Device& device) {
   if (!runs) return "unsupported on " + device.to_string();
   if (c.pass != Pass::forward && c.shape.forward_only()) {
-    return "unsupported: varlen and paged cases are forward only";
+    return "unsupported: paged cases are forward only";
   }
   if (c.shape.page_size > 0 && !find_op_library_spec(c.variant)) return "unsupported: no built-in variant reads pages";
   return "";

@@ -26,6 +26,13 @@ at::Tensor pack(const at::Tensor& padded, const at::Tensor& rows) {
   return padded.transpose(1, 2).reshape({batch * seq, heads, dim}).index_select(0, rows).contiguous();
 }
 
+// Packed rows (total, heads, d) back in the padded (batch, heads, seq, d) layout, zeros elsewhere.
+at::Tensor unpack_rows(const at::Tensor& packed, const at::Tensor& rows, std::int64_t batch, std::int64_t seq) {
+  at::Tensor padded = at::zeros({batch * seq, packed.size(1), packed.size(2)}, packed.options());
+  padded.index_copy_(0, rows, packed);
+  return padded.view({batch, seq, packed.size(1), packed.size(2)}).transpose(1, 2);
+}
+
 }  // namespace
 
 PackedBatch PackedBatch::of(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
@@ -38,6 +45,7 @@ PackedBatch PackedBatch::of(const at::Tensor& query, const at::Tensor& key, cons
   auto [q_rows, cu_q] = rows_and_offsets(q_lens, packed.max_q, query.device());
   auto [kv_rows, cu_k] = rows_and_offsets(kv_lens, packed.max_kv, query.device());
   packed.q_rows = q_rows;
+  packed.kv_rows = kv_rows;
   packed.cu_seqlens_q = cu_q;
   packed.cu_seqlens_k = cu_k;
   packed.query = pack(query, q_rows);
@@ -47,9 +55,21 @@ PackedBatch PackedBatch::of(const at::Tensor& query, const at::Tensor& key, cons
 }
 
 at::Tensor PackedBatch::unpack(const at::Tensor& packed, std::int64_t batch, std::int64_t seq_len_q) const {
-  at::Tensor rows = at::zeros({batch * seq_len_q, packed.size(1), packed.size(2)}, packed.options());
-  rows.index_copy_(0, q_rows, packed);
-  return rows.view({batch, seq_len_q, packed.size(1), packed.size(2)}).transpose(1, 2);
+  return unpack_rows(packed, q_rows, batch, seq_len_q);
+}
+
+at::Tensor PackedBatch::unpack_keys(const at::Tensor& packed, std::int64_t batch, std::int64_t seq_len_kv) const {
+  return unpack_rows(packed, kv_rows, batch, seq_len_kv);
+}
+
+at::Tensor PackedBatch::pack_query_side(const at::Tensor& padded) const { return pack(padded, q_rows); }
+
+PackedBatch PackedBatch::as_leaves() const {
+  PackedBatch leaves = *this;
+  leaves.query = query.detach().requires_grad_(true);
+  leaves.key = key.detach().requires_grad_(true);
+  leaves.value = value.detach().requires_grad_(true);
+  return leaves;
 }
 
 }  // namespace attnsweep

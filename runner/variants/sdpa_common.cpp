@@ -87,6 +87,12 @@ MaskRoute route_of(const AttentionInputs& inputs, std::optional<at::SDPBackend> 
 
 at::Tensor bshd(const at::Tensor& tensor) { return tensor.transpose(1, 2); }
 
+// Whether autograd will ask these tensors' gradient: the memory-efficient
+// kernel computes the log-sum-exp its backward needs only when told.
+bool needs_grad(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value) {
+  return at::GradMode::is_enabled() && (query.requires_grad() || key.requires_grad() || value.requires_grad());
+}
+
 // FlashAttention's window sizes: -1 is no bound; its causal flag bounds the right at 0.
 std::int64_t flash_window_left(const Mask& mask) { return mask.window_left.value_or(-1); }
 std::int64_t flash_window_right(const Mask& mask) { return mask.is_causal() ? 0 : mask.window_right.value_or(-1); }
@@ -120,24 +126,24 @@ at::Tensor run_route(MaskRoute route, const AttentionInputs& inputs) {
     }
     case MaskRoute::efficient_varlen: {
       // The kernel's batch of one holding every sequence's rows: (1, total, heads, head_dim).
+      // Its backward needs the log-sum-exp: computed where a gradient will be asked.
       const PackedBatch& packed = *inputs.packed;
       const std::int64_t mask_type = !mask.is_causal() ? 0 : mask.causal == CausalAlignment::top_left ? 1 : 2;
       return std::get<0>(at::_efficient_attention_forward(
                              packed.query.unsqueeze(0), packed.key.unsqueeze(0), packed.value.unsqueeze(0),
                              std::nullopt, packed.cu_seqlens_q, packed.cu_seqlens_k, packed.max_q, packed.max_kv, 0.0,
-                             mask_type, /*compute_log_sumexp=*/false, inputs.scale))
+                             mask_type, /*compute_log_sumexp=*/needs_grad(packed.query, packed.key, packed.value),
+                             inputs.scale))
           .select(0, 0);
     }
     case MaskRoute::efficient_bottom_right: {
-      const bool needs_grad = at::GradMode::is_enabled() &&
-                              (inputs.query.requires_grad() || inputs.key.requires_grad() || inputs.value.requires_grad());
       // sdp::CustomMaskType::CausalFromBottomRight. Grouped inputs never get here:
       // PyTorch's checks refuse them for this kernel (same heads required).
       constexpr std::int64_t kBottomRight = 2;
       const auto output = std::get<0>(at::_efficient_attention_forward(
           bshd(inputs.query), bshd(inputs.key), bshd(inputs.value),
           std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt, 0.0, kBottomRight,
-          /*compute_log_sumexp=*/needs_grad, inputs.scale));
+          /*compute_log_sumexp=*/needs_grad(inputs.query, inputs.key, inputs.value), inputs.scale));
       return bshd(output);
     }
     case MaskRoute::sdpa: break;

@@ -136,4 +136,49 @@ TEST_F(GpuServing, VariableLengthBatchesRunPackedOnFlashAndEfficientAndPaddedEls
   std::cout << all("1") << "\n";
 }
 
+// Issue 36: a variable-length batch's backward on every variant that runs its
+// forward: flash and the memory-efficient kernel through their variable-length
+// entry points, differentiated with respect to the packed rows (their own
+// variable-length backward kernels); the rest padded with the mask. Every
+// gradient right per sequence against float64 autograd.
+TEST_F(GpuServing, VariableLengthBackwardRunsWhereItsForwardRunsWithTheKernelsOwnBackward) {
+  ASSERT_NO_FATAL_FAILURE(sweep_every_variant(
+      "varlen_backward",
+      "causal: bottom_right\n"
+      "window: [none, {left: 64}]\n"
+      "passes: [forward, backward, forward_backward]\n"
+      "shapes:\n"
+      "  - {heads: 8, head_dim: 64, varlen: {seq_len_kv: [100, 1024, 333], seq_len_q: [100, 1024, 333]}}\n"
+      "  - {heads: 8, kv_heads: 2, head_dim: 64, varlen: {seq_len_kv: [100, 1024, 333], seq_len_q: 16}}\n",
+      "variant || ' ' || pass || ' kv' || kv_heads || ' ' || ifnull(window_left, '-') || ': ' || status || ' ' || "
+      "ifnull(numerics, '-') || ' ' || ifnull(max(grad_rel_error_q, grad_rel_error_k, grad_rel_error_v), '-') || ' ' || "
+      "ifnull(sdpa_backend_backward, '-') || ' ' || ifnull(error_message, '')"));
+  // A backward runs wherever the forward ran, and is unsupported only where the forward is
+  // (cuDNN aside: whether its backward takes the padded batch's mask is cuDNN's to say).
+  EXPECT_EQ(scalar(db_, "SELECT count(*) FROM cases b JOIN cases f ON f.variant = b.variant AND f.kv_heads = b.kv_heads "
+                        "AND f.window_left IS b.window_left AND f.seq_lens_q = b.seq_lens_q AND f.pass = 'forward' "
+                        "WHERE b.pass != 'forward' AND b.status != f.status AND b.variant != 'sdpa_cudnn'"),
+            "0")
+      << all("1");
+  // The padded variants always can: 4 variants x 2 batches x 2 masks x 2 passes.
+  EXPECT_EQ(scalar(db_, "SELECT count(*) FROM cases WHERE variant IN ('naive', 'naive_inplace', 'sdpa_math', 'sdpa_auto') "
+                        "AND pass != 'forward' AND status = 'ok'"),
+            "32")
+      << all("1");
+  EXPECT_EQ(scalar(db_, "SELECT count(*) FROM cases WHERE status = 'ok' AND pass != 'forward' AND "
+                        "max(grad_rel_error_q, grad_rel_error_k, grad_rel_error_v) > 0.02"),
+            "0")
+      << all("pass != 'forward'");
+  // Flash's and the efficient kernel's own variable-length backward (autograd's nodes of their ops).
+  EXPECT_EQ(scalar(db_, "SELECT count(*) FROM cases WHERE variant = 'sdpa_flash' AND pass != 'forward' AND "
+                        "status = 'ok' AND sdpa_backend_backward = 'flash_attention'"),
+            "8")
+      << all("variant = 'sdpa_flash'");
+  EXPECT_EQ(scalar(db_, "SELECT count(*) FROM cases WHERE variant = 'sdpa_efficient' AND pass != 'forward' AND "
+                        "status = 'ok' AND sdpa_backend_backward = 'efficient_attention'"),
+            "2")
+      << all("variant = 'sdpa_efficient'");
+  std::cout << all("pass != 'forward'") << "\n";
+}
+
 }  // namespace

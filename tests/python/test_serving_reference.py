@@ -310,6 +310,53 @@ class ServingVariableLength(unittest.TestCase):
                 self.assertEqual(tuple(out.shape), (6, case["heads"], 8))
                 self.assertLess(((out.double() - expected).norm() / expected.norm()).item(), 1e-5, (changes, variant))
 
+    def test_the_upstream_gradient_is_attnsweeps_with_the_padding_rows_zero(self):
+        case = varlen_case()
+        q, k, v = serving.make_inputs(3, 4, 2, 3, 5, 8, torch.float32, 0, device="cpu")
+        dout = serving.upstream_gradient(case, q, v, 7)
+        drawn = torch.randn(3, 4, 3, 8, generator=torch.Generator("cpu").manual_seed(8))
+        for b, n in enumerate([1, 2, 3]):
+            self.assertTrue(torch.equal(dout[b, :, :n], drawn[b, :, :n]))
+            self.assertEqual(dout[b, :, n:].abs().sum().item(), 0.0)
+        self.assertTrue(torch.equal(serving.upstream_gradient(uniform_case(), q, v, 7), drawn))
+
+    def test_the_gradient_reference_is_each_sequence_alone(self):
+        """varlen_reference_grads against autograd of each sequence written out here, GQA 4/2."""
+        case = varlen_case()
+        q, k, v = serving.make_inputs(3, 4, 2, 3, 5, 8, torch.float32, 0, device="cpu")
+        dout = serving.upstream_gradient(case, q, v, 0)
+        dq, dk, dv = serving.varlen_reference_grads(q, k, v, dout, 0.5, case)
+        self.assertEqual((tuple(dq.shape), tuple(dk.shape), tuple(dv.shape)), ((6, 4, 8), (11, 2, 8), (11, 2, 8)))
+        row_q = row_kv = 0
+        for b, (nq, nkv) in enumerate(zip([1, 2, 3], [4, 2, 5])):
+            qb, kb, vb = (t[b, :, :n].double().requires_grad_() for t, n in ((q, nq), (k, nkv), (v, nkv)))
+            scores = (qb @ kb.repeat_interleave(2, 0).transpose(-2, -1)) * 0.5
+            seen = torch.tensor([[j <= i + nkv - nq for j in range(nkv)] for i in range(nq)])
+            out = torch.softmax(scores.masked_fill(~seen, float("-inf")), -1) @ vb.repeat_interleave(2, 0)
+            gq, gk, gv = torch.autograd.grad(out, (qb, kb, vb), dout[b, :, :nq].double())
+            self.assertTrue(torch.allclose(dq[row_q:row_q + nq], gq.transpose(0, 1)))
+            self.assertTrue(torch.allclose(dk[row_kv:row_kv + nkv], gk.transpose(0, 1)))
+            self.assertTrue(torch.allclose(dv[row_kv:row_kv + nkv], gv.transpose(0, 1)))
+            row_q, row_kv = row_q + nq, row_kv + nkv
+
+    def test_the_padded_variants_backward_on_the_cpu_matches_the_reference(self):
+        """measure_gradients on the CPU: the padded batch with the mask, the padding rows' gradient zero."""
+        args = type("Args", (), {"warmup": 1, "samples": 2, "forwards": 1})()
+        for changes in ({}, {"window_left": 1}, {"heads": 2}):
+            for variant in ("naive", "naive_inplace", "sdpa_math"):
+                for pass_name in ("backward", "forward_backward"):
+                    case = varlen_case(variant=variant, **changes, **{"pass": pass_name})
+                    q, k, v = serving.make_inputs(3, case["heads"], 2, 3, 5, 8, torch.float32, 0, device="cpu")
+                    with serving.sdpa_kernel(serving.BACKENDS[variant]) if variant in serving.BACKENDS \
+                            else contextlib.nullcontext():
+                        row = serving.measure_gradients(case, q, k, v, 8 ** -0.5, 0, args, device="cpu")
+                    self.assertEqual(row["status"], "ok", (changes, variant, row))
+                    for g in "qkv":
+                        self.assertLess(row[f"grad_rel_error_{g}"], 1e-5, (changes, variant, g))
+                        self.assertGreater(row[f"grad_rel_error_{g}"], 0.0)  # float32 against float64: never exact
+                    self.assertEqual(row["sdpa_backend_backward"], "math")
+                    self.assertEqual((row["kernels"], row["memcpy"], row["memset"]), (0, 0, 0))  # a CPU has no kernels
+
     def test_what_is_unsupported_here(self):
         for case, reason in (
                 (varlen_case(variant="sdpa_flash", bottom_right=0), "aligned to the bottom right"),

@@ -6,6 +6,9 @@
 // `arguments:` to show that each generated tensor reaches the op as FA3 reads it:
 // a wrong offset, page or length gives a wrong output, which the numerics catch.
 //   attnsweep_flash_like::fwd(q, k, v, ...) -> (out, lse)
+//   attnsweep_flash_like::fwd_trainable(the same): the same function registered
+//   CompositeImplicitAutograd, so autograd differentiates it through its ATen ops
+//   (a variable-length batch's backward with respect to the packed rows, issue 36).
 // q (batch, seq, heads, dim) or packed (total_q, heads, dim) with cu_seqlens_q;
 // k, v the same with cu_seqlens_k, or pages (pages, page_size, kv_heads, dim)
 // with page_table (batch, pages per sequence) and seqused_k (batch).
@@ -94,11 +97,15 @@ std::tuple<Tensor, Tensor> fwd(const Tensor& q, const Tensor& k, const Tensor& v
 
 }  // namespace
 
+#define ATTNSWEEP_FLASH_LIKE_ARGUMENTS                                                                         \
+  "(Tensor q, Tensor k, Tensor v, Tensor? cu_seqlens_q=None, Tensor? cu_seqlens_k=None, "                      \
+  "int? max_seqlen_q=None, int? max_seqlen_k=None, Tensor? page_table=None, Tensor? seqused_k=None, "         \
+  "float? softmax_scale=None, bool is_causal=False, int window_size_left=-1, int window_size_right=-1, "       \
+  "float softcap=0.0, Tensor? alibi_slopes=None, Tensor? s_aux=None) -> (Tensor, Tensor)"
+
 TORCH_LIBRARY(attnsweep_flash_like, m) {
-  m.def("fwd(Tensor q, Tensor k, Tensor v, Tensor? cu_seqlens_q=None, Tensor? cu_seqlens_k=None, "
-        "int? max_seqlen_q=None, int? max_seqlen_k=None, Tensor? page_table=None, Tensor? seqused_k=None, "
-        "float? softmax_scale=None, bool is_causal=False, int window_size_left=-1, int window_size_right=-1, "
-        "float softcap=0.0, Tensor? alibi_slopes=None, Tensor? s_aux=None) "
-        "-> (Tensor, Tensor)");
+  m.def("fwd" ATTNSWEEP_FLASH_LIKE_ARGUMENTS);
+  m.def("fwd_trainable" ATTNSWEEP_FLASH_LIKE_ARGUMENTS);
 }
 TORCH_LIBRARY_IMPL(attnsweep_flash_like, CPU, m) { m.impl("fwd", &fwd); }
+TORCH_LIBRARY_IMPL(attnsweep_flash_like, CompositeImplicitAutograd, m) { m.impl("fwd_trainable", &fwd); }
