@@ -65,7 +65,10 @@ TEST(Identities, EachEnumRoundTripsThroughItsOneSpelling) {
   EXPECT_EQ(to_string(*parse_sample_mode("graph")), std::string("graph"));
   EXPECT_EQ(case_status_names(),
             (std::vector<std::string>{"ok", "unsupported", "oom", "error", "crashed", "timeout"}));
-  EXPECT_EQ(dtype_names(), (std::vector<std::string>{"bf16", "fp16", "fp32"}));
+  EXPECT_EQ(dtype_names(), (std::vector<std::string>{"bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2"}));
+  EXPECT_EQ(dtype_bytes(Dtype::fp8_e5m2), 1);
+  EXPECT_EQ(output_dtype(Dtype::fp8_e4m3), Dtype::bf16);
+  EXPECT_EQ(output_dtype(Dtype::fp16), Dtype::fp16);
   EXPECT_FALSE(parse_case_status("exploded"));
   EXPECT_FALSE(parse_dtype("BF16"));
   EXPECT_FALSE(parse_case_order("random"));

@@ -571,7 +571,7 @@ TEST_F(RunReaderTest, ARowReadBackWritesTheValuesItWasReadFrom) {
       ++compared;
     }
   }
-  EXPECT_EQ(compared, 3 * 101);  // 102 columns but case_id, for three cases
+  EXPECT_EQ(compared, 3 * 102);  // 103 columns but case_id, for three cases
   const RunRow run = *reader.run(run_id);
   for (const auto& field : run_columns().fields) {
     if (!fields::stored(field)) continue;

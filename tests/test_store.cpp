@@ -546,6 +546,48 @@ TEST_F(StoreTest, MigratesASavedVersionSixteenDatabase) {
   EXPECT_FALSE(rows[2].identity.scores.alibi || rows[2].identity.scores.sinks);
 }
 
+// tests/data/schema_v17.db: written by the build of 1688eb5 on the CPU: naive and
+// sdpa_math, fp32, causal, without and with ALiBi. Version 18 keeps every row and
+// adds rel_error_dequantized, NULL for them all (none is fp8); fp8 dtypes are allowed.
+TEST_F(StoreTest, MigratesASavedVersionSeventeenDatabase) {
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(17, path_));
+  { Store store(path_); }
+  expect_values(path_, {
+      {"PRAGMA user_version", std::to_string(kSchemaVersion)},
+      {"PRAGMA integrity_check", "ok"},
+      {"SELECT group_concat(variant || ':' || alibi || ':' || dtype || ':' || status, ',') FROM "
+       "(SELECT * FROM cases ORDER BY case_id)",
+       "naive:0:fp32:ok,sdpa_math:0:fp32:ok,naive:1:fp32:ok,sdpa_math:1:fp32:ok"},
+      {"SELECT count(*) FROM cases WHERE rel_error IS NOT NULL AND rel_error_dequantized IS NULL", "4"},
+      {"SELECT count(*) FROM results WHERE rel_error_dequantized IS NULL", "4"},
+  });
+  SQLite::Database writable(path_, SQLite::OPEN_READWRITE);
+  writable.exec("UPDATE cases SET dtype = 'fp8_e4m3' WHERE case_id = 1");
+  EXPECT_THROW(writable.exec("UPDATE cases SET dtype = 'fp8' WHERE case_id = 1"), SQLite::Exception);
+}
+
+// Issue 36: an fp8 case's dtype and its second error are stored and read back.
+TEST_F(StoreTest, AnFp8CaseKeepsItsDtypeAndItsErrorAgainstTheDequantisedInputs) {
+  Store store(path_);
+  const auto run_id = store.begin_run(run_record());
+  CaseResult r;
+  r.device = Device::cpu();
+  r.rel_error = 0.04;
+  r.rel_error_dequantized = 0.003;
+  const Shape shape{1, 4, 4, 32, 32, 16};
+  store.add_case(run_id, Case{0, "naive", shape, Dtype::fp8_e5m2, true}, r);
+  store.finish_run(run_id, RunStatus::done);
+  const auto rows = RunReader(path_).cases(run_id);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].identity.dtype, Dtype::fp8_e5m2);
+  ASSERT_TRUE(rows[0].rel_error_dequantized.has_value());
+  EXPECT_DOUBLE_EQ(*rows[0].rel_error_dequantized, 0.003);
+  EXPECT_EQ(rows[0].identity.label(), "naive 1x4x32x16 fp8_e5m2 causal");
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT dtype || ' ' || rel_error || ' ' || rel_error_dequantized FROM results").getString(),
+            "fp8_e5m2 0.04 0.003");
+}
+
 // Issue 36: ALiBi and sinks are stored (0 or 1), read back into the same case,
 // each another measurement; the schema and the reader refuse any other value.
 TEST_F(StoreTest, AlibiAndSinksAreStoredAndReadBackAndNameAnotherMeasurement) {

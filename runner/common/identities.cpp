@@ -17,7 +17,7 @@ const std::vector<std::string>& names_of(RunStatus) {
   return names;
 }
 const std::vector<std::string>& names_of(Dtype) {
-  static const std::vector<std::string> names = {"bf16", "fp16", "fp32"};
+  static const std::vector<std::string> names = {"bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2"};
   return names;
 }
 const std::vector<std::string>& names_of(SampleMode) {
@@ -102,7 +102,14 @@ const std::vector<std::string>& measure_regime_names() { return names_of(Measure
 const std::vector<std::string>& sample_mode_names() { return names_of(SampleMode{}); }
 const std::vector<std::string>& pass_names() { return names_of(Pass{}); }
 
-int dtype_bytes(Dtype dtype) { return dtype == Dtype::fp32 ? 4 : 2; }
+int dtype_bytes(Dtype dtype) {
+  if (is_fp8(dtype)) return 1;
+  return dtype == Dtype::fp32 ? 4 : 2;
+}
+
+bool is_fp8(Dtype dtype) { return dtype == Dtype::fp8_e4m3 || dtype == Dtype::fp8_e5m2; }
+
+Dtype output_dtype(Dtype dtype) { return is_fp8(dtype) ? Dtype::bf16 : dtype; }
 
 std::ostream& operator<<(std::ostream& out, const Device& device) { return out << device.to_string(); }
 std::ostream& operator<<(std::ostream& out, CaseStatus status) { return out << to_string(status); }

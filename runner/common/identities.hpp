@@ -54,7 +54,9 @@ inline const char* const kDeviceNamesAllowed = "auto, cpu, cuda, cuda:N";
 enum class CaseStatus { ok, unsupported, oom, error, crashed, timeout };
 // incomplete: a merged run still missing shards or cases of a shard (attnsweep merge).
 enum class RunStatus { running, done, interrupted, failed, incomplete };
-enum class Dtype { bf16, fp16, fp32 };
+// fp8_e4m3 and fp8_e5m2 (issue 36): q, k and v quantised per tensor from the
+// same seeded bf16 draw, with float32 descales; the output is bf16.
+enum class Dtype { bf16, fp16, fp32, fp8_e4m3, fp8_e5m2 };
 enum class SampleMode { eager, graph };
 enum class CaseOrder { plan, shuffled };
 // sustained: samples back to back (a kernel that draws the power cap is measured
@@ -89,8 +91,11 @@ const std::vector<std::string>& measure_regime_names();
 const std::vector<std::string>& sample_mode_names();
 const std::vector<std::string>& pass_names();
 
-// Bytes per element: 2 for bf16 and fp16, 4 for fp32.
-int dtype_bytes(Dtype dtype);
+// Bytes per element: 2 for bf16 and fp16, 4 for fp32, 1 for fp8.
+int dtype_bytes(Dtype dtype);  // of q, k and v: 1 for fp8
+bool is_fp8(Dtype dtype);
+// The output's dtype: bf16 for an fp8 case (as FlashAttention-3's fp8 forward writes it), else the dtype.
+Dtype output_dtype(Dtype dtype);
 
 // For gtest messages and logs.
 std::ostream& operator<<(std::ostream& out, const Device& device);

@@ -12,7 +12,8 @@ namespace {
 // output at the padded lengths; a variable-length batch's packed rows and its
 // two boolean (batch, 1, max_q, max_kv) masks; a paged cache's pool; ALiBi's
 // bias (1 or batch, heads, Sq, Skv) in the dtype, its float32 distances, and
-// the float32 bias it is made from (measure/inputs.cpp), alive while it is cast.
+// the float32 bias it is made from (measure/inputs.cpp), alive while it is cast;
+// an fp8 case's bf16 draw, kept beside its quantised q, k and v.
 double inputs_bytes(const Case& c) {
   const Shape& shape = c.shape;
   const Dtype dtype = c.dtype;
@@ -20,6 +21,7 @@ double inputs_bytes(const Case& c) {
   padded.seq_lens_q.clear();
   padded.seq_lens_kv.clear();
   double bytes = forward_min_bytes(padded, dtype);
+  if (is_fp8(dtype)) bytes += forward_min_bytes(padded, Dtype::bf16);
   if (shape.variable_length()) {
     bytes += forward_min_bytes(shape, dtype);  // the packed rows (and room for a packed output)
     bytes += 2.0 * static_cast<double>(shape.batch) * static_cast<double>(shape.seq_len_q) *
@@ -36,7 +38,7 @@ double inputs_bytes(const Case& c) {
   if (c.scores.alibi) {
     const double copies = shape.variable_length() ? static_cast<double>(shape.batch) : 1.0;
     const double grid = copies * static_cast<double>(shape.seq_len_q) * static_cast<double>(shape.seq_len_kv);
-    bytes += grid * (static_cast<double>(shape.heads) * (dtype_bytes(dtype) + 4.0) + 4.0);
+    bytes += grid * (static_cast<double>(shape.heads) * (dtype_bytes(output_dtype(dtype)) + 4.0) + 4.0);
   }
   return bytes;
 }

@@ -101,6 +101,7 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
     facts.alibi = facts.alibi || scores.alibi;
     facts.sinks = facts.sinks || scores.sinks;
   }
+  facts.fp8 = std::any_of(config.dtypes.begin(), config.dtypes.end(), [](Dtype dtype) { return is_fp8(dtype); });
   record.flop_convention = flop_convention(facts);
   record.measure = config.measure;
   record.planned_cases = run.planned_cases;

@@ -11,13 +11,6 @@
 #include "runner/variants/naive_attention.hpp"
 
 namespace attnsweep {
-namespace {
-
-// References larger than this are recomputed for every variant instead of kept.
-constexpr std::int64_t kReferenceCacheBytes = std::int64_t{1} << 30;
-
-}  // namespace
-
 void AccuracyCheck::keep(const at::Tensor& reference) {
   if (auto copy = copy_outside_caching_allocator(reference, cuda_)) reference_.push_back(std::move(*copy));
 }

@@ -49,7 +49,8 @@ struct CaseResult {
   std::optional<SampleStatistics> gpu_time_us;
   std::optional<SampleStatistics> cpu_time_us;
   std::optional<double> cpu_dispatch_us_median;
-  std::optional<double> rel_error;
+  std::optional<double> rel_error;  // fp8: against float64 of the bf16 draw before quantisation
+  std::optional<double> rel_error_dequantized;  // fp8 only: against float64 of the dequantised inputs
   std::optional<NumericsVerdict> numerics;  // empty when the accuracy check did not run
   std::optional<double> numerics_bound;     // the dtype's bound the verdict used
   // Backward passes (issue 23; not measured yet, so empty): dq, dk and dv against

@@ -62,6 +62,10 @@ std::string flop_convention(const ConventionFacts& run) {
   if (run.sinks) {
     text += "; attention sinks add no flops and no min_bytes (one logit per head)";
   }
+  if (run.fp8) {
+    text += "; fp8 (fp8_e4m3, fp8_e5m2): flops as any dtype; min_bytes count q, k and v at 1 byte and the output at "
+            "bf16's 2 (the per-tensor descales not counted)";
+  }
   if (run.value_head_dims) {
     text += "; a value head dim Dv (head_dim_v) other than D: flops = 2 * batch * heads * (D + Dv) * pairs (q k^T over "
             "D, p v over Dv), and min_bytes count q and k with D, v and the output with Dv (in a backward also dq, dk "
@@ -90,9 +94,12 @@ double forward_min_bytes(const Shape& shape, Dtype dtype, const Mask& mask) {
   const double b = static_cast<double>(shape.batch);
   const double dims = static_cast<double>(shape.head_dim) + static_cast<double>(shape.value_dim());  // 2 D when equal
   const double keys = static_cast<double>(mask.keys_seen(shape.seq_len_q, shape.seq_len_kv));
-  const double q_and_out = b * static_cast<double>(shape.heads) * static_cast<double>(shape.seq_len_q) * dims;
+  const double query_rows = b * static_cast<double>(shape.heads) * static_cast<double>(shape.seq_len_q);
   const double k_and_v = b * static_cast<double>(shape.kv_heads) * keys * dims;
-  return dtype_bytes(dtype) * (q_and_out + k_and_v);
+  // q, k, v in the dtype (1 byte for fp8), the output in output_dtype (bf16's 2 for fp8).
+  const double inputs = query_rows * static_cast<double>(shape.head_dim) + k_and_v;
+  const double output = query_rows * static_cast<double>(shape.value_dim());
+  return dtype_bytes(dtype) * inputs + dtype_bytes(output_dtype(dtype)) * output;
 }
 
 double pass_min_bytes(const Shape& shape, Dtype dtype, Pass pass, const Mask& mask) {

@@ -46,6 +46,7 @@ struct ConventionFacts {  // what a run has that the convention must explain
   bool softcap = false;
   bool alibi = false;
   bool sinks = false;
+  bool fp8 = false;
 };
 std::string flop_convention(const ConventionFacts& run);
 

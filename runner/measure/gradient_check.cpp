@@ -13,13 +13,6 @@
 #include "runner/variants/naive_attention.hpp"
 
 namespace attnsweep {
-namespace {
-
-// References larger than this are recomputed for every variant instead of kept.
-constexpr std::int64_t kReferenceCacheBytes = std::int64_t{1} << 30;
-
-}  // namespace
-
 std::array<at::Tensor, 3> GradientCheck::reference_chunk(const AttentionInputs& inputs, const at::Tensor& grad_output,
                                                          const ReferenceChunk& where) const {
   const auto float64_leaf = [](const at::Tensor& t) { return t.detach().to(at::kDouble).requires_grad_(true); };

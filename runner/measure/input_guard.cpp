@@ -12,7 +12,9 @@ std::array<std::int64_t, 2> InputGuard::fingerprint(const at::Tensor& tensor) {
   // the int64 copies stay small next to the inputs. Integer sums wrap modulo
   // 2^64 in any order, so the result is the same however the device reduces.
   constexpr std::int64_t kChunk = std::int64_t{1} << 22;  // 32 MiB of int64 per temporary
-  const at::ScalarType bits = tensor.element_size() == 2 ? at::kShort : at::kInt;
+  const at::ScalarType bits = tensor.element_size() == 1   ? at::kChar  // fp8
+                              : tensor.element_size() == 2 ? at::kShort
+                                                           : at::kInt;
   const at::Tensor flat = tensor.contiguous().view(bits).reshape({-1});
   at::Tensor plain = at::zeros({}, flat.options().dtype(at::kLong));
   at::Tensor weighted = at::zeros({}, flat.options().dtype(at::kLong));
@@ -39,6 +41,11 @@ std::vector<std::pair<const char*, const at::Tensor*>> InputGuard::watched(const
     tensors.insert(tensors.end(), {{"alibi slopes", &inputs.alibi_slopes}, {"alibi bias", &inputs.alibi_bias}});
   }
   if (inputs.sinks.defined()) tensors.push_back({"sinks", &inputs.sinks});
+  if (inputs.quantized) {  // an op library is handed the descales (arguments: descale_q, ...)
+    tensors.insert(tensors.end(), {{"descale_q", &inputs.quantized->descale_q},
+                                   {"descale_k", &inputs.quantized->descale_k},
+                                   {"descale_v", &inputs.quantized->descale_v}});
+  }
   return tensors;
 }
 

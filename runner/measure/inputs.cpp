@@ -94,12 +94,31 @@ void add_score_inputs(AttentionInputs& inputs, const Case& c, const at::Device& 
       const at::Tensor masked = inputs.masked_out.dim() == 4 ? inputs.masked_out : inputs.masked_out.unsqueeze(0).unsqueeze(0);
       bias.masked_fill_(masked, -std::numeric_limits<double>::infinity());
     }
-    inputs.alibi_bias = bias.to(scalar_type_of(c.dtype)).contiguous();
+    inputs.alibi_bias = bias.to(scalar_type_of(output_dtype(c.dtype))).contiguous();  // an fp8 case computes in bf16
   }
   if (c.scores.sinks) {
     at::Generator sinks = seeded_generator(where, seed + 3);
     inputs.sinks = at::randn({s.heads}, sinks, float32);
   }
+}
+
+// Per-tensor fp8 quantisation (FlashAttention-3's and Transformer Engine's
+// delayed-scaling recipe with the current amax): scale = amax(|x|) / the
+// format's largest finite value (448 for e4m3, 57344 for e5m2), x8 = fp8(x /
+// scale) in float32 arithmetic; the descale handed to kernels is that scale.
+void quantize(AttentionInputs& inputs, at::ScalarType fp8) {
+  auto quantized = std::make_shared<AttentionInputs::Quantized>();
+  const double largest = fp8 == at::kFloat8_e4m3fn ? 448.0 : 57344.0;
+  const auto one = [&](at::Tensor& tensor, at::Tensor& original, at::Tensor& descale) {
+    original = tensor;
+    const at::Tensor wide = tensor.to(at::kFloat);
+    descale = (wide.abs().amax() / largest).clamp_min(std::numeric_limits<float>::min());
+    tensor = (wide / descale).to(fp8);
+  };
+  one(inputs.query, quantized->query, quantized->descale_q);
+  one(inputs.key, quantized->key, quantized->descale_k);
+  one(inputs.value, quantized->value, quantized->descale_v);
+  inputs.quantized = std::move(quantized);
 }
 
 }  // namespace
@@ -109,6 +128,8 @@ at::ScalarType scalar_type_of(Dtype dtype) {
     case Dtype::bf16: return at::kBFloat16;
     case Dtype::fp16: return at::kHalf;
     case Dtype::fp32: return at::kFloat;
+    case Dtype::fp8_e4m3: return at::kFloat8_e4m3fn;
+    case Dtype::fp8_e5m2: return at::kFloat8_e5m2;
   }
   return at::kFloat;
 }
@@ -120,15 +141,17 @@ AttentionInputs make_inputs(const Case& c, const Device& device, std::uint64_t s
   // to a second per case (a quarter of a sweep), the GPU's takes microseconds.
   at::Generator generator = seeded_generator(where, seed);
   const auto float32 = at::TensorOptions().device(where).dtype(at::kFloat);
-  const at::ScalarType target = scalar_type_of(c.dtype);
+  // An fp8 case draws the bf16 inputs of its shape, then quantises them.
+  const at::ScalarType drawn = scalar_type_of(output_dtype(c.dtype));
   auto draw = [&](std::int64_t heads, std::int64_t seq, std::int64_t dim) {
-    return at::randn({s.batch, heads, seq, dim}, generator, float32).to(target);
+    return at::randn({s.batch, heads, seq, dim}, generator, float32).to(drawn);
   };
   AttentionInputs inputs;
   inputs.draw_id = next_draw_id();
   inputs.query = draw(s.heads, s.seq_len_q, s.head_dim);
   inputs.key = draw(s.kv_heads, s.seq_len_kv, s.head_dim);
   inputs.value = draw(s.kv_heads, s.seq_len_kv, s.value_dim());  // the output has the values' head dim
+  if (is_fp8(c.dtype)) quantize(inputs, scalar_type_of(c.dtype));
   inputs.mask = c.mask;
   inputs.scores = c.scores;
   inputs.grouped = s.kv_heads != s.heads;
@@ -171,7 +194,7 @@ at::Tensor make_grad_output(const Case& c, const Device& device, std::uint64_t s
   at::Generator generator = seeded_generator(where, seed + 1);
   at::Tensor grad_output = at::randn({s.batch, s.heads, s.seq_len_q, s.value_dim()}, generator,
                                      at::TensorOptions().device(where).dtype(at::kFloat))
-                               .to(scalar_type_of(c.dtype));
+                               .to(scalar_type_of(output_dtype(c.dtype)));
   // A variable-length batch's padding rows get no gradient: the padded
   // variants' outputs there (a row that sees key 0 alone) are nobody's, and a
   // gradient through them would reach key 0's dk and dv.

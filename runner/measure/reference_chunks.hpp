@@ -17,6 +17,9 @@ namespace attnsweep {
 
 // The largest float64 score matrix one chunk computes, in bytes.
 constexpr std::int64_t kReferenceChunkScoreBytes = std::int64_t{1} << 30;
+// References (outputs, gradients) larger than this are recomputed for every
+// variant of the same inputs instead of kept (accuracy.hpp, gradient_check.hpp).
+constexpr std::int64_t kReferenceCacheBytes = std::int64_t{1} << 30;
 
 struct ReferenceChunk {
   std::int64_t batch = 0;

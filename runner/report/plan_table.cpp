@@ -16,6 +16,7 @@ std::string plan_note(const Case& c, bool runs, const Device& device) {
   if (c.pass != Pass::forward && c.shape.forward_only()) {
     return "unsupported: paged cases are forward only";
   }
+  if (c.pass != Pass::forward && is_fp8(c.dtype)) return "unsupported: fp8 cases are forward only";
   if (c.shape.page_size > 0 && !find_op_library_spec(c.variant)) return "unsupported: no built-in variant reads pages";
   return "";
 }

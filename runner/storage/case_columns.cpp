@@ -257,6 +257,7 @@ const Table<CaseRow>& case_columns() {
         member<C>("samples", &C::samples, kNotNegative),
         member<C>("cpu_dispatch_us_median", &C::cpu_dispatch_us_median, kNotNegative).shown(kMicroseconds),
         member<C>("rel_error", &C::rel_error, kNotNegative).shown(kError),
+        member<C>("rel_error_dequantized", &C::rel_error_dequantized, kNotNegative).shown(kError),
         member<C>("peak_mem_bytes", &C::peak_mem_bytes, kNotNegative).shown({"bytes"}),
         member<C>("flops", &C::flops, kNotNegative),
         member<C>("min_bytes", &C::min_bytes, kNotNegative).shown({"bytes"}),

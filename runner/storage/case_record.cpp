@@ -63,6 +63,7 @@ CaseRow case_record(const Case& identity, const CaseResult& r, const CaseContext
   if (primary) row.median_ci_rel = primary->median_ci_rel;
   row.cpu_dispatch_us_median = r.cpu_dispatch_us_median;
   row.rel_error = r.rel_error;
+  row.rel_error_dequantized = r.rel_error_dequantized;
   row.tflops = r.tflops;
   row.bandwidth_gbps = r.bandwidth_gbps;
   row.sm_clock_mhz_mean = r.sm_clock_mhz_mean;

@@ -38,6 +38,7 @@ struct CaseRow {
   // (graph_samples), and max for none.
   std::optional<SampleStatistics> gpu_time_us, cpu_time_us, graph_time_us;
   std::optional<double> kernel_time_us_per_forward, cpu_dispatch_us_median, rel_error, tflops, bandwidth_gbps;
+  std::optional<double> rel_error_dequantized;  // schema 18: fp8 cases' error against the dequantised inputs
   std::optional<double> median_ci_rel;  // of the median the case reports: the GPU's, else the CPU's
   std::optional<double> sm_clock_mhz_mean, wall_seconds;
   std::optional<std::int64_t> peak_mem_bytes;

@@ -38,7 +38,9 @@
 -- 15 the value head dim (issue 36): cases gains head_dim_v (0: the same as head_dim, as in every older case), the
 -- results view head_dim_v as the values' head dim itself; 16 soft-capping (issue 36): cases and the results view
 -- gain softcap (NULL: none, as in every older case); 17 ALiBi, attention sinks and deterministic algorithms (issue
--- 36): cases and the results view gain alibi, sinks and deterministic (0: off, as in every older case).
+-- 36): cases and the results view gain alibi, sinks and deterministic (0: off, as in every older case); 18 fp8
+-- (issue 36): cases.dtype allows 'fp8_e4m3' and 'fp8_e5m2', and cases and the results view gain rel_error_dequantized
+-- (NULL but for fp8 cases).
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id             INTEGER PRIMARY KEY,
@@ -129,7 +131,7 @@ CREATE TABLE IF NOT EXISTS cases (
   seq_len_q          INTEGER NOT NULL,
   seq_len_kv         INTEGER NOT NULL,
   head_dim           INTEGER NOT NULL,
-  dtype              TEXT NOT NULL CHECK (dtype IN ('bf16', 'fp16', 'fp32')),
+  dtype              TEXT NOT NULL CHECK (dtype IN ('bf16', 'fp16', 'fp32', 'fp8_e4m3', 'fp8_e5m2')),
   causal             INTEGER NOT NULL CHECK (causal IN (0, 1)),
   causal_bottom_right INTEGER NOT NULL DEFAULT 0 CHECK (causal_bottom_right IN (0, 1)),
                                                -- 1: the causal mask is aligned to the bottom right (version 12)
@@ -177,7 +179,9 @@ CREATE TABLE IF NOT EXISTS cases (
   cpu_time_us_stdev  REAL,
   samples            INTEGER,                  -- timed samples taken
   cpu_dispatch_us_median REAL,                 -- time for the forward call to return (host cost)
-  rel_error          REAL,                     -- ||out - ref||_F / ||ref||_F, ref in float64
+  rel_error          REAL,                     -- ||out - ref||_F / ||ref||_F, ref in float64 (of the bf16 draw for fp8)
+  rel_error_dequantized REAL,                  -- fp8: the same against float64 of the dequantised inputs (the kernel's
+                                               --   own error, without the quantisation's); NULL for other dtypes
   peak_mem_bytes     INTEGER,                  -- CUDA caching allocator peak; NULL on CPU
   flops              REAL NOT NULL,            -- per forward, runs.flop_convention
   min_bytes          REAL NOT NULL,            -- per forward, runs.flop_convention
@@ -360,7 +364,9 @@ SELECT
   -- shares of the ceilings measured on the GPU that ran the case (run_devices), else at run start
   c.tflops / COALESCE(d.ceiling_bf16_tflops, r.ceiling_bf16_tflops) AS tflops_share,
   c.bandwidth_gbps / COALESCE(d.ceiling_copy_gbps, r.ceiling_copy_gbps) AS bandwidth_share,
-  c.sm_clock_mhz_mean, c.throttled_samples, c.power_cap_share, c.thermal_cap_share, c.launch_latency_hidden, c.rel_error, c.peak_mem_bytes, c.samples,
+  c.sm_clock_mhz_mean, c.throttled_samples, c.power_cap_share, c.thermal_cap_share, c.launch_latency_hidden, c.rel_error,
+  c.rel_error_dequantized,                                  -- fp8: the error against the dequantised inputs
+  c.peak_mem_bytes, c.samples,
   c.counts_consistent, c.error_message, c.trace_path, c.gpu_uuid, c.shard_index,
   c.numerics, c.numerics_bound, c.other_processes,
   c.validity, c.validity_reasons,                           -- 'ok' or 'suspect' and why (docs/measurement.md)

@@ -1,15 +1,21 @@
 // naive: matmul(q, k^T), scale, soft-cap and ALiBi's bias where the case has them,
 // out-of-place masked_fill(-inf), softmax (with a sink column where the case has
-// sinks, dropped after), matmul(v).
+// sinks, dropped after), matmul(v). An fp8 case's emulation dequantises q, k
+// and v to bf16 first (inside the timed forward: the emulation's cost).
 #include "runner/variants/naive_attention.hpp"
 
 #include <ATen/ATen.h>
 
 #include <limits>
 
+#include "runner/variants/fp8_inputs.hpp"
+
 namespace attnsweep {
 
 at::Tensor naive_attention(const AttentionInputs& inputs, MaskMode mode) {
+  if (inputs.quantized && at::isFloat8Type(inputs.query.scalar_type())) {
+    return naive_attention(dequantized(inputs, at::kBFloat16), mode);
+  }
   at::Tensor key = inputs.key, value = inputs.value;
   if (inputs.grouped) {
     // Grouped-query attention: each key/value head serves heads/kv_heads query heads.
@@ -51,6 +57,7 @@ AttentionInputs in_float64(const AttentionInputs& inputs) {
   upcast.query = inputs.query.to(at::kDouble);
   upcast.key = inputs.key.to(at::kDouble);
   upcast.value = inputs.value.to(at::kDouble);
+  upcast.quantized = nullptr;  // float64 values: nothing left to dequantise
   if (inputs.alibi_slopes.defined()) {
     const at::Tensor& distance = inputs.key_distance;
     const at::Tensor per_head = distance.dim() == 4 ? distance.to(at::kDouble) : distance.to(at::kDouble).unsqueeze(0).unsqueeze(0);

@@ -213,6 +213,11 @@ class OpLibraryVariant final : public Variant {
       return {false, "ALiBi: the variant's arguments: mapping gives the op no alibi_slopes (FlashAttention's float32 "
                      "slopes, one per query head; docs/op-libraries.md)"};
     }
+    if (inputs.quantized && !(generates("descale_q") && generates("descale_k") && generates("descale_v"))) {
+      return {false, "fp8: the variant's arguments: mapping gives the op no descale_q, descale_k and descale_v (float32 "
+                     "(batch, kv_heads), FlashAttention-3's; without them it would read the quantised values unscaled; "
+                     "docs/op-libraries.md)"};
+    }
     if (inputs.sinks.defined() && !generates("sinks")) {
       return {false, "attention sinks: the variant's arguments: mapping gives the op no sinks (a float32 logit per "
                      "query head, e.g. vLLM FlashAttention's s_aux; docs/op-libraries.md)"};
@@ -394,6 +399,13 @@ class OpLibraryVariant final : public Variant {
     if (what == "softcap") return inputs.scores.softcap.value_or(0.0);  // FlashAttention's 0: no soft-capping
     if (what == "alibi_slopes") return inputs.alibi_slopes.defined() ? c10::IValue(inputs.alibi_slopes) : c10::IValue();
     if (what == "sinks") return inputs.sinks.defined() ? c10::IValue(inputs.sinks) : c10::IValue();
+    if (what == "descale_q" || what == "descale_k" || what == "descale_v") {
+      if (!inputs.quantized) return c10::IValue();
+      const AttentionInputs::Quantized& q = *inputs.quantized;
+      const at::Tensor& descale = what == "descale_q" ? q.descale_q : what == "descale_k" ? q.descale_k : q.descale_v;
+      const std::int64_t batch = inputs.packed ? static_cast<std::int64_t>(inputs.packed->q_lens.size()) : inputs.query.size(0);
+      return descale.expand({batch, inputs.key.size(1)}).contiguous();
+    }
     if (what == "window_right") {
       return static_cast<std::int64_t>(mask.is_causal() ? 0 : mask.window_right.value_or(-1));
     }

@@ -45,12 +45,15 @@ const OpLibrarySpec* find_op_library_spec(const std::string& name);
 // (ints); a paged cache's page_table and seqused_k (int32 tensors); a window's window_left and window_right
 // (ints, -1 for no bound, the right 0 under a causal mask, FlashAttention's way);
 // a soft-capping's softcap (a float, 0 for none: FlashAttention's); ALiBi's
-// alibi_slopes and the sinks (float32 tensors, one value per query head). None
-// where the case has no such thing.
+// alibi_slopes and the sinks (float32 tensors, one value per query head); an
+// fp8 case's descale_q, descale_k, descale_v (float32, (batch, kv_heads), the
+// per-tensor descale repeated: FlashAttention-3's shape). None where the case
+// has no such thing.
 inline const std::vector<std::string>& generated_argument_names() {
   static const std::vector<std::string> names = {"cu_seqlens_q", "cu_seqlens_k", "max_seqlen_q", "max_seqlen_k",
                                                  "seqused_k",    "page_table",   "window_left",  "window_right", "softcap",
-                                                 "alibi_slopes", "sinks"};
+                                                 "alibi_slopes", "sinks",        "descale_q",    "descale_k",
+                                                 "descale_v"};
   return names;
 }
 

@@ -269,6 +269,17 @@ Support SdpaVariant::check(const AttentionInputs& inputs) const {
                    "of the scores (PyTorch has soft-capping in FlexAttention's score_mod, not in SDPA's backends); "
                    "naive and naive_inplace compute it, an op library through its softcap argument"};
   }
+  if (inputs.quantized) {
+    std::string reason =
+        "fp8 inputs: scaled_dot_product_attention takes no fp8 tensors and no descales (its backends run fp16, bf16 "
+        "and fp32; PyTorch's fp8 matmul, torch._scaled_mm, is not one of them); naive and naive_inplace emulate fp8 "
+        "(dequantise, then bf16), an op library that takes fp8 runs it through its descale arguments";
+    if (pinned_ && *pinned_ != at::SDPBackend::math && inputs.query.is_cuda()) {
+      const std::string detail = cuda_backend_reason(inputs, *pinned_);
+      if (!detail.empty()) reason += " (PyTorch's check: " + detail + ")";
+    }
+    return {false, reason};
+  }
   if (inputs.sinks.defined()) {
     return {false, "attention sinks: scaled_dot_product_attention's softmax has no per-head sink logit (none of its "
                    "backends takes one); naive and naive_inplace compute it, an op library through its sinks argument"};

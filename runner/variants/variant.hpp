@@ -37,6 +37,13 @@ struct AttentionInputs {
   at::Tensor alibi_slopes, key_distance, alibi_bias;
   // Attention sinks (undefined without them): one logit per query head, float32 (heads).
   at::Tensor sinks;
+  // An fp8 case (issue 36): query, key and value above are the fp8 tensors;
+  // these the bf16 draw they were quantised from and the per-tensor descales.
+  struct Quantized {
+    at::Tensor query, key, value;                // bf16: what the stored error's reference is made from
+    at::Tensor descale_q, descale_k, descale_v;  // float32 scalars: fp8 value * descale = the dequantised value
+  };
+  std::shared_ptr<const Quantized> quantized;  // null unless the dtype is fp8
   std::shared_ptr<const PackedBatch> packed;  // a variable-length batch packed (packed_batch.hpp); null when uniform
   std::shared_ptr<const PagedCache> paged;    // the key and value paged (paged_cache.hpp); null when contiguous
   double scale = 1.0;

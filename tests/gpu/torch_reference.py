@@ -57,6 +57,8 @@ BACKENDS = {
     "sdpa_cudnn": SDPBackend.CUDNN_ATTENTION,
 }
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+# fp8 (issue 36): the bf16 draw quantised per tensor; naive emulates it (dequantise, then bf16), SDPA refuses.
+FP8 = {"fp8_e4m3": torch.float8_e4m3fn, "fp8_e5m2": torch.float8_e5m2}
 VARIANTS = ("naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto")
 PASSES = ("forward", "backward", "forward_backward")
 
@@ -124,14 +126,27 @@ def make_inputs(shape, dtype_name, seed, device):
     q = torch.randn(batch, heads, seq_len, head_dim, generator=gen, device=device)
     k = torch.randn(batch, kv_heads, seq_len, head_dim, generator=gen, device=device)
     v = torch.randn(batch, kv_heads, seq_len, head_dim_v, generator=gen, device=device)
-    dtype = DTYPES[dtype_name]
+    dtype = DTYPES.get(dtype_name, torch.bfloat16)  # an fp8 case's bf16 draw, quantised by quantize()
     return q.to(dtype), k.to(dtype), v.to(dtype)
+
+
+def quantize(x, fp8):
+    """attnsweep's per-tensor fp8 quantisation: descale = amax(|x|) / the format's largest finite value
+    (clamped at float32's smallest normal), x8 = (x in float32 / descale) cast to fp8. Returns (x8, descale)."""
+    wide = x.float()
+    descale = (wide.abs().amax() / torch.finfo(fp8).max).clamp_min(torch.finfo(torch.float32).tiny)
+    return (wide / descale).to(fp8), descale
+
+
+def dequantize(x8, descale, dtype=torch.bfloat16):
+    """fp8 value x descale in float32, rounded once to dtype (naive's emulation uses bf16)."""
+    return (x8.float() * descale).to(dtype)
 
 
 def make_dout(out_shape, dtype_name, seed, device):
     """The upstream gradient: float32 randn of the output's shape from a new generator seeded seed + 1, cast."""
     gen = torch.Generator(device).manual_seed(seed + 1)
-    return torch.randn(*out_shape, generator=gen, device=device).to(DTYPES[dtype_name])
+    return torch.randn(*out_shape, generator=gen, device=device).to(DTYPES.get(dtype_name, torch.bfloat16))
 
 
 def causal_mask(q, k):
@@ -162,6 +177,7 @@ class ScoreMods:
     def __init__(self, softcap=0.0, alibi=False, sinks=False, q=None, k=None, causal=False, seed=0):
         self.softcap = softcap
         self.slopes = self.distance = self.bias = self.sinks = None
+        self.descales = None  # an fp8 case's (q, k, v) descales, set by run_passes
         if q is None:
             return
         heads, seq_q, seq_kv, device = q.shape[1], q.shape[2], k.shape[2], q.device
@@ -211,7 +227,12 @@ def softmax_with_sinks(scores, sinks):
 
 
 def attention(variant, q, k, v, scale, causal, mask, mods=NO_MODS):
-    """One forward of a variant on these tensors (as attnsweep's variants compute it)."""
+    """One forward of a variant on these tensors (as attnsweep's variants compute it); fp8 q, k, v
+    with mods.descales: naive's emulation dequantises them first, SDPA refuses."""
+    if q.dtype in FP8.values():
+        if variant not in ("naive", "naive_inplace"):
+            raise RuntimeError("No available kernel: scaled_dot_product_attention takes no fp8 tensors")
+        q, k, v = (dequantize(x, s) for x, s in zip((q, k, v), mods.descales))
     grouped = k.shape[1] != q.shape[1]
     if variant in ("naive", "naive_inplace"):
         if grouped:  # each key/value head serves heads/kv_heads query heads
@@ -635,6 +656,11 @@ def measure_pass(variant, pass_name, q, k, v, dout, mask, scale, causal, refs, r
             ref_out, ref_grads = refs.get()
         if pass_name == "forward":
             row["rel_error"] = rel_error(out, ref_out)
+            if refs.mods.descales is not None:  # fp8: also against float64 of the dequantised inputs
+                deq = [dequantize(x, s, torch.float32) for x, s in zip((q, k, v), refs.mods.descales)]
+                with deterministic_algorithms(False):
+                    row["rel_error_dequantized"] = rel_error(out, reference(*deq, scale, causal, refs.mods))
+                del deq
         else:
             for name, g, ref in zip("qkv", grads, ref_grads):
                 row[f"grad_rel_error_{name}"] = rel_error(g, ref)
@@ -665,7 +691,7 @@ def warm_profiler(device):
 
 def run_passes(a):
     shapes = parse_shapes(a.shapes)
-    dtypes = parse_list(a.dtypes, tuple(DTYPES), "dtype")
+    dtypes = parse_list(a.dtypes, tuple(DTYPES) + tuple(FP8), "dtype")
     variants = parse_list(a.variants, VARIANTS, "variant")
     passes = parse_list(a.passes, PASSES, "pass")
     causal = bool(a.causal)
@@ -682,7 +708,10 @@ def run_passes(a):
                                   "error": str(error).splitlines()[0]}), flush=True)
                 continue
             mods = ScoreMods(a.softcap, bool(a.alibi), bool(a.sinks), q, k, causal, a.seed)
-            refs = ReferenceCache(q, k, v, dout, scale, causal, mods)
+            refs = ReferenceCache(q, k, v, dout, scale, causal, mods)  # an fp8 case's: of the bf16 draw
+            if dtype in FP8:
+                (q, sq), (k, sk), (v, sv) = (quantize(x, FP8[dtype]) for x in (q, k, v))
+                mods.descales = (sq, sk, sv)
             for variant in variants:
                 pin = sdpa_kernel(BACKENDS[variant]) if variant in BACKENDS else contextlib.nullcontext()
                 with pin, deterministic_algorithms(bool(a.deterministic)):
@@ -693,6 +722,10 @@ def run_passes(a):
                         add_score_mods(row, a)
                         if value_dim(shape) != shape.head_dim:
                             row["head_dim_v"] = shape.head_dim_v
+                        if dtype in FP8 and pass_name != "forward":
+                            row.update(status="unsupported", error="fp8 cases are measured forward only")
+                            print(json.dumps(row), flush=True)
+                            continue
                         try:
                             row = measure_pass(variant, pass_name, q, k, v, dout, mask, scale, causal, refs, row, a)
                         except torch.cuda.OutOfMemoryError as error:
@@ -725,7 +758,7 @@ def build_parser():
     p.add_argument("--variants", default=",".join(VARIANTS))
     p.add_argument("--shapes", default="8x16x1024x64",
                    help="comma-separated BxHxSxD, BxH/KVxSxD for grouped-query attention (2x32/8x4096x128)")
-    p.add_argument("--dtypes", "--dtype", dest="dtypes", default="bf16", help="comma-separated bf16, fp16, fp32")
+    p.add_argument("--dtypes", "--dtype", dest="dtypes", default="bf16", help="comma-separated bf16, fp16, fp32, fp8_e4m3, fp8_e5m2 (fp8: --pass forward, naive variants)")
     p.add_argument("--pass", "--passes", dest="passes", default=None,
                    help="comma-separated forward, backward, forward_backward: one line per case and pass, "
                         "with the pass in it (without it: the forward-only lines of before)")
@@ -765,7 +798,7 @@ def check_arguments(p, a):
     """Refuses what cannot run, with one line (argparse's exit 2)."""
     try:
         parse_shapes(a.shapes) or p.error("--shapes: no shape")
-        parse_list(a.dtypes, tuple(DTYPES), "dtype")
+        parse_list(a.dtypes, tuple(DTYPES) + tuple(FP8), "dtype")
         if a.passes is not None:
             parse_list(a.variants, VARIANTS, "variant")
             parse_list(a.passes, PASSES, "pass")

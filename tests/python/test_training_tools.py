@@ -263,6 +263,34 @@ class Numerics(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "No available kernel"):
             ref.attention("sdpa_math", q, k, v, scale, True, None, mods)
 
+    def test_fp8_is_quantised_per_tensor_and_naive_emulates_it(self):
+        """Issue 36: the bf16 draw quantised per tensor (descale = amax / the format's largest value), naive
+        dequantising first; SDPA refuses; the error against the bf16 draw holds the quantisation's, the one
+        against the dequantised inputs the emulation's own (bf16's)."""
+        q, k, v = ref.make_inputs(ref.Shape(1, 4, 2, 32, 16), "fp8_e4m3", 0, "cpu")
+        self.assertEqual(q.dtype, torch.bfloat16)  # the draw, before quantisation
+        for fmt, largest, step in ((torch.float8_e4m3fn, 448.0, 2.0 ** -3), (torch.float8_e5m2, 57344.0, 2.0 ** -2)):
+            q8, descale = ref.quantize(q, fmt)
+            self.assertEqual(q8.dtype, fmt)
+            self.assertAlmostEqual(descale.item(), q.float().abs().max().item() / largest, delta=1e-9)
+            self.assertEqual(q8.float().abs().max().item(), largest)  # the largest value maps to the format's
+            back = ref.dequantize(q8, descale, torch.float32)
+            self.assertLess(((back - q.float()).abs() / q.float().abs().clamp_min(descale.item() * 8)).max().item(),
+                            step / 2 + 1e-3)  # within half a step of the mantissa
+        mods = ref.ScoreMods()
+        quantized = [ref.quantize(x, torch.float8_e4m3fn) for x in (q, k, v)]
+        mods.descales = tuple(d for _, d in quantized)
+        q8, k8, v8 = (x for x, _ in quantized)
+        out = ref.attention("naive", q8, k8, v8, 0.25, True, ref.causal_mask(q, k), mods)
+        self.assertEqual(out.dtype, torch.bfloat16)
+        error = ref.rel_error(out, ref.reference(q, k, v, 0.25, True))
+        own = ref.rel_error(out, ref.reference(*(ref.dequantize(x, d, torch.float32) for x, d in quantized), 0.25, True))
+        self.assertGreater(error, 0.01)
+        self.assertLess(error, 0.1)  # attnsweep's bound for fp8_e4m3
+        self.assertLess(own, error / 4)
+        with self.assertRaisesRegex(RuntimeError, "No available kernel"):
+            ref.attention("sdpa_flash", q8, k8, v8, 0.25, True, None, mods)
+
     def test_backend_names(self):
         self.assertEqual(ref.backend_of("ScaledDotProductCudnnAttentionBackward0"), "cudnn_attention")
         self.assertEqual(ref.backend_of("ScaledDotProductFlashAttentionBackward0"), "flash_attention")

@@ -11,7 +11,10 @@
 //   (a variable-length batch's backward with respect to the packed rows, issue 36).
 // q (batch, seq, heads, dim) or packed (total_q, heads, dim) with cu_seqlens_q;
 // k, v the same with cu_seqlens_k, or pages (pages, page_size, kv_heads, dim)
-// with page_table (batch, pages per sequence) and seqused_k (batch).
+// with page_table (batch, pages per sequence) and seqused_k (batch). fp8 q, k, v
+// (FA3's fp8 forward) are read times q_descale, k_descale, v_descale (float32,
+// (batch, kv_heads), a query head taking its key/value head's), and the output
+// is bf16.
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -41,7 +44,11 @@ std::tuple<Tensor, Tensor> fwd(const Tensor& q, const Tensor& k, const Tensor& v
                                std::optional<int64_t> max_seqlen_k, const std::optional<Tensor>& page_table,
                                const std::optional<Tensor>& seqused_k, std::optional<double> softmax_scale, bool is_causal,
                                int64_t window_size_left, int64_t window_size_right, double softcap,
-                               const std::optional<Tensor>& alibi_slopes, const std::optional<Tensor>& s_aux) {
+                               const std::optional<Tensor>& alibi_slopes, const std::optional<Tensor>& s_aux,
+                               const std::optional<Tensor>& q_descale, const std::optional<Tensor>& k_descale,
+                               const std::optional<Tensor>& v_descale) {
+  const bool fp8 = at::isFloat8Type(q.scalar_type());
+  TORCH_CHECK(!fp8 || (q_descale && k_descale && v_descale), "fp8 inputs need q_descale, k_descale and v_descale");
   TORCH_CHECK(!alibi_slopes || (alibi_slopes->scalar_type() == at::kFloat && alibi_slopes->size(0) == q.size(-2)),
               "alibi_slopes must be float32, one per query head");
   TORCH_CHECK(!s_aux || (s_aux->scalar_type() == at::kFloat && s_aux->size(0) == q.size(-2)),
@@ -51,9 +58,15 @@ std::tuple<Tensor, Tensor> fwd(const Tensor& q, const Tensor& k, const Tensor& v
   TORCH_CHECK(!page_table || (seqused_k && !cu_seqlens_k), "page_table needs seqused_k and no cu_seqlens_k");
   const int64_t batch = cu_seqlens_q ? cu_seqlens_q->size(0) - 1 : q.size(0);
   const double scale = softmax_scale.value_or(1.0 / std::sqrt(static_cast<double>(q.size(-1))));
-  Tensor out = at::empty_like(q);
+  Tensor out = at::empty_like(q, fp8 ? q.options().dtype(at::kBFloat16) : q.options());
+  // fp8: each (sequence, key/value head)'s descale, for the heads of a (L, heads, D) tensor.
+  const auto descaled = [&](Tensor rows, const std::optional<Tensor>& descale, int64_t b) {
+    if (!fp8) return rows.to(at::kFloat);
+    const Tensor per_head = (*descale)[b].repeat_interleave(rows.size(1) / descale->size(1));
+    return rows.to(at::kFloat) * per_head.view({1, -1, 1});
+  };
   for (int64_t b = 0; b < batch; ++b) {
-    const Tensor query = rows_of(q, cu_seqlens_q, b).to(at::kFloat);  // (Lq, H, D)
+    const Tensor query = descaled(rows_of(q, cu_seqlens_q, b), q_descale, b);  // (Lq, H, D)
     Tensor key, value;
     if (page_table) {
       const int64_t length = (*seqused_k)[b].item<int64_t>();
@@ -67,8 +80,8 @@ std::tuple<Tensor, Tensor> fwd(const Tensor& q, const Tensor& k, const Tensor& v
         value = value.narrow(0, 0, (*seqused_k)[b].item<int64_t>());
       }
     }
-    key = key.to(at::kFloat).repeat_interleave(query.size(1) / key.size(1), 1);
-    value = value.to(at::kFloat).repeat_interleave(query.size(1) / value.size(1), 1);
+    key = descaled(key, k_descale, b).repeat_interleave(query.size(1) / key.size(1), 1);
+    value = descaled(value, v_descale, b).repeat_interleave(query.size(1) / value.size(1), 1);
     const int64_t lq = query.size(0), lk = key.size(0);
     Tensor scores = at::einsum("qhd,khd->hqk", {query, key}) * scale;
     if (softcap > 0) scores = softcap * at::tanh(scores / softcap);  // FA3's: 0 is none
@@ -89,7 +102,7 @@ std::tuple<Tensor, Tensor> fwd(const Tensor& q, const Tensor& k, const Tensor& v
     } else {
       probabilities = at::softmax(scores, -1);
     }
-    const Tensor result = at::einsum("hqk,khd->qhd", {probabilities, value}).to(q.scalar_type());
+    const Tensor result = at::einsum("hqk,khd->qhd", {probabilities, value}).to(out.scalar_type());
     rows_of(out, cu_seqlens_q, b).copy_(result);
   }
   return {out, at::zeros({1}, q.options().dtype(at::kFloat))};
@@ -101,7 +114,8 @@ std::tuple<Tensor, Tensor> fwd(const Tensor& q, const Tensor& k, const Tensor& v
   "(Tensor q, Tensor k, Tensor v, Tensor? cu_seqlens_q=None, Tensor? cu_seqlens_k=None, "                      \
   "int? max_seqlen_q=None, int? max_seqlen_k=None, Tensor? page_table=None, Tensor? seqused_k=None, "         \
   "float? softmax_scale=None, bool is_causal=False, int window_size_left=-1, int window_size_right=-1, "       \
-  "float softcap=0.0, Tensor? alibi_slopes=None, Tensor? s_aux=None) -> (Tensor, Tensor)"
+  "float softcap=0.0, Tensor? alibi_slopes=None, Tensor? s_aux=None, Tensor? q_descale=None, "                \
+  "Tensor? k_descale=None, Tensor? v_descale=None) -> (Tensor, Tensor)"
 
 TORCH_LIBRARY(attnsweep_flash_like, m) {
   m.def("fwd" ATTNSWEEP_FLASH_LIKE_ARGUMENTS);
