@@ -24,6 +24,10 @@ def main():
                    help="comma-separated BxHxSxD, BxH/KVxSxD for grouped-query attention")
     p.add_argument("--causal", default="1,0", help="comma-separated 1 (causal) and 0 (full), in that order")
     p.add_argument("--softcap", type=float, default=0.0, help="FA3's softcap (issue 36); 0: none")
+    p.add_argument("--dtype", choices=("bf16", "fp8_e4m3"), default="bf16",
+                   help="fp8_e4m3 (issue 36): the bf16 draw quantised per tensor as attnsweep does, FA3 given "
+                        "q_descale, k_descale, v_descale as float32 (batch, kv_heads); the error against float64 "
+                        "of the bf16 draw, and rel_error_dequantized against float64 of the dequantised inputs")
     p.add_argument("--samples", type=int, default=200)
     p.add_argument("--forwards", type=int, default=5)
     p.add_argument("--warmup", type=int, default=10)
@@ -38,16 +42,32 @@ def main():
         for causal in (bool(int(c)) for c in a.causal.split(",")):
             q, k, v = ref.make_inputs(shape, "bf16", 0, "cuda")
             scale = shape.head_dim ** -0.5
-            qs, ks, vs = (t.transpose(1, 2).contiguous() for t in (q, k, v))
+            mods = ref.ScoreMods(a.softcap)  # the cap alone (reference() takes ScoreMods, not a float)
+            extra, fed = {}, (q, k, v)
+            if a.dtype != "bf16":
+                quantized = [ref.quantize(t, ref.FP8[a.dtype]) for t in (q, k, v)]
+                fed = tuple(t8 for t8, _ in quantized)
+                extra = {f"{name}_descale": d.expand(shape.batch, shape.kv_heads).contiguous()
+                         for name, (_, d) in zip("qkv", quantized)}
+            qs, ks, vs = (t.transpose(1, 2).contiguous() for t in fed)
 
             def fa3():
                 return torch.ops.fa3_fwd.fwd(qs, ks, vs, softmax_scale=scale, is_causal=causal,
-                                             softcap=a.softcap)[0].transpose(1, 2)
+                                             softcap=a.softcap, **extra)[0].transpose(1, 2)
 
-            row = {"variant": "fa3", "shape": text, "dtype": "bf16", "causal": causal, "batch": shape.batch,
+            row = {"variant": "fa3", "shape": text, "dtype": a.dtype, "causal": causal, "batch": shape.batch,
                    "heads": shape.heads, "kv_heads": shape.kv_heads, "seq_len": shape.seq_len,
                    "head_dim": shape.head_dim, "softcap": a.softcap or None}
-            ref.measure("fa3", fa3, row, a, lambda: ref.reference(q, k, v, scale, causal, a.softcap))
+            if a.dtype != "bf16":
+                # The kernel's own error first (measure prints the row): against float64 of the
+                # dequantised inputs, attnsweep's rel_error_dequantized. A refusal shows in measure.
+                try:
+                    deq = [ref.dequantize(t8, d, torch.float32) for t8, d in quantized]
+                    row["rel_error_dequantized"] = ref.rel_error(fa3(), ref.reference(*deq, scale, causal, mods))
+                    del deq
+                except RuntimeError:
+                    pass
+            ref.measure("fa3", fa3, row, a, lambda: ref.reference(q, k, v, scale, causal, mods))
 
 
 if __name__ == "__main__":

@@ -116,12 +116,19 @@ def db_cases(db, run_id):
                       "JOIN cases c USING (case_id) WHERE r.run_id = ? ORDER BY r.plan_index", (run_id,)).fetchall()
 
 
+def serving_layout(case):
+    """A variable-length batch or a paged cache: tests/gpu/serving_reference.py measures those (torch_reference.py
+    draws uniform batches only, so a packed case would be matched with its padded shape's)."""
+    keys = case.keys()
+    return ("seq_lens_q" in keys and case["seq_lens_q"] is not None) or ("page_size" in keys and bool(case["page_size"]))
+
+
 def python_args(db_path):
     db = open_db(db_path)
     cases = db_cases(db, latest_run(db)["run_id"])
     by_mask = {}
     for c in cases:
-        if c["variant"] not in BUILT_IN or c["seq_len_q"] != c["seq_len_kv"]:
+        if c["variant"] not in BUILT_IN or c["seq_len_q"] != c["seq_len_kv"] or serving_layout(c):
             continue
         mask = (int(bool(c["causal"])), *score_mods_of(c))  # one torch_reference.py call per mask and modification
         group = by_mask.setdefault(mask, {"shapes": [], "dtypes": [], "passes": [], "variants": []})
@@ -182,7 +189,7 @@ def report(db_path, python_path, machine_path):
     differing, missing_built_in = [], []
     per_dtype = {}
     for pass_name in PASSES:
-        rows = [c for c in cases if (c["pass"] or "forward") == pass_name]
+        rows = [c for c in cases if (c["pass"] or "forward") == pass_name and not serving_layout(c)]
         if not rows:
             continue
         print(f"\n## {pass_name}\n")

@@ -41,7 +41,7 @@ std::vector<std::pair<const char*, const at::Tensor*>> InputGuard::watched(const
     tensors.insert(tensors.end(), {{"alibi slopes", &inputs.alibi_slopes}, {"alibi bias", &inputs.alibi_bias}});
   }
   if (inputs.sinks.defined()) tensors.push_back({"sinks", &inputs.sinks});
-  if (inputs.quantized) {  // an op library is handed the descales (arguments: descale_q, ...)
+  if (inputs.quantized) {  // what an op library's descale_q, ... arguments are made from
     tensors.insert(tensors.end(), {{"descale_q", &inputs.quantized->descale_q},
                                    {"descale_k", &inputs.quantized->descale_k},
                                    {"descale_v", &inputs.quantized->descale_v}});

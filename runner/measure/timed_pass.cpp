@@ -5,6 +5,8 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
+#include "runner/measure/device_copy.hpp"
+
 namespace attnsweep {
 
 TimedPass::TimedPass(Pass pass, const Variant& variant, const AttentionInputs& inputs, at::Tensor grad_output,
@@ -14,7 +16,6 @@ TimedPass::TimedPass(Pass pass, const Variant& variant, const AttentionInputs& i
       grad_output_(std::move(grad_output)),
       repeats_(slowdown.repeats),
       spin_cycles_(slowdown.spin_cycles) {
-  if (pass != Pass::forward && inputs.packed) packed_grad_output_ = inputs.packed->pack_query_side(grad_output_);
   switch (pass) {
     case Pass::forward:
       call = [this] {
@@ -80,6 +81,12 @@ void TimedPass::backward(bool keep_graph) {
   // grad rather than backward: nothing accumulates into the leaves' .grad, so
   // every sample does the same work and the leaves stay the shared inputs.
   const bool packed = packed_output();
+  if (packed && !packed_grad_output_.defined()) {
+    // Made at the first backward (the accuracy pass, untimed), for a packed output
+    // only, and kept outside the caching allocator as the padded one is: not in peak_mem_bytes.
+    const at::Tensor rows = inputs_.packed->pack_query_side(grad_output_);
+    packed_grad_output_ = copy_outside_caching_allocator(rows, rows.is_cuda()).value_or(rows);
+  }
   const auto grads = torch::autograd::grad(
       {output_}, packed ? std::vector<at::Tensor>{inputs_.packed->query, inputs_.packed->key, inputs_.packed->value}
                         : std::vector<at::Tensor>{inputs_.query, inputs_.key, inputs_.value},

@@ -9,7 +9,7 @@
 // A variable-length batch's kernels that return packed rows (flash's and the
 // memory-efficient kernel's entry points) are differentiated with respect to
 // the packed leaves, with the upstream gradient's real rows packed (made once,
-// outside the timing); the padded variants with respect to the padded leaves.
+// at the untimed first backward); the padded variants with respect to the padded leaves.
 // The same calls serve the eager samples, the CUDA-graph capture and the
 // profiler, so all three measure the same work.
 #include <array>
@@ -68,7 +68,7 @@ class TimedPass {
   const Variant& variant_;
   const AttentionInputs& inputs_;
   at::Tensor grad_output_;
-  at::Tensor packed_grad_output_;  // its real rows packed, for a packed output; undefined otherwise
+  at::Tensor packed_grad_output_;  // its real rows packed, made at the first backward of a packed output
   int repeats_;
   std::optional<long long> spin_cycles_;
   at::Tensor output_;

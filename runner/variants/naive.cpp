@@ -53,11 +53,12 @@ at::Tensor naive_attention(const AttentionInputs& inputs, MaskMode mode) {
 }
 
 AttentionInputs in_float64(const AttentionInputs& inputs) {
+  // fp8 values mean nothing without their descales: dequantised first (float32, then float64).
+  if (inputs.quantized && at::isFloat8Type(inputs.query.scalar_type())) return in_float64(dequantized(inputs, at::kFloat));
   AttentionInputs upcast = inputs;
   upcast.query = inputs.query.to(at::kDouble);
   upcast.key = inputs.key.to(at::kDouble);
   upcast.value = inputs.value.to(at::kDouble);
-  upcast.quantized = nullptr;  // float64 values: nothing left to dequantise
   if (inputs.alibi_slopes.defined()) {
     const at::Tensor& distance = inputs.key_distance;
     const at::Tensor per_head = distance.dim() == 4 ? distance.to(at::kDouble) : distance.to(at::kDouble).unsqueeze(0).unsqueeze(0);

@@ -21,9 +21,13 @@ std::pair<at::Tensor, at::Tensor> rows_and_offsets(const std::vector<std::int64_
 }
 
 // (batch, heads, seq, d) -> the rows listed, (total, heads, d), contiguous.
+// fp8 is moved as its bytes (index kernels have few Float8 instantiations).
 at::Tensor pack(const at::Tensor& padded, const at::Tensor& rows) {
   const auto batch = padded.size(0), heads = padded.size(1), seq = padded.size(2), dim = padded.size(3);
-  return padded.transpose(1, 2).reshape({batch * seq, heads, dim}).index_select(0, rows).contiguous();
+  const bool fp8 = at::isFloat8Type(padded.scalar_type());
+  const at::Tensor source = fp8 ? padded.view(at::kByte) : padded;
+  const at::Tensor packed = source.transpose(1, 2).reshape({batch * seq, heads, dim}).index_select(0, rows).contiguous();
+  return fp8 ? packed.view(padded.scalar_type()) : packed;
 }
 
 // Packed rows (total, heads, d) back in the padded (batch, heads, seq, d) layout, zeros elsewhere.

@@ -45,9 +45,13 @@ PagedCache PagedCache::of(const at::Tensor& key, const at::Tensor& value, const 
       order.index_select(0, at::tensor(page_slots, longs).to(where)) * page_size + at::tensor(offsets, longs).to(where);
   auto paged = [&](const at::Tensor& padded) {
     const std::int64_t dim = padded.size(3);  // keys' head_dim, values' head_dim_v
-    const at::Tensor real = padded.transpose(1, 2).reshape({batch * seq_len_kv, kv_heads, dim}).index_select(0, row_index);
-    at::Tensor pool = at::zeros({pages * page_size, kv_heads, dim}, padded.options());
+    // fp8 moved as its bytes: PyTorch's index_copy_ has no Float8 kernel (CPU or CUDA).
+    const bool fp8 = at::isFloat8Type(padded.scalar_type());
+    const at::Tensor source = fp8 ? padded.view(at::kByte) : padded;
+    const at::Tensor real = source.transpose(1, 2).reshape({batch * seq_len_kv, kv_heads, dim}).index_select(0, row_index);
+    at::Tensor pool = at::zeros({pages * page_size, kv_heads, dim}, source.options());
     pool.index_copy_(0, destination, real);
+    if (fp8) pool = pool.view(padded.scalar_type());
     return pool.view({pages, page_size, kv_heads, dim});
   };
   cache.key = paged(key);

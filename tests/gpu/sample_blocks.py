@@ -90,7 +90,7 @@ def main():
         p.error("--blocks and --samples must be 1 or more, --gap-ms 0 or more")
     try:
         db, run, seed = ref.open_run(a.db, a.run)
-        cases = {c["plan_index"]: c for c in ref.read_cases(db, run)}
+        cases = {c["plan_index"]: c for c in ref.read_cases(db, run) if c["pass"] == "forward"}
     except (sqlite3.Error, ValueError) as error:
         print(f"error: {a.db}: {error}", file=sys.stderr)
         return 2

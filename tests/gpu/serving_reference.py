@@ -513,6 +513,9 @@ def measure_gradients(case, q, k, v, scale, seed, a, device="cuda"):
 
 
 def measure(case, seed, a):
+    if case["dtype"] not in DTYPES:
+        return {"plan_index": case["plan_index"], "pass": case["pass"], "status": "skipped",
+                "reason": f"{case['dtype']} is measured from Python by torch_reference.py, not here"}
     q, k, v = make_inputs(case["batch"], case["heads"], case["kv_heads"], case["seq_len_q"], case["seq_len_kv"],
                           case["head_dim"], DTYPES[case["dtype"]], seed)
     scale = case["head_dim"] ** -0.5
@@ -675,16 +678,19 @@ def main():
         if case["pass"] == "forward":
             error, py_error, backend = case["rel_error"], row["rel_error"], case["sdpa_backend"] or ""
         else:
-            # The worst of dq, dk, dv on each side, within 2x of each other (the training proof's rule).
-            error = max(case[f"grad_rel_error_{g}"] for g in "qkv")
+            # The worst of dq, dk, dv on each side, within 2x of each other (the training proof's rule);
+            # not compared where attnsweep stored none (the check off, its reference out of memory).
+            ours = [case[f"grad_rel_error_{g}"] for g in "qkv"]
+            error = None if None in ours else max(ours)
             py_error = max(row[f"grad_rel_error_{g}"] for g in "qkv")
             backend = f"{case['sdpa_backend_backward'] or ''} / {row['sdpa_backend_backward']}"
-            tally["gradients"] += 1
-            tally["gradients_within"] += max(error, py_error) <= 2 * min(error, py_error)
+            if error is not None:
+                tally["gradients"] += 1
+                tally["gradients_within"] += max(error, py_error) <= 2 * min(error, py_error)
         print(f"| {case['plan_index']} | {case['variant']} | {shape} | {case['dtype']} | {label} |"
               f" {'/'.join(str(x) for x in ours)} | {'/'.join(f'{x:g}' for x in theirs)} | {'equal' if equal else 'DIFFER'} |"
               f" {case['gpu_time_us_median']:.1f} | {row['median_us']:.1f} | {ratio:.3f} | {verdict} |"
-              f" {error:.2e} | {py_error:.2e} | {backend} |")
+              f" {'-' if error is None else f'{error:.2e}'} | {py_error:.2e} | {backend} |")
     print(f"\n{len(cases)} cases: counts equal in {tally['counts_equal']} of {tally['counts_equal'] + tally['counts_differ']}"
           f" run on both sides; medians of {JUDGED_US:.0f} us or more within 3% in {tally['within']} of {tally['judged']};"
           f" gradient errors within 2x in {tally['gradients_within']} of {tally['gradients']};"

@@ -813,6 +813,8 @@ def check_arguments(p, a):
         p.error("--max-seconds must not be negative")
     if a.device == "cpu" and a.passes is None:
         p.error("--device cpu needs --pass")
+    if a.passes is None and any(d in FP8 for d in a.dtypes.split(",")):
+        p.error("--dtypes fp8_e4m3/fp8_e5m2 need --pass (the forward-only lines of before have no quantisation)")
     if a.passes is not None and a.protocol != "v2":
         p.error("--pass times with protocol v2 only")
 
