@@ -26,7 +26,9 @@ tests="${DEVICE_TESTS:-GpuServing|GpuValidity}"
 # The GPU tests run from their binary, not ctest: a gtest filter of the pattern.
 BUILD_TARGET="attnsweep attnsweep_cli_tests" device_build "$WORK/build.log" none
 stop_unless_built "$WORK/build.log" 2
-filter="$(echo "$tests" | sed 's/|/.*:/g').*"
+# Each pattern a prefix: gtest's filter has the wildcards * and ?, and '.' is itself (a
+# "Suite.Prefix.*" filter never matched "Suite.PrefixAndMore").
+filter="$(echo "$tests" | sed 's/|/*:/g')*"
 build/attnsweep_cli_tests --gtest_filter="$filter" > "$WORK/gpu_tests.log" 2>&1
 tests_status=$?
 echo "GPU tests ($filter) exit $tests_status"
