@@ -206,24 +206,27 @@ TEST_F(Cli, PassesOtherThanForwardArePlannedRunAndStoredAsCasesOfTheirOwn) {
 
 // Issue 24: the energy window reads NVML's counter, which a CPU has not. A CPU
 // run with measure.energy_window_ms set runs as without: every energy column
-// NULL, no window run (timing takes no 300 ms per case), no warning about it.
+// NULL, no window run, no warning about it. The window asked for is the longest
+// allowed (60 s) so that a window run would show in timing_seconds by a factor
+// of a hundred, not by a few percent of a loaded CI machine's noise (a 300 ms
+// window against a 300 ms bound failed CI at 324 ms).
 TEST_F(Cli, ACpuRunLeavesTheEnergyColumnsNull) {
   const std::string config = write("window.yaml", std::string(kTinyConfig) + "passes: [forward, forward_backward]\n");
   std::string text = read_file(config);
-  text.replace(text.find("max_case_seconds: 1}"), 20, "max_case_seconds: 1, energy_window_ms: 300}");
+  text.replace(text.find("max_case_seconds: 1}"), 20, "max_case_seconds: 1, energy_window_ms: 60000}");
   std::ofstream(config) << text;
   const Outcome ran = run("run " + config + " --device cpu --db " + path("r.db"));
   ASSERT_EQ(ran.exit_code, 0) << ran.output;
   EXPECT_EQ(ran.output.find("energy"), std::string::npos) << ran.output;
   SQLite::Database db(path("r.db"));
-  EXPECT_NE(db.execAndGet("SELECT config_yaml FROM runs").getString().find("energy_window_ms: 300"), std::string::npos);
+  EXPECT_NE(db.execAndGet("SELECT config_yaml FROM runs").getString().find("energy_window_ms: 60000"), std::string::npos);
   EXPECT_GT(db.execAndGet("SELECT count(*) FROM cases WHERE status = 'ok'").getInt(), 0);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE energy_j IS NOT NULL OR energy_power_w IS NOT NULL OR "
                           "energy_window_s IS NOT NULL OR energy_passes IS NOT NULL").getInt(), 0);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE energy_j IS NOT NULL OR tflop_per_joule IS NOT NULL")
                 .getInt(), 0);
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE warnings LIKE '%energy%'").getInt(), 0);
-  EXPECT_LT(db.execAndGet("SELECT max(timing_seconds) FROM cases").getDouble(), 0.3);
+  EXPECT_LT(db.execAndGet("SELECT max(timing_seconds) FROM cases").getDouble(), 30.0);
 }
 
 TEST_F(Cli, VariantsListsEveryVariantAndWhereItRuns) {
