@@ -48,6 +48,11 @@ torch.randperm(pages) from a generator of the device seeded with seed + 2; only 
 or a folder holding it; torch.ops.fa3_fwd.fwd, bf16 only, causal aligned to the bottom right):
 q, k, v as (B, S, H, D), packed with cu_seqlens for a variable-length batch, k and v as the paged
 cache with page_table and seqused_k for a paged one. Without it such cases are unsupported here.
+Attention sinks (cases.sinks = 1, schema 17; gpt-oss): one float32 logit per query head, randn(heads)
+from a generator of the device seeded with seed + 3 (torch_reference.py's ScoreMods), that takes part
+in every row's softmax and gives no value: naive and naive_inplace append it as one more column
+before the softmax (gpt-oss's reference), the float64 reference likewise; SDPA has no sinks (its
+variants are unsupported), nor does FA3 here. Soft-capping and ALiBi cases are torch_reference.py's.
 Padding, packing and the page table are made once, outside the timed pass.
 The report puts attnsweep's numbers beside these: counts equal or not, medians of 200 us or more
 judged within 3%. Exit 1 when a count differs, a judged median is off, or a case attnsweep ran is
@@ -72,16 +77,16 @@ from torch.nn.attention.bias import causal_lower_right
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 from results_db import open_read_only  # noqa: E402
-from torch_reference import (BACKENDS, DTYPES, VARIANTS, backend_of, consistent_counts,  # noqa: E402
+from torch_reference import (BACKENDS, DTYPES, VARIANTS, ScoreMods, backend_of, consistent_counts,  # noqa: E402
                              cuda_event_median, hold_cycles, masked_reference, pass_steps, profile_counts,
-                             rel_error, time_pass)
+                             rel_error, softmax_with_sinks, time_pass)
 JUDGED_US = 200.0
 TOLERANCE = 0.03
 # Columns of schema 13, read from older databases as these values; and the backward's (a database
 # without them has forward cases alone).
 NEW_COLUMNS = {"seq_lens_q": "NULL", "seq_lens_kv": "NULL", "page_size": "0", "query_tokens": "NULL",
                "grad_rel_error_q": "NULL", "grad_rel_error_k": "NULL", "grad_rel_error_v": "NULL",
-               "sdpa_backend_backward": "NULL"}
+               "sdpa_backend_backward": "NULL", "softcap": "NULL", "alibi": "0", "sinks": "0"}
 OP_LIBRARIES = {}  # variant name -> the op (torch.ops.fa3_fwd.fwd), from --fa3
 
 
@@ -283,9 +288,9 @@ def refused(reason):
     return forward
 
 
-def naive_attention(variant, q, k, v, scale, masked):
+def naive_attention(variant, q, k, v, scale, masked, sinks=None):
     """naive (masked_fill) or naive_inplace (masked_fill_) with a boolean mask, True where masked;
-    grouped key/value heads repeated for their queries."""
+    grouped key/value heads repeated for their queries; sinks (heads,): one more softmax column each."""
     if k.shape[1] != q.shape[1]:
         repeats = q.shape[1] // k.shape[1]
         k, v = k.repeat_interleave(repeats, 1), v.repeat_interleave(repeats, 1)
@@ -294,18 +299,20 @@ def naive_attention(variant, q, k, v, scale, masked):
         scores = scores.masked_fill(masked, float("-inf"))
     else:
         scores.masked_fill_(masked, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ v
+    return softmax_with_sinks(scores, sinks) @ v
 
 
-def forward_of(variant, q, k, v, scale, case, allowed):
-    """A zero-argument forward, as a user would write this variant for this mask."""
+def forward_of(variant, q, k, v, scale, case, allowed, sinks=None):
+    """A zero-argument forward, as a user would write this variant for this mask (and sinks, (heads,))."""
     grouped = k.shape[1] != q.shape[1]
     sq, skv = q.shape[-2], k.shape[-2]
     windowed = case["window_left"] is not None or case["window_right"] is not None
     plain_causal = case["causal"] and not windowed and (not case["bottom_right"] or sq == skv)
     if variant in ("naive", "naive_inplace"):
         masked = allowed.logical_not()
-        return lambda: naive_attention(variant, q, k, v, scale, masked)
+        return lambda: naive_attention(variant, q, k, v, scale, masked, sinks)
+    if sinks is not None:
+        return refused("No available kernel: scaled_dot_product_attention has no attention sinks")
     if variant == "sdpa_flash" and windowed:
         if case["causal"] and not case["bottom_right"] and sq != skv:
             return refused("FlashAttention's window is aligned to the bottom right, not the top left")
@@ -420,10 +427,12 @@ def plan_forward(case, q, k, v, scale, seed):
     """The case's forward (zero arguments), the function from its output to the reference's layout
     (None when refused: the forward raises) and the float64 reference (zero arguments), on q's device."""
     variant = case["variant"]
+    mods = ScoreMods(sinks=True, q=q, k=k, seed=seed) if case.get("sinks") else None
     if case["varlen"]:
         ref = lambda: varlen_reference(q, k, v, scale, case)  # noqa: E731
     else:
-        ref = lambda: masked_reference(q, k, v, scale, case_mask(case, q.shape[-2], k.shape[-2], q.device))  # noqa: E731
+        ref = lambda: masked_reference(q, k, v, scale, case_mask(case, q.shape[-2], k.shape[-2], q.device),  # noqa: E731
+                                       mods=mods)
     if variant in OP_LIBRARIES:
         fn, finish = fa3_forward_of(OP_LIBRARIES[variant], q, k, v, scale, case, seed)
     elif variant not in VARIANTS:
@@ -433,8 +442,8 @@ def plan_forward(case, q, k, v, scale, seed):
     elif case["varlen"]:
         fn, finish = varlen_forward_of(variant, q, k, v, scale, case)
     else:
-        fn, finish = forward_of(variant, q, k, v, scale, case, case_mask(case, q.shape[-2], k.shape[-2], q.device)), \
-            (lambda out: out)
+        fn, finish = forward_of(variant, q, k, v, scale, case, case_mask(case, q.shape[-2], k.shape[-2], q.device),
+                                mods.sinks if mods is not None else None), (lambda out: out)
     return fn, finish, ref
 
 
@@ -531,6 +540,12 @@ def measure(case, seed, a):
     if case["dtype"] not in DTYPES:
         return {"plan_index": case["plan_index"], "pass": case["pass"], "status": "skipped",
                 "reason": f"{case['dtype']} is measured from Python by torch_reference.py, not here"}
+    if case.get("softcap") is not None or case.get("alibi"):
+        return {"plan_index": case["plan_index"], "pass": case["pass"], "status": "skipped",
+                "reason": "soft-capping and ALiBi are measured from Python by torch_reference.py, not here"}
+    if case.get("sinks") and (case["varlen"] or case["page_size"] or case["variant"] not in VARIANTS):
+        return {"plan_index": case["plan_index"], "pass": case["pass"], "status": "skipped",
+                "reason": "attention sinks are measured here for uniform batches of built-in variants only"}
     q, k, v = make_inputs(case["batch"], case["heads"], case["kv_heads"], case["seq_len_q"], case["seq_len_kv"],
                           case["head_dim"], DTYPES[case["dtype"]], seed)
     scale = case["head_dim"] ** -0.5

@@ -66,6 +66,29 @@ class ServingMasks(unittest.TestCase):
         expected = torch.softmax(scores, -1) @ v[..., 1:3, :].double()
         self.assertTrue(torch.allclose(out[..., 0:1, :], expected))
 
+    def test_naive_with_sinks_and_a_window_is_the_float64_reference_and_sdpa_refuses(self):
+        # gpt-oss's layout: bottom-right causal with a window, GQA 4/2, one sink logit per query head.
+        case = {"causal": 1, "bottom_right": 1, "window_left": 2, "window_right": 0, "sinks": 1, "varlen": False}
+        q, k, v = serving.make_inputs(2, 4, 2, 3, 7, 8, torch.float32, 11, device="cpu")
+        scale = 8 ** -0.5
+        allowed = serving.case_mask(case, 3, 7, "cpu")
+        mods = serving.ScoreMods(sinks=True, q=q, k=k, seed=11)
+        self.assertEqual(tuple(mods.sinks.shape), (4,))
+        expected = serving.masked_reference(q, k, v, scale, allowed, mods=mods)
+        for variant in ("naive", "naive_inplace"):
+            out = serving.forward_of(variant, q, k, v, scale, case, allowed, mods.sinks)()
+            self.assertLess(((out.double() - expected).norm() / expected.norm()).item(), 1e-6, variant)
+        # The sinks take probability: without them row 0 of head 0 would sum its weights to 1.
+        plain = serving.masked_reference(q, k, v, scale, allowed)
+        self.assertGreater(((plain - expected).norm() / expected.norm()).item(), 1e-2)
+        # By hand for one row: keys 2..4 are row 0's (the bottom right with a 2-key window), and head 1's
+        # sink is one more softmax column that gives no value.
+        s = (q[0, 1, 0].double() @ k[0, 0, 2:5].double().T) * scale
+        weights = torch.softmax(torch.cat([s, mods.sinks[1:2].double()]), 0)[:3]
+        self.assertTrue(torch.allclose(expected[0, 1, 0], weights @ v[0, 0, 2:5].double()))
+        with self.assertRaisesRegex(RuntimeError, "no attention sinks"):
+            serving.forward_of("sdpa_flash", q, k, v, scale, case, allowed, mods.sinks)()
+
 
 @needs_torch(serving)
 class ServingReferenceInputs(unittest.TestCase):
