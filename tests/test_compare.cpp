@@ -700,6 +700,38 @@ TEST_F(Compare, NumericsBeyondTheDtypeTolerance) {
                                {math, "numerics rel_error info"}});
 }
 
+// Issue 36: an fp8 case's rel_error is the quantisation's, the same on both
+// sides; a kernel whose own error doubled is seen in rel_error_dequantized.
+TEST_F(Compare, AnFp8KernelsOwnErrorDoublingIsARegressionThatRelErrorCannotShow) {
+  const std::string before = copy("fp8-before.db"), after = copy("fp8-after.db");
+  const int doubled = index_of("sdpa_flash", 1024), small = index_of("naive", 1024), gone = index_of("sdpa_math", 1024);
+  for (const std::string& db : {before, after}) {
+    plant(db, "UPDATE cases SET dtype = 'fp8_e4m3', rel_error = 5.0e-2 WHERE case_id IN (" + case_id(doubled) + ", " +
+                  case_id(small) + ", " + case_id(gone) + ")");
+  }
+  plant(before, "UPDATE cases SET rel_error_dequantized = 2.0e-2 WHERE case_id = " + case_id(doubled));
+  plant(after, "UPDATE cases SET rel_error = 5.4e-2, rel_error_dequantized = 4.5e-2 WHERE case_id = " + case_id(doubled));
+  // 2.5x worse, but within the bf16 tolerance (an emulation computing in bf16): no finding.
+  plant(before, "UPDATE cases SET rel_error_dequantized = 3.0e-3 WHERE case_id = " + case_id(small));
+  plant(after, "UPDATE cases SET rel_error_dequantized = 7.5e-3 WHERE case_id = " + case_id(small));
+  plant(before, "UPDATE cases SET rel_error_dequantized = 3.0e-3 WHERE case_id = " + case_id(gone));
+  const storage::RunReader a(before), b(after);
+  const Comparison comparison = compare_runs(a, 1, b, 1, {});
+  const auto fp8_label = [](int plan_index) {
+    std::string label = label_of(plan_index);
+    return label.replace(label.find(" bf16 "), 6, " fp8_e4m3 ");
+  };
+  EXPECT_EQ(findings_of(comparison),
+            (std::multiset<std::string>{fp8_label(doubled) + " | numerics rel_error_dequantized regression",
+                                        fp8_label(gone) + " | numerics rel_error_dequantized info"}))
+      << render(comparison, Format::text);
+  EXPECT_TRUE(comparison.has_regression());
+  EXPECT_NE(render(comparison, Format::text).find("2.0e-02"), std::string::npos);
+  const std::string json = render(comparison, Format::json);
+  EXPECT_NE(json.find("\"fp8_e4m3\": 0.1"), std::string::npos) << json.substr(0, 2000);
+  EXPECT_NE(json.find("\"fp8_e5m2\": 0.2"), std::string::npos);
+}
+
 TEST_F(Compare, CasesOnOneSideAreListed) {
   const std::string candidate = copy("moved.db");
   const int moved = index_of("naive_inplace", 1024);

@@ -38,6 +38,31 @@ void check_error(const char* field, const std::optional<double>& a, const std::o
   }
 }
 
+// An fp8 case's rel_error is mostly the quantisation's (4.9% for e4m3 at N(0, 1)
+// inputs), the same on both sides for the same seed: a kernel whose own error
+// doubled stays far inside the fp8 bound. rel_error_dequantized is the kernel's
+// own error (against the dequantised inputs); it regresses when more than
+// numerics_worse_factor times the baseline's and beyond the bf16 tolerance (a
+// kernel that computes in bf16 after dequantising is judged as a bf16 kernel).
+void check_kernel_error(const CaseRow& baseline, const CaseRow& candidate, const CompareSettings& settings,
+                        std::vector<Finding>& findings) {
+  const std::optional<double>& a = baseline.rel_error_dequantized;
+  const std::optional<double>& b = candidate.rel_error_dequantized;
+  if (a && !b) {
+    findings.push_back({Check::numerics, Severity::info, "rel_error_dequantized", scientific(*a), "",
+                        "no rel_error_dequantized now: not finite, or the accuracy check turned off"});
+    return;
+  }
+  if (!a || !b) return;
+  const double floor = settings.bf16_tolerance;
+  if (*b > floor && *b > settings.numerics_worse_factor * *a) {
+    findings.push_back({Check::numerics, Severity::regression, "rel_error_dequantized", scientific(*a), scientific(*b),
+                        "the kernel's own error (against the dequantised inputs) is more than " +
+                            number_text(settings.numerics_worse_factor) + "x the baseline's and beyond the bf16 tolerance " +
+                            scientific(floor)});
+  }
+}
+
 }  // namespace
 
 void check_status(const CaseRow& baseline, const CaseRow& candidate, std::vector<Finding>& findings) {
@@ -111,6 +136,7 @@ void check_numerics(const CaseRow& baseline, const CaseRow& candidate, const Com
   check_error("grad_rel_error_q", baseline.grad_rel_error_q, candidate.grad_rel_error_q, settings, dtype, findings);
   check_error("grad_rel_error_k", baseline.grad_rel_error_k, candidate.grad_rel_error_k, settings, dtype, findings);
   check_error("grad_rel_error_v", baseline.grad_rel_error_v, candidate.grad_rel_error_v, settings, dtype, findings);
+  if (is_fp8(dtype)) check_kernel_error(baseline, candidate, settings, findings);
 }
 
 void check_validity(const CaseRow& baseline, const CaseRow& candidate, std::vector<Finding>& findings) {
