@@ -8,6 +8,7 @@
 #include "runner/device/device.hpp"
 #include "runner/execute/fit_check.hpp"
 #include "runner/execute/shard_choice.hpp"
+#include "runner/plan/claims_match.hpp"
 #include "runner/plan/plan.hpp"
 #include "runner/plan/shard.hpp"
 #include "runner/report/plan_table.hpp"
@@ -38,6 +39,24 @@ int plan_command(const PlanOptions& options) {
     if (plan.excluded) std::cout << ", " << plan.excluded << " excluded";
     if (plan.duplicates) std::cout << ", " << plan.duplicates << " duplicates dropped";
     std::cout << " (" << options.config_path << ", device " << device << ")\n";
+    if (!config.claims.empty()) {
+      // Each claim and the case that measures it (issue 37): what `run` will store in the claims table.
+      int matched = 0;
+      std::string lines;
+      for (const ClaimMatch& match : match_claims(config, whole)) {
+        const std::string figure = match.claim.tflops ? text::fixed(*match.claim.tflops, 1) + " TFLOP/s"
+                                                      : text::fixed(*match.claim.time_us, 1) + " us";
+        lines += "  " + match.claim.file + ":" + match.claim.name + " (" + figure + ", " + match.claim.source.title +
+                 (match.claim.gpu.empty() ? "" : ", on " + match.claim.gpu) + "): ";
+        if (match.plan_index) {
+          ++matched;
+          lines += "case " + std::to_string(*match.plan_index) + " " + match.claimed.label() + "\n";
+        } else {
+          lines += "not measured: " + match.unmatched_reason + "\n";
+        }
+      }
+      std::cout << "claims: " << matched << " of " << config.claims.size() << " match a case\n" << lines;
+    }
     std::cout << "expected time on one H200 by the cost model: "
               << text::fixed(static_cast<double>(expected_plan_ns(plan, config.measure)) / 60e9, 1)
               << " min (docs/scale-out.md)\n";

@@ -14,7 +14,9 @@
 #include "runner/common/identities.hpp"
 #include "runner/compare/case_checks.hpp"
 #include "runner/compare/case_key.hpp"
+#include "runner/compare/backend_choice.hpp"
 #include "runner/compare/compare_settings.hpp"
+#include "runner/compare/published_claims.hpp"
 #include "runner/compare/environment_differences.hpp"
 #include "runner/compare/findings.hpp"
 #include "runner/compare/kernel_differences.hpp"
@@ -73,6 +75,10 @@ struct Comparison {
   std::vector<std::string> warnings;               // loud: times not like with like, no case matched, ...
   std::vector<CaseComparison> cases;               // matched: in the baseline's plan order
   std::vector<CaseKey> only_in_baseline, only_in_candidate;
+  // Issue 37, read by the reader overload of compare_runs: each run's claims
+  // beside its measurement, and the case groups whose fastest variant changed.
+  std::vector<ClaimLine> baseline_claims, candidate_claims;
+  std::vector<ChoiceChange> fastest_changes;
 
   int regressions() const;   // findings of severity regression, over all cases
   int improvements() const;  // findings of severity improvement

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <map>
 
 #include "runner/compare/comparison_report.hpp"
 
@@ -149,6 +150,35 @@ std::string render_json(const Comparison& comparison) {
   Json only_baseline = Json::array(), only_candidate = Json::array();
   for (const CaseKey& key : comparison.only_in_baseline) only_baseline.push_back(key_json(key));
   for (const CaseKey& key : comparison.only_in_candidate) only_candidate.push_back(key_json(key));
+  Json fastest_changes = Json::array();
+  for (const ChoiceChange& change : comparison.fastest_changes) {
+    fastest_changes.push_back({{"group", change.group},
+                               {"baseline_fastest", change.baseline_fastest},
+                               {"candidate_fastest", change.candidate_fastest},
+                               {"baseline_lead", change.baseline_lead},
+                               {"candidate_lead", change.candidate_lead},
+                               {"significant", change.significant()}});
+  }
+  std::map<std::string, std::optional<double>> baseline_ratio;
+  for (const ClaimLine& line : comparison.baseline_claims) baseline_ratio[line.claims_file + ":" + line.name] = line.ratio;
+  Json claims = Json::array();
+  for (const ClaimLine& line : comparison.candidate_claims) {
+    const auto before = baseline_ratio.find(line.claims_file + ":" + line.name);
+    claims.push_back({{"claim", line.claims_file + ":" + line.name},
+                      {"source", line.source_title},
+                      {"where", line.source_where},
+                      {"claimed_gpu", line.claimed_gpu},
+                      {"case", line.case_label},
+                      {"claimed_tflops", optional_number(line.claimed_tflops)},
+                      {"claimed_time_us", optional_number(line.claimed_time_us)},
+                      {"measured_tflops", optional_number(line.measured_tflops)},
+                      {"measured_time_us", optional_number(line.measured_time_us)},
+                      {"ratio", optional_number(line.ratio)},
+                      {"baseline_ratio", before != baseline_ratio.end() ? optional_number(before->second) : Json()},
+                      {"verdict", line.verdict},
+                      {"validity", line.validity},
+                      {"differences", line.differences}});
+  }
   const Json document{
       {"format", "attnsweep-compare/1"},
       {"headline", headline(comparison)},
@@ -189,7 +219,9 @@ std::string render_json(const Comparison& comparison) {
       {"environment", environment},
       {"cases", cases},
       {"only_in_baseline", only_baseline},
-      {"only_in_candidate", only_candidate}};
+      {"only_in_candidate", only_candidate},
+      {"fastest_changes", fastest_changes},
+      {"claims", claims}};
   // A path or a message need not be UTF-8 (a file name, an environment variable):
   // such bytes become U+FFFD rather than failing the whole document.
   return document.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 #include "runner/common/errors.hpp"
@@ -290,6 +291,28 @@ std::string unjudged_list(const Comparison& comparison, const std::string& bulle
   return text;
 }
 
+// The candidate's claims (issue 37) beside the baseline's ratio for the same claim (file and name).
+report::Table compared_claims_table(const Comparison& comparison) {
+  report::Table table = claims_table(comparison.candidate_claims);
+  std::map<std::string, std::optional<double>> before;
+  for (const ClaimLine& line : comparison.baseline_claims) before[line.claims_file + ":" + line.name] = line.ratio;
+  table.columns.insert(table.columns.begin() + 5, {"baseline ratio", "", report::Align::right});
+  for (std::size_t i = 0; i < table.rows.size(); ++i) {
+    const ClaimLine& line = comparison.candidate_claims[i];
+    const auto found = before.find(line.claims_file + ":" + line.name);
+    table.rows[i].insert(table.rows[i].begin() + 5, found != before.end() && found->second
+                                                        ? report::Cell::real(*found->second, 2)
+                                                        : report::Cell::null());
+  }
+  return table;
+}
+
+std::string fastest_change_line(const ChoiceChange& change) {
+  return change.group + ": " + change.baseline_fastest + " -> " + change.candidate_fastest +
+         (change.significant() ? " (both leads significant)"
+                               : " (lead " + change.baseline_lead + " before, " + change.candidate_lead + " now)");
+}
+
 std::string render_text(const Comparison& comparison) {
   std::ostringstream out;
   out << headline(comparison) << "\n";
@@ -324,6 +347,16 @@ std::string render_text(const Comparison& comparison) {
   if (!comparison.only_in_candidate.empty()) {
     out << "\nOnly in the candidate (" << comparison.only_in_candidate.size() << "):\n"
         << labels(comparison.only_in_candidate);
+  }
+  if (!comparison.fastest_changes.empty()) {
+    out << "\nFastest variant changed (" << comparison.fastest_changes.size() << "):\n";
+    for (const ChoiceChange& change : comparison.fastest_changes) {
+      out << "  " << report::terminal_safe(fastest_change_line(change)) << "\n";
+    }
+  }
+  if (!comparison.candidate_claims.empty()) {
+    out << "\nClaims (the candidate's measurement against published figures):\n"
+        << table_text(compared_claims_table(comparison), report::Format::table);
   }
   out << "\nTime verdicts:";
   for (const auto& [verdict, count] : comparison.verdict_counts()) out << " " << to_string(verdict) << " " << count;
@@ -373,6 +406,17 @@ std::string render_markdown(const Comparison& comparison) {
     out << "<details><summary>" << title << " (" << keys->size() << ")</summary>\n\n";
     for (const CaseKey& key : *keys) out << "- " << report::markdown_inline(key.label()) << "\n";
     out << "\n</details>\n\n";
+  }
+  if (!comparison.fastest_changes.empty()) {
+    out << "**Fastest variant changed** (" << comparison.fastest_changes.size() << ")\n\n";
+    for (const ChoiceChange& change : comparison.fastest_changes) {
+      out << "- " << report::markdown_inline(fastest_change_line(change)) << "\n";
+    }
+    out << "\n";
+  }
+  if (!comparison.candidate_claims.empty()) {
+    out << "**Claims** (the candidate's measurement against published figures)\n\n"
+        << table_text(compared_claims_table(comparison), report::Format::markdown) << "\n";
   }
   out << "<details><summary>Counts per verdict</summary>\n\n"
       << table_text(counts_table(comparison), report::Format::markdown) << "\n"

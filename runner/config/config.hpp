@@ -10,7 +10,9 @@
 #include "runner/common/identities.hpp"
 #include "runner/common/mask.hpp"
 #include "runner/common/score_mod.hpp"
+#include "runner/config/claims.hpp"
 #include "runner/config/measure_settings.hpp"
+#include "runner/config/shape_block.hpp"
 #include "runner/variants/op_library_spec.hpp"
 
 namespace attnsweep {
@@ -21,18 +23,6 @@ inline const std::vector<std::string>& shape_axis_names() {
                                                  "seq_len_q",  "seq_len_kv", "head_dim", "head_dim_v", "page_size"};
   return names;
 }
-
-// One entry of `shapes`: the product of its axes, times its zipped rows.
-struct ShapeBlock {
-  std::map<std::string, std::vector<std::int64_t>> axes;         // keys of shape_axis_names()
-  std::vector<std::map<std::string, std::int64_t>> zip_rows;     // each row sets axes together
-  std::map<std::string, SourceLocation> axis_where;              // where each axis key was written
-  SourceLocation where;
-  // `varlen`: a variable-length batch, each sequence's query and key/value
-  // length (listed, or drawn from the config's seed when it is read); empty
-  // for uniform batches. `batch` is then their count.
-  std::vector<std::int64_t> varlen_q, varlen_kv;
-};
 
 // A case is dropped when every key of one rule matches it; values are strings
 // ("bf16", "true", "1024") and any listed value matches.
@@ -66,11 +56,17 @@ struct Config {
   std::vector<ExcludeRule> exclude;
   MeasureSettings measure;
   SourceLocation shapes_where;
+  // `claims` (issue 37): claims files as written, relative to the config's folder;
+  // `claims` holds their figures once load_config has read them (claims.hpp).
+  std::vector<std::string> claims_files;
+  std::vector<ClaimedFigure> claims;
 };
 
 // Reads and validates a config file. Throws ConfigError (file:line:column: key:
 // message) on the first problem, or BadInputError when the file cannot be read.
 Config load_config(const std::string& path);
+// A config's (or a claims file's) text: a regular file of at most 16 MiB, else BadInputError saying why.
+std::string read_config_file(const std::string& path);
 Config parse_config(const std::string& yaml_text, const std::string& source_name);
 
 }  // namespace attnsweep

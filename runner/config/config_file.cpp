@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "runner/common/file_kind.hpp"
+#include "runner/config/claims.hpp"
 #include "runner/config/config.hpp"
 
 namespace attnsweep {
@@ -61,6 +62,8 @@ class FileDescriptor {
   int fd_;
 };
 
+}  // namespace
+
 // stat, refuse what is not a regular file of at most kMaxConfigBytes, then read
 // at most one byte more than that (the file may change between stat and read).
 std::string read_config_file(const std::string& path) {
@@ -86,8 +89,12 @@ std::string read_config_file(const std::string& path) {
                       " MiB");
 }
 
-}  // namespace
-
-Config load_config(const std::string& path) { return parse_config(read_config_file(path), path); }
+// The claims files are read here, not by parse_config: a run's stored config
+// (a worker's, a shard's) is parsed without them, as the parent stored the claims.
+Config load_config(const std::string& path) {
+  Config config = parse_config(read_config_file(path), path);
+  config.claims = read_claims_files(path, config.claims_files, config.seed);
+  return config;
+}
 
 }  // namespace attnsweep

@@ -79,6 +79,7 @@ class Loader : public YamlReader {
       config.exclude = read_excludes(source_, root["exclude"], variant_values);
     }
     if (root["measure"]) config.measure = read_measure_settings(source_, root["measure"]);
+    if (root["claims"]) config.claims_files = claims_files(root["claims"]);
     return config;
   }
 
@@ -120,6 +121,18 @@ class Loader : public YamlReader {
       }
     }
     if (out.empty()) fail(node, "variants", "the list is empty; give at least one value");
+    return out;
+  }
+
+  // `claims`: a path or a list of paths of claims files (docs/config.md, "Claims"), read by load_config.
+  std::vector<std::string> claims_files(const YAML::Node& node) const {
+    std::vector<std::string> out;
+    for (const auto& item : items(node, "claims")) {
+      const std::string path = scalar_string(item, "claims");
+      if (path.empty()) fail(item, "claims", "an empty path; give a claims file's path, relative to this config's folder");
+      if (contains(out, path)) fail(item, "claims", "'" + path + "' is listed twice; name each claims file once");
+      out.push_back(path);
+    }
     return out;
   }
 

@@ -9,6 +9,7 @@
 #include "runner/common/log.hpp"
 #include "runner/device/ceilings.hpp"
 #include "runner/measure/flops.hpp"
+#include "runner/plan/claims_match.hpp"
 #include "runner/plan/cost.hpp"
 #include "runner/profile/kineto_profiler.hpp"
 #include "runner/storage/run_reader.hpp"
@@ -53,6 +54,46 @@ bool gives_value_head_dims(const ShapeBlock& block) {
     if (row.count("head_dim_v")) value_dims.insert(row.at("head_dim_v"));
   }
   return std::any_of(value_dims.begin(), value_dims.end(), [&](std::int64_t dim) { return !head_dims.count(dim) || head_dims.size() > 1; });
+}
+
+// The config's claims (issue 37), matched to the plan's cases, into the claims
+// table; each unmatched one is a warning naming why.
+void store_claims(storage::Store& store, std::int64_t run_id, const Config& config) {
+  if (config.claims.empty()) return;
+  std::vector<storage::ClaimRow> rows;
+  int matched = 0;
+  for (const ClaimMatch& match : match_claims(config, make_plan(config))) {
+    const ClaimedFigure& claim = match.claim;
+    storage::ClaimRow row;
+    row.claims_file = claim.file;
+    row.name = claim.name;
+    row.source_title = claim.source.title;
+    row.source_repository = claim.source.repository;
+    row.source_path = claim.source.path;
+    row.source_commit = claim.source.commit;
+    row.source_url = claim.source.url;
+    row.source_where = claim.source.where;
+    row.claimed_gpu = claim.gpu;
+    for (const auto& [name, version] : claim.software) {
+      row.claimed_software += (row.claimed_software.empty() ? "" : ", ") + name + " " + version;
+    }
+    row.note = claim.note;
+    row.variant = claim.claimed_case.variant;
+    row.case_label = match.claimed.label();
+    row.claimed_tflops = claim.tflops;
+    row.claimed_time_us = claim.time_us;
+    row.plan_index = match.plan_index;
+    row.unmatched_reason = match.unmatched_reason;
+    if (match.plan_index) {
+      ++matched;
+    } else {
+      log::warn("claim " + claim.file + ":" + claim.name + " is not measured by this run: " + match.unmatched_reason);
+    }
+    rows.push_back(std::move(row));
+  }
+  store.add_claims(run_id, rows);
+  log::info(std::to_string(matched) + " of " + std::to_string(rows.size()) +
+            " claims match a case of the run (the claims table; attnsweep report shows each against its claim)");
 }
 
 }  // namespace
@@ -119,6 +160,7 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
   if (!run.gpus.empty()) where = record.gpus;
   const std::int64_t run_id = store.begin_run(record);
   if (run.gpus.empty()) store.add_run_device(run_id, {record.environment, record.ceiling_bf16_tflops, record.ceiling_copy_gbps});
+  store_claims(store, run_id, config);
   log::info("run " + std::to_string(run_id) + " '" + record.name + "': " + std::to_string(run.planned_cases) +
             " cases on " + where + " (" + record.environment.device_name + ")" +
             (run.shard ? ", shard " + run.shard->spec.label() + " (from " + run.shard->source + ") of a sweep of " +

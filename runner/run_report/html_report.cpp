@@ -176,6 +176,20 @@ json report_json(const RunReport& report) {
           {"cases", cases}};
 }
 
+// A table drawn here, not by the script (the claims and the backend choice,
+// issue 37): static HTML, every cell escaped.
+std::string static_table(const report::Table& table) {
+  std::string html = "<div class=\"table-wrap\"><table><thead><tr>";
+  for (const auto& column : table.columns) html += "<th>" + report::html_text(column.name) + "</th>";
+  html += "</tr></thead><tbody>";
+  for (const auto& row : table.rows) {
+    html += "<tr>";
+    for (const auto& cell : row) html += "<td>" + report::html_text(cell.is_null() ? "-" : cell.to_text()) + "</td>";
+    html += "</tr>";
+  }
+  return html + "</tbody></table></div>";
+}
+
 }  // namespace
 
 void write_html_report(std::ostream& out, const RunReport& report) {
@@ -209,7 +223,8 @@ void write_html_report(std::ostream& out, const RunReport& report) {
       << "<a href=\"#charts-roofline\">Roofline</a>" << (energy ? "<a href=\"#charts-energy\">Energy</a>" : "")
       << "<a href=\"#charts-kernels\">Kernels</a>"
       << (report.comparison ? "<a href=\"#comparison\">Compared</a>" : "")
-      << "<a href=\"#results\">Results</a><a href=\"#failures\">Unsupported and failed</a>"
+      << "<a href=\"#results\">Results</a>" << (report.choices.empty() ? "" : "<a href=\"#choice\">Backend choice</a>")
+      << (report.claims.empty() ? "" : "<a href=\"#claims\">Claims</a>") << "<a href=\"#failures\">Unsupported and failed</a>"
       << "<a href=\"#environment\">Environment</a></nav>\n<main>\n"
       << "<noscript><p>The tables and charts of this report are drawn by its embedded script; "
          "`attnsweep report --format markdown` writes the tables as text.</p></noscript>\n"
@@ -240,6 +255,19 @@ void write_html_report(std::ostream& out, const RunReport& report) {
                            "attention on the same shape, dtype, mask and pass."
                          : "and the speed-up over naive attention on the same shape, dtype and mask.")
       << "</p></section>\n"
+      << (report.choices.empty()
+              ? ""
+              : "<section id=\"choice\"><h2>Which backend to pick</h2><p class=\"note\">Per case group, the fastest "
+                "variant (sdpa_auto left out: it runs one of the others), its lead over the runner-up (significant "
+                "when the medians' 95% confidence intervals are apart) and PyTorch's own choice against it (the "
+                "choice view, docs/schema.md).</p>" + static_table(compare::choice_table(report.choices)) + "</section>\n")
+      << (report.claims.empty()
+              ? ""
+              : "<section id=\"claims\"><h2>Claims</h2><p class=\"note\">Each published figure of the config's "
+                "claims files against this run's measurement of its case: the ratio is measured over claimed "
+                "performance (by time where the claim gives one, else TFLOP/s; above 1 is faster), reproduced within "
+                "5%; the differences are what could explain a gap (docs/config.md, Claims).</p>" +
+                    static_table(compare::claims_table(report.claims)) + "</section>\n")
       << "<section id=\"failures\"><h2>Unsupported and failed cases</h2></section>\n"
       << "<section id=\"environment\"><h2>Environment</h2><p class=\"note\">What the run recorded about where it ran "
          "(docs/schema.md, runs). Ceilings were measured on this GPU when the run started.</p></section>\n</main>\n"

@@ -234,6 +234,21 @@ void write_markdown_report(std::ostream& out, const RunReport& r) {
     out << " (`attnsweep compare` lists every finding).\n";
     for (const auto& warning : c.warnings) out << "\n**" << inline_text(warning) << "**\n";
   }
+  if (!r.choices.empty()) {
+    out << "\n## Which backend to pick\n\n";
+    report::write_table(out, compare::choice_table(r.choices), report::Format::markdown);
+    out << "\nPer case group, the fastest variant of the ok cases (sdpa_auto left out: it runs one of the others), "
+           "its lead over the runner-up (significant when the medians' 95% confidence intervals are apart, else a "
+           "tie), and PyTorch's own choice against it (the `choice` view, docs/schema.md).\n";
+  }
+  if (!r.claims.empty()) {
+    out << "\n## Claims\n\n";
+    report::write_table(out, compare::claims_table(r.claims), report::Format::markdown);
+    out << "\nEach published figure of the config's claims files against this run's measurement of its case "
+           "(the `claims` table and `claim_results` view, docs/config.md \"Claims\"): the ratio is measured over "
+           "claimed performance (by time where the claim gives one, else by TFLOP/s; above 1 is faster), reproduced "
+           "within 5%; the differences are what could explain a gap.\n";
+  }
   const Table failures = failures_table(r, several_passes);
   out << "\n## Unsupported and failed cases\n\n";
   const int not_stored = static_cast<int>(run.planned_cases) - static_cast<int>(r.cases.size());

@@ -164,6 +164,8 @@ RunReport build_run_report(const ReportRequest& request) {
     if (!report.ceiling_tflops) report.ceiling_tflops = tflops;
     if (!report.ceiling_gbps) report.ceiling_gbps = gbps;
   }
+  report.claims = compare::read_claim_lines(reader.path(), run_id);
+  report.choices = compare::read_choices(reader, run_id);
   const auto shares = ceiling_shares(reader.path(), run_id);
   for (storage::CaseRow& row : reader.cases(run_id)) {
     ReportCase c;

@@ -43,6 +43,10 @@ struct RunReport {
   // Ceilings for the roofline: the run's, else the highest a GPU of the run measured.
   std::optional<double> ceiling_tflops, ceiling_gbps;
   std::optional<compare::Comparison> comparison;  // with --compare
+  // Issue 37: the run's claims beside what it measured, and per case group the
+  // fastest variant against PyTorch's own choice (the choice view).
+  std::vector<compare::ClaimLine> claims;
+  std::vector<compare::ChoiceLine> choices;
   std::string generated_at;                       // UTC, ISO 8601
   std::string trace_url_base;                     // --trace-url-base, without a trailing '/'
 

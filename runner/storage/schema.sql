@@ -1,4 +1,4 @@
--- attnsweep results database, schema version 14 (PRAGMA user_version = 14), marked as attnsweep's by
+-- attnsweep results database, schema version 19 (PRAGMA user_version = 19), marked as attnsweep's by
 -- PRAGMA application_id = 1635021934 (0x6174746E, 'attn'); the store sets both when it creates or migrates a file.
 -- This file is the public contract: docs/schema.md documents every column.
 -- Units are in the names: _us microseconds, _bytes bytes, _ns nanoseconds.
@@ -40,7 +40,10 @@
 -- gain softcap (NULL: none, as in every older case); 17 ALiBi, attention sinks and deterministic algorithms (issue
 -- 36): cases and the results view gain alibi, sinks and deterministic (0: off, as in every older case); 18 fp8
 -- (issue 36): cases.dtype allows 'fp8_e4m3' and 'fp8_e5m2', and cases and the results view gain rel_error_dequantized
--- (NULL but for fp8 cases).
+-- (NULL but for fp8 cases); 19 published claims (issue 37): a new table claims (every claim of the config's claims
+-- files, matched to a case of the run by plan_index or not), the results view gains claimed_tflops, claim_source and
+-- claim_ratio, a new view claim_results (a claim with its case), and a new view choice (the fastest variant per case
+-- group, its lead, and PyTorch's own choice against it).
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id             INTEGER PRIMARY KEY,
@@ -331,7 +334,36 @@ CREATE TABLE IF NOT EXISTS merged_shards (
   PRIMARY KEY (run_id, shard_index)
 );
 
+-- Published figures the run is measured against (issue 37; docs/config.md "Claims"): one row per claim of
+-- the config's claims files, as read when the run began, matched to the run's case of the same
+-- measurement (variant, shape, dtype, mask, score modifications, determinism, pass) or not.
+CREATE TABLE IF NOT EXISTS claims (
+  claim_id           INTEGER PRIMARY KEY,
+  run_id             INTEGER NOT NULL REFERENCES runs(run_id),
+  claims_file        TEXT NOT NULL,            -- as the config's `claims` names it
+  name               TEXT NOT NULL,            -- unique in its file
+  source_title       TEXT NOT NULL,            -- where the figure was published
+  source_repository  TEXT,
+  source_path        TEXT,
+  source_commit      TEXT,
+  source_url         TEXT,
+  source_where       TEXT,                     -- 'Figure 5', 'file.csv row 3'
+  claimed_gpu        TEXT,                     -- the GPU it was measured on, as the source names it
+  claimed_software   TEXT,                     -- 'cudnn 9.19.0, torch 2.8.0' as the source states it
+  note               TEXT,
+  variant            TEXT NOT NULL,
+  case_label         TEXT NOT NULL,            -- the claim's case as attnsweep labels cases
+  claimed_tflops     REAL CHECK (claimed_tflops > 0),
+  claimed_time_us    REAL CHECK (claimed_time_us > 0),
+  plan_index         INTEGER,                  -- the run's case of the same measurement; NULL: none
+  unmatched_reason   TEXT,                     -- why none (NULL when matched)
+  CHECK (claimed_tflops IS NOT NULL OR claimed_time_us IS NOT NULL),
+  CHECK ((plan_index IS NULL) <> (unmatched_reason IS NULL)),
+  UNIQUE (run_id, claims_file, name)
+);
+
 CREATE INDEX IF NOT EXISTS cases_by_run ON cases(run_id);
+CREATE INDEX IF NOT EXISTS claims_by_case ON claims(run_id, plan_index);
 
 -- Everyday queries: one row per case with its run's context.
 CREATE VIEW IF NOT EXISTS results AS
@@ -380,6 +412,81 @@ SELECT
   max(c.grad_rel_error_q, c.grad_rel_error_k, c.grad_rel_error_v) AS grad_rel_error_max,  -- the worst gradient
   c.sdpa_backend_backward,
   c.energy_j, c.energy_power_w,                             -- joules per pass and watts (NULL when not measured)
-  c.flops / 1e12 / c.energy_j AS tflop_per_joule
+  c.flops / 1e12 / c.energy_j AS tflop_per_joule,
+  -- the published figure of this case (claims; the first claim where several match), and the measured
+  -- performance over the claimed: by time where the claim gives one (no FLOP convention in between), else
+  -- by TFLOP/s; > 1: faster than claimed. NULL unless the case is ok and timed.
+  cl.claimed_tflops,
+  cl.source_title || ifnull(' (' || cl.source_where || ')', '') AS claim_source,
+  CASE WHEN c.status = 'ok' THEN
+    CASE WHEN cl.claimed_time_us IS NOT NULL THEN cl.claimed_time_us / COALESCE(c.gpu_time_us_median, c.cpu_time_us_median)
+         ELSE c.tflops / cl.claimed_tflops END
+  END AS claim_ratio
 FROM cases c JOIN runs r USING (run_id)
+LEFT JOIN run_devices d ON d.run_id = c.run_id AND d.device = c.device AND d.shard_index IS c.shard_index
+LEFT JOIN claims cl ON cl.claim_id = (SELECT min(x.claim_id) FROM claims x WHERE x.run_id = c.run_id AND x.plan_index = c.plan_index);
+
+-- Every claim with its case (issue 37): the report's and compare's claims table. ratio as in results.
+CREATE VIEW IF NOT EXISTS claim_results AS
+SELECT
+  cl.run_id, cl.claim_id, cl.claims_file, cl.name, cl.source_title, cl.source_where, cl.source_url,
+  cl.source_repository, cl.source_path, cl.source_commit, cl.claimed_gpu, cl.claimed_software, cl.note,
+  cl.variant, cl.case_label, cl.claimed_tflops, cl.claimed_time_us, cl.plan_index, cl.unmatched_reason,
+  c.case_id, c.status, c.error_message, c.tflops AS measured_tflops,
+  COALESCE(c.gpu_time_us_median, c.cpu_time_us_median) AS measured_time_us, c.median_ci_rel,
+  CASE WHEN c.status = 'ok' THEN
+    CASE WHEN cl.claimed_time_us IS NOT NULL THEN cl.claimed_time_us / COALESCE(c.gpu_time_us_median, c.cpu_time_us_median)
+         ELSE c.tflops / cl.claimed_tflops END
+  END AS claim_ratio,
+  c.validity, c.validity_reasons, c.sm_clock_mhz_mean, c.power_cap_share, c.thermal_cap_share, c.throttled_samples,
+  COALESCE(d.device_name, r.device_name) AS device_name, COALESCE(d.sm_clock_max_mhz, r.sm_clock_max_mhz) AS sm_clock_max_mhz,
+  COALESCE(d.power_limit_w, r.power_limit_w) AS power_limit_w, COALESCE(d.torch_version, r.torch_version) AS torch_version,
+  COALESCE(d.cuda_version, r.cuda_version) AS cuda_version, COALESCE(d.cudnn_version, r.cudnn_version) AS cudnn_version,
+  COALESCE(d.driver_version, r.driver_version) AS driver_version
+FROM claims cl JOIN runs r ON r.run_id = cl.run_id
+LEFT JOIN cases c ON c.run_id = cl.run_id AND c.plan_index = cl.plan_index
 LEFT JOIN run_devices d ON d.run_id = c.run_id AND d.device = c.device AND d.shard_index IS c.shard_index;
+
+-- Which backend to pick (issue 37; docs/schema.md "choice"): per case group of a run (shape, dtype, mask,
+-- score modifications, determinism, pass, device), the fastest variant of the ok, timed cases (sdpa_auto
+-- left out: it is one of the others), whether its lead over the runner-up is real (the medians' 95%
+-- confidence intervals apart: 'significant', else 'tie'; 'alone' when one variant ran, 'unknown' without
+-- intervals), and PyTorch's own choice (sdpa_auto) against it: 'fastest' (it chose the fastest variant's
+-- backend, or ran as fast), 'slower' (intervals apart), 'tie'.
+CREATE VIEW IF NOT EXISTS choice AS
+WITH timed AS (
+  SELECT c.case_id, c.run_id, c.variant, c.sdpa_backend, c.median_ci_rel, c.validity,
+    COALESCE(c.gpu_time_us_median, c.cpu_time_us_median) AS t,
+    c.batch || ' ' || c.heads || ' ' || c.kv_heads || ' ' || c.seq_len_q || ' ' || c.seq_len_kv || ' ' || c.head_dim || ' ' ||
+      c.head_dim_v || ' ' || ifnull(c.seq_lens_q, '-') || ' ' || ifnull(c.seq_lens_kv, '-') || ' ' || c.page_size || ' ' ||
+      c.dtype || ' ' || c.causal || ' ' || c.causal_bottom_right || ' ' || ifnull(c.window_left, '-') || ' ' ||
+      ifnull(c.window_right, '-') || ' ' || ifnull(c.softcap, '-') || ' ' || c.alibi || ' ' || c.sinks || ' ' ||
+      c.deterministic || ' ' || c.pass || ' ' || c.device AS group_key
+  FROM cases c
+  WHERE c.status = 'ok' AND COALESCE(c.gpu_time_us_median, c.cpu_time_us_median) IS NOT NULL
+),
+ranked AS (
+  SELECT *, row_number() OVER (PARTITION BY run_id, group_key ORDER BY t, variant) AS rank_in_group,
+    count(*) OVER (PARTITION BY run_id, group_key) AS variants_timed
+  FROM timed WHERE variant <> 'sdpa_auto'
+),
+auto AS (SELECT * FROM timed WHERE variant = 'sdpa_auto')
+SELECT
+  f.run_id, f.group_key, f.case_id AS fastest_case_id, f.variant AS fastest_variant, f.sdpa_backend AS fastest_backend,
+  f.t AS fastest_us, f.median_ci_rel AS fastest_ci_rel, f.validity AS fastest_validity, f.variants_timed,
+  s.case_id AS runner_up_case_id, s.variant AS runner_up_variant, s.t AS runner_up_us, s.t / f.t - 1 AS lead,
+  CASE WHEN s.variant IS NULL THEN 'alone'
+       WHEN f.median_ci_rel IS NULL OR s.median_ci_rel IS NULL THEN 'unknown'
+       WHEN f.t * (1 + f.median_ci_rel) < s.t * (1 - s.median_ci_rel) THEN 'significant'
+       ELSE 'tie' END AS lead_verdict,
+  a.case_id AS auto_case_id, a.sdpa_backend AS auto_backend, a.t AS auto_us, a.t / f.t - 1 AS auto_slower_by,
+  CASE WHEN a.variant IS NULL THEN NULL
+       WHEN a.sdpa_backend IS NOT NULL AND a.sdpa_backend = f.sdpa_backend THEN 'fastest'
+       WHEN a.median_ci_rel IS NULL OR f.median_ci_rel IS NULL THEN 'unknown'
+       WHEN a.t * (1 - a.median_ci_rel) > f.t * (1 + f.median_ci_rel) THEN 'slower'
+       WHEN a.t <= f.t THEN 'fastest'
+       ELSE 'tie' END AS auto_verdict
+FROM ranked f
+LEFT JOIN ranked s ON s.run_id = f.run_id AND s.group_key = f.group_key AND s.rank_in_group = 2
+LEFT JOIN auto a ON a.run_id = f.run_id AND a.group_key = f.group_key
+WHERE f.rank_in_group = 1;

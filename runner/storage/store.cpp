@@ -537,4 +537,33 @@ bool Store::add_run_device(std::int64_t run_id, const RunDevice& device) {
   });
 }
 
+void Store::add_claims(std::int64_t run_id, const std::vector<ClaimRow>& claims) {
+  if (claims.empty()) return;
+  written(impl_->database, path_, continue_run(run_id), [&] {
+    impl_->prepare();
+    SQLite::Transaction transaction(impl_->database);
+    SQLite::Statement insert(
+        impl_->database,
+        "INSERT OR IGNORE INTO claims (run_id, claims_file, name, source_title, source_repository, source_path, "
+        "source_commit, source_url, source_where, claimed_gpu, claimed_software, note, variant, case_label, "
+        "claimed_tflops, claimed_time_us, plan_index, unmatched_reason) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const ClaimRow& claim : claims) {
+      const std::vector<Value> bound = {
+          to_value(run_id), to_value(claim.claims_file), to_value(claim.name), to_value(claim.source_title),
+          fields::null_if_empty(claim.source_repository), fields::null_if_empty(claim.source_path), fields::null_if_empty(claim.source_commit),
+          fields::null_if_empty(claim.source_url), fields::null_if_empty(claim.source_where), fields::null_if_empty(claim.claimed_gpu),
+          fields::null_if_empty(claim.claimed_software), fields::null_if_empty(claim.note), to_value(claim.variant),
+          to_value(claim.case_label), to_value(claim.claimed_tflops), to_value(claim.claimed_time_us),
+          claim.plan_index ? to_value(static_cast<std::int64_t>(*claim.plan_index)) : Value(),
+          claim.plan_index ? Value() : to_value(claim.unmatched_reason)};
+      for (std::size_t i = 0; i < bound.size(); ++i) fields::bind_value(insert, static_cast<int>(i) + 1, bound[i]);
+      insert.exec();
+      insert.reset();
+    }
+    transaction.commit();
+    return true;
+  });
+}
+
 }  // namespace attnsweep::storage

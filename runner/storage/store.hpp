@@ -55,6 +55,18 @@ struct RunDevice {
   std::optional<double> ceiling_bf16_tflops, ceiling_copy_gbps;
 };
 
+// A published figure as the run stores it (the claims table, issue 37): read
+// from a claims file, matched to the run's case at plan_index or not (why_unmatched).
+struct ClaimRow {
+  std::string claims_file, name;
+  std::string source_title, source_repository, source_path, source_commit, source_url, source_where;
+  std::string claimed_gpu, claimed_software, note;
+  std::string variant, case_label;
+  std::optional<double> claimed_tflops, claimed_time_us;
+  std::optional<int> plan_index;
+  std::string unmatched_reason;  // empty when matched
+};
+
 // Who runs a run: one process on one host (runs.owner_pid, runs.owner_host).
 struct Claim {
   std::int64_t pid = 0;
@@ -136,6 +148,9 @@ class Store {
   // `claimant` holds the run (or nobody does). False, and nothing changed,
   // when another process has taken it over.
   bool finish_run(std::int64_t run_id, RunStatus status, const Claim& claimant = Claim::this_process());
+  // The run's claims (issue 37), in one transaction; a claim the run has already
+  // (same file and name: a resumed run) is left as it is.
+  void add_claims(std::int64_t run_id, const std::vector<ClaimRow>& claims);
   // Sets runs.gpus: a --gpus run resumed on other GPUs lists every one it used.
   void set_run_gpus(std::int64_t run_id, const std::string& gpus);
   // Records a device of the run (run_devices), with the run's shard index.

@@ -1,0 +1,124 @@
+#include "runner/compare/backend_choice.hpp"
+
+#include <map>
+
+#include "runner/common/text.hpp"
+#include "runner/storage/query_values.hpp"
+
+namespace attnsweep::compare {
+namespace {
+
+using storage::QueryValue;
+
+std::string lead_percent(double share) { return text::fixed(100 * share, share < 0.1 ? 1 : 0) + "%"; }
+
+// PyTorch's backend names as users say them.
+std::string backend_name(const std::string& backend) {
+  if (backend == "cudnn_attention") return "cuDNN";
+  if (backend == "flash_attention") return "flash";
+  if (backend == "efficient_attention") return "efficient";
+  if (backend == "math") return "math";
+  return backend.empty() ? "?" : backend;
+}
+
+std::string sentence_of(const ChoiceLine& line) {
+  std::string lead;
+  if (line.lead_verdict == "alone") {
+    lead = line.fastest_variant + " is the only variant timed";
+  } else if (line.lead && line.lead_verdict == "significant") {
+    lead = line.fastest_variant + " is fastest, " + lead_percent(*line.lead) + " ahead of " + line.runner_up_variant + " (significant)";
+  } else if (line.lead) {
+    lead = line.fastest_variant + " and " + line.runner_up_variant + " tie (" + lead_percent(*line.lead) +
+           (line.lead_verdict == "unknown" ? ", no confidence intervals)" : ", the intervals overlap)");
+  }
+  if (line.auto_verdict.empty()) return lead;
+  const std::string chose = "SDPA chose " + backend_name(line.auto_backend);
+  if (line.auto_verdict == "fastest") return chose + ", the fastest; " + lead;
+  if (line.auto_verdict == "slower" && line.auto_slower_by) {
+    return chose + "; " + line.fastest_variant + " is " + lead_percent(*line.auto_slower_by / (1 + *line.auto_slower_by)) +
+           " faster (significant)";
+  }
+  return chose + "; " + line.fastest_variant + " is " +
+         (line.auto_slower_by ? lead_percent(*line.auto_slower_by / (1 + *line.auto_slower_by)) + " faster" : "faster") +
+         " (" + (line.auto_verdict == "tie" ? "a tie: the intervals overlap" : "no confidence intervals") + ")";
+}
+
+}  // namespace
+
+std::vector<ChoiceLine> read_choices(const storage::RunReader& reader, std::int64_t run_id) {
+  std::map<std::int64_t, storage::CaseRow> rows;
+  for (storage::CaseRow& row : reader.cases(run_id)) rows.emplace(row.case_id, std::move(row));
+  std::vector<std::pair<int, ChoiceLine>> ordered;
+  storage::run_query(
+      reader.path(),
+      "SELECT group_key, fastest_case_id, fastest_variant, fastest_backend, fastest_us, fastest_ci_rel, "
+      "fastest_validity, variants_timed, runner_up_variant, runner_up_us, lead, lead_verdict, auto_backend, auto_us, "
+      "auto_slower_by, auto_verdict FROM choice WHERE run_id = " + std::to_string(run_id),
+      [](const std::vector<std::string>&) {},
+      [&](const std::vector<QueryValue>& row) {
+        ChoiceLine line;
+        line.group_key = storage::query_text(row[0]);
+        const auto id = storage::query_real(row[1]);
+        const auto found = id ? rows.find(static_cast<std::int64_t>(*id)) : rows.end();
+        int order = 0;
+        if (found != rows.end()) {
+          const Case& c = found->second.identity;
+          line.group = c.shape.label() + " " + to_string(c.dtype) + " " + c.mask_label() +
+                       (c.pass == Pass::forward ? "" : std::string(" ") + to_string(c.pass));
+          order = c.plan_index;
+        }
+        line.fastest_variant = storage::query_text(row[2]);
+        line.fastest_backend = storage::query_text(row[3]);
+        line.fastest_us = storage::query_real(row[4]).value_or(0);
+        line.fastest_ci_rel = storage::query_real(row[5]);
+        line.fastest_validity = storage::query_text(row[6]);
+        line.variants_timed = static_cast<int>(storage::query_real(row[7]).value_or(0));
+        line.runner_up_variant = storage::query_text(row[8]);
+        line.runner_up_us = storage::query_real(row[9]);
+        line.lead = storage::query_real(row[10]);
+        line.lead_verdict = storage::query_text(row[11]);
+        line.auto_backend = storage::query_text(row[12]);
+        line.auto_us = storage::query_real(row[13]);
+        line.auto_slower_by = storage::query_real(row[14]);
+        line.auto_verdict = storage::query_text(row[15]);
+        line.sentence = sentence_of(line);
+        ordered.emplace_back(order, std::move(line));
+      });
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<ChoiceLine> lines;
+  for (auto& [order, line] : ordered) lines.push_back(std::move(line));
+  return lines;
+}
+
+report::Table choice_table(const std::vector<ChoiceLine>& lines) {
+  using report::Align;
+  using report::Cell;
+  report::Table table;
+  table.columns = {{"case group"}, {"fastest"}, {"median", "us", Align::right}, {"runner-up"},
+                   {"lead", "", Align::right}, {"lead is"}, {"PyTorch chose"}, {"its median", "us", Align::right},
+                   {"verdict"}};
+  table.columns.back().max_width = 0;
+  for (const ChoiceLine& line : lines) {
+    table.add_row({Cell::text(line.group), Cell::text(line.fastest_variant), Cell::real(line.fastest_us, 1),
+                   line.runner_up_variant.empty() ? Cell::null() : Cell::text(line.runner_up_variant),
+                   line.lead ? Cell::text(lead_percent(*line.lead)) : Cell::null(), Cell::text(line.lead_verdict),
+                   line.auto_verdict.empty() ? Cell::null() : Cell::text(backend_name(line.auto_backend)),
+                   line.auto_us ? Cell::real(*line.auto_us, 1) : Cell::null(), Cell::text(line.sentence)});
+  }
+  return table;
+}
+
+std::vector<ChoiceChange> choice_changes(const std::vector<ChoiceLine>& baseline, const std::vector<ChoiceLine>& candidate) {
+  std::map<std::string, const ChoiceLine*> before;
+  for (const ChoiceLine& line : baseline) before[line.group_key] = &line;
+  std::vector<ChoiceChange> changes;
+  for (const ChoiceLine& line : candidate) {
+    const auto found = before.find(line.group_key);
+    if (found == before.end() || found->second->fastest_variant == line.fastest_variant) continue;
+    changes.push_back({line.group, found->second->fastest_variant, line.fastest_variant, found->second->lead_verdict,
+                       line.lead_verdict});
+  }
+  return changes;
+}
+
+}  // namespace attnsweep::compare

@@ -1,0 +1,48 @@
+#pragma once
+// Which backend to pick (issue 37; the choice view, docs/schema.md): per case
+// group of a run (shape, dtype, mask, score modifications, determinism, pass),
+// the fastest variant, whether its lead is real (the medians' 95% confidence
+// intervals apart) and PyTorch's own choice (sdpa_auto) against it, in a
+// sentence: "SDPA chose cuDNN; sdpa_flash is 12% faster (significant)".
+// Read by `attnsweep report` and `compare`; LibTorch-free.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/report/table.hpp"
+#include "runner/storage/run_reader.hpp"
+
+namespace attnsweep::compare {
+
+struct ChoiceLine {
+  std::string group_key;  // the choice view's: equal for the same group in two runs
+  std::string group;      // "1x64/8x16384x128 bf16 causal", " backward" after it for that pass
+  std::string fastest_variant, fastest_backend, fastest_validity;
+  double fastest_us = 0;
+  std::optional<double> fastest_ci_rel;
+  int variants_timed = 0;
+  std::string runner_up_variant;
+  std::optional<double> runner_up_us, lead;
+  std::string lead_verdict;  // significant, tie, alone, unknown
+  std::optional<double> auto_us, auto_slower_by;
+  std::string auto_backend, auto_verdict;  // fastest, slower, tie, unknown; empty: sdpa_auto did not run
+  std::string sentence;
+};
+
+// The run's groups, in the plan order of their fastest case.
+std::vector<ChoiceLine> read_choices(const storage::RunReader& reader, std::int64_t run_id);
+
+// group, fastest, lead, runner-up, PyTorch's choice, the sentence.
+report::Table choice_table(const std::vector<ChoiceLine>& lines);
+
+// A group whose fastest variant differs between two runs (compare flags it).
+struct ChoiceChange {
+  std::string group;
+  std::string baseline_fastest, candidate_fastest;
+  std::string baseline_lead, candidate_lead;  // lead verdicts
+  bool significant() const { return baseline_lead == "significant" && candidate_lead == "significant"; }
+};
+std::vector<ChoiceChange> choice_changes(const std::vector<ChoiceLine>& baseline, const std::vector<ChoiceLine>& candidate);
+
+}  // namespace attnsweep::compare

@@ -1,0 +1,139 @@
+#include "runner/compare/published_claims.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "runner/common/text.hpp"
+#include "runner/storage/query_values.hpp"
+
+namespace attnsweep::compare {
+namespace {
+
+using storage::QueryValue;
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// The GPU model's words that tell models apart ("h100", "h200", "a100", "sxm", "pcie", "80gb"):
+// "NVIDIA H100 80GB HBM3" and "H100 SXM" name one model; "H200" another.
+std::string gpu_model(const std::string& name) {
+  const std::string text = lower(name);
+  for (const char* model : {"gb200", "b200", "b100", "h200", "h100", "h800", "gh200", "a100", "a800", "l40s", "l4", "rtx 4090", "mi300x"}) {
+    if (text.find(model) != std::string::npos) return model;
+  }
+  return text;
+}
+
+std::string share_percent(double share) { return text::fixed(100 * share, 0) + "%"; }
+
+}  // namespace
+
+std::vector<ClaimLine> read_claim_lines(const std::string& db_path, std::int64_t run_id) {
+  std::vector<ClaimLine> lines;
+  const std::string sql =
+      "SELECT claims_file, name, source_title, source_where, source_url, claimed_gpu, claimed_software, variant, "
+      "case_label, claimed_tflops, claimed_time_us, plan_index, unmatched_reason, status, error_message, "
+      "measured_tflops, measured_time_us, claim_ratio, validity, validity_reasons, device_name, sm_clock_mhz_mean, "
+      "sm_clock_max_mhz, power_cap_share, thermal_cap_share, power_limit_w, torch_version, cuda_version, "
+      "cudnn_version FROM claim_results WHERE run_id = " + std::to_string(run_id) + " ORDER BY claim_id";
+  storage::run_query(db_path, sql, [](const std::vector<std::string>&) {}, [&](const std::vector<QueryValue>& row) {
+    ClaimLine line;
+    line.claims_file = storage::query_text(row[0]);
+    line.name = storage::query_text(row[1]);
+    line.source_title = storage::query_text(row[2]);
+    line.source_where = storage::query_text(row[3]);
+    line.source_url = storage::query_text(row[4]);
+    line.claimed_gpu = storage::query_text(row[5]);
+    line.claimed_software = storage::query_text(row[6]);
+    line.variant = storage::query_text(row[7]);
+    line.case_label = storage::query_text(row[8]);
+    line.claimed_tflops = storage::query_real(row[9]);
+    line.claimed_time_us = storage::query_real(row[10]);
+    if (const auto index = storage::query_real(row[11])) line.plan_index = static_cast<int>(*index);
+    line.unmatched_reason = storage::query_text(row[12]);
+    line.status = storage::query_text(row[13]);
+    line.error_message = storage::query_text(row[14]);
+    line.measured_tflops = storage::query_real(row[15]);
+    line.measured_time_us = storage::query_real(row[16]);
+    line.ratio = storage::query_real(row[17]);
+    line.validity = storage::query_text(row[18]);
+    line.validity_reasons = storage::query_text(row[19]);
+    line.device_name = storage::query_text(row[20]);
+    const auto clock = storage::query_real(row[21]), clock_max = storage::query_real(row[22]);
+    const auto power_cap = storage::query_real(row[23]), thermal_cap = storage::query_real(row[24]), power_limit = storage::query_real(row[25]);
+    const std::string torch = storage::query_text(row[26]), cuda = storage::query_text(row[27]), cudnn = storage::query_text(row[28]);
+
+    if (!line.plan_index) {
+      line.verdict = "not measured: " + line.unmatched_reason;
+    } else if (line.status.empty()) {
+      line.verdict = "not measured: its case is not stored (the run stopped, or another shard ran it)";
+    } else if (line.status != "ok") {
+      line.verdict = line.status + (line.error_message.empty() ? "" : ": " + text::first_line(line.error_message));
+    } else if (!line.ratio) {
+      line.verdict = "no ratio: the case has no time or FLOP count";
+    } else if (std::abs(*line.ratio - 1) <= kClaimReproducedShare) {
+      line.verdict = "reproduced (within " + share_percent(kClaimReproducedShare) + ")";
+    } else {
+      line.verdict = *line.ratio < 1 ? "below the claim" : "above the claim";
+    }
+    if (line.status.empty()) {  // nothing measured: nothing to explain
+      lines.push_back(std::move(line));
+      return;
+    }
+    if (!line.claimed_gpu.empty() && !line.device_name.empty() && gpu_model(line.claimed_gpu) != gpu_model(line.device_name)) {
+      line.differences.push_back("another GPU: claimed on " + line.claimed_gpu + ", measured on " + line.device_name);
+    }
+    if (line.status == "ok") {
+      if (clock && clock_max && *clock < 0.97 * *clock_max) {
+        line.differences.push_back("SM clock " + text::fixed(*clock, 0) + " of " + text::fixed(*clock_max, 0) + " MHz");
+      }
+      if (power_cap && *power_cap > 0) {
+        line.differences.push_back("power-capped in " + share_percent(*power_cap) + " of samples" +
+                                   (power_limit ? " (limit " + text::fixed(*power_limit, 0) + " W)" : ""));
+      }
+      if (thermal_cap && *thermal_cap > 0) line.differences.push_back("thermally slowed in " + share_percent(*thermal_cap) + " of samples");
+      if (line.validity == "suspect") line.differences.push_back("suspect: " + line.validity_reasons);
+    }
+    if (!line.claimed_software.empty()) {
+      std::string here = "torch " + (torch.empty() ? "?" : torch);
+      if (!cuda.empty()) here += ", CUDA " + cuda;
+      if (!cudnn.empty()) here += ", cuDNN " + cudnn;
+      line.differences.push_back("software: claimed " + line.claimed_software + "; here " + here);
+    }
+    lines.push_back(std::move(line));
+  });
+  return lines;
+}
+
+report::Table claims_table(const std::vector<ClaimLine>& lines) {
+  using report::Align;
+  using report::Cell;
+  report::Table table;
+  table.columns = {{"claim"}, {"source"}, {"case"}, {"claimed"}, {"measured"}, {"ratio", "", Align::right},
+                   {"verdict"}, {"validity"}, {"differences"}};
+  table.columns.back().max_width = 0;
+  for (const ClaimLine& line : lines) {
+    const bool by_time = line.claimed_time_us.has_value();
+    const std::string claimed = by_time ? text::fixed(*line.claimed_time_us, 1) + " us"
+                                        : text::fixed(*line.claimed_tflops, 1) + " TFLOP/s";
+    std::string measured;
+    if (by_time && line.measured_time_us) {
+      measured = text::fixed(*line.measured_time_us, 1) + " us";
+    } else if (!by_time && line.measured_tflops) {
+      measured = text::fixed(*line.measured_tflops, 1) + " TFLOP/s";
+    }
+    table.add_row({Cell::text(line.claims_file + ":" + line.name),
+                   Cell::text(line.source_title + (line.source_where.empty() ? "" : ", " + line.source_where) +
+                              (line.claimed_gpu.empty() ? "" : " (" + line.claimed_gpu + ")")),
+                   Cell::text(line.case_label), Cell::text(claimed), measured.empty() ? Cell::null() : Cell::text(measured),
+                   line.ratio ? Cell::real(*line.ratio, 2) : Cell::null(), Cell::text(line.verdict),
+                   line.validity.empty() ? Cell::null() : Cell::text(line.validity),
+                   Cell::text(text::join(line.differences, "; "))});
+  }
+  return table;
+}
+
+}  // namespace attnsweep::compare

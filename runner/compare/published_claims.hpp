@@ -1,0 +1,41 @@
+#pragma once
+// A run's claims (issue 37; the claims table, docs/config.md "Claims") each
+// beside what the run measured: the ratio, the case's validity, and the
+// differences that could explain a gap (GPU model, clocks and power cap seen,
+// software versions against the claim's). Read by `attnsweep report` and
+// `compare`; LibTorch-free.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/report/table.hpp"
+
+namespace attnsweep::compare {
+
+// Within this share of the claim either way: reproduced.
+inline constexpr double kClaimReproducedShare = 0.05;
+
+struct ClaimLine {
+  std::string claims_file, name, source_title, source_where, source_url, claimed_gpu, claimed_software;
+  std::string variant, case_label;
+  std::optional<double> claimed_tflops, claimed_time_us;
+  std::optional<int> plan_index;
+  std::string unmatched_reason;
+  std::string status, error_message;  // the case's; empty when not stored
+  std::optional<double> measured_tflops, measured_time_us, ratio;
+  std::string validity, validity_reasons;
+  std::string device_name;
+  // "reproduced (within 5%)", "below the claim", "above the claim", or why there is no ratio.
+  std::string verdict;
+  // What differs between the claim's conditions and the run's: one short phrase each.
+  std::vector<std::string> differences;
+};
+
+// Every claim of the run, in the order stored (the claims files' order).
+std::vector<ClaimLine> read_claim_lines(const std::string& db_path, std::int64_t run_id);
+
+// claim, measured, ratio, verdict, validity, differences: the report's and compare's table.
+report::Table claims_table(const std::vector<ClaimLine>& lines);
+
+}  // namespace attnsweep::compare
