@@ -573,3 +573,76 @@ TEST_F(Cli, OnATerminalProgressIsALiveLineBelowTheLogMessages) {
 }
 
 }  // namespace
+
+// Issue 37: `claims: [...]` in a config. plan lists each claim and the case that
+// measures it, run stores them (the claims table, the results view's claim
+// columns), report --format markdown shows the claims and the backend choice,
+// compare shows the claims of both runs, and a claims file with an error is exit 2
+// before anything is stored.
+TEST_F(Cli, ClaimsArePlannedStoredReportedAndCompared) {
+  write("published.yaml", R"(source: {title: "A paper", where: "Table 1"}
+measured_on: {gpu: NVIDIA H200, software: {torch: "2.4.0"}}
+claims:
+  - name: math-16
+    case: {variant: sdpa_math, batch: 1, heads: 2, seq_len: 16, head_dim: 8, dtype: fp32, causal: true}
+    time_us: 5
+  - name: flash-64
+    case: {variant: sdpa_flash, batch: 1, heads: 2, seq_len: 64, head_dim: 8, dtype: fp32, causal: true}
+    tflops: 100
+)");
+  const std::string config = write("claims.yaml", std::string(kTinyConfig) + "causal: true\nclaims: [published.yaml]\n");
+  const Outcome planned = run("plan " + config + " --device cpu");
+  ASSERT_EQ(planned.exit_code, 0) << planned.output;
+  EXPECT_NE(planned.output.find("claims: 1 of 2 match a case\n  published.yaml:math-16 (5.0 us, A paper, on NVIDIA H200): "
+                                "case 1 sdpa_math 1x2x16x8 fp32 causal\n"),
+            std::string::npos)
+      << planned.output;
+  EXPECT_NE(planned.output.find("published.yaml:flash-64 (100.0 TFLOP/s, A paper, on NVIDIA H200): not measured: the "
+                                "config's sweep has no case sdpa_flash 1x2x64x8 fp32 causal"),
+            std::string::npos)
+      << planned.output;
+
+  for (int night = 0; night < 2; ++night) {
+    const Outcome ran = run("run " + config + " --device cpu --db " + path("r.db"));
+    ASSERT_EQ(ran.exit_code, 0) << ran.output;
+    EXPECT_NE(ran.output.find("claim published.yaml:flash-64 is not measured by this run"), std::string::npos) << ran.output;
+  }
+  SQLite::Database db(path("r.db"));
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM claims WHERE run_id = 1").getInt(), 2);
+  EXPECT_EQ(db.execAndGet("SELECT plan_index FROM claims WHERE run_id = 1 AND name = 'math-16'").getInt(), 1);
+  const double median = db.execAndGet("SELECT time_us_median FROM results WHERE run_id = 1 AND plan_index = 1").getDouble();
+  EXPECT_NEAR(db.execAndGet("SELECT claim_ratio FROM results WHERE run_id = 1 AND plan_index = 1").getDouble(),
+              5.0 / median, 1e-9);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM results WHERE claim_source IS NOT NULL").getInt(), 2);  // one per run
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM choice WHERE run_id = 1").getInt(), 2);  // seq_len 16 and 32
+
+  const Outcome report = run("report " + path("r.db") + " --format markdown --output -");
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find("## Which backend to pick"), std::string::npos) << report.output;
+  EXPECT_NE(report.output.find("## Claims"), std::string::npos) << report.output;
+  EXPECT_NE(report.output.find("| published.yaml:math-16 | A paper, Table 1 (NVIDIA H200) | sdpa_math 1x2x16x8 fp32 causal | 5.0 us |"),
+            std::string::npos)
+      << report.output;
+  EXPECT_NE(report.output.find("another GPU: claimed on NVIDIA H200, measured on"), std::string::npos) << report.output;
+  const Outcome html = run("report " + path("r.db") + " --output " + path("r.html"));
+  ASSERT_EQ(html.exit_code, 0) << html.output;
+  const std::string page = read_file(path("r.html"));
+  EXPECT_NE(page.find("<section id=\"claims\"><h2>Claims</h2>"), std::string::npos);
+  EXPECT_NE(page.find("<td>published.yaml:math-16</td>"), std::string::npos);
+  EXPECT_NE(page.find("<section id=\"choice\"><h2>Which backend to pick</h2>"), std::string::npos);
+
+  const Outcome compared = run("compare " + path("r.db") + ":1 " + path("r.db") + ":2");
+  EXPECT_NE(compared.output.find("Claims (the candidate's measurement against published figures):"), std::string::npos)
+      << compared.output;
+  EXPECT_NE(compared.output.find("published.yaml:math-16"), std::string::npos) << compared.output;
+
+  // A claims file with an error: exit 2, one line, the database as it was.
+  write("published.yaml", "claims:\n  - name: x\n    case: {variant: naive}\n    tflops: 1\n");
+  const auto before = read_file(path("r.db"));
+  const Outcome refused = run("run " + config + " --device cpu --db " + path("r.db"));
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("published.yaml:2:5: claims[0].source.title: every claim needs its source's title"),
+            std::string::npos)
+      << refused.output;
+  EXPECT_EQ(read_file(path("r.db")), before);
+}

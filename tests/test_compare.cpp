@@ -964,8 +964,11 @@ TEST_F(Compare, TheJsonIsOneStableObject) {
   for (const auto& item : json.items()) keys.push_back(item.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"format", "headline", "has_regression", "summary", "baseline", "candidate",
                                             "settings", "warnings", "environment", "cases", "only_in_baseline",
-                                            "only_in_candidate"}));
+                                            "only_in_candidate", "fastest_changes", "claims"}));
   EXPECT_EQ(json["format"], "attnsweep-compare/1");
+  // The synthetic runs store no claims, and the slower flash case leaves each group's fastest as it was.
+  EXPECT_TRUE(json["claims"].empty());
+  EXPECT_TRUE(json["fastest_changes"].empty());
   EXPECT_EQ(json["has_regression"], true);
   EXPECT_EQ(json["summary"]["regressions"], 1);
   EXPECT_EQ(json["summary"]["time_verdicts"]["SLOWER"], 1);

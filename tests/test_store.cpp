@@ -566,6 +566,26 @@ TEST_F(StoreTest, MigratesASavedVersionSeventeenDatabase) {
   EXPECT_THROW(writable.exec("UPDATE cases SET dtype = 'fp8' WHERE case_id = 1"), SQLite::Exception);
 }
 
+// tests/data/schema_v18.db: written by the build of c61a358 on the CPU: naive and
+// sdpa_math, fp32 and fp8_e4m3 (sdpa_math unsupported there), causal. Version 19
+// keeps every row, adds the claims table (empty) and the views claim_results and
+// choice, and the results view's claim columns (NULL).
+TEST_F(StoreTest, MigratesASavedVersionEighteenDatabase) {
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(18, path_));
+  { Store store(path_); }
+  expect_values(path_, {
+      {"PRAGMA user_version", std::to_string(kSchemaVersion)},
+      {"PRAGMA integrity_check", "ok"},
+      {"SELECT group_concat(variant || ':' || dtype || ':' || status, ',') FROM (SELECT * FROM cases ORDER BY case_id)",
+       "naive:fp32:ok,sdpa_math:fp32:ok,naive:fp8_e4m3:ok,sdpa_math:fp8_e4m3:unsupported"},
+      {"SELECT count(*) FROM cases WHERE dtype = 'fp8_e4m3' AND rel_error_dequantized IS NOT NULL", "1"},
+      {"SELECT count(*) FROM claims", "0"},
+      {"SELECT count(*) FROM results WHERE claim_ratio IS NULL AND claimed_tflops IS NULL", "4"},
+      {"SELECT group_concat(fastest_variant || ':' || variants_timed, ',') FROM (SELECT * FROM choice ORDER BY fastest_case_id)",
+       "naive:2,naive:1"},
+  });
+}
+
 // Issue 36: an fp8 case's dtype and its second error are stored and read back.
 TEST_F(StoreTest, AnFp8CaseKeepsItsDtypeAndItsErrorAgainstTheDequantisedInputs) {
   Store store(path_);

@@ -544,10 +544,10 @@ void Store::add_claims(std::int64_t run_id, const std::vector<ClaimRow>& claims)
     SQLite::Transaction transaction(impl_->database);
     SQLite::Statement insert(
         impl_->database,
-        "INSERT OR IGNORE INTO claims (run_id, claims_file, name, source_title, source_repository, source_path, "
+        "INSERT INTO claims (run_id, claims_file, name, source_title, source_repository, source_path, "
         "source_commit, source_url, source_where, claimed_gpu, claimed_software, note, variant, case_label, "
         "claimed_tflops, claimed_time_us, plan_index, unmatched_reason) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, claims_file, name) DO NOTHING");
     for (const ClaimRow& claim : claims) {
       const std::vector<Value> bound = {
           to_value(run_id), to_value(claim.claims_file), to_value(claim.name), to_value(claim.source_title),
