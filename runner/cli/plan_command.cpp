@@ -46,8 +46,8 @@ int plan_command(const PlanOptions& options) {
       for (const ClaimMatch& match : match_claims(config, whole)) {
         const std::string figure = match.claim.tflops ? text::fixed(*match.claim.tflops, 1) + " TFLOP/s"
                                                       : text::fixed(*match.claim.time_us, 1) + " us";
-        lines += "  " + match.claim.file + ":" + match.claim.name + " (" + figure + ", " + match.claim.source.title +
-                 (match.claim.gpu.empty() ? "" : ", on " + match.claim.gpu) + "): ";
+        lines += "  " + match.claim.file + ":" + match.claim.name + " (" + figure +
+                 (match.claim.gpu.empty() ? "" : " on " + match.claim.gpu) + "): ";
         if (match.plan_index) {
           ++matched;
           lines += "case " + std::to_string(*match.plan_index) + " " + match.claimed.label() + "\n";
