@@ -121,6 +121,22 @@ class HfLaunch : public attnsweep::testing::CliTest {
   }
 };
 
+// Issue 37: the jobs get the config file alone; a config naming claims files is refused
+// (exit 2, one line) before hf runs, rather than failing in every job.
+TEST_F(HfLaunch, AConfigWithClaimsIsRefusedBeforeHfRuns) {
+  write("published.yaml", "source: {title: T}\nclaims:\n  - name: a\n    case: {variant: naive, batch: 1, heads: 2, "
+                          "seq_len: 16, head_dim: 8, dtype: fp32, causal: true}\n    tflops: 1\n");
+  const std::string config = write("claimed.yaml", std::string(kSweep) + "claims: [published.yaml]\n");
+  const Outcome outcome = launch(config + " --flavor h200 --shards 2 --results hf://buckets/acme/bench --sweep-id s3 "
+                                          "--dry-run --image " + kImage);
+  EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
+  EXPECT_NE(outcome.output.find("claimed.yaml: claims: launch uploads the config alone, so its claims files "
+                                "(published.yaml) would not be found in the jobs"),
+            std::string::npos)
+      << outcome.output;
+  expect_hf_untouched();
+}
+
 TEST_F(HfLaunch, DryRunPrintsTheExactCommandsAndEachShardsEstimateAndStartsNothing) {
   const std::string config = write("my sweep.yaml", kSweep);
   const std::string arguments = "'" + config + "' --flavor h200 --shards 3 --results hf://buckets/acme/bench/nightly/run-7 "

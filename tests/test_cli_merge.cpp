@@ -163,6 +163,26 @@ TEST_F(CliMerge, MergedShardsHoldExactlyTheCasesOfTheUnshardedRun) {
   EXPECT_EQ(seen, 6);
 }
 
+// Issue 37: every shard stores the config's claims (matched by the whole plan's
+// plan_index); the merged run holds each once, matched to its merged case.
+TEST_F(CliMerge, TheMergedRunHoldsTheClaimsOnceMatchedToItsCases) {
+  scratch_.write("published.yaml", "source: {title: T}\nclaims:\n  - name: last\n    case: {variant: sdpa_math, batch: 1, "
+                                   "heads: 2, seq_len: 32, head_dim: 8, dtype: fp32, causal: true}\n    time_us: 10\n"
+                                   "  - name: absent\n    case: {variant: fa3, batch: 1, heads: 2, seq_len: 32, "
+                                   "head_dim: 8, dtype: fp32, causal: true}\n    time_us: 10\n");
+  const std::string config = scratch_.write("claimed.yaml", kTinyConfig + "claims: [published.yaml]\n");
+  const std::vector<std::string> shards = {run_shard("0/3", "c0.db", config), run_shard("1/3", "c1.db", config),
+                                           run_shard("2/3", "c2.db", config)};
+  for (const auto& shard : shards) EXPECT_EQ(single(shard, "SELECT count(*) FROM claims"), "2");
+  const std::string out = path("claimed-merged.db");
+  ASSERT_EQ(run("merge " + out + joined(shards)).exit_code, 0);
+  EXPECT_EQ(single(out, "SELECT count(*) FROM claims"), "2");
+  EXPECT_EQ(single(out, "SELECT group_concat(name || ':' || ifnull(status, '-'), ',') FROM "
+                        "(SELECT * FROM claim_results ORDER BY claim_id)"),
+            "last:ok,absent:-");
+  EXPECT_EQ(single(out, "SELECT count(*) FROM results WHERE claim_ratio IS NOT NULL"), "1");
+}
+
 TEST_F(CliMerge, MergingAgainAddsNothing) {
   const auto shards = run_three_shards();
   const std::string out = path("merged.db");

@@ -242,6 +242,13 @@ LaunchPlan plan_launch(const LaunchRequest& request, const std::function<FlavorL
   }
 
   const Config config = load_config(request.config_path);
+  if (!config.claims_files.empty()) {
+    // The jobs get the config file alone: a claims file beside it would not be found there.
+    throw BadInputError(request.config_path + ": claims: launch uploads the config alone, so its claims files (" +
+                        text::join(config.claims_files, ", ") +
+                        ") would not be found in the jobs; launch a copy of the config without `claims` and measure "
+                        "the claims with attnsweep run (docs/config.md, \"Claims\")");
+  }
   const Plan plan = make_plan(config);
   if (static_cast<std::size_t>(request.shards) > plan.cases.size()) {
     throw BadInputError(request.config_path + ": " + std::to_string(request.shards) + " shards for a plan of " +

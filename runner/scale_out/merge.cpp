@@ -266,6 +266,10 @@ ShardCopy copy_shard(SQLite::Database& out, const std::string& out_path, std::in
   }
   RowCopier devices(in, out, "run_devices", "run_id", {"run_id", "shard_index"}, "", "INSERT OR IGNORE");
   copied.devices_added = devices.copy(shard.run.run_id, {merged_run, shard_index});
+  // The claims (issue 37): every shard stored the same ones, matched by plan_index
+  // of the whole plan; the first shard merged gives them, the others are kept out.
+  RowCopier claims(in, out, "claims", "run_id", {"run_id"}, "claim_id", "INSERT OR IGNORE");
+  claims.copy(shard.run.run_id, {merged_run});
   return copied;
 }
 
