@@ -1,24 +1,27 @@
 #!/usr/bin/env bash
-# Issue 37's device proof, after the program is built (scripts/device_training.sh with DEVICE_TESTS=none,
-# or scripts/device_serving.sh, in the same call): sweeps configs/claims_cudnn_h200.yaml (cuDNN frontend's
+# Issue 37's device proof in one call: builds attnsweep (the program only, no tests), sweeps configs/claims_cudnn_h200.yaml (cuDNN frontend's
 # H200 results as claims) and configs/claims_fa3_paper.yaml (the FlashAttention-3 paper's Figure 5), writes
 # each run's markdown report (its "Claims" and "Which backend to pick" sections), and measures the same
 # built-in cases from Python (tests/gpu/torch_reference.py through scripts/training_report.py: counts,
 # medians of 200 us or more within 3%) and FA3's bf16 cases with bench/fa3_reference.py
 # (scripts/op_library_report.py). First: scripts/fetch_fa3.sh (here, once).
-#   run(command="DEVICE_TESTS=none bash scripts/device_training.sh; bash bench/claims_device.sh",
-#       carry=[".devdeps", ".devwheels"])
+#   run(command="bash bench/claims_device.sh", carry=[".devdeps", ".devwheels"])
+# Settings: SWEEP_TIMEOUT (seconds per sweep, SIGINT so it stores what it has; default 200),
+# PY_TIMEOUT (seconds for all of Python's built-in lines together; default 90).
 # Writes claims_cudnn_h200.md, claims_fa3_paper.md, claims-python.md, claims-fa3-python.md and
 # claims.tgz (both databases and the logs) to $OUT.
 # shellcheck source=../scripts/device_prologue.sh
 source "$(dirname "$0")/../scripts/device_prologue.sh"
 WORK="$(mktemp -d /tmp/claims.XXXXXX)"
-[ -x build/attnsweep ] || { echo "build/attnsweep is not built: run scripts/device_training.sh first"; exit 2; }
+machine_facts name,driver_version,clocks.max.sm,memory.total,power.limit | tee "$OUT/machine.txt"
+echo "== build attnsweep"
+device_build "$WORK/build.log" none
+stop_unless_built "$WORK/build.log" 2
 unpack_fa3
 for config in claims_cudnn_h200 claims_fa3_paper; do
   echo "== configs/$config.yaml ($(elapsed))"
   start=$(date +%s)
-  timeout -s INT "${SWEEP_TIMEOUT:-150}" build/attnsweep run "configs/$config.yaml" --db "$WORK/$config.db" \
+  timeout -s INT "${SWEEP_TIMEOUT:-200}" build/attnsweep run "configs/$config.yaml" --db "$WORK/$config.db" \
     > "$WORK/$config.run.txt" 2> "$WORK/$config.run.err"
   echo "attnsweep exit $? in $(seconds_since "$start") s"; tail -3 "$WORK/$config.run.err"
   backup "$WORK/$config.db" "$WORK/$config-whole.db"
@@ -26,17 +29,20 @@ for config in claims_cudnn_h200 claims_fa3_paper; do
   echo "report exit $?"; sed -n '/^## Claims/,/^## Unsupported/p' "$OUT/$config.md" | head -30
 done
 echo "== the built-in variants from Python ($(elapsed))"
+deadline=$(( $(date +%s) + ${PY_TIMEOUT:-90} ))
 python3 scripts/training_report.py --python-args "$WORK/claims_cudnn_h200-whole.db" 2>> "$WORK/python.err" | while read -r line; do
+  left=$(( deadline - $(date +%s) ))
+  [ "$left" -gt 5 ] || { echo "python: no time left for: $line"; break; }
   # shellcheck disable=SC2086
-  timeout "${PY_TIMEOUT:-60}" python3 tests/gpu/torch_reference.py $line --samples 30 --max-seconds 1 --min-samples 10 \
+  timeout "$left" python3 tests/gpu/torch_reference.py $line --samples 30 --max-seconds 1 --min-samples 10 \
     --warmup 3 --forwards 3 < /dev/null >> "$WORK/python.jsonl" 2>> "$WORK/python.err"
 done
 python3 scripts/training_report.py "$WORK/claims_cudnn_h200-whole.db" "$WORK/python.jsonl" > "$OUT/claims-python.md"
 echo "training_report.py exit $?"; grep -iE "counts equal|within|differ" "$OUT/claims-python.md" | head -8
 echo "== FA3 from Python ($(elapsed))"
-timeout "${PY_TIMEOUT:-60}" python3 bench/fa3_reference.py .devwheels/fa3 --shapes 1x32x16384x64,1x16x16384x128,1x8x16384x256 \
+timeout 60 python3 bench/fa3_reference.py .devwheels/fa3 --shapes 1x32x16384x64,1x16x16384x128,1x8x16384x256 \
   --causal 1,0 --dtype bf16 --samples 50 > "$WORK/fa3_python.jsonl" 2>> "$WORK/fa3_python.err"
 echo "fa3_reference.py exit $?"
 python3 scripts/op_library_report.py "$WORK/claims_fa3_paper-whole.db" "$WORK/fa3_python.jsonl" > "$OUT/claims-fa3-python.md"
-tar -C "$WORK" -czf "$OUT/claims.tgz" --exclude='*-whole.db' . 2> /dev/null
+tar -C "$WORK" -czf "$OUT/claims.tgz" --exclude='*.db-*' --exclude=claims_cudnn_h200.db --exclude=claims_fa3_paper.db . 2> /dev/null
 echo "== done ($(elapsed))"
