@@ -5,6 +5,7 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -112,7 +113,25 @@ TEST(Claims, ABadClaimIsOneLineNamingTheFileLineKeyAndWhatIsAllowed) {
        {"published.yaml:4:", "claims[0].case.seq_len: a claim describes one case: give one value, not a list"}},
       {header + "  - name: a\n    case: {variant: naive, batch: 1, heads: 8, seq_len: 256, head_dim: 64, dtype: bf16}\n"
                 "    tflops: 1\n",
-       {"published.yaml:4:11: causal: missing; expected false, true (top_left), top_left or bottom_right"}},
+       {"published.yaml:4:11: claims[0].case.causal: missing; expected false, true (top_left), top_left or bottom_right"}},
+      // The config readers' own refusals, restated at the claim's case.
+      {header + "  - name: a\n    case: {variant: naive, batch: 1, heads: 8, seq_len: 0, head_dim: 64, dtype: bf16, "
+                "causal: false}\n    tflops: 1\n",
+       {"published.yaml:4:", "claims[0].case.seq_len: must be between 1 and"}},
+      {header + "  - name: a\n    case: {variant: naive, batch: 1, heads: 8, head_dim: 64, dtype: bf16, causal: false}\n"
+                "    tflops: 1\n",
+       {"published.yaml:3:5: claims[0].case.seq_len: missing"}},
+      {header + "  - name: a\n    case: {batch: 1, heads: 8, seq_len: 256, head_dim: 64, dtype: bf16, causal: false}\n"
+                "    tflops: 1\n",
+       {"published.yaml:4:11: claims[0].case.variant: missing"}},
+      {header + "  - name: a\n    case: {variant: naive, batch: 1, heads: 8, seq_len: 256, head_dim: 64, dtype: bf16, "
+                "causal: false, window: {left: -2}}\n    tflops: 1\n",
+       {"published.yaml:4:", "claims[0].case.window"}},
+      // A figure is finite: an infinity would fail the run after the database was opened.
+      {header + "  - name: a\n    case: " + good_case + "\n    tflops: inf\n",
+       {"published.yaml:5:13: claims[0].tflops: expected a finite number, got 'inf'"}},
+      {header + "  - name: a\n    case: " + good_case + "\n    time_us: -Infinity\n",
+       {"published.yaml:5:14: claims[0].time_us: expected a finite number"}},
       {header + "  - name: a\n    case: " + good_case + "\n    tflop: 1\n", {"published.yaml:5:5", "tflop", "tflops"}},
       {header + "  - name: a\n    case: " + good_case + "\n    tflops: 1\n  - name: a\n    case: " + good_case +
            "\n    tflops: 2\n",
@@ -135,7 +154,7 @@ TEST(Claims, ABadClaimIsOneLineNamingTheFileLineKeyAndWhatIsAllowed) {
   }
   std::remove(scratch.path("published.yaml").c_str());
   const std::string missing = refusal("<absent>");
-  EXPECT_NE(missing.find("published.yaml: config file not found (a claims file named by "), std::string::npos) << missing;
+  EXPECT_NE(missing.find("sweep.yaml: claims: 'published.yaml': no such claims file (looked for "), std::string::npos) << missing;
   // In the config: a claims file listed twice.
   const std::string twice = scratch.write("twice.yaml", std::string(kConfig) + "# x\n");
   std::string text = kConfig;
@@ -147,6 +166,47 @@ TEST(Claims, ABadClaimIsOneLineNamingTheFileLineKeyAndWhatIsAllowed) {
   } catch (const ConfigError& error) {
     EXPECT_NE(std::string(error.what()).find("twice.yaml:7:26: claims: 'published.yaml' is listed twice"), std::string::npos)
         << error.what();
+  }
+  // The same file by another name is the same file: its claims would be stored twice.
+  scratch.write("published.yaml", "source: {title: T}\nclaims:\n  - name: a\n    case: " + good_case + "\n    tflops: 1\n");
+  std::filesystem::create_directories(scratch.path("sub"));
+  text.replace(text.find("claims: [published.yaml, published.yaml]"), 41, "claims: [published.yaml, sub/../published.yaml]");
+  scratch.write("twice.yaml", text);
+  try {
+    load_config(twice);
+    FAIL();
+  } catch (const BadInputError& error) {
+    EXPECT_NE(std::string(error.what()).find("twice.yaml: claims: 'sub/../published.yaml' is the file 'published.yaml' already names"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+// A claim whose case the plan refuses (kv_heads that do not divide heads; a
+// bottom-right mask with more queries than keys) is refused at the claim, by
+// `plan` and by `run` alike: match_claims names the claims file, line and key.
+TEST(Claims, AClaimWhoseCaseCannotBePlannedIsRefusedAtTheClaim) {
+  testing::ScratchDirectory scratch("attnsweep-claims");
+  const std::string config_path = scratch.write("sweep.yaml", kConfig);
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"{variant: naive, batch: 1, heads: 8, kv_heads: 3, seq_len: 256, head_dim: 64, dtype: bf16, causal: false}",
+       "published.yaml:3:5: claims[0].case"},
+      {"{variant: naive, batch: 1, heads: 8, seq_len_q: 512, seq_len_kv: 256, head_dim: 64, dtype: bf16, causal: bottom_right}",
+       "published.yaml:3:5: claims[0].case"},
+  };
+  for (const auto& [claimed, expected] : bad) {
+    scratch.write("published.yaml", "source: {title: T}\nclaims:\n  - name: a\n    case: " + claimed + "\n    tflops: 1\n");
+    try {
+      const Config config = load_config(config_path);
+      match_claims(config, make_plan(config));
+      ADD_FAILURE() << "accepted: " << claimed;
+    } catch (const ConfigError& error) {
+      const std::string message = error.what();
+      EXPECT_EQ(message.rfind(scratch.path("published.yaml") + ":", 0), 0u) << message;
+      EXPECT_NE(message.find(expected), std::string::npos) << message;
+      EXPECT_EQ(message.find("shapes"), std::string::npos) << message;
+      EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    }
   }
 }
 
@@ -246,7 +306,8 @@ TEST_F(StoredClaims, TheChoiceViewNamesTheFastestItsLeadAndPyTorchsChoice) {
   EXPECT_EQ(lines[1].fastest_variant, "sdpa_flash");
   EXPECT_EQ(lines[1].lead_verdict, "tie");
   EXPECT_EQ(lines[1].auto_verdict, "fastest");
-  EXPECT_EQ(lines[1].sentence, "SDPA chose flash, the fastest; sdpa_flash and sdpa_cudnn tie (4.0%, the intervals overlap)");
+  EXPECT_EQ(lines[1].sentence,
+            "SDPA chose flash, the fastest variant's backend; sdpa_flash and sdpa_cudnn tie (4.0%, the intervals overlap)");
 
   // A second run where cuDNN overtakes flash at shape A: compare flags the change.
   const std::int64_t second = store.begin_run(testing::unit_run_record("choice"));
@@ -261,6 +322,50 @@ TEST_F(StoredClaims, TheChoiceViewNamesTheFastestItsLeadAndPyTorchsChoice) {
   EXPECT_EQ(changes[0].baseline_fastest, "sdpa_flash");
   EXPECT_EQ(changes[0].candidate_fastest, "sdpa_cudnn");
   EXPECT_TRUE(changes[0].significant());
+}
+
+// PyTorch's choice can beat every variant timed (it ran a backend none of them
+// pins): 'faster', with its own share, never "the fastest variant is -200% faster".
+// Without confidence intervals nothing is called a tie.
+TEST_F(StoredClaims, PyTorchsChoiceFasterThanEveryVariantTimedIsSaidSo) {
+  storage::Store store(db_);
+  const std::int64_t run = store.begin_run(testing::unit_run_record("choice"));
+  int index = 0;
+  for (const auto& [variant, median, backend] : std::vector<std::tuple<std::string, double, std::string>>{
+           {"naive", 300, ""}, {"sdpa_math", 400, "math"}, {"sdpa_auto", 100, "flash_attention"}}) {
+    const auto [c, r] = timed(index++, variant, median, 0.01, backend);
+    store.add_case(run, c, r);
+  }
+  for (const auto& [variant, median, backend] : std::vector<std::tuple<std::string, double, std::string>>{
+           {"naive", 300, ""}, {"sdpa_math", 400, "math"}, {"sdpa_auto", 350, "math"}}) {
+    auto [c, r] = timed(index++, variant, median, 0.01, backend);
+    c.shape.head_dim = 128;
+    r.gpu_time_us->median_ci_rel.reset();  // too few samples for an interval
+    store.add_case(run, c, r);
+  }
+  for (const auto& [variant, median] : std::vector<std::pair<std::string, double>>{{"naive", 300}, {"sdpa_math", 400}}) {
+    auto [c, r] = timed(index++, variant, median, 0.01);
+    c.shape.head_dim = 32;
+    r.gpu_time_us->median_ci_rel.reset();
+    store.add_case(run, c, r);
+  }
+  store.finish_run(run, RunStatus::done);
+  const auto lines = compare::read_choices(storage::RunReader(db_), run);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0].fastest_variant, "naive");
+  EXPECT_EQ(lines[0].auto_verdict, "faster");
+  EXPECT_EQ(lines[0].sentence,
+            "SDPA chose flash, 67% faster than naive, the fastest variant timed (significant); "
+            "naive is fastest, 33% ahead of sdpa_math (significant)");
+  EXPECT_EQ(lines[1].lead_verdict, "unknown");
+  EXPECT_EQ(lines[1].auto_verdict, "unknown");
+  EXPECT_EQ(lines[1].sentence,
+            "SDPA chose math; naive is 14% faster (no confidence intervals)");
+  EXPECT_EQ(lines[2].sentence, "naive is 33% ahead of sdpa_math (no confidence intervals to tell whether that is real)");
+  SQLite::Database db(db_, SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT group_concat(ifnull(auto_verdict, '-'), ',') FROM (SELECT * FROM choice ORDER BY "
+                          "fastest_case_id)").getString(),
+            "faster,unknown,-");
 }
 
 }  // namespace

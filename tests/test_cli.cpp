@@ -645,4 +645,20 @@ claims:
             std::string::npos)
       << refused.output;
   EXPECT_EQ(read_file(path("r.db")), before);
+
+  // A claim whose case the plan refuses (kv_heads 3 do not divide 2 heads): refused before the
+  // database is opened, so no run row is left 'running' and a new database is not created.
+  write("published.yaml", "source: {title: T}\nclaims:\n  - name: x\n    case: {variant: naive, batch: 1, heads: 2, "
+                          "kv_heads: 3, seq_len: 16, head_dim: 8, dtype: fp32, causal: true}\n    tflops: 1\n");
+  for (const std::string& db : {path("r.db"), path("fresh.db")}) {
+    const Outcome unplannable = run("run " + config + " --device cpu --db " + db);
+    EXPECT_EQ(unplannable.exit_code, 2) << unplannable.output;
+    EXPECT_NE(unplannable.output.find("published.yaml:3:5: claims[0].case"), std::string::npos) << unplannable.output;
+    const Outcome in_plan = run("plan " + config + " --device cpu");
+    EXPECT_EQ(in_plan.exit_code, 2) << in_plan.output;
+    EXPECT_NE(in_plan.output.find("published.yaml:3:5: claims[0].case"), std::string::npos) << in_plan.output;
+    EXPECT_EQ(in_plan.output.find("cases ("), std::string::npos) << "the plan's table before the refusal: " << in_plan.output;
+  }
+  EXPECT_EQ(read_file(path("r.db")), before);
+  EXPECT_FALSE(std::filesystem::exists(path("fresh.db")));
 }

@@ -586,6 +586,30 @@ TEST_F(StoreTest, MigratesASavedVersionEighteenDatabase) {
   });
 }
 
+// tests/data/schema_v19.db: written by the build of 5e8a790 on the CPU from a config with
+// claims (tests/data's claims below): naive, sdpa_math and sdpa_auto, fp32 causal 1x2x64x16,
+// two claims matched. Version 20 keeps every row and the claims, and recreates the choice
+// view, whose auto_verdict gains 'faster' (PyTorch's choice faster than every variant timed,
+// intervals apart: version 19 called that 'fastest', or a tie with a negative share).
+TEST_F(StoreTest, MigratesASavedVersionNineteenDatabase) {
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(19, path_));
+  { Store store(path_); }
+  expect_values(path_, {
+      {"PRAGMA user_version", std::to_string(kSchemaVersion)},
+      {"PRAGMA integrity_check", "ok"},
+      {"SELECT group_concat(variant || ':' || status, ',') FROM (SELECT * FROM cases ORDER BY case_id)",
+       "naive:ok,sdpa_math:ok,sdpa_auto:ok"},
+      {"SELECT group_concat(name || ':' || plan_index, ',') FROM (SELECT * FROM claims ORDER BY claim_id)",
+       "naive-64:0,auto-64:2"},
+      {"SELECT count(*) FROM results WHERE claim_ratio IS NOT NULL", "2"},
+  });
+  // The recreated view: PyTorch's choice 3x faster than the fastest pinned variant, intervals apart.
+  SQLite::Database writable(path_, SQLite::OPEN_READWRITE);
+  writable.exec("UPDATE cases SET gpu_time_us_median = NULL, cpu_time_us_median = CASE variant WHEN 'naive' THEN 300 "
+                "WHEN 'sdpa_math' THEN 400 ELSE 100 END, median_ci_rel = 0.01");
+  EXPECT_EQ(writable.execAndGet("SELECT fastest_variant || ':' || auto_verdict FROM choice").getString(), "naive:faster");
+}
+
 // Issue 36: an fp8 case's dtype and its second error are stored and read back.
 TEST_F(StoreTest, AnFp8CaseKeepsItsDtypeAndItsErrorAgainstTheDequantisedInputs) {
   Store store(path_);

@@ -20,6 +20,8 @@ int plan_command(const PlanOptions& options) {
   return guarded("error: ", [&] {
     const Config config = load_config(options.config_path);
     const Plan whole = make_plan(config);
+    // A claim whose case cannot be planned is refused before anything is printed.
+    const std::vector<ClaimMatch> claims = match_claims(config, whole);
     const auto shard = execute::choose_shard(options.shard, options.shards);
     const Plan plan = shard ? shard_plan(whole, config.measure, shard->spec, options.config_path) : whole;
     const Device requested = options.device.empty() ? config.device : Device::parse(options.device);
@@ -43,9 +45,9 @@ int plan_command(const PlanOptions& options) {
       // Each claim and the case that measures it (issue 37): what `run` will store in the claims table.
       int matched = 0;
       std::string lines;
-      for (const ClaimMatch& match : match_claims(config, whole)) {
-        const std::string figure = match.claim.tflops ? text::fixed(*match.claim.tflops, 1) + " TFLOP/s"
-                                                      : text::fixed(*match.claim.time_us, 1) + " us";
+      for (const ClaimMatch& match : claims) {
+        const std::string figure = match.claim.tflops ? text::figure(*match.claim.tflops) + " TFLOP/s"
+                                                      : text::figure(*match.claim.time_us) + " us";
         lines += "  " + match.claim.file + ":" + match.claim.name + " (" + figure +
                  (match.claim.gpu.empty() ? "" : " on " + match.claim.gpu) + "): ";
         if (match.plan_index) {

@@ -30,7 +30,12 @@ class ConfigError : public BadInputError {
  public:
   ConfigError(const std::string& file, SourceLocation where, const std::string& key,
               const std::string& message)
-      : BadInputError(format(file, where, key, message)) {}
+      : BadInputError(format(file, where, key, message)), file_(file), where_(where), key_(key), message_(message) {}
+
+  const std::string& file() const { return file_; }
+  SourceLocation where() const { return where_; }
+  const std::string& key() const { return key_; }
+  const std::string& message() const { return message_; }
 
  private:
   static std::string format(const std::string& file, SourceLocation where, const std::string& key,
@@ -41,6 +46,11 @@ class ConfigError : public BadInputError {
     if (!key.empty()) text += key + ": ";
     return text + message;
   }
+
+  std::string file_;
+  SourceLocation where_;
+  std::string key_;
+  std::string message_;
 };
 
 }  // namespace attnsweep

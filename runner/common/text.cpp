@@ -1,6 +1,7 @@
 #include "runner/common/text.hpp"
 
 #include <cctype>
+#include <cmath>
 
 #include <algorithm>
 #include <cstdio>
@@ -65,6 +66,14 @@ std::string shell_quote(const std::string& word) {
 std::string fixed(double value, int digits) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
+  return buffer;
+}
+
+std::string figure(double value) {
+  const double size = std::fabs(value);
+  if (size == 0 || (size >= 0.1 && size < 1e7)) return fixed(value, 1);
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.4g", value);
   return buffer;
 }
 

@@ -19,6 +19,9 @@ std::string shell_quote(const std::string& word);
 
 // Fixed-point formatting with `digits` decimals.
 std::string fixed(double value, int digits);
+// A figure as a person writes it: one decimal between 0.1 and 10 million
+// (702.0, 1062.5), else four significant digits (0.001234, 1.5e+12).
+std::string figure(double value);
 
 // The time now in UTC, by strftime's `format` ("%Y-%m-%dT%H:%M:%SZ", "%Y%m%dT%H%M%SZ").
 std::string utc_now(const char* format);

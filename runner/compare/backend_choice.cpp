@@ -27,20 +27,26 @@ std::string sentence_of(const ChoiceLine& line) {
     lead = line.fastest_variant + " is the only variant timed";
   } else if (line.lead && line.lead_verdict == "significant") {
     lead = line.fastest_variant + " is fastest, " + lead_percent(*line.lead) + " ahead of " + line.runner_up_variant + " (significant)";
+  } else if (line.lead && line.lead_verdict == "tie") {
+    lead = line.fastest_variant + " and " + line.runner_up_variant + " tie (" + lead_percent(*line.lead) + ", the intervals overlap)";
   } else if (line.lead) {
-    lead = line.fastest_variant + " and " + line.runner_up_variant + " tie (" + lead_percent(*line.lead) +
-           (line.lead_verdict == "unknown" ? ", no confidence intervals)" : ", the intervals overlap)");
+    lead = line.fastest_variant + " is " + lead_percent(*line.lead) + " ahead of " + line.runner_up_variant +
+           " (no confidence intervals to tell whether that is real)";
   }
   if (line.auto_verdict.empty()) return lead;
   const std::string chose = "SDPA chose " + backend_name(line.auto_backend);
-  if (line.auto_verdict == "fastest") return chose + ", the fastest; " + lead;
-  if (line.auto_verdict == "slower" && line.auto_slower_by) {
-    return chose + "; " + line.fastest_variant + " is " + lead_percent(*line.auto_slower_by / (1 + *line.auto_slower_by)) +
-           " faster (significant)";
+  if (line.auto_verdict == "fastest") return chose + ", the fastest variant's backend; " + lead;
+  const std::string why = line.auto_verdict == "slower" || line.auto_verdict == "faster" ? "significant"
+                          : line.auto_verdict == "tie"                                     ? "a tie: the intervals overlap"
+                                                                                           : "no confidence intervals";
+  if (!line.auto_slower_by) return chose + " (" + why + "); " + lead;
+  const double slower_by = *line.auto_slower_by;  // its median over the fastest variant's, less 1
+  if (slower_by < 0) {
+    // PyTorch ran something faster than every variant timed: a backend none of them pins, or a better run of one.
+    return chose + ", " + lead_percent(-slower_by) + " faster than " + line.fastest_variant + ", the fastest variant timed (" +
+           why + "); " + lead;
   }
-  return chose + "; " + line.fastest_variant + " is " +
-         (line.auto_slower_by ? lead_percent(*line.auto_slower_by / (1 + *line.auto_slower_by)) + " faster" : "faster") +
-         " (" + (line.auto_verdict == "tie" ? "a tie: the intervals overlap" : "no confidence intervals") + ")";
+  return chose + "; " + line.fastest_variant + " is " + lead_percent(slower_by / (1 + slower_by)) + " faster (" + why + ")";
 }
 
 }  // namespace

@@ -12,6 +12,16 @@ namespace {
 
 using storage::QueryValue;
 
+// cuDNN's version number as its releases are named (claims name "9.19.0"): 91900 is
+// 9.19.0 (major x 10000 from cuDNN 9), 8907 is 8.9.7 (major x 1000 before).
+std::string cudnn_release(const std::string& stored) {
+  if (stored.empty() || stored.find_first_not_of("0123456789") != std::string::npos || stored.size() > 9) return stored;
+  const long number = std::stol(stored);
+  const long major_unit = number >= 90000 ? 10000 : 1000;
+  return std::to_string(number / major_unit) + "." + std::to_string(number % major_unit / 100) + "." +
+         std::to_string(number % 100);
+}
+
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return text;
@@ -100,7 +110,7 @@ std::vector<ClaimLine> read_claim_lines(const std::string& db_path, std::int64_t
     if (!line.claimed_software.empty()) {
       std::string here = "torch " + (torch.empty() ? "?" : torch);
       if (!cuda.empty()) here += ", CUDA " + cuda;
-      if (!cudnn.empty()) here += ", cuDNN " + cudnn;
+      if (!cudnn.empty()) here += ", cuDNN " + cudnn_release(cudnn);
       line.differences.push_back("software: claimed " + line.claimed_software + "; here " + here);
     }
     lines.push_back(std::move(line));
@@ -117,13 +127,13 @@ report::Table claims_table(const std::vector<ClaimLine>& lines) {
   table.columns.back().max_width = 0;
   for (const ClaimLine& line : lines) {
     const bool by_time = line.claimed_time_us.has_value();
-    const std::string claimed = by_time ? text::fixed(*line.claimed_time_us, 1) + " us"
-                                        : text::fixed(*line.claimed_tflops, 1) + " TFLOP/s";
+    const std::string claimed = by_time ? text::figure(*line.claimed_time_us) + " us"
+                                        : text::figure(*line.claimed_tflops) + " TFLOP/s";
     std::string measured;
     if (by_time && line.measured_time_us) {
-      measured = text::fixed(*line.measured_time_us, 1) + " us";
+      measured = text::figure(*line.measured_time_us) + " us";
     } else if (!by_time && line.measured_tflops) {
-      measured = text::fixed(*line.measured_tflops, 1) + " TFLOP/s";
+      measured = text::figure(*line.measured_tflops) + " TFLOP/s";
     }
     table.add_row({Cell::text(line.claims_file + ":" + line.name),
                    Cell::text(line.source_title + (line.source_where.empty() ? "" : ", " + line.source_where) +

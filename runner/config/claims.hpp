@@ -43,6 +43,8 @@ struct ClaimCase {
 
 struct ClaimedFigure {
   std::string file;  // the claims file as the config names it
+  std::string path;  // the file as opened (relative to the working directory), for messages
+  std::string key;   // "claims[3]": the claim in its file, for messages
   std::string name;  // unique within its file
   ClaimSource source;
   std::string gpu;                             // the GPU it was measured on, as the source names it
@@ -58,6 +60,10 @@ struct ClaimedFigure {
 // Throws ConfigError or BadInputError.
 std::vector<ClaimedFigure> read_claims_files(const std::string& config_path, const std::vector<std::string>& files,
                                              std::uint64_t seed);
+// An error about a claim's case (a config reader's or the plan's, which name
+// their keys as a config's: "shapes.seq_len", "causal") restated at the claim:
+// its file, its place when the error has none, its key under claims[i].case.
+ConfigError at_claim_case(const ClaimedFigure& claim, const BadInputError& error);
 // One claims file's text; `name` is what messages call it.
 std::vector<ClaimedFigure> parse_claims(const std::string& yaml_text, const std::string& name,
                                         const std::string& file_as_named, std::uint64_t seed);

@@ -72,6 +72,8 @@ class ClaimsReader : public YamlReader {
     check_keys(node, key, kClaimKeys);
     ClaimedFigure claim = defaults;
     claim.file = file_;
+    claim.path = source_;
+    claim.key = key;
     claim.where = location(node.Mark());
     require(node, "name", "a name unique in the file: letters, digits, '.', '_' and '-'");
     claim.name = scalar_string(node["name"], key + ".name");
@@ -87,6 +89,7 @@ class ClaimsReader : public YamlReader {
       fail(node, key + ".source.title",
            "every claim needs its source's title (in the file's `source` or the claim's own): where the figure was published");
     }
+    // number() refuses infinities and NaN: a claim is a finite figure.
     if (node["tflops"]) claim.tflops = number(node["tflops"], key + ".tflops", 0);
     if (node["time_us"]) claim.time_us = number(node["time_us"], key + ".time_us", 0);
     if (!claim.tflops && !claim.time_us) {
@@ -94,7 +97,11 @@ class ClaimsReader : public YamlReader {
     }
     require(node, "case", "a mapping: variant, the shape's keys (batch, heads, seq_len, head_dim, ...), dtype, causal, "
                           "window, softcap, alibi, sinks, deterministic, pass");
-    claim.claimed_case = read_case(node["case"], key + ".case");
+    try {
+      claim.claimed_case = read_case(node["case"], key + ".case");
+    } catch (const BadInputError& error) {
+      throw at_claim_case(claim, error);
+    }
     return claim;
   }
 
@@ -169,6 +176,17 @@ class ClaimsReader : public YamlReader {
 
 }  // namespace
 
+ConfigError at_claim_case(const ClaimedFigure& claim, const BadInputError& error) {
+  const std::string case_key = claim.key + ".case";
+  const auto* config_error = dynamic_cast<const ConfigError*>(&error);
+  if (!config_error) return ConfigError(claim.path, claim.where, case_key, error.what());
+  if (config_error->key().rfind(claim.key, 0) == 0) return *config_error;  // already the claim's
+  static const std::regex config_part("^(shapes|exclude)(\\[[0-9]+\\])?(\\.|$)");
+  const std::string inner = std::regex_replace(config_error->key(), config_part, "");
+  return ConfigError(claim.path, config_error->where().line > 0 ? config_error->where() : claim.where,
+                     inner.empty() ? case_key : case_key + "." + inner, config_error->message());
+}
+
 std::vector<ClaimedFigure> parse_claims(const std::string& yaml_text, const std::string& name,
                                         const std::string& file_as_named, std::uint64_t seed) {
   return ClaimsReader(name, file_as_named, seed).read(yaml_text);
@@ -178,14 +196,32 @@ std::vector<ClaimedFigure> read_claims_files(const std::string& config_path, con
                                              std::uint64_t seed) {
   std::vector<ClaimedFigure> claims;
   const std::filesystem::path folder = std::filesystem::path(config_path).parent_path();
+  // The same file named twice (also as ./x.yaml, through another folder or a link) would
+  // store each of its claims twice: refused, comparing the files the names lead to.
+  const auto opened_path = [&](const std::string& file) {
+    const std::filesystem::path written(file);
+    return (written.is_absolute() ? written : folder / written).lexically_normal();
+  };
+  const auto same_file = [&](const std::string& a, const std::string& b) {
+    std::error_code error;
+    const bool same = std::filesystem::equivalent(opened_path(a), opened_path(b), error);
+    return error ? opened_path(a) == opened_path(b) : same;
+  };
   for (std::size_t i = 0; i < files.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
-      if (files[j] == files[i]) throw BadInputError(config_path + ": claims: '" + files[i] + "' is listed twice; name each claims file once");
+      if (same_file(files[j], files[i])) {
+        throw BadInputError(config_path + ": claims: '" + files[i] + "' is the file '" + files[j] +
+                            "' already names; name each claims file once");
+      }
     }
   }
   for (const std::string& file : files) {
-    const std::filesystem::path written(file);
-    const std::string path = (written.is_absolute() ? written : folder / written).lexically_normal().string();
+    const std::string path = opened_path(file).string();
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(path, error)) {
+      throw BadInputError(config_path + ": claims: '" + file + "': no such claims file (looked for " + path +
+                          ": a claims file's path is relative to the config's folder)");
+    }
     std::vector<ClaimedFigure> read;
     try {
       read = parse_claims(read_config_file(path), path, file, seed);

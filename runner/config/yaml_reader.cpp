@@ -1,6 +1,7 @@
 #include "runner/config/yaml_reader.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "runner/common/text.hpp"
@@ -103,6 +104,7 @@ double YamlReader::number(const YAML::Node& node, const std::string& key, double
     used = 0;
   }
   if (used == 0 || used != raw.size() || !(value == value)) fail(node, key, "expected a number, got '" + raw + "'");
+  if (!std::isfinite(value)) fail(node, key, "expected a finite number, got '" + raw + "'; " + range);
   if (inclusive ? !(value >= minimum) : !(value > minimum)) fail(node, key, range + ", got " + raw);
   return value;
 }

@@ -58,11 +58,11 @@ bool gives_value_head_dims(const ShapeBlock& block) {
 
 // The config's claims (issue 37), matched to the plan's cases, into the claims
 // table; each unmatched one is a warning naming why.
-void store_claims(storage::Store& store, std::int64_t run_id, const Config& config) {
-  if (config.claims.empty()) return;
+void store_claims(storage::Store& store, std::int64_t run_id, const std::vector<ClaimMatch>& matches) {
+  if (matches.empty()) return;
   std::vector<storage::ClaimRow> rows;
   int matched = 0;
-  for (const ClaimMatch& match : match_claims(config, make_plan(config))) {
+  for (const ClaimMatch& match : matches) {
     const ClaimedFigure& claim = match.claim;
     storage::ClaimRow row;
     row.claims_file = claim.file;
@@ -160,7 +160,7 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
   if (!run.gpus.empty()) where = record.gpus;
   const std::int64_t run_id = store.begin_run(record);
   if (run.gpus.empty()) store.add_run_device(run_id, {record.environment, record.ceiling_bf16_tflops, record.ceiling_copy_gbps});
-  store_claims(store, run_id, config);
+  store_claims(store, run_id, run.claims);
   log::info("run " + std::to_string(run_id) + " '" + record.name + "': " + std::to_string(run.planned_cases) +
             " cases on " + where + " (" + record.environment.device_name + ")" +
             (run.shard ? ", shard " + run.shard->spec.label() + " (from " + run.shard->source + ") of a sweep of " +

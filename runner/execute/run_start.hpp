@@ -11,6 +11,7 @@
 #include "runner/config/config.hpp"
 #include "runner/device/environment.hpp"
 #include "runner/execute/shard_choice.hpp"
+#include "runner/plan/claims_match.hpp"
 #include "runner/storage/run_reader.hpp"
 #include "runner/storage/store.hpp"
 
@@ -28,6 +29,7 @@ struct NewRun {
   std::optional<ShardChoice> shard;
   std::string sweep_id;
   std::vector<Device> gpus;                       // --gpus: one worker each; empty for one device
+  std::vector<ClaimMatch> claims;                 // the config's claims matched to the whole plan
 };
 
 // Inserts the run row and, for a run on one device, its run_devices row.

@@ -28,6 +28,7 @@
 #include "runner/execute/run_start.hpp"
 #include "runner/execute/trace_paths.hpp"
 #include "runner/execute/worker.hpp"
+#include "runner/plan/claims_match.hpp"
 #include "runner/plan/cost.hpp"
 #include "runner/plan/plan.hpp"
 #include "runner/plan/shard.hpp"
@@ -277,6 +278,8 @@ SweepOutcome run_sweep(const SweepRequest& request) {
     }
   }
   const Plan whole = make_plan(config);
+  // A claim whose case cannot be planned is bad input now, before anything is stored.
+  std::vector<ClaimMatch> claims = match_claims(config, whole);
   const Plan plan = request.shard ? shard_plan(whole, config.measure, request.shard->spec, request.config_path) : whole;
   prepare_for_determinism(whole);  // the whole sweep's: every shard's run then has the same env_vars
   if (request.gpus && request.device) {
@@ -343,7 +346,8 @@ SweepOutcome run_sweep(const SweepRequest& request) {
   } else {
     NewRun run{request.config_path, &config, config_sha256, device,
                probe ? std::optional<EnvironmentInfo>(probe->environment) : std::nullopt,
-               outcome.planned_cases, outcome.sweep_cases, request.isolate, request.shard, request.sweep_id, gpus};
+               outcome.planned_cases, outcome.sweep_cases, request.isolate, request.shard, request.sweep_id, gpus,
+               std::move(claims)};
     outcome.run_id = begin_new_run(store, run);
   }
 

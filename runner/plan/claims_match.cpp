@@ -9,7 +9,7 @@ std::vector<ClaimMatch> match_claims(const Config& config, const Plan& plan) {
   for (const ClaimedFigure& claim : config.claims) {
     const ClaimCase& wanted = claim.claimed_case;
     Config one;
-    one.source_path = claim.file;
+    one.source_path = claim.path;
     one.seed = config.seed;
     one.variants = {wanted.variant};
     one.dtypes = {wanted.dtype};
@@ -19,7 +19,12 @@ std::vector<ClaimMatch> match_claims(const Config& config, const Plan& plan) {
     one.passes = {wanted.pass};
     one.shapes = {wanted.shape};
     one.shapes_where = claim.where;
-    ClaimMatch match{claim, make_plan(one).cases.front(), std::nullopt, ""};
+    ClaimMatch match{claim, {}, std::nullopt, ""};
+    try {
+      match.claimed = make_plan(one).cases.front();
+    } catch (const BadInputError& error) {
+      throw at_claim_case(claim, error);
+    }
     const auto found = std::find_if(plan.cases.begin(), plan.cases.end(),
                                     [&](const Case& c) { return c.same_measurement(match.claimed); });
     if (found != plan.cases.end()) {

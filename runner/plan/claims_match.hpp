@@ -20,7 +20,8 @@ struct ClaimMatch {
 };
 
 // Throws ConfigError where a claim's case cannot be planned (kv_heads that do
-// not divide heads, a query row that sees no key), naming the claims file.
+// not divide heads, a query row that sees no key), at the claim (file:line:column,
+// claims[i].case...). `run` calls it before the database is opened.
 std::vector<ClaimMatch> match_claims(const Config& config, const Plan& plan);
 
 }  // namespace attnsweep

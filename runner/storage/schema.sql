@@ -1,4 +1,4 @@
--- attnsweep results database, schema version 19 (PRAGMA user_version = 19), marked as attnsweep's by
+-- attnsweep results database, schema version 20 (PRAGMA user_version = 20), marked as attnsweep's by
 -- PRAGMA application_id = 1635021934 (0x6174746E, 'attn'); the store sets both when it creates or migrates a file.
 -- This file is the public contract: docs/schema.md documents every column.
 -- Units are in the names: _us microseconds, _bytes bytes, _ns nanoseconds.
@@ -43,7 +43,9 @@
 -- (NULL but for fp8 cases); 19 published claims (issue 37): a new table claims (every claim of the config's claims
 -- files, matched to a case of the run by plan_index or not), the results view gains claimed_tflops, claim_source and
 -- claim_ratio, a new view claim_results (a claim with its case), and a new view choice (the fastest variant per case
--- group, its lead, and PyTorch's own choice against it).
+-- group, its lead, and PyTorch's own choice against it); 20 (issue 37) the choice view's auto_verdict gains
+-- 'faster' (PyTorch's choice ran a backend no timed variant pins, and faster than every one, intervals apart),
+-- and 'fastest' means only that it chose the fastest variant's backend (a faster time within the intervals is 'tie').
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id             INTEGER PRIMARY KEY,
@@ -452,7 +454,8 @@ LEFT JOIN run_devices d ON d.run_id = c.run_id AND d.device = c.device AND d.sha
 -- left out: it is one of the others), whether its lead over the runner-up is real (the medians' 95%
 -- confidence intervals apart: 'significant', else 'tie'; 'alone' when one variant ran, 'unknown' without
 -- intervals), and PyTorch's own choice (sdpa_auto) against it: 'fastest' (it chose the fastest variant's
--- backend, or ran as fast), 'slower' (intervals apart), 'tie'.
+-- backend), 'slower' or 'faster' (intervals apart: faster when it ran a backend no variant timed pins),
+-- 'tie' (the intervals overlap), 'unknown' (no intervals).
 CREATE VIEW IF NOT EXISTS choice AS
 WITH timed AS (
   SELECT c.case_id, c.run_id, c.variant, c.sdpa_backend, c.median_ci_rel, c.validity,
@@ -484,7 +487,7 @@ SELECT
        WHEN a.sdpa_backend IS NOT NULL AND a.sdpa_backend = f.sdpa_backend THEN 'fastest'
        WHEN a.median_ci_rel IS NULL OR f.median_ci_rel IS NULL THEN 'unknown'
        WHEN a.t * (1 - a.median_ci_rel) > f.t * (1 + f.median_ci_rel) THEN 'slower'
-       WHEN a.t <= f.t THEN 'fastest'
+       WHEN a.t * (1 + a.median_ci_rel) < f.t * (1 - f.median_ci_rel) THEN 'faster'
        ELSE 'tie' END AS auto_verdict
 FROM ranked f
 LEFT JOIN ranked s ON s.run_id = f.run_id AND s.group_key = f.group_key AND s.rank_in_group = 2
