@@ -421,4 +421,112 @@ TEST_F(CliNightlyHistory, AnInterruptedNightIsNoReferenceAndLastCountsReadableNi
   EXPECT_EQ(naive_changes[2].rfind("SLOWER +", 0), 0u) << naive_changes[2];  // the slow night, against night 1 too
 }
 
+// Issue 38: a slowdown the team keeps is accepted once (attnsweep accept), for the
+// cases named, from the night it was seen: the next slow night is no regression
+// (without it, two in a row are), the summary and history say so, nothing is deleted.
+TEST_F(CliNightlyHistory, AnAcceptedSlowdownIsJudgedFromItsNightOnAndMarkedInTheHistory) {
+  good_nights(3);
+  const Outcome first = night(kSlow);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  ASSERT_TRUE(contains(first.output, "nightly: no regression; 1 WATCH item")) << first.output;
+  std::vector<std::string> dbs;
+  for (const auto& entry : fs::directory_iterator(history_)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > 3 && name.substr(name.size() - 3) == ".db") dbs.push_back(name);
+  }
+  std::sort(dbs.begin(), dbs.end());
+  ASSERT_EQ(dbs.size(), 4u);
+  const std::string slow_night = dbs[3].substr(8, 16);
+
+  const auto accept = [&](const std::string& arguments) {
+    return attnsweep::testing::run_attnsweep("--log-level off accept " + history_ + " " + arguments);
+  };
+  // Bad input: one line, exit 2, nothing written.
+  for (const auto& [arguments, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--night 20200101T000000Z --cases 'naive *' --reason r", "--night: no night nightly-20200101T000000Z.db in"},
+           {"--night yesterday --cases 'naive *' --reason r", "--night: 'yesterday' is no night"},
+           {"--night " + slow_night + " --cases '' --reason r", "--cases: an empty pattern"},
+           {"--night " + slow_night + " --cases 'naive *' --reason ''", "--reason: say why"}}) {
+    const Outcome refused = accept(arguments);
+    EXPECT_EQ(refused.exit_code, 2) << arguments << "\n" << refused.output;
+    EXPECT_TRUE(contains(refused.output, message)) << refused.output;
+    EXPECT_EQ(lines_of(refused.output), 1u) << refused.output;
+  }
+  const Outcome accepted =
+      accept("--night nightly-" + slow_night + ".db --cases 'naive *' --reason 'slower on purpose' --by tester");
+  ASSERT_EQ(accepted.exit_code, 0) << accepted.output;
+  EXPECT_TRUE(contains(accepted.output, "accepted: the change of night " + slow_night + " for naive * (slower on purpose, by tester"))
+      << accepted.output;
+  std::string accept_file;
+  for (const auto& entry : fs::directory_iterator(history_)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("accept-", 0) == 0) accept_file = name;
+  }
+  ASSERT_FALSE(accept_file.empty());
+  const auto recorded = nlohmann::json::parse(read(history_ + "/" + accept_file));
+  EXPECT_EQ(recorded["format"], "attnsweep-accept/1");
+  EXPECT_EQ(recorded["night"], slow_night);
+  EXPECT_EQ(recorded["cases"], nlohmann::json::array({"naive *"}));
+  EXPECT_EQ(recorded["by"], "tester");
+
+  const Outcome second = night(kSlow, "--threshold 99 --summary-json " + path("second.json"));
+  EXPECT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_TRUE(contains_each(second.output, {"**Accepted changes**", accept_file + ": the change of night " + slow_night,
+                                            "1 case(s) judged from that night on", "attnsweep compare: 0 regressions"}));
+  const auto json = nlohmann::json::parse(read(path("second.json")));
+  EXPECT_EQ(json["verdict"], "pass") << json.dump(2).substr(0, 3000);
+  ASSERT_EQ(json["accepted"].size(), 1u);
+
+  const Outcome shown = history(history_ + " --format csv");  // whole cells: the table's are cut
+  ASSERT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_TRUE(contains(shown.output, "ACCEPTED by tester (slower on purpose, " + accept_file + ")")) << shown.output;
+  EXPECT_TRUE(contains(shown.output, "history: accepted (" + accept_file + "): the change of night " + slow_night)) << shown.output;
+  // Keyed by versions: the nights' torch and commit as columns, and the culprit list of the
+  // slowdown's first night: no version changed that night, the knob did.
+  const Outcome by_version = history(history_ + " --by torch,commit --format csv");
+  ASSERT_EQ(by_version.exit_code, 0) << by_version.output;
+  EXPECT_EQ(by_version.output.rfind("night,torch,commit,case,status,", 0), 0u) << by_version.output;
+  const Outcome culprits = history(history_ + " --culprits --format csv");
+  ASSERT_EQ(culprits.exit_code, 0) << culprits.output;
+  EXPECT_TRUE(contains_each(culprits.output, {"case,night,changed,versions changed,other differences,accepted",
+                                              "naive 1x4x256x32 fp32 causal cpu," + slow_night + ",SLOWER +",
+                                              "none (the same versions: the machine, the environment or noise)",
+                                              "env_vars.ATTNSWEEP_TEST_SLOWDOWN: (unset) -> naive:8",
+                                              "ACCEPTED by tester"}));
+  const Outcome bad_fact = history(history_ + " --by torch,gpu");
+  EXPECT_EQ(bad_fact.exit_code, 2) << bad_fact.output;
+  EXPECT_TRUE(contains(bad_fact.output, "--by: unknown fact 'gpu'; allowed: torch, cuda, cudnn, driver, commit, attnsweep, image"))
+      << bad_fact.output;
+  // Nothing deleted: five nights, their summaries and the acceptance.
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(history_)) ++files;
+  EXPECT_EQ(files, 11u);
+}
+
+// Issue 38: a nightly config's per-case rules. An ignored case's slowdown is a
+// note with the rule's reason, never a regression; a bad rule is refused like a config key.
+TEST_F(CliNightlyHistory, ANightlyRuleIgnoresItsCasesWithItsReason) {
+  config_ = write("ruled.yaml", std::string(kNightlyConfig) +
+                                    "nightly:\n  rules:\n    - {variant: naive, ignore: \"CPU noise, not a kernel\"}\n"
+                                    "    - {variant: sdpa_*, dtype: fp32, threshold: 95}\n");
+  good_nights(1);
+  // --consecutive 1: without the rule, one slow night is a regression.
+  const Outcome slowed = night(kSlow, "--threshold 99 --consecutive 1");
+  EXPECT_EQ(slowed.exit_code, 0) << slowed.output;
+  EXPECT_TRUE(contains_each(slowed.output, {"ignored by a nightly rule (CPU noise, not a kernel): SLOWER",
+                                            "attnsweep compare: 0 regressions"}));
+  for (const auto& [rule, message] : std::vector<std::pair<std::string, std::string>>{
+           {"    - {variant: naive}\n", "nightly.rules[0]: a rule needs threshold (percent, like --threshold) or ignore"},
+           {"    - {variant: naive, threshold: 100}\n", "nightly.rules[0].threshold: a number of percent > 0 and < 100"},
+           {"    - {variant: naive, threshold: 5, ignore: x}\n", "a rule gives a threshold or ignores its cases, not both"},
+           {"    - {varient: naive, threshold: 5}\n", "varient"}}) {
+    config_ = write("bad.yaml", std::string(kNightlyConfig) + "nightly:\n  rules:\n" + rule);
+    const Outcome refused = night();
+    EXPECT_EQ(refused.exit_code, 2) << refused.output;
+    EXPECT_TRUE(contains(refused.output, "bad.yaml:")) << refused.output;
+    EXPECT_TRUE(contains(refused.output, message)) << refused.output;
+  }
+}
+
 }  // namespace
+

@@ -113,6 +113,77 @@ TEST_F(CliNightly, APlantedSlowdownAgainstAPinnedBaselineExitsOne) {
   EXPECT_EQ(db.execAndGet("SELECT count(*) FROM runs").getInt(), 1);
 }
 
+// Issue 38, held out on the H200: a night run with PYTORCH_NO_CUDA_MEMORY_CACHING=1 (an environment
+// slip) passed with most cases suspect. A fact that moves times makes the night INCONCLUSIVE (exit 4),
+// its reason before anything else in the summary, in the last line and in the JSON summary.
+TEST_F(CliNightly, AnEnvironmentSlipThatMovesTimesIsInconclusiveWithItsReasonFirst) {
+  const std::string baseline = path("baseline.db");
+  const Outcome pinned =
+      attnsweep::testing::run_attnsweep("--log-level off run " + config_ + " --db " + baseline, "OMP_NUM_THREADS=1 ");
+  ASSERT_EQ(pinned.exit_code, 0) << pinned.output;
+  const Outcome same = nightly("--baseline " + baseline + ":1 --db " + path("same.db") + " --threshold 99 --summary-json " +
+                               path("same.json"));
+  ASSERT_EQ(same.exit_code, 0) << same.output;
+  const auto passed = nlohmann::json::parse(read(path("same.json")));
+  EXPECT_EQ(passed["format"], "attnsweep-nightly/1");
+  EXPECT_EQ(passed["verdict"], "pass") << passed.dump(2);
+  EXPECT_EQ(passed["exit_code"], 0);
+  EXPECT_EQ(passed["reasons"].size(), 0u);
+  EXPECT_EQ(passed["timed_on_both"], 2);
+  EXPECT_EQ(passed["judged_on_time"], 2);
+  EXPECT_EQ(passed["comparison"]["summary"]["regressions"], 0) << passed["comparison"].dump(2).substr(0, 2000);
+
+  const Outcome slipped = nightly("--baseline " + baseline + ":1 --db " + path("slip.db") + " --threshold 99 --summary-json " +
+                                  path("slip.json"),
+                                  "PYTORCH_NO_CUDA_MEMORY_CACHING=1 ");
+  EXPECT_EQ(slipped.exit_code, 4) << slipped.output;
+  const std::string reason =
+      "the environment changed in a fact that moves times: env_vars.PYTORCH_NO_CUDA_MEMORY_CACHING (unset) -> 1";
+  EXPECT_TRUE(contains(slipped.output, "nightly: INCONCLUSIVE (exit 4): " + reason)) << slipped.output;
+  const std::string summary = read(path("slip.md"));
+  const auto headline = summary.find("**INCONCLUSIVE: this night is no pass**");
+  ASSERT_NE(headline, std::string::npos) << summary;
+  // The reason, before the baseline's line.
+  const auto reason_line = summary.find("- " + reason + "\n");
+  ASSERT_NE(reason_line, std::string::npos) << summary;
+  EXPECT_LT(headline, reason_line);
+  EXPECT_LT(reason_line, summary.find("- baseline:")) << summary;
+  const auto json = nlohmann::json::parse(read(path("slip.json")));
+  EXPECT_EQ(json["verdict"], "inconclusive");
+  EXPECT_EQ(json["exit_code"], 4);
+  ASSERT_EQ(json["reasons"].size(), 1u) << json["reasons"];
+  EXPECT_EQ(json["reasons"][0], reason);
+  EXPECT_EQ(json["database"], path("slip.db"));
+}
+
+// Issue 38: the JSON summary a CI job reads instead of the markdown: every flagged case with its numbers and why.
+TEST_F(CliNightly, TheJsonSummaryNamesEachFlaggedCaseWithItsNumbers) {
+  const std::string baseline = path("baseline.db");
+  ASSERT_EQ(attnsweep::testing::run_attnsweep("--log-level off run " + config_ + " --db " + baseline, "OMP_NUM_THREADS=1 ")
+                .exit_code,
+            0);
+  const Outcome slowed = nightly("--baseline " + baseline + ":1 --db " + path("slow.db") + " --threshold 99 --summary-json " +
+                                 path("slow.json"),
+                                 "ATTNSWEEP_TEST_SLOWDOWN=naive:8 ");
+  EXPECT_EQ(slowed.exit_code, 1) << slowed.output;
+  EXPECT_TRUE(contains(slowed.output, "summary JSON: " + path("slow.json"))) << slowed.output;
+  const auto json = nlohmann::json::parse(read(path("slow.json")));
+  EXPECT_EQ(json["verdict"], "regression");
+  EXPECT_EQ(json["exit_code"], 1);
+  EXPECT_EQ(json["status"], "done");
+  ASSERT_EQ(json["flagged"].size(), 1u) << json["flagged"].dump(2);
+  const auto& flagged = json["flagged"][0];
+  EXPECT_EQ(flagged["case"].get<std::string>().rfind("naive 1x4x256x32 fp32 causal", 0), 0u) << flagged;
+  EXPECT_EQ(flagged["kind"], "regression");
+  EXPECT_EQ(flagged["time_verdict"], "SLOWER");
+  EXPECT_GT(flagged["ratio"].get<double>(), 2.0) << flagged;
+  EXPECT_NEAR(flagged["ratio"].get<double>(),
+              flagged["tonight_median_us"].get<double>() / flagged["baseline_median_us"].get<double>(), 1e-6);
+  ASSERT_GE(flagged["reasons"].size(), 1u);
+  EXPECT_EQ(flagged["reasons"][0]["check"], "time");
+  EXPECT_TRUE(contains(flagged["reasons"][0]["detail"].get<std::string>(), "SLOWER")) << flagged;
+}
+
 TEST_F(CliNightly, BadInputIsOneLineAndExitTwoAndNothingRuns) {
   const std::string history = path("history");
   struct Bad {
@@ -126,6 +197,14 @@ TEST_F(CliNightly, BadInputIsOneLineAndExitTwoAndNothingRuns) {
       {"--baseline " + path("missing.db") + ":x --db " + path("x.db"), "is not a run id"},
       {"--history " + path("not-a-folder") + " --db " + path("x.db"), "--history must be a folder"},
       {"--history " + history + " --threshold 0 --db " + path("x.db"), "--threshold: invalid value '0'"},
+      {"--history " + history + " --db " + path("x.db") + " --summary-json " + path("x.db"),
+       "--summary-json: " + path("x.db") + " is the night's database (--db)"},
+      {"--history " + history + " --db " + path("x.db") + " --summary-json " + path("x.md"),
+       "is the markdown summary (--summary)"},
+      {"--history " + history + " --db " + path("x.db") + " --summary-json " + path(""),
+       "is a folder; give the JSON summary's file name"},
+      {"--history " + history + " --db " + path("x.db") + " --summary-json " + path("no/such/folder/n.json"),
+       "--summary-json"},
   };
   for (const auto& [arguments, message] : bad) {
     SCOPED_TRACE(arguments);

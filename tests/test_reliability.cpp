@@ -522,7 +522,7 @@ TEST_F(BadInput, MalformedCommandLinesAndDatabasesAreOneClearLineAndExitTwo) {
                   "45-does-not-fit-names-the-shape.yaml:6:5: shapes: case naive 16777216x16777216x16x8 fp32 causal needs");
   expect_rejected({"run", good, "--db", db_, "--bogus"}, "error: run: unknown option --bogus; see attnsweep run --help");
   expect_rejected({"run"}, "error: run: missing the config argument; see attnsweep run --help");
-  expect_rejected({"frobnicate"}, "error: unknown command 'frobnicate'; commands: run, plan, query, merge, compare, report, launch, collect, env, nightly, history, variants");
+  expect_rejected({"frobnicate"}, "error: unknown command 'frobnicate'; commands: run, plan, query, merge, compare, report, launch, collect, env, nightly, history, accept, variants");
   expect_rejected({"--log-level", "loud", "variants"},
                   "error: --log-level: unknown value 'loud'; allowed: trace, debug, info, warn, error, off; see attnsweep --help");
   expect_rejected({"query", db_, "SELECT 1", "--format", "xml"},

@@ -46,6 +46,7 @@ struct NightlyOptions {
   std::string baseline;
   std::string db_path;       // empty: nightly-<UTC stamp>.db in the current folder
   std::string summary_path;  // empty: the database's path with .md
+  std::string json_path;     // --summary-json; empty: none
   std::string device;
   std::string threshold = "5";
   std::string min_change_us = "2";
@@ -61,10 +62,20 @@ struct HistoryOptions {
   std::string format = "table";  // table, csv, json or markdown
   std::string html_path;         // --html FILE: also write the page of charts
   std::string last = "30";       // --last N: the newest N nights
+  std::string by;                // --by torch,cudnn,...: the nights' version facts as columns
+  bool culprits = false;         // --culprits: the changes and the versions that changed with them
   std::string threshold = "5";
   std::string min_change_us = "2";
 };
 int history_command(const HistoryOptions& options);
+
+struct AcceptOptions {
+  std::string history_dir;
+  std::string night;               // a stamp or nightly-<stamp>.db
+  std::vector<std::string> cases;  // globs on case labels
+  std::string reason, by;
+};
+int accept_command(const AcceptOptions& options);
 
 struct QueryOptions {
   std::string db_path;

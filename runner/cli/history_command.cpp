@@ -11,6 +11,7 @@
 #include "runner/cli/commands.hpp"
 #include "runner/cli/guarded.hpp"
 #include "runner/common/errors.hpp"
+#include "runner/common/text.hpp"
 #include "runner/common/whole_file.hpp"
 #include "runner/compare/threshold.hpp"
 #include "runner/report/format.hpp"
@@ -48,14 +49,21 @@ int history_command(const HistoryOptions& options) {
     request.settings.threshold = compare::parse_threshold_percent(options.threshold);
     request.settings.min_change_us = compare::parse_min_change_us(options.min_change_us);
     const report::Format format = report::parse_format(options.format);
+    const std::vector<std::string> by = options.by.empty() ? std::vector<std::string>{} : workflows::parse_version_facts(options.by);
+    if (options.culprits && !by.empty()) throw BadInputError("--culprits lists the changes; --by splits the nights' rows: give one of the two");
     // Checked before the nights are read: a page that cannot be written is bad input.
     if (!options.html_path.empty()) check_page_path(options.html_path);
     const workflows::History history = workflows::read_history(request);
     // Written whole, after the nights are read, as report's: a failure (a damaged
     // night, a signal, a full disk) leaves the previous page as it was.
     if (!options.html_path.empty()) write_whole_file(options.html_path, workflows::history_html(history), "--html");
-    report::write_table(std::cout, workflows::history_table(history), format);
+    report::write_table(std::cout, options.culprits ? workflows::culprit_table(history) : workflows::history_table(history, by),
+                        format);
     for (const std::string& skipped : history.skipped) std::cerr << "history: skipped " << skipped << "\n";
+    for (const workflows::Acceptance& a : history.acceptances) {
+      std::cerr << "history: accepted (" << a.file << "): the change of night " << a.night << " for "
+                << text::join(a.cases, ", ") << ", by " << a.by << " at " << a.at << ": " << a.reason << "\n";
+    }
     if (!options.html_path.empty()) std::cerr << "history: page written to " << options.html_path << "\n";
     return static_cast<int>(kExitOk);
   });

@@ -377,6 +377,9 @@ int main(int argc, char** argv) {
                               "the night's database on local disk (default: nightly-<UTC stamp>.db here)");
   nightly_command->add_option("--summary", nightly.summary_path,
                               "where the markdown summary goes (default: the database's path with .md)");
+  nightly_command->add_option("--summary-json", nightly.json_path,
+                              "FILE: also write the night as JSON for CI (format attnsweep-nightly/1: verdict, exit "
+                              "code, reasons, every flagged case with its numbers; docs/reproducibility.md)");
   nightly_command->add_option("--device", nightly.device, "auto, cpu, cuda or cuda:N (default: the config's)");
   add_same_time_options(*nightly_command, nightly.threshold, "PCT: a median that moved less than this is SAME (as in compare)",
                         nightly.min_change_us, "US: a median that moved less than this is SAME too (as in compare)");
@@ -401,7 +404,9 @@ int main(int argc, char** argv) {
       "A case whose validity label is suspect (cases.validity) gets no time verdict and is listed apart.\n"
       "Exit codes: 0 no regression; 1 a regression, the sweep did not finish, no case matched the baseline,\n"
       "or the copy into DIR failed; 2 bad input (nothing ran); 4 INCONCLUSIVE (no regression, but cases\n"
-      "measured beside another process could not be judged); 130/143 SIGINT/SIGTERM after the sweep (the\n"
+      "measured beside another process could not be judged, fewer than half the cases timed on both nights\n"
+      "were judged on time, or the environment changed in a fact that moves times: the allocator, TF32,\n"
+      "CUDA_LAUNCH_BLOCKING, the power limit, the maximum SM clock); 130/143 SIGINT/SIGTERM after the sweep (the\n"
       "files written all the same). docs/reproducibility.md");
   cli::HistoryOptions history_options;
   auto* history_command = app.add_subcommand(
@@ -417,6 +422,12 @@ int main(int argc, char** argv) {
   history_command->add_option("--html", history_options.html_path,
                               "FILE: also write one HTML page, a chart per case family (Chart.js embedded)");
   history_command->add_option("--last", history_options.last, "N: the newest N nights")->capture_default_str();
+  history_command->add_option("--by", history_options.by,
+                              "FACTS: the nights' versions as columns, to split or group them by: a comma-separated "
+                              "list of torch, cuda, cudnn, driver, commit, attnsweep, image");
+  history_command->add_flag("--culprits", history_options.culprits,
+                            "instead of the nights: each change (compare's counted findings against the night before) "
+                            "with the version facts that changed that night, like asv's find without re-running");
   add_same_time_options(*history_command, history_options.threshold,
                         "PCT: what counts as a changed time between two nights (as in compare)",
                         history_options.min_change_us, "US: as in compare");
@@ -427,6 +438,27 @@ int main(int argc, char** argv) {
       "stored it (measure.energy_window_ms).\n"
       "Exit codes: 0; 1 a failure while reading; 2 bad input (no such folder, no readable night, a bad option).\n"
       "docs/reproducibility.md");
+  cli::AcceptOptions accept_options;
+  auto* accept_command = app.add_subcommand(
+      "accept", "Record in a nightly --history folder that a change seen on one night is accepted for some cases: "
+                "from then on their time window starts at that night");
+  accept_command->add_option("dir", accept_options.history_dir, "the nightly --history folder")->required();
+  accept_command
+      ->add_option("--night", accept_options.night,
+                   "the night the change was first seen: its stamp (20261205T031500Z) or file (nightly-<stamp>.db)")
+      ->required();
+  accept_command
+      ->add_option("--cases", accept_options.cases,
+                   "GLOB: the cases, by their label as summaries print it ('sdpa_cudnn 1x32/8x8192x128 *'); repeatable")
+      ->required();
+  accept_command->add_option("--reason", accept_options.reason, "why the change is kept, in words")->required();
+  accept_command->add_option("--by", accept_options.by, "who accepts it (default: $USER)");
+  accept_command->footer(
+      "Writes DIR/accept-<UTC stamp>.json once (never over a file; a bucket mount is fine) and deletes nothing.\n"
+      "nightly --history then judges the covered cases' times only against nights from the accepted one on,\n"
+      "and its summary lists the acceptance; history marks it on that night (ACCEPTED in the changed column).\n"
+      "Exit codes: 0 recorded; 2 bad input (no such folder or night, no pattern or reason; nothing written).\n"
+      "docs/reproducibility.md, \"Accepting a change\"");
   std::string variants_device;
   auto* variants_command = app.add_subcommand("variants", "List the attention variants and where they run");
   variants_command->add_option("--device", variants_device, "auto (default), cpu, cuda or cuda:N");
@@ -455,6 +487,7 @@ int main(int argc, char** argv) {
   if (*variants_command) return cli::variants_command(variants_device);
   if (*env_command) return cli::env_command(env_device);
   if (*history_command) return cli::history_command(history_options);
+  if (*accept_command) return cli::accept_command(accept_options);
   if (*nightly_command) {
     nightly.window_given = window->count() > 0;
     nightly.consecutive_given = consecutive->count() > 0;

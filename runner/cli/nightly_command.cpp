@@ -7,7 +7,10 @@
 #include "runner/common/errors.hpp"
 #include "runner/common/interrupt.hpp"
 #include "runner/compare/threshold.hpp"
+#include "runner/common/whole_file.hpp"
+#include "runner/workflows/night_verdict.hpp"
 #include "runner/workflows/nightly.hpp"
+#include "runner/workflows/nightly_json.hpp"
 
 namespace attnsweep::cli {
 
@@ -19,6 +22,7 @@ int nightly_command(const NightlyOptions& options) {
     request.baseline = options.baseline;
     request.db_path = options.db_path;
     request.summary_path = options.summary_path;
+    request.json_path = options.json_path;
     if (!options.device.empty()) request.device = Device::parse(options.device);
     request.settings.threshold = compare::parse_threshold_percent(options.threshold);
     request.settings.min_change_us = compare::parse_min_change_us(options.min_change_us);
@@ -36,26 +40,9 @@ int nightly_command(const NightlyOptions& options) {
     if (!outcome.history_db.empty() && outcome.history_error.empty()) {
       std::cout << "history: " << outcome.history_db << " and " << outcome.history_summary << "\n";
     }
-    int code = kExitOk;
-    if (outcome.status != RunStatus::done) {
-      std::cout << "nightly: the run did not finish (" << to_string(outcome.status) << ")\n";
-      code = kExitRuntimeFailure;
-    } else if (outcome.regression) {
-      std::cout << "nightly: REGRESSION (exit 1)\n";
-      code = kExitRuntimeFailure;
-    } else if (outcome.compared_nothing) {
-      std::cout << "nightly: nothing was compared (exit 1)\n";
-      code = kExitRuntimeFailure;
-    } else if (outcome.inconclusive) {
-      std::cout << "nightly: INCONCLUSIVE: no regression found, but cases could not be judged (exit 4; the summary "
-                   "says which and why)\n";
-      code = kExitInconclusive;
-    } else if (!outcome.watch.empty()) {
-      std::cout << "nightly: no regression; " << outcome.watch.size() << " WATCH item"
-                << (outcome.watch.size() == 1 ? "" : "s") << " (slower than the window tonight only; exit 0)\n";
-    } else {
-      std::cout << "nightly: no regression\n";
-    }
+    workflows::NightVerdict verdict = workflows::night_verdict(outcome);
+    std::cout << verdict.line << "\n";
+    int& code = verdict.exit_code;
     if (!outcome.suspect.empty()) {
       std::cout << "nightly: " << outcome.suspect.size() << " suspect case" << (outcome.suspect.size() == 1 ? "" : "s")
                 << " not judged on time (validity label; the summary says why)\n";
@@ -82,6 +69,17 @@ int nightly_command(const NightlyOptions& options) {
       std::cout << "nightly: stopped by signal " << interrupt_signal() << " after the sweep; its files were written "
                 << "all the same (exit " << interrupted_exit_code() << ")\n";
       code = interrupted_exit_code();
+    }
+    if (!request.json_path.empty()) {
+      // Last, with the exit code the command ends with (a summary or history that could not be written included).
+      try {
+        write_whole_file(request.json_path, workflows::render_nightly_json(outcome, verdict), "--summary-json");
+        std::cout << "summary JSON: " << request.json_path << "\n";
+      } catch (const std::exception& error) {
+        std::cout << std::flush;
+        std::cerr << "error: " << error.what() << "; the night is stored in " << outcome.db_path << "\n";
+        code = kExitRuntimeFailure;
+      }
     }
     return code;
   });

@@ -75,6 +75,8 @@ CaseComparison compare_case(const RunCases& baseline_run, const ComparedCase& ba
                             const ComparedCase& candidate, const CompareSettings& settings) {
   CaseComparison result;
   result.key = baseline.key;
+  const CaseRule* rule = settings.rule_for(baseline.key);
+  const CompareSettings own = settings.for_case(baseline.key);
   result.baseline_case_id = baseline.row.case_id;
   result.candidate_case_id = candidate.row.case_id;
   result.baseline_status = baseline.row.status;
@@ -83,19 +85,34 @@ CaseComparison compare_case(const RunCases& baseline_run, const ComparedCase& ba
   if (result.timed_on_both_sides()) {
     check_counts(baseline.row, candidate.row, result.findings);
     check_backend(baseline.row, candidate.row, result.findings);
-    check_numerics(baseline.row, candidate.row, settings, result.findings);
+    check_numerics(baseline.row, candidate.row, own, result.findings);
   }
-  judge_time(baseline, candidate, settings, result);
+  judge_time(baseline, candidate, own, result);
   check_validity(baseline.row, candidate.row, result.findings);
   if (std::optional<Finding> time = time_finding(result.time)) result.findings.push_back(std::move(*time));
   result.energy = compare_energy(baseline.row, candidate.row);
-  check_energy(baseline.row, candidate.row, result.energy, settings, result.findings);
+  check_energy(baseline.row, candidate.row, result.energy, own, result.findings);
+  if (rule && !rule->ignore.empty()) ignore_case(result, rule->ignore);
   if (explains_with_kernels(result)) {
     result.kernels = kernel_differences(baseline_run.reader->kernels(baseline.row.case_id),
                                         candidate_run.reader->kernels(candidate.row.case_id), settings.kernels);
   }
   return result;
 }
+
+}  // namespace
+
+void ignore_case(CaseComparison& c, const std::string& reason) {
+  c.ignored = reason;
+  c.unjudged = {};
+  const std::string prefix = "ignored by a nightly rule (" + reason + "): ";
+  for (Finding& finding : c.findings) {
+    finding.severity = Severity::info;
+    if (finding.detail.rfind(prefix, 0) != 0) finding.detail = prefix + finding.detail;
+  }
+}
+
+namespace {
 
 void add_run_warnings(const char* side, const ComparedRun& compared, std::size_t stored, std::vector<std::string>& warnings) {
   const storage::RunRow& run = compared.run;

@@ -58,6 +58,9 @@ struct CaseComparison {
   std::optional<KernelDifferences> kernels;
 
   Unjudged unjudged;
+  // Non-empty: a per-case rule ignores the case (CompareSettings::rules), for this
+  // reason; its findings are kept as notes, none counts, its time is not judged.
+  std::string ignored;
 
   bool has(Severity severity) const;
   bool has(Check check) const;  // a finding of that check, of any severity
@@ -95,6 +98,12 @@ struct Comparison {
 
 // Compares the `candidate` run against the `baseline` run, both read already
 // (run_cases.hpp); kernels of changed cases are read through their readers.
+// A per-case rule's ignore (CompareSettings::rules) applied to a compared case:
+// every finding becomes a note that says why (none counts), and it is not
+// counted among the cases not judged. compare_runs applies it; nightly's window
+// again after it replaces the time verdict.
+void ignore_case(CaseComparison& c, const std::string& reason);
+
 Comparison compare_runs(const RunCases& baseline, const RunCases& candidate, const CompareSettings& settings = {});
 
 // Reads both runs, then compares them. Throws BadInputError when either run is

@@ -3,8 +3,11 @@
 // has its value): compare, nightly's window and history all judge with the same
 // settings, so a threshold given on the command line means one thing everywhere.
 #include <cstddef>
+#include <vector>
 
+#include "runner/common/case_rules.hpp"
 #include "runner/common/identities.hpp"
+#include "runner/compare/case_key.hpp"
 #include "runner/compare/kernel_differences.hpp"
 
 namespace attnsweep::compare {
@@ -39,8 +42,16 @@ struct CompareSettings {
   // 100 ms on the H200; aligned windows repeat to about 1%, and a window's
   // length and the GPU's state move a figure by more (docs/compare.md).
   double energy_change = 0.10;
+  // Per-case rules (a nightly config's `nightly.rules`; docs/reproducibility.md,
+  // "Per-case rules"): the first rule matching a case gives its threshold, or
+  // says it is ignored. Empty for compare.
+  std::vector<CaseRule> rules;
 
   double tolerance(Dtype dtype) const;
+  // The first rule matching `key`, or null.
+  const CaseRule* rule_for(const CaseKey& key) const;
+  // These settings with the threshold of the rule matching `key`, if it gives one.
+  CompareSettings for_case(const CaseKey& key) const;
 };
 
 }  // namespace attnsweep::compare

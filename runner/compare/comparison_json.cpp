@@ -144,6 +144,7 @@ std::string render_json(const Comparison& comparison) {
                          {"time", time_json(c.time)},
                          {"energy", energy_json(c.energy)},
                          {"not_judged", c.unjudged.text},
+                         {"ignored", c.ignored},  // a nightly rule's reason; "" when none
                          {"findings", findings},
                          {"kernel_differences", kernels_json(c.kernels)}});
   }

@@ -51,6 +51,8 @@ const std::vector<RunFact>& run_facts() {
       ATTNSWEEP_RUN_FACT(flop_convention, false),
       ATTNSWEEP_RUN_FACT(config_sha256, false),
       ATTNSWEEP_RUN_FACT(power_limit_w, false),
+      {"sm_clock_max_mhz",  // locked application clocks lower it
+       [](const RunRow& run) { return run.sm_clock_max_mhz ? std::to_string(*run.sm_clock_max_mhz) : std::string(); }, false},
       ATTNSWEEP_RUN_FACT(sm_clock_start_mhz, false),
       ATTNSWEEP_RUN_FACT(mem_clock_start_mhz, false),
       ATTNSWEEP_RUN_FACT(temperature_start_c, false),

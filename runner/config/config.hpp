@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/common/case_rules.hpp"
 #include "runner/common/errors.hpp"
 #include "runner/common/identities.hpp"
 #include "runner/common/mask.hpp"
@@ -60,6 +61,8 @@ struct Config {
   // `claims` holds their figures once load_config has read them (claims.hpp).
   std::vector<std::string> claims_files;
   std::vector<ClaimedFigure> claims;
+  // `nightly.rules` (issue 38): per-case thresholds and ignores for `attnsweep nightly`.
+  std::vector<CaseRule> nightly_rules;
 };
 
 // Reads and validates a config file. Throws ConfigError (file:line:column: key:

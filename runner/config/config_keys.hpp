@@ -11,7 +11,7 @@ namespace attnsweep::config_keys {
 inline constexpr std::int64_t kMaxDimension = std::int64_t(1) << 24;
 
 inline const std::vector<std::string> kTopLevelKeys = {"name",   "description", "device", "seed",    "variants", "dtypes",
-                                                       "causal", "window",      "softcap", "alibi", "sinks", "deterministic", "passes", "shapes",  "exclude", "measure", "claims"};
+                                                       "causal", "window",      "softcap", "alibi", "sinks", "deterministic", "passes", "shapes",  "exclude", "measure", "claims", "nightly"};
 inline const std::vector<std::string> kWindowKeys = {"left", "right"};
 inline const char* const kCausalValues = "true (top_left), false, top_left or bottom_right";
 // zip last: a zip row takes every key before it but varlen.

@@ -16,6 +16,7 @@
 #include "runner/config/config_text.hpp"
 #include "runner/config/exclude_reader.hpp"
 #include "runner/config/mask_reader.hpp"
+#include "runner/config/nightly_rules_reader.hpp"
 #include "runner/config/measure_reader.hpp"
 #include "runner/config/op_library_reader.hpp"
 #include "runner/config/score_mod_reader.hpp"
@@ -80,6 +81,7 @@ class Loader : public YamlReader {
     }
     if (root["measure"]) config.measure = read_measure_settings(source_, root["measure"]);
     if (root["claims"]) config.claims_files = claims_files(root["claims"]);
+    if (root["nightly"]) config.nightly_rules = read_nightly_rules(source_, root["nightly"]);
     return config;
   }
 

@@ -130,6 +130,10 @@ struct CaseRunner::Impl {
   std::optional<AttentionInputs> leaves;
   at::Tensor grad_output;
   double run_cooldown_left_s;  // burst: what is left of this process's cool-down allowance
+  // Another process was seen computing on the GPU (issue 38): the burst regime's
+  // cool-downs wait for the clocks and caps of a GPU that process keeps busy, so
+  // they stop for the rest of the run (held out: a 7 s night took 245 s waiting).
+  bool contended = false;
   std::optional<nvml::Device> energy_counter;  // the GPU's, found at the first energy window
 
   Impl(const Device& device_in, MeasureSettings settings_in, std::uint64_t seed_in)
@@ -437,6 +441,7 @@ struct CaseRunner::Impl {
     CooldownBudget cooldown{settings.burst_cooldown_case_max_s, &run_cooldown_left_s};
     SamplingSettings sampling = SamplingSettings::from(settings);
     sampling.cooldown_budget = &cooldown;
+    if (contended) sampling.regime = MeasureRegime::sustained;  // no cool-downs on a shared GPU (`contended`)
     time_eager(*timer, pass.call, sampling, device.is_cuda(), settings.hide_launch_latency, result, pass.before);
     if (device.is_cuda() && settings.energy_window_ms > 0) measure_energy(c, pass, sampling, result);
     clock.end(result.phases.timing);  // the energy window included
@@ -515,15 +520,25 @@ CaseRunner::CaseRunner(const Device& device, MeasureSettings settings, std::uint
 
 CaseRunner::~CaseRunner() = default;
 
+void CaseRunner::stop_cooling_down() { impl_->contended = true; }
+
 CaseResult CaseRunner::run(const Case& c, const std::string& trace_path) {
   const GpuSharing before = read_gpu_sharing(impl_->device);
+  const bool cooling = impl_->settings.regime == MeasureRegime::burst && !impl_->contended;
+  if (before.other_processes.value_or(0) > 0) stop_cooling_down();
   CaseResult result = measure_case(c, trace_path);
+  if (cooling && impl_->contended) {
+    result.warnings.push_back("another process computes on this GPU: the burst regime's cool-downs stop for the rest "
+                              "of the run (they would wait on that process's load; the cases are marked shared_gpu "
+                              "and not judged)");
+  }
   if (!result.device_unusable) {
     const GpuSharing after = read_gpu_sharing(impl_->device);
     if (before.other_processes || after.other_processes) {
       result.other_processes = std::max(before.other_processes.value_or(0), after.other_processes.value_or(0));
     }
     if (result.other_processes.value_or(0) > 0) {
+      stop_cooling_down();
       result.warnings.push_back(std::to_string(*result.other_processes) +
                                 " other process(es) computed on this GPU during the case (NVML): its times are "
                                 "not the GPU's alone, and compare and nightly do not judge them");

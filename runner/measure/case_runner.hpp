@@ -25,6 +25,9 @@ class CaseRunner {
   CaseResult run(const Case& c, const std::string& trace_path = "");
 
  private:
+  // Another process was seen on the GPU: no more burst cool-downs in this run.
+  void stop_cooling_down();
+
   CaseResult measure_case(const Case& c, const std::string& trace_path);
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -231,6 +231,18 @@ History read_history(const HistoryRequest& request) {
       if (superseded || (j == i && night.run.status != RunStatus::done)) runs[j].reset();
     }
   }
+  // Accepted changes (acceptance.hpp): marked on the night each names, for the cases it covers.
+  std::string unreadable;
+  history.acceptances = read_acceptances(dir, unreadable);
+  for (std::istringstream lines(unreadable); std::getline(lines, unreadable);) {
+    history.skipped.push_back(unreadable.substr(unreadable.find(' ') + 1));
+  }
+  for (auto& [where, point] : points) {
+    for (const Acceptance& a : history.acceptances) {
+      if (a.night != history.nights[where.second].stamp || !a.covers(where.first)) continue;
+      point.accepted += std::string(point.accepted.empty() ? "" : "; ") + "ACCEPTED by " + a.by + " (" + a.reason + ", " + a.file + ")";
+    }
+  }
   for (const compare::CaseKey& key : keys) {
     for (std::size_t i = 0; i < history.nights.size(); ++i) {
       const auto found = points.find({key, i});
@@ -240,26 +252,101 @@ History read_history(const HistoryRequest& request) {
   return history;
 }
 
-report::Table history_table(const History& history) {
+const std::vector<std::string>& version_fact_names() {
+  static const std::vector<std::string> names = {"torch", "cuda", "cudnn", "driver", "commit", "attnsweep", "image"};
+  return names;
+}
+
+std::vector<std::string> parse_version_facts(const std::string& list) {
+  std::vector<std::string> facts;
+  std::stringstream items(list);
+  for (std::string item; std::getline(items, item, ',');) {
+    if (std::find(version_fact_names().begin(), version_fact_names().end(), item) == version_fact_names().end()) {
+      throw BadInputError("--by: unknown fact '" + item + "'; allowed: " + text::join(version_fact_names(), ", ") +
+                          " (comma-separated)");
+    }
+    if (std::find(facts.begin(), facts.end(), item) == facts.end()) facts.push_back(item);
+  }
+  if (facts.empty()) throw BadInputError("--by: give at least one of " + text::join(version_fact_names(), ", "));
+  return facts;
+}
+
+namespace {
+
+// A version fact of a night's run, by its --by name.
+std::string version_of(const storage::RunRow& run, const std::string& fact) {
+  if (fact == "torch") return run.torch_version;
+  if (fact == "cuda") return run.cuda_version;
+  if (fact == "cudnn") return run.cudnn_version;
+  if (fact == "driver") return run.driver_version;
+  if (fact == "commit") return run.git_sha;
+  if (fact == "attnsweep") return run.attnsweep_version;
+  return run.container_image;
+}
+
+// Whether an environment difference is a version: the software a night ran.
+bool is_version(const compare::EnvironmentDifference& difference) {
+  for (const char* fact : {"torch_version", "cuda_version", "cudnn_version", "driver_version", "git_sha",
+                           "attnsweep_version", "container_image"}) {
+    if (difference.fact == fact) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+report::Table history_table(const History& history, const std::vector<std::string>& by) {
   using report::Align;
   using report::Cell;
   const bool energy = std::any_of(history.points.begin(), history.points.end(),
                                   [](const HistoryPoint& p) { return p.energy_j.has_value(); });
   report::Table table;
-  table.columns = {{"night"}, {"case"}, {"status"}, {"median_us", "us", Align::right}, {"kernels", "", Align::right}};
+  table.columns = {{"night"}};
+  for (const std::string& fact : by) table.columns.push_back({fact});
+  for (report::Column column : std::vector<report::Column>{{"case"}, {"status"}, {"median_us", "us", Align::right},
+                                                            {"kernels", "", Align::right}}) {
+    table.columns.push_back(std::move(column));
+  }
   if (energy) table.columns.push_back({"energy_j", "J", Align::right});
   table.columns.push_back({"changed", "", Align::left, ""});
   table.columns.push_back({"environment", "", Align::left, ""});
   for (const HistoryPoint& p : history.points) {
     const HistoryNight& night = history.nights[p.night];
-    std::vector<Cell> row = {Cell::text(night.stamp), Cell::text(p.key.label()), Cell::text(to_string(p.status)),
-                             p.median_us ? Cell::real(*p.median_us, 1) : Cell::null(),
-                             p.kernels_per_forward ? Cell::integer(*p.kernels_per_forward) : Cell::null()};
+    std::vector<Cell> row = {Cell::text(night.stamp)};
+    for (const std::string& fact : by) {
+      const std::string value = version_of(night.run, fact);
+      row.push_back(value.empty() ? Cell::null() : Cell::text(value));
+    }
+    for (Cell cell : {Cell::text(p.key.label()), Cell::text(to_string(p.status)),
+                      p.median_us ? Cell::real(*p.median_us, 1) : Cell::null(),
+                      p.kernels_per_forward ? Cell::integer(*p.kernels_per_forward) : Cell::null()}) {
+      row.push_back(std::move(cell));
+    }
     if (energy) row.push_back(p.energy_j ? Cell::real(*p.energy_j, 4) : Cell::null());
-    row.push_back(p.changed.empty() ? Cell::null() : Cell::text(p.changed));
+    const std::string changed = p.changed + (p.changed.empty() || p.accepted.empty() ? "" : "; ") + p.accepted;
+    row.push_back(changed.empty() ? Cell::null() : Cell::text(changed));
     const std::string environment = environment_text(night.environment);
     row.push_back(p.changed.empty() || environment.empty() ? Cell::null() : Cell::text(environment));
     table.add_row(std::move(row));
+  }
+  return table;
+}
+
+report::Table culprit_table(const History& history) {
+  using report::Cell;
+  report::Table table;
+  table.columns = {{"case"}, {"night"}, {"changed"}, {"versions changed", "", report::Align::left, ""},
+                   {"other differences", "", report::Align::left, ""}, {"accepted", "", report::Align::left, ""}};
+  for (const HistoryPoint& p : history.points) {
+    if (p.changed.empty()) continue;
+    const HistoryNight& night = history.nights[p.night];
+    std::vector<compare::EnvironmentDifference> versions, others;
+    for (const compare::EnvironmentDifference& d : night.environment) (is_version(d) ? versions : others).push_back(d);
+    table.add_row({Cell::text(p.key.label()), Cell::text(night.stamp), Cell::text(p.changed),
+                   Cell::text(versions.empty() ? "none (the same versions: the machine, the environment or noise)"
+                                               : environment_text(versions)),
+                   others.empty() ? Cell::null() : Cell::text(environment_text(others)),
+                   p.accepted.empty() ? Cell::null() : Cell::text(p.accepted)});
   }
   return table;
 }

@@ -13,6 +13,7 @@
 #include "runner/common/identities.hpp"
 #include "runner/compare/compare_runs.hpp"
 #include "runner/report/table.hpp"
+#include "runner/workflows/acceptance.hpp"
 
 namespace attnsweep::workflows {
 
@@ -21,6 +22,14 @@ struct HistoryRequest {
   int last = 30;  // --last: the newest N nights
   compare::CompareSettings settings;
 };
+
+// The version facts a history can be split by (--by) and that a culprit list
+// names (--culprits): torch, cuda, cudnn, driver, commit, attnsweep, image, each a
+// column of `runs` (torch_version, ..., git_sha, attnsweep_version, container_image).
+const std::vector<std::string>& version_fact_names();
+// The names of --by (a comma-separated list) checked against version_fact_names();
+// throws BadInputError naming what is allowed.
+std::vector<std::string> parse_version_facts(const std::string& list);
 
 struct HistoryNight {
   std::string file;  // nightly-<stamp>.db
@@ -43,7 +52,8 @@ struct HistoryPoint {
   // measure it (measure.energy_window_ms off, the CPU, a backward case, nights
   // before schema 11); the table shows its column, and the page its tooltip line, only when a night has it.
   std::optional<double> energy_j;
-  std::string changed;  // compare's counted findings against the night before, "; "-joined; empty: none
+  std::string changed;   // compare's counted findings against the night before, "; "-joined; empty: none
+  std::string accepted;  // "ACCEPTED by NAME (reason, accept-<stamp>.json)": a change of this night kept; empty: none
 };
 
 struct History {
@@ -51,15 +61,25 @@ struct History {
   std::vector<HistoryNight> nights;  // oldest first
   std::vector<HistoryPoint> points;  // by case (in first-seen plan order), then night
   std::vector<std::string> skipped;  // nights that could not be read, with the reason
+  std::vector<Acceptance> acceptances;  // the folder's accepted changes (acceptance.hpp), oldest first
 };
 
 // Throws BadInputError when the folder is missing, not a folder, cannot be
 // listed, or holds no readable night.
 History read_history(const HistoryRequest& request);
 
-// One row per case and night: night, case, status, median_us, kernels_per_forward
-// (energy_j when a night has it), changed, and the night's environment differences on changed rows.
-report::Table history_table(const History& history);
+// One row per case and night: night, the version facts of `by` (one column each:
+// the night's torch, cuDNN, ...), case, status, median_us, kernels_per_forward
+// (energy_j when a night has it), changed (and an acceptance), and the night's
+// environment differences on changed rows.
+report::Table history_table(const History& history, const std::vector<std::string>& by = {});
+
+// The culprit list (like asv's `find`, without re-running): one row per case and
+// night on which it changed (compare's counted findings against the night
+// before): the case, the night, the change, the version facts that changed that
+// night ("cudnn_version: 91900 -> 92000"; "none" when the versions were the same:
+// the machine, the environment or noise), and the night's other differences.
+report::Table culprit_table(const History& history);
 
 // One HTML file: a table of the nights with their environment differences, and
 // one Chart.js chart per case family (the cases that differ only by variant),

@@ -1,6 +1,7 @@
 #include "runner/workflows/nightly.hpp"
 
 #include <ctime>
+#include <map>
 #include <exception>
 #include <filesystem>
 #include <memory>
@@ -11,11 +12,15 @@
 #include "runner/common/copy_file.hpp"
 #include "runner/common/whole_file.hpp"
 #include "runner/compare/compare_runs.hpp"
+#include "runner/config/config.hpp"
 #include "runner/execute/sweep.hpp"
 #include "runner/storage/run_reader.hpp"
 #include "runner/storage/store.hpp"
 #include "runner/storage/write_ahead_log.hpp"
+#include "runner/common/text.hpp"
+#include "runner/workflows/acceptance.hpp"
 #include "runner/workflows/good_nights.hpp"
+#include "runner/workflows/night_trust.hpp"
 #include "runner/workflows/nightly_inputs.hpp"
 #include "runner/workflows/nightly_summary.hpp"
 #include "runner/workflows/scratch_folder.hpp"
@@ -77,7 +82,29 @@ void judge_times_by_window(const NightlyRequest& request, const compare::RunCase
   std::vector<const Night*> ordered;
   for (const Night& n : nights) ordered.push_back(&n);
   outcome.window_nights = static_cast<int>(summary.window_nights.size());
-  outcome.watch = apply_window(comparison, ordered, request.window, request.settings);
+  // An accepted change restarts its cases' window at the night it was seen: the
+  // nights before it (newest first, so a tail of `good`) no longer count for them.
+  const std::vector<Acceptance> acceptances = read_acceptances(request.history_dir, summary.skipped);
+  std::map<std::string, int> covered;  // acceptance file -> cases of tonight it restarted
+  const auto usable_nights = [&](const compare::CaseKey& key) -> std::size_t {
+    const Acceptance* accepted = acceptance_for(acceptances, key);
+    if (!accepted) return ordered.size();
+    ++covered[accepted->file];
+    std::size_t usable = 1;  // tonight
+    for (const GoodNight& night : good) {
+      if (night.file.substr(8, 16) < accepted->night) break;
+      ++usable;
+    }
+    return usable;
+  };
+  outcome.watch = apply_window(comparison, ordered, request.window, request.settings, usable_nights);
+  for (const Acceptance& a : acceptances) {
+    if (!covered.count(a.file)) continue;
+    summary.accepted.push_back(a.file + ": the change of night " + a.night + " accepted for " + text::join(a.cases, ", ") +
+                               " by " + a.by + " at " + a.at + " (" + a.reason + "); " + std::to_string(covered[a.file]) +
+                               " case(s) judged from that night on");
+  }
+  outcome.accepted = summary.accepted;
 }
 
 // Tonight against its baseline: compare's verdicts, with --history the window's
@@ -99,7 +126,13 @@ void compare_night(const NightlyRequest& request, const compare::RunCases& tonig
   summary.suspect = outcome.suspect;
   outcome.compared_nothing = comparison.cases.empty();
   outcome.regression = comparison.has_regression();
-  outcome.inconclusive = comparison.inconclusive();
+  const NightTrust trust = night_trust(comparison);
+  outcome.trust_reasons = trust.reasons;
+  outcome.timed_on_both = trust.timed;
+  outcome.judged_on_time = trust.judged;
+  outcome.inconclusive = comparison.inconclusive() || (!outcome.regression && !trust.reasons.empty());
+  summary.trust_reasons = trust.reasons;
+  outcome.comparison = comparison;
   summary.comparison = std::move(comparison);
 }
 
@@ -188,7 +221,11 @@ void copy_into_history(const NightlyRequest& request, const ScratchFolder& scrat
 
 }  // namespace
 
-NightlyOutcome run_nightly(const NightlyRequest& request) {
+NightlyOutcome run_nightly(const NightlyRequest& given) {
+  // The config's per-case rules (nightly.rules) judge with the command line's settings;
+  // a bad config is refused here, before anything runs.
+  NightlyRequest request = given;
+  request.settings.rules = load_config(request.config_path).nightly_rules;
   NightlyOutcome outcome = name_night_files(request);
   // Everything that would only fail after the sweep is checked before it; the
   // baseline too, so bad input is refused before an expensive sweep.

@@ -27,6 +27,7 @@ struct NightlyRequest {
   std::string baseline;     // DATABASE[:RUN], a pinned baseline (exactly one of the two)
   std::string db_path;      // the night's local database; empty: nightly-<stamp>.db here
   std::string summary_path; // empty: the database's path with .md
+  std::string json_path;    // --summary-json: the night as JSON (nightly_json.hpp); empty: none
   std::optional<Device> device;
   compare::CompareSettings settings;
   WindowSettings window;    // --window, --consecutive: with --history only
@@ -47,6 +48,12 @@ struct NightlyOutcome {
   std::vector<std::string> suspect;
   int window_nights = 0;     // good nights in the time window (0: pinned baseline or first night)
   bool inconclusive = false;  // no regression, but cases whose time could not be judged (shared GPU, ...)
+  // Why tonight is no pass though nothing regressed (night_trust.hpp): the environment changed in a
+  // fact that moves times, or too few cases were judged on time. Non-empty makes the night inconclusive.
+  std::vector<std::string> trust_reasons;
+  int timed_on_both = 0, judged_on_time = 0;
+  std::vector<std::string> accepted;  // the acceptances that restarted cases' windows tonight (acceptance.hpp)  // cases timed on both nights; of those, judged on time
+  std::optional<compare::Comparison> comparison;  // as judged (the window's times with --history)
   bool compared_nothing = false;  // a baseline, but no case of tonight's run in it (a failed night too)
   std::string summary;       // the markdown, as written
   std::string history_db, history_summary;  // the copies in the history folder; empty without one

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include "runner/common/errors.hpp"
 #include "runner/common/same_file.hpp"
@@ -132,6 +133,18 @@ void check_night_files(const NightlyRequest& request, const NightlyOutcome& outc
   check_temp_folder();
   if (is_directory(outcome.summary_path)) {
     throw BadInputError("--summary: " + outcome.summary_path + " is a folder; give the summary's file name");
+  }
+  if (!request.json_path.empty()) {
+    for (const auto& [other, named] : {std::pair<std::string, std::string>{outcome.db_path, "the night's database (--db)"},
+                                       {outcome.summary_path, "the markdown summary (--summary)"}}) {
+      if (same_file(request.json_path, other)) {
+        throw BadInputError("--summary-json: " + request.json_path + " is " + named + "; give the JSON its own file");
+      }
+    }
+    check_writable_folder(folder_of(request.json_path), "--summary-json");
+    if (is_directory(request.json_path)) {
+      throw BadInputError("--summary-json: " + request.json_path + " is a folder; give the JSON summary's file name");
+    }
   }
   if (!request.history_dir.empty() && (fs::exists(outcome.history_db) || fs::exists(outcome.history_summary))) {
     throw BadInputError(outcome.history_db + ": already exists (another nightly started this second?); nothing ran");

@@ -59,8 +59,25 @@ std::string item_list(const std::string& title, const std::vector<std::string>& 
   return text + "\n";
 }
 
+// Why tonight is no pass though nothing regressed (or, with a regression, what
+// puts its times in doubt): first, before anything else is read.
+std::string trust_lines(const NightlySummary& s) {
+  if (s.trust_reasons.empty()) return "";
+  const bool regression = s.comparison && s.comparison->has_regression();
+  return item_list(regression ? "**The times of this night are in doubt:**"
+                              : "**INCONCLUSIVE: this night is no pass** (exit 4; docs/reproducibility.md, "
+                                "\"Inconclusive nights\"):",
+                   s.trust_reasons);
+}
+
 std::string compared(const NightlySummary& s) {
-  std::string text = baseline_lines(s);
+  const std::string trust = trust_lines(s);
+  std::string text = (trust.empty() ? "" : "\n" + trust) + baseline_lines(s);
+  if (!s.accepted.empty()) {
+    text += item_list("**Accepted changes** (their cases' time window starts at the accepted night; "
+                      "docs/reproducibility.md, \"Accepting a change\")",
+                      s.accepted);
+  }
   if (!s.watch.empty()) {
     text += item_list("**Watch** (" + std::to_string(s.watch.size()) + " case" + plural_s(s.watch.size()) +
                           " slower than the window tonight, not yet on " + std::to_string(s.consecutive) +

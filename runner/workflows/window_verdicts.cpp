@@ -76,15 +76,23 @@ compare::Finding window_finding(const compare::CaseComparison& c, const CaseAler
 }  // namespace
 
 std::vector<std::string> apply_window(compare::Comparison& comparison, const std::vector<const Night*>& nights,
-                                      const WindowSettings& window, const compare::CompareSettings& settings) {
+                                      const WindowSettings& window, const compare::CompareSettings& settings,
+                                      const std::function<std::size_t(const compare::CaseKey&)>& usable_nights) {
   std::vector<std::string> watch;
   for (compare::CaseComparison& c : comparison.cases) {
     if (!c.timed_on_both_sides()) continue;  // NOT_TIMED, as compare said
-    const CaseAlert alert = alert_for(c.key, nights, window, settings);
+    const std::size_t usable = usable_nights ? std::min(usable_nights(c.key), nights.size()) : nights.size();
+    const std::vector<const Night*> own(nights.begin(), nights.begin() + static_cast<std::ptrdiff_t>(std::max<std::size_t>(usable, 1)));
+    const CaseAlert alert = alert_for(c.key, own, window, settings.for_case(c.key));
     take_window_time(c, alert);
     keep_kernels_of_changes(c);
-    if (c.time.verdict == TimeVerdict::same || c.time.verdict == TimeVerdict::not_timed) continue;
-    c.findings.push_back(window_finding(c, alert, window, watch));
+    const CaseRule* rule = settings.rule_for(c.key);
+    const bool ignored = rule && !rule->ignore.empty();
+    if (c.time.verdict != TimeVerdict::same && c.time.verdict != TimeVerdict::not_timed) {
+      std::vector<std::string> own_watch;
+      c.findings.push_back(window_finding(c, alert, window, ignored ? own_watch : watch));
+    }
+    if (ignored) compare::ignore_case(c, rule->ignore);  // a nightly rule's: no verdict of it counts
   }
   return watch;
 }
