@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -469,7 +470,11 @@ TEST_F(CliNightlyHistory, AnAcceptedSlowdownIsJudgedFromItsNightOnAndMarkedInThe
   EXPECT_EQ(recorded["cases"], nlohmann::json::array({"naive *"}));
   EXPECT_EQ(recorded["by"], "tester");
 
+  // A FIFO named like an acceptance is skipped with why, not read (it would block the night).
+  ASSERT_EQ(::mkfifo((history_ + "/accept-zzz.json").c_str(), 0600), 0);
   const Outcome second = night(kSlow, "--threshold 99 --summary-json " + path("second.json"));
+  EXPECT_TRUE(contains(second.output, "skipped accept-zzz.json: not an acceptance")) << second.output;
+  fs::remove(history_ + "/accept-zzz.json");
   EXPECT_EQ(second.exit_code, 0) << second.output;
   EXPECT_TRUE(contains_each(second.output, {"**Accepted changes**", accept_file + ": the change of night " + slow_night,
                                             "1 case(s) judged from that night on", "attnsweep compare: 0 regressions"}));

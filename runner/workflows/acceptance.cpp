@@ -8,14 +8,13 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "runner/common/copy_file.hpp"
 #include "runner/common/errors.hpp"
 #include "runner/common/temp_folder.hpp"
 #include "runner/common/text.hpp"
 #include "runner/common/whole_file.hpp"
+#include "runner/config/config.hpp"
 #include "runner/workflows/good_nights.hpp"
 #include "runner/workflows/night_window.hpp"
 
@@ -121,10 +120,8 @@ std::vector<Acceptance> read_acceptances(const std::string& history_dir, std::st
   std::sort(files.begin(), files.end());  // the name is when it was recorded
   for (const std::string& file : files) {
     try {
-      std::ifstream in(fs::path(history_dir) / file);
-      std::stringstream text;
-      text << in.rdbuf();
-      out.push_back(parse_acceptance(file, text.str()));
+      // A regular file of bounded size only: a FIFO or a device named accept-*.json would block or never end.
+      out.push_back(parse_acceptance(file, read_config_file((fs::path(history_dir) / file).string())));
     } catch (const std::exception& why) {
       skipped += "skipped " + file + ": not an acceptance (" + text::first_line(why.what()) + ")\n";
     }
