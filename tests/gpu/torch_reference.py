@@ -513,7 +513,8 @@ def reference_grads(q, k, v, dout, scale, causal, chunk_elements=1 << 27, mods=N
     entry, a few key/value heads and a run of query rows at a time (at most
     chunk_elements scores: 1 GiB of doubles), so 1x64/8x65536x128 needs a few
     GiB, not 256. A row's softmax needs all its keys and no other row: dq and
-    the output are each chunk's own rows, dk and dv sums over the row chunks."""
+    the output are each chunk's own rows, dk and dv sums over the row chunks.
+    dout None: the output alone (no autograd), and (None, None, None) for the gradients."""
     batch, heads, seq_q, _ = q.shape
     kv_heads, seq_kv = k.shape[1], k.shape[2]
     repeats = heads // kv_heads
@@ -522,19 +523,22 @@ def reference_grads(q, k, v, dout, scale, causal, chunk_elements=1 << 27, mods=N
     row_step = seq_q if groups > 1 else min(seq_q, rows_in_budget)
     mask = torch.ones(seq_q, seq_kv, dtype=torch.bool, device=q.device).triu(1) if causal else None
     out = torch.empty((*q.shape[:-1], v.shape[-1]), dtype=torch.float64, device=q.device)  # the values' head dim
-    dq = torch.empty(q.shape, dtype=torch.float64, device=q.device)
-    dk = torch.zeros(k.shape, dtype=torch.float64, device=q.device)
-    dv = torch.zeros(v.shape, dtype=torch.float64, device=q.device)
-    with torch.enable_grad():
+    if dout is None:
+        dq = dk = dv = None
+    else:
+        dq = torch.empty(q.shape, dtype=torch.float64, device=q.device)
+        dk = torch.zeros(k.shape, dtype=torch.float64, device=q.device)
+        dv = torch.zeros(v.shape, dtype=torch.float64, device=q.device)
+    with torch.set_grad_enabled(dout is not None):
         for b in range(batch):
             for g0 in range(0, kv_heads, groups):
                 g1 = min(kv_heads, g0 + groups)
                 qh = slice(g0 * repeats, g1 * repeats)
                 for r0 in range(0, seq_q, row_step):
                     r1 = min(seq_q, r0 + row_step)
-                    qc = q[b, qh, r0:r1].double().reshape(g1 - g0, repeats, r1 - r0, -1).requires_grad_()
-                    kc = k[b, g0:g1].double().unsqueeze(1).requires_grad_()
-                    vc = v[b, g0:g1].double().unsqueeze(1).requires_grad_()
+                    qc = q[b, qh, r0:r1].double().reshape(g1 - g0, repeats, r1 - r0, -1).requires_grad_(dout is not None)
+                    kc = k[b, g0:g1].double().unsqueeze(1).requires_grad_(dout is not None)
+                    vc = v[b, g0:g1].double().unsqueeze(1).requires_grad_(dout is not None)
                     scores = soft_capped((qc @ kc.transpose(-2, -1)) * scale, mods.softcap)
                     if mods.slopes is not None:  # (1, heads, rows, Skv) as (groups, repeats, rows, Skv)
                         scores = scores + mods.exact_bias(qh, slice(r0, r1)).reshape(g1 - g0, repeats, r1 - r0, -1)
@@ -542,13 +546,15 @@ def reference_grads(q, k, v, dout, scale, causal, chunk_elements=1 << 27, mods=N
                         scores = scores.masked_fill(mask[r0:r1], float("-inf"))
                     sinks = None if mods.sinks is None else mods.sinks[qh].double().reshape(g1 - g0, repeats)
                     oc = softmax_with_sinks(scores, sinks) @ vc
-                    upstream = dout[b, qh, r0:r1].double().reshape(oc.shape)
-                    gq, gk, gv = torch.autograd.grad(oc, (qc, kc, vc), upstream)
                     out[b, qh, r0:r1] = oc.detach().reshape(-1, r1 - r0, oc.shape[-1])
-                    dq[b, qh, r0:r1] = gq.reshape(-1, r1 - r0, gq.shape[-1])
-                    dk[b, g0:g1] += gk.squeeze(1)
-                    dv[b, g0:g1] += gv.squeeze(1)
-                    del qc, kc, vc, scores, oc, gq, gk, gv, upstream
+                    if dout is not None:
+                        upstream = dout[b, qh, r0:r1].double().reshape(oc.shape)
+                        gq, gk, gv = torch.autograd.grad(oc, (qc, kc, vc), upstream)
+                        dq[b, qh, r0:r1] = gq.reshape(-1, r1 - r0, gq.shape[-1])
+                        dk[b, g0:g1] += gk.squeeze(1)
+                        dv[b, g0:g1] += gv.squeeze(1)
+                        del gq, gk, gv, upstream
+                    del qc, kc, vc, scores, oc
     return out, (dq, dk, dv)
 
 

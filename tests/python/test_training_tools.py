@@ -171,6 +171,11 @@ class Numerics(unittest.TestCase):
                     self.assertLess(ref.rel_error(g, e), 1e-14, text)
                 # and the forward reference of before agrees
                 self.assertLess(ref.rel_error(ref.reference(q, k, v, 8 ** -0.5, causal), got_out), 1e-14)
+                # without an upstream gradient: the same output in pieces, no gradients (fa3_reference.py)
+                alone, none = ref.reference_grads(q, k, v, None, 8 ** -0.5, causal, chunk_elements=1)
+                self.assertTrue(torch.equal(alone, got_out), text)
+                self.assertEqual(none, (None, None, None))
+                self.assertFalse(alone.requires_grad)
 
     def test_a_value_head_dim_draws_v_and_its_gradients_with_it(self):
         shape = ref.parse_shape("2x4/2x12x8/4")
