@@ -410,6 +410,40 @@ TEST_F(Compare, AnEnergyChangeBeyondTenPercentIsANoteNeverCounted) {
   EXPECT_NE(render(comparison, Format::markdown).find("| energy info | 2 |"), std::string::npos);
 }
 
+// DRAM bytes per pass (hardware counters, schema 21): beyond CompareSettings::bytes_change
+// (10%) a note with both sides and the time's change beside; under it, or read on one side
+// only, nothing. Never a regression: the time's verdict stays compare's.
+TEST_F(Compare, ADramBytesChangeBeyondTenPercentIsANoteBesideTheTime) {
+  const std::string candidate = copy("bytes.db");
+  const int doubled = index_of("sdpa_flash", 1024), within = index_of("sdpa_cudnn", 1024);
+  const int one_sided = index_of("naive", 1024);
+  const auto set_bytes = [&](const std::string& path, int plan_index, double read, double written) {
+    plant(path, "UPDATE cases SET dram_read_bytes = " + std::to_string(read) + ", dram_write_bytes = " +
+                    std::to_string(written) + " WHERE case_id = " + case_id(plan_index));
+  };
+  for (const int plan_index : {doubled, within}) set_bytes(baseline_, plan_index, 50.35e6, 8.72e6);
+  set_bytes(candidate, doubled, 100.70e6, 17.44e6);  // +100%
+  set_bytes(candidate, within, 53.0e6, 8.72e6);       // +4.5%
+  set_bytes(candidate, one_sided, 5e8, 1e8);          // read tonight only
+
+  const Comparison comparison = compare(candidate);
+  EXPECT_EQ(comparison.regressions(), 0) << render(comparison, Format::text);
+  expect_findings(comparison, {{doubled, "dram_bytes dram_bytes info"}});
+  const CaseComparison& up = case_named(comparison, doubled);
+  ASSERT_EQ(up.findings.size(), 1u);
+  EXPECT_EQ(up.findings[0].baseline, "59.07 MB");
+  EXPECT_EQ(up.findings[0].candidate, "118.14 MB");
+  EXPECT_EQ(up.findings[0].detail.substr(0, 36), "DRAM bytes per pass +100.0%, time +0");
+  EXPECT_NE(up.findings[0].detail.find("(beyond 10%; informational: hardware counters, measure.counters)"),
+            std::string::npos);
+  EXPECT_EQ(up.time.verdict, TimeVerdict::same);
+  EXPECT_TRUE(case_named(comparison, within).findings.empty());
+  EXPECT_TRUE(case_named(comparison, one_sided).findings.empty());
+  CompareSettings wide;
+  wide.bytes_change = 2.0;
+  EXPECT_EQ(compare(candidate, wide).notes(), 0);
+}
+
 // Kernel-level differences (docs/compare.md, "Kernel differences") go with a
 // count, backend or time change, and with nothing else: not a status change,
 // an AMBIGUOUS time, a numerics change, or a SAME case.

@@ -110,6 +110,18 @@ TEST(Config, DefaultsWhenOptionalKeysAreAbsent) {
   EXPECT_TRUE(config.measure.accuracy_check);
   EXPECT_FALSE(config.measure.traces);
   EXPECT_DOUBLE_EQ(config.measure.energy_window_ms, 0);  // off: the sweep takes no longer than before
+  EXPECT_TRUE(config.measure.counters.empty());          // off likewise (issue 39)
+}
+
+// Issue 39: measure.counters names the counters, each once, in the order written; an
+// empty list is off; a scalar is one counter.
+TEST(Config, MeasureCountersNameTheHardwareCounters) {
+  const Config both = parse_config(std::string(kMinimal) + "measure: {counters: [tensor_pipe, dram_bytes, tensor_pipe]}\n",
+                                   "s.yaml");
+  EXPECT_EQ(both.measure.counters, (std::vector<std::string>{"tensor_pipe", "dram_bytes"}));
+  EXPECT_TRUE(parse_config(std::string(kMinimal) + "measure: {counters: []}\n", "s.yaml").measure.counters.empty());
+  EXPECT_EQ(parse_config(std::string(kMinimal) + "measure: {counters: l2_hit_rate}\n", "s.yaml").measure.counters,
+            std::vector<std::string>{"l2_hit_rate"});
 }
 
 TEST(Config, AllVariantsAndScalarsAsOneElementLists) {
@@ -268,6 +280,11 @@ TEST(ConfigRejects, BadBooleansNumbersAndDevice) {
        {"sweep.yaml:10:21", "measure.energy_window_ms",
         "must be 0 (off) or at most 60000 (a minute per case), got 90000"}},
       {"measure: {energy_window: 300}\n", {"measure.energy_window", "unknown key; did you mean 'energy_window_ms'?"}},
+      // Issue 39: a counter name that is CUPTI's metric, not one of ours, is refused with the list.
+      {"measure:\n  counters: [dram_bytes, dram__bytes_read.sum]\n",
+       {"sweep.yaml:10:26", "measure.counters", "unknown value 'dram__bytes_read.sum'.",
+        "Allowed: dram_bytes, l2_hit_rate, sm_throughput, tensor_pipe"}},
+      {"measure: {counters: {dram: true}}\n", {"measure.counters"}},
       {"measure: [1]\n", {"measure", "expected a mapping"}},
       {"device: tpu\n", {"sweep.yaml:9:9", "device", "allowed: auto, cpu, cuda, cuda:N"}},
       {"seed: -1\n", {"seed", "got -1"}},

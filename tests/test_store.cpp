@@ -610,6 +610,85 @@ TEST_F(StoreTest, MigratesASavedVersionNineteenDatabase) {
   EXPECT_EQ(writable.execAndGet("SELECT fastest_variant || ':' || auto_verdict FROM choice").getString(), "naive:faster");
 }
 
+// tests/data/schema_v20.db: written by the build of cbe5670 on the CPU (naive and sdpa_math,
+// fp32 causal 1x2x64x16), then given one kernels row with sqlite3 (a CPU run has none), so that
+// the kernels table's migration is seen. Version 21 (issue 39) adds the hardware counters: NULL
+// for every older case and kernel, and the results view's derived columns NULL with them.
+TEST_F(StoreTest, MigratesASavedVersionTwentyDatabase) {
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(20, path_));
+  { Store store(path_); }
+  expect_values(path_, {
+      {"PRAGMA user_version", std::to_string(kSchemaVersion)},
+      {"PRAGMA integrity_check", "ok"},
+      {"SELECT group_concat(variant || ':' || status, ',') FROM (SELECT * FROM cases ORDER BY case_id)",
+       "naive:ok,sdpa_math:ok"},
+      {"SELECT count(*) FROM cases WHERE dram_read_bytes IS NULL AND dram_write_bytes IS NULL AND l2_hit_rate IS NULL "
+       "AND sm_throughput IS NULL AND tensor_pipe IS NULL AND counter_launches IS NULL AND counters_why_not IS NULL", "2"},
+      {"SELECT name || ':' || total_us || ':' || ifnull(dram_read_bytes, 'null') FROM kernels", "flash_fwd_kernel:10.5:null"},
+      {"SELECT count(*) FROM results WHERE dram_bandwidth_gbps IS NULL AND bytes_over_min IS NULL "
+       "AND dram_bandwidth_share IS NULL", "2"},
+  });
+}
+
+// Issue 39: the counter pass's figures are stored per case and per kernel, read back as they
+// were, and the results view derives the bandwidth and the bytes over the minimum from them.
+TEST_F(StoreTest, HardwareCountersAreStoredPerCaseAndPerKernelAndDerivedInTheResults) {
+  std::int64_t case_id = 0;
+  {
+    Store store(path_);
+    const auto run_id = store.begin_run(run_record());
+    auto [c, r] = gpu_case();
+    PassCounters counters;
+    counters.launches = 1;
+    counters.kernel_us = 55.0;
+    counters.dram_read_bytes = 50.35e6;
+    counters.dram_write_bytes = 8.72e6;
+    counters.l2_hit_rate = 0.25;
+    counters.sm_throughput = 0.5;
+    counters.tensor_pipe = 0.75;
+    r.counters = counters;
+    r.counter_replay_passes = 3;
+    r.counters_seconds = 0.2;
+    r.profile->kernels[0].dram_read_bytes = 50.35e6;
+    r.profile->kernels[0].tensor_pipe = 0.75;
+    case_id = store.add_case(run_id, c, r).value();
+    // A case where counters were asked for but not read keeps the reason.
+    auto [c2, r2] = gpu_case();
+    c2.plan_index = 4;  // read back after the first (plan order)
+    r2.counters_why_not = "GPU performance counters are restricted to administrators on this machine";
+    store.add_case(run_id, c2, r2);
+    store.finish_run(run_id, RunStatus::done);
+  }
+  const RunReader reader(path_);
+  const auto rows = reader.cases(1);
+  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_TRUE(rows[0].dram_read_bytes.has_value());
+  EXPECT_DOUBLE_EQ(*rows[0].dram_read_bytes, 50.35e6);
+  EXPECT_DOUBLE_EQ(*rows[0].dram_write_bytes, 8.72e6);
+  EXPECT_DOUBLE_EQ(*rows[0].l2_hit_rate, 0.25);
+  EXPECT_DOUBLE_EQ(*rows[0].tensor_pipe, 0.75);
+  EXPECT_EQ(rows[0].counter_launches, 1);
+  EXPECT_EQ(rows[0].counter_replay_passes, 3);
+  EXPECT_TRUE(rows[0].counters_why_not.empty());
+  EXPECT_FALSE(rows[1].dram_read_bytes.has_value());
+  EXPECT_EQ(rows[1].counters_why_not, "GPU performance counters are restricted to administrators on this machine");
+  const auto kernels = reader.kernels(case_id);
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_DOUBLE_EQ(*kernels[0].dram_read_bytes, 50.35e6);
+  EXPECT_DOUBLE_EQ(*kernels[0].tensor_pipe, 0.75);
+  EXPECT_FALSE(kernels[0].dram_write_bytes.has_value());
+  EXPECT_FALSE(kernels[1].dram_read_bytes.has_value());
+  SQLite::Database db(path_, SQLite::OPEN_READONLY);
+  // 59.07 MB over the median (the case's samples: 82 us) and over min_bytes.
+  EXPECT_EQ(db.execAndGet("SELECT printf('%.1f|%.4f', dram_bandwidth_gbps, bytes_over_min / ((dram_read_bytes + "
+                          "dram_write_bytes) / (SELECT min_bytes FROM cases WHERE case_id = " +
+                          std::to_string(case_id) + "))) FROM results WHERE case_id = " + std::to_string(case_id))
+                .getString(),
+            db.execAndGet("SELECT printf('%.1f|1.0000', 59.07e6 / (time_us_median * 1e3)) FROM results WHERE case_id = " +
+                          std::to_string(case_id))
+                .getString());
+}
+
 // Issue 36: an fp8 case's dtype and its second error are stored and read back.
 TEST_F(StoreTest, AnFp8CaseKeepsItsDtypeAndItsErrorAgainstTheDequantisedInputs) {
   Store store(path_);

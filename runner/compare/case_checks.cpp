@@ -178,4 +178,22 @@ void check_energy(const CaseRow& baseline, const CaseRow& candidate, const Energ
       {Check::energy, Severity::info, "energy_j", joules(*energy.baseline_j), joules(*energy.candidate_j), detail});
 }
 
+void check_dram_bytes(const CaseRow& baseline, const CaseRow& candidate, const CompareSettings& settings,
+                      std::vector<Finding>& findings) {
+  const auto moved = [](const CaseRow& row) -> std::optional<double> {
+    if (!row.dram_read_bytes || !row.dram_write_bytes) return std::nullopt;
+    return *row.dram_read_bytes + *row.dram_write_bytes;
+  };
+  const std::optional<double> before = moved(baseline), after = moved(candidate);
+  if (!before || !after || *before <= 0) return;
+  const double ratio = *after / *before;
+  if (std::fabs(ratio - 1) <= settings.bytes_change) return;
+  const auto megabytes = [](double bytes) { return text::fixed(bytes / 1e6, 2) + " MB"; };
+  std::string detail = "DRAM bytes per pass " + signed_percent(ratio);
+  const std::optional<double> t0 = baseline.derived.time_us_median, t1 = candidate.derived.time_us_median;
+  if (t0 && t1 && *t0 > 0) detail += ", time " + signed_percent(*t1 / *t0);
+  detail += " (beyond " + percent(settings.bytes_change) + "; informational: hardware counters, measure.counters)";
+  findings.push_back({Check::dram_bytes, Severity::info, "dram_bytes", megabytes(*before), megabytes(*after), detail});
+}
+
 }  // namespace attnsweep::compare

@@ -47,4 +47,9 @@ EnergyComparison compare_energy(const storage::CaseRow& baseline, const storage:
 void check_energy(const storage::CaseRow& baseline, const storage::CaseRow& candidate, const EnergyComparison& energy,
                   const CompareSettings& settings, std::vector<Finding>& findings);
 
+// DRAM bytes per pass (the counter pass's read + written, issue 39) further apart than
+// settings.bytes_change, both read: a note with both sides and the time's ratio beside it.
+void check_dram_bytes(const storage::CaseRow& baseline, const storage::CaseRow& candidate,
+                      const CompareSettings& settings, std::vector<Finding>& findings);
+
 }  // namespace attnsweep::compare

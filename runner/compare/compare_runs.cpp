@@ -92,6 +92,7 @@ CaseComparison compare_case(const RunCases& baseline_run, const ComparedCase& ba
   if (std::optional<Finding> time = time_finding(result.time)) result.findings.push_back(std::move(*time));
   result.energy = compare_energy(baseline.row, candidate.row);
   check_energy(baseline.row, candidate.row, result.energy, own, result.findings);
+  check_dram_bytes(baseline.row, candidate.row, own, result.findings);
   if (rule && !rule->ignore.empty()) ignore_case(result, rule->ignore);
   if (explains_with_kernels(result)) {
     result.kernels = kernel_differences(baseline_run.reader->kernels(baseline.row.case_id),

@@ -42,6 +42,9 @@ struct CompareSettings {
   // 100 ms on the H200; aligned windows repeat to about 1%, and a window's
   // length and the GPU's state move a figure by more (docs/compare.md).
   double energy_change = 0.10;
+  // DRAM bytes per pass (hardware counters, issue 39) further apart than this share: a note
+  // beside the time's verdict, never counted (what a pass moves explains a time, it is none).
+  double bytes_change = 0.10;
   // Per-case rules (a nightly config's `nightly.rules`; docs/reproducibility.md,
   // "Per-case rules"): the first rule matching a case gives its threshold, or
   // says it is ignored. Empty for compare.

@@ -6,7 +6,7 @@ namespace attnsweep::compare {
 namespace {
 
 const std::vector<std::string>& check_names() {  // in declaration order
-  static const std::vector<std::string> names = {"status", "counts", "backend", "numerics", "time", "energy", "validity"};
+  static const std::vector<std::string> names = {"status", "counts", "backend", "numerics", "time", "energy", "validity", "dram_bytes"};
   return names;
 }
 

@@ -9,9 +9,9 @@
 namespace attnsweep::compare {
 
 // What a finding is about, and whether it counts.
-enum class Check { status, counts, backend, numerics, time, energy, validity };
+enum class Check { status, counts, backend, numerics, time, energy, validity, dram_bytes };
 enum class Severity { regression, improvement, info };  // info: reported, never counted
-const char* to_string(Check check);        // status, counts, backend, numerics, time, energy, validity
+const char* to_string(Check check);        // status, counts, backend, numerics, time, energy, validity, dram_bytes
 const std::vector<Check>& checks();        // in declaration order
 const char* to_string(Severity severity);  // regression, improvement, info
 

@@ -3,6 +3,7 @@
 #include "runner/common/identities.hpp"
 #include "runner/common/text.hpp"
 #include "runner/config/yaml_reader.hpp"
+#include "runner/measure/counters.hpp"
 
 namespace attnsweep {
 namespace {
@@ -70,6 +71,9 @@ class MeasureReader : public YamlReader {
              "must be 0 (off) or at most " + text::fixed(kMaxEnergyWindowMs, 0) + " (a minute per case), got " +
                  node["energy_window_ms"].Scalar());
       }
+    }
+    if (node["counters"] && !(node["counters"].IsSequence() && node["counters"].size() == 0)) {
+      settings.counters = names(node["counters"], "measure.counters", counter_names());
     }
     if (settings.max_samples < settings.min_samples) {
       fail(node["max_samples"] ? node["max_samples"] : node, "measure.max_samples",

@@ -8,7 +8,7 @@ std::vector<std::string> MeasureSettings::keys() {
           "traces",           "case_timeout_s",    "min_gpu_seconds",      "l2_flush",
           "cuda_graph",       "throttle_fraction", "hide_launch_latency",  "case_order",
           "regime",           "burst_cooldown_max_ms", "burst_cooldown_case_max_s",
-          "burst_cooldown_run_max_s", "energy_window_ms", "graph_target_median_ci"};
+          "burst_cooldown_run_max_s", "energy_window_ms", "graph_target_median_ci", "counters"};
 }
 
 }  // namespace attnsweep

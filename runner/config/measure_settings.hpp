@@ -39,6 +39,10 @@ struct MeasureSettings {
   // "Energy"). 0, the default, turns it off: it adds this much time (and up to 0.4 s of waiting for the
   // counter) to every case.
   double energy_window_ms = 0;
+  // CUDA: hardware counters read in a pass of their own after the timed samples (issue 39; names
+  // from counter_names(): dram_bytes, l2_hit_rate, sm_throughput, tensor_pipe). Empty, the default,
+  // turns it off: CUPTI replays every kernel of the pass once per counter pass it needs.
+  std::vector<std::string> counters;
 
   static std::vector<std::string> keys();
 };

@@ -7,6 +7,7 @@
 
 #include "runner/common/identities.hpp"
 #include "runner/common/numerics.hpp"
+#include "runner/measure/counters.hpp"
 #include "runner/measure/statistics.hpp"
 #include "runner/measure/stop_reason.hpp"
 #include "runner/measure/validity_reason.hpp"
@@ -63,6 +64,14 @@ struct CaseResult {
   // Empty on the CPU, where NVML has no counter, for backward cases, and when off.
   std::optional<double> energy_j, energy_power_w, energy_window_s;
   std::optional<int> energy_passes;
+  // Hardware counters (measure.counters, issue 39): one more pass under CUPTI's range
+  // profiler after the profile phase, never among the timed samples. Empty when not asked;
+  // where asked but not read, counters_why_not says why in one line. counters_seconds is
+  // the counter pass's wall time (CUPTI replays each kernel counter_replay_passes times).
+  std::optional<PassCounters> counters;
+  std::string counters_why_not;
+  std::optional<double> counters_seconds;
+  std::optional<int> counter_replay_passes;
   std::optional<std::int64_t> peak_mem_bytes;
   double flops = 0;
   double min_bytes = 0;

@@ -26,6 +26,7 @@
 #include "runner/device/torch_device.hpp"
 #include "runner/measure/accuracy.hpp"
 #include "runner/measure/consistent_profile.hpp"
+#include "runner/measure/counter_pass.hpp"
 #include "runner/measure/deterministic_algorithms.hpp"
 #include "runner/measure/device_copy.hpp"
 #include "runner/measure/energy_window.hpp"
@@ -135,6 +136,7 @@ struct CaseRunner::Impl {
   // they stop for the rest of the run (held out: a 7 s night took 245 s waiting).
   bool contended = false;
   std::optional<nvml::Device> energy_counter;  // the GPU's, found at the first energy window
+  CounterPass counter_pass;  // measure.counters: set up at the first case that runs it
 
   Impl(const Device& device_in, MeasureSettings settings_in, std::uint64_t seed_in)
       : device(device_in),
@@ -146,7 +148,8 @@ struct CaseRunner::Impl {
         dequantized_accuracy(device_in),
         gradients(device_in),
         profiler(device_in),
-        run_cooldown_left_s(settings_in.burst_cooldown_run_max_s) {}
+        run_cooldown_left_s(settings_in.burst_cooldown_run_max_s),
+        counter_pass(device_in, settings_in.counters) {}
 
   const AttentionInputs& inputs_for(const Case& c) {
     // The reference kept with the inputs is the mask's and the score modification's too;
@@ -477,9 +480,25 @@ struct CaseRunner::Impl {
     profiler.profile(pass.call, settings.profiled_forwards, settings.max_profile_attempts, trace_path, result,
                      pass.before, replay);
     clock.end(result.phases.profile);
+    measure_counters(pass, result);
     // After the peak was read: the float64 difference allocates.
     if (!graph_results.empty() && !eager_results.empty()) {
       result.graph_output_rel_diff = graph_output_difference(graph_results, eager_results);
+    }
+  }
+
+  // The counter pass (counter_pass.hpp), after every timed and profiled pass. A
+  // failure of its own is the counters' reason, not the case's: the times stand.
+  void measure_counters(TimedPass& pass, CaseResult& result) {
+    if (!counter_pass.asked()) return;
+    try {
+      counter_pass.measure(pass.before, pass.call, result);
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const c10::Error& error) {
+      result.counters_why_not = "the counter pass failed: " + text::first_line(error.what_without_backtrace());
+    } catch (const std::exception& error) {
+      result.counters_why_not = "the counter pass failed: " + text::first_line(error.what());
     }
   }
 

@@ -22,6 +22,9 @@ struct KernelStat {
   std::optional<int> registers_per_thread;
   std::optional<std::int64_t> shared_memory_bytes;
   std::optional<double> blocks_per_sm, warps_per_sm, est_occupancy_pct;
+  // Hardware counters of this name's launches in the counter pass (measure.counters, issue 39),
+  // per forward: DRAM bytes summed, shares (0..1) weighted as the case's are; empty when not read.
+  std::optional<double> dram_read_bytes, dram_write_bytes, l2_hit_rate, sm_throughput, tensor_pipe;
 };
 
 // One row of the `ops` table: host-side activity of one name, per forward.

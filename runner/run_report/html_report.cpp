@@ -45,6 +45,10 @@ const StoredKey kStoredKeys[] = {
     {"samples", "samples", false},              {"power_cap_share", "power_cap_share", false},
     {"energy_j", "energy_j", true},             {"energy_power_w", "energy_power_w", true},
     {"tflop_per_joule", "tflop_per_joule", true},
+    // Hardware counters (measure.counters, issue 39); counters_why_not where asked but not read.
+    {"dram_read_bytes", "dram_read_bytes", true}, {"dram_write_bytes", "dram_write_bytes", true},
+    {"l2_hit_rate", "l2_hit_rate", true},         {"sm_throughput", "sm_throughput", true},
+    {"tensor_pipe", "tensor_pipe", true},         {"counters_why_not", "counters_why_not", false},
 };
 
 json kernel_json(const KernelStat& k) {
@@ -59,7 +63,12 @@ json kernel_json(const KernelStat& k) {
           {"shared_memory", optional_json(k.shared_memory_bytes)},
           {"blocks_per_sm", optional_json(k.blocks_per_sm)},
           {"warps_per_sm", optional_json(k.warps_per_sm)},
-          {"occupancy", optional_json(k.est_occupancy_pct)}};
+          {"occupancy", optional_json(k.est_occupancy_pct)},
+          {"dram_read_bytes", optional_json(k.dram_read_bytes)},
+          {"dram_write_bytes", optional_json(k.dram_write_bytes)},
+          {"l2_hit_rate", optional_json(k.l2_hit_rate)},
+          {"sm_throughput", optional_json(k.sm_throughput)},
+          {"tensor_pipe", optional_json(k.tensor_pipe)}};
 }
 
 json case_json(const ReportCase& c, int index) {
@@ -104,6 +113,10 @@ json case_json(const ReportCase& c, int index) {
           {"consistent", optional_json(r.counts_consistent)},  // true or false, not the stored 1 or 0
           {"tflops_share", optional_json(c.tflops_share)},
           {"ai", r.min_bytes > 0 ? json(r.flops / r.min_bytes) : json(nullptr)},
+          // The same intensity by the bytes the counters saw move through DRAM (issue 39).
+          {"ai_measured", r.dram_read_bytes && r.dram_write_bytes && *r.dram_read_bytes + *r.dram_write_bytes > 0
+                              ? json(r.flops / (*r.dram_read_bytes + *r.dram_write_bytes))
+                              : json(nullptr)},
           {"grad_rel_errors", {optional_json(r.grad_rel_error_q), optional_json(r.grad_rel_error_k), optional_json(r.grad_rel_error_v)}},
           {"backend_backward", r.sdpa_backend_backward},
           {"vs_naive", optional_json(c.speedup_over_naive)},
@@ -240,7 +253,9 @@ void write_html_report(std::ostream& out, const RunReport& report) {
                            "flop_convention). "
                          : "intensity (FLOPs over the minimum bytes a forward must move, docs/schema.md flop_convention). ")
       << "The roof is the bf16 matmul and copy ceilings measured at run start; fp32 and fp16 are drawn against the same "
-         "roof.</p><div class=\"charts\" id=\"roofline-charts\"></div></section>\n"
+         "roof. Where the run read hardware counters (measure.counters), hollow triangles place the same cases by the "
+         "bytes they moved through DRAM: left of the dot, a case moved more than the minimum.</p>"
+         "<div class=\"charts\" id=\"roofline-charts\"></div></section>\n"
       << energy_section
       << "<section id=\"charts-kernels\"><h2>Kernels per " << per << "</h2><div class=\"charts\" id=\"kernel-charts\">"
          "</div></section>\n"

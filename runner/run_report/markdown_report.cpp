@@ -159,6 +159,63 @@ Table failures_table(const RunReport& r, bool pass_column) {
   return table;
 }
 
+Cell megabytes(const std::optional<double>& bytes) {
+  if (!bytes) return Cell::null();
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2f", *bytes / 1e6);
+  return Cell::text(buffer);
+}
+
+bool has_counters(const storage::CaseRow& row) {
+  return row.dram_read_bytes || row.l2_hit_rate || row.sm_throughput || row.tensor_pipe || !row.counters_why_not.empty();
+}
+
+// The hardware counters of each case that asked for them (measure.counters, issue 39):
+// the DRAM bytes of a pass against the minimum it must move, the bandwidth they make
+// over the median time and its share of the run's copy ceiling, and the shares.
+Table counters_table(const RunReport& r, bool pass_column) {
+  Table table;
+  table.columns = {{"variant"}, {"shape"}, {"dtype"}, {"mask"}};
+  if (pass_column) table.columns.push_back({"pass"});
+  const std::vector<report::Column> columns = {
+      {"DRAM read", "MB", Align::right},   {"DRAM written", "MB", Align::right}, {"bytes / minimum", "", Align::right},
+      {"DRAM", "GB/s", Align::right},      {"of copy ceiling", "", Align::right}, {"L2 hits", "", Align::right},
+      {"SM busy", "", Align::right},       {"tensor pipe", "", Align::right},     {"counter pass", "s", Align::right},
+      {"not read because"}};
+  table.columns.insert(table.columns.end(), columns.begin(), columns.end());
+  table.columns.back().max_width = 0;
+  for (const ReportCase& c : r.cases) {
+    const storage::CaseRow& row = c.row;
+    if (!has_counters(row)) continue;
+    std::vector<Cell> cells = {Cell::text(row.identity.variant), Cell::text(row.identity.shape.label()),
+                               Cell::text(to_string(row.identity.dtype)), Cell::text(row.identity.mask_label())};
+    if (pass_column) cells.push_back(Cell::text(to_string(row.identity.pass)));
+    std::optional<double> moved, over_min, gbps, share;
+    if (row.dram_read_bytes && row.dram_write_bytes) moved = *row.dram_read_bytes + *row.dram_write_bytes;
+    if (moved && row.min_bytes > 0) over_min = *moved / row.min_bytes;
+    const std::optional<double> time_us = row.derived.time_us_median;
+    if (moved && time_us && *time_us > 0 && row.status == CaseStatus::ok) gbps = *moved / (*time_us * 1e3);
+    if (gbps && r.ceiling_gbps && *r.ceiling_gbps > 0) share = *gbps / *r.ceiling_gbps;
+    char ratio[32] = "";
+    if (over_min) std::snprintf(ratio, sizeof ratio, "%.2fx", *over_min);
+    char rate[32] = "";
+    if (gbps) std::snprintf(rate, sizeof rate, "%.0f", *gbps);
+    const std::vector<Cell> values = {megabytes(row.dram_read_bytes),
+                                      megabytes(row.dram_write_bytes),
+                                      over_min ? Cell::text(ratio) : Cell::null(),
+                                      gbps ? Cell::text(rate) : Cell::null(),
+                                      percent(share),
+                                      percent(row.l2_hit_rate),
+                                      percent(row.sm_throughput),
+                                      percent(row.tensor_pipe),
+                                      stored_cell(row, "counter_seconds"),
+                                      row.counters_why_not.empty() ? Cell::null() : Cell::text(at_most_300_bytes(row.counters_why_not))};
+    cells.insert(cells.end(), values.begin(), values.end());
+    table.add_row(std::move(cells));
+  }
+  return table;
+}
+
 // What the energy columns mean, for a table that has them.
 std::string energy_legend(bool several_passes) {
   const std::string per = several_passes ? "pass" : "forward";
@@ -248,6 +305,17 @@ void write_markdown_report(std::ostream& out, const RunReport& r) {
            "(the `claims` table and `claim_results` view, docs/config.md \"Claims\"): the ratio is measured over "
            "claimed performance (by time where the claim gives one, else by TFLOP/s; above 1 is faster), reproduced "
            "within 5%; the differences are what could explain a gap.\n";
+  }
+  if (std::any_of(r.cases.begin(), r.cases.end(), [](const ReportCase& c) { return has_counters(c.row); })) {
+    out << "\n## Hardware counters\n\n";
+    report::write_table(out, without_empty_columns(counters_table(r, several_passes)), report::Format::markdown);
+    out << "\nOne more pass of each case under CUPTI's range profiler after its timed samples (measure.counters; "
+           "docs/measurement.md, \"Counters\"), never timed: DRAM bytes read and written by its kernels (L2 is "
+           "write-back: what a pass leaves dirty in L2 is not yet written), their sum over the minimum bytes the pass "
+           "must move (q, k, v read once, the output written once: 1.00x is a kernel that moves nothing more), the "
+           "bandwidth that sum makes over the median time and its share of the copy ceiling measured at run start; "
+           "L2 hits: hit sectors over sectors looked up; SM busy and tensor pipe: shares of their peak, weighted by "
+           "kernel time.\n";
   }
   const Table failures = failures_table(r, several_passes);
   out << "\n## Unsupported and failed cases\n\n";

@@ -90,6 +90,18 @@ CaseRow case_record(const Case& identity, const CaseResult& r, const CaseContext
   row.energy_power_w = r.energy_power_w;
   row.energy_window_s = r.energy_window_s;
   row.energy_passes = r.energy_passes;
+  if (r.counters) {
+    row.dram_read_bytes = r.counters->dram_read_bytes;
+    row.dram_write_bytes = r.counters->dram_write_bytes;
+    row.l2_hit_rate = r.counters->l2_hit_rate;
+    row.sm_throughput = r.counters->sm_throughput;
+    row.tensor_pipe = r.counters->tensor_pipe;
+    row.counter_launches = r.counters->launches;
+    row.counter_kernel_us = r.counters->kernel_us;
+  }
+  row.counter_replay_passes = r.counter_replay_passes;
+  row.counter_seconds = r.counters_seconds;
+  row.counters_why_not = r.counters_why_not;
   row.phases = r.phases;
   row.cooldown_seconds = r.cooldown_seconds;
   row.cooldown_budget_exhausted = r.cooldown_budget_exhausted;

@@ -63,6 +63,12 @@ struct CaseRow {
   // the window's seconds and the passes run in it.
   std::optional<double> energy_j, energy_power_w, energy_window_s;
   std::optional<int> energy_passes;
+  // Schema 21: the hardware counters of the counter pass (measure.counters; NULL when not
+  // read, with counters_why_not where asked), as CaseResult has them.
+  std::optional<double> dram_read_bytes, dram_write_bytes, l2_hit_rate, sm_throughput, tensor_pipe;
+  std::optional<int> counter_launches, counter_replay_passes;
+  std::optional<double> counter_kernel_us, counter_seconds;
+  std::string counters_why_not;
   // Where the case's wall time went (NULL in rows stored before schema 8: read as 0).
   PhaseSeconds phases;
   double cooldown_seconds = 0;  // burst regime; NULL (0) when none

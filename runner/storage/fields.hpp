@@ -450,7 +450,12 @@ inline const Table<KernelStat>& kernels_table() {
                                member<K>("shared_memory_bytes", &K::shared_memory_bytes, kNotNegative),
                                member<K>("blocks_per_sm", &K::blocks_per_sm, kNotNegative),
                                member<K>("warps_per_sm", &K::warps_per_sm, kNotNegative),
-                               member<K>("est_occupancy_pct", &K::est_occupancy_pct, kNotNegative)}};
+                               member<K>("est_occupancy_pct", &K::est_occupancy_pct, kNotNegative),
+                               member<K>("dram_read_bytes", &K::dram_read_bytes, kNotNegative),
+                               member<K>("dram_write_bytes", &K::dram_write_bytes, kNotNegative),
+                               member<K>("l2_hit_rate", &K::l2_hit_rate, kShare),
+                               member<K>("sm_throughput", &K::sm_throughput, kShare),
+                               member<K>("tensor_pipe", &K::tensor_pipe, kShare)}};
   return table;
 }
 

@@ -243,6 +243,19 @@ CREATE TABLE IF NOT EXISTS cases (
   energy_window_s    REAL,                     --   the window's host seconds between two steps of the counter and
   energy_passes      INTEGER,                  --   the passes run in it. NULL on CPU, without the counter, for
                                                --   backward cases and when the window is off (docs/measurement.md)
+  -- Hardware counters of one more pass under CUPTI's range profiler (measure.counters; schema 21;
+  -- docs/measurement.md "Counters"), never a timed one. NULL when not asked, or not read (then
+  -- counters_why_not says why), or a counter not asked. Bytes per pass; shares 0..1.
+  dram_read_bytes    REAL CHECK (dram_read_bytes >= 0),
+  dram_write_bytes   REAL CHECK (dram_write_bytes >= 0),  -- L2 is write-back: what the pass left dirty in L2 is not here
+  l2_hit_rate        REAL CHECK (l2_hit_rate >= 0),                 -- hit sectors over sectors looked up
+  sm_throughput      REAL CHECK (sm_throughput >= 0),               -- of the SMs' peak, weighted by kernel time
+  tensor_pipe        REAL CHECK (tensor_pipe >= 0),                 -- of the busier tensor pipe's peak, likewise
+  counter_launches   INTEGER CHECK (counter_launches >= 0),         -- kernel launches the counter pass read
+  counter_kernel_us  REAL CHECK (counter_kernel_us >= 0),           -- their summed durations (replayed: not a time)
+  counter_replay_passes INTEGER CHECK (counter_replay_passes >= 0), -- CUPTI ran each kernel this many times
+  counter_seconds    REAL CHECK (counter_seconds >= 0),             -- the counter pass's wall time
+  counters_why_not   TEXT,                     -- asked for but not read: why, in one line
   UNIQUE (run_id, plan_index)
 );
 
@@ -263,6 +276,12 @@ CREATE TABLE IF NOT EXISTS kernels (
   blocks_per_sm      REAL,
   warps_per_sm       REAL,
   est_occupancy_pct  REAL,                     -- Kineto's estimated achieved occupancy
+  -- Hardware counters of this name's launches in the counter pass (schema 21), per forward: as in cases.
+  dram_read_bytes    REAL,
+  dram_write_bytes   REAL,
+  l2_hit_rate        REAL,
+  sm_throughput      REAL,
+  tensor_pipe        REAL,
   PRIMARY KEY (case_id, kind, name)
 );
 
@@ -415,6 +434,16 @@ SELECT
   c.sdpa_backend_backward,
   c.energy_j, c.energy_power_w,                             -- joules per pass and watts (NULL when not measured)
   c.flops / 1e12 / c.energy_j AS tflop_per_joule,
+  -- hardware counters (schema 21; NULL unless measure.counters read them): DRAM bytes of a pass, the
+  -- bandwidth they make over the median time and its share of the measured copy ceiling, and the
+  -- bytes moved over the minimum (q, k, v read once, the output written once: 1.0 is a perfect kernel)
+  c.dram_read_bytes, c.dram_write_bytes,
+  (c.dram_read_bytes + c.dram_write_bytes) / (COALESCE(c.gpu_time_us_median, c.cpu_time_us_median) * 1e3)
+     AS dram_bandwidth_gbps,
+  (c.dram_read_bytes + c.dram_write_bytes) / (COALESCE(c.gpu_time_us_median, c.cpu_time_us_median) * 1e3)
+     / COALESCE(d.ceiling_copy_gbps, r.ceiling_copy_gbps) AS dram_bandwidth_share,
+  (c.dram_read_bytes + c.dram_write_bytes) / NULLIF(c.min_bytes, 0) AS bytes_over_min,
+  c.l2_hit_rate, c.sm_throughput, c.tensor_pipe, c.counters_why_not,
   -- the published figure of this case (claims; the first claim where several match), and the measured
   -- performance over the claimed: by time where the claim gives one (no FLOP convention in between), else
   -- by TFLOP/s; > 1: faster than claimed. NULL unless the case is ok and timed.

@@ -488,8 +488,13 @@
 
   function kernelDetail(c) {
     if (!c.kernel_rows.length) return el("div", { class: "empty" }, c.status === "ok" ? "no kernel rows stored (a CPU run records none)" : c.error || c.status);
-    const head = ["kind", "name", "per " + per(), "total (µs)", "mean (µs)", "grid", "block", "registers", "shared mem (B)", "blocks/SM", "warps/SM", "occupancy"];
-    return el("table", {},
+    // The hardware counters' columns only where the run read them (measure.counters, issue 39).
+    const counted = c.kernel_rows.some((k) => k.dram_read_bytes !== null && k.dram_read_bytes !== undefined ||
+                                              k.tensor_pipe !== null && k.tensor_pipe !== undefined);
+    const head = ["kind", "name", "per " + per(), "total (µs)", "mean (µs)", "grid", "block", "registers", "shared mem (B)", "blocks/SM", "warps/SM", "occupancy"]
+      .concat(counted ? ["DRAM read (MB)", "DRAM written (MB)", "L2 hits", "SM busy", "tensor pipe"] : []);
+    const mb = (bytes) => (bytes === null || bytes === undefined ? "" : (bytes / 1e6).toFixed(2));
+    const table = el("table", {},
       el("thead", {}, el("tr", {}, head.map((h, i) => el("th", { class: i >= 2 && i !== 5 && i !== 6 ? "num" : "" }, h)))),
       el("tbody", {}, c.kernel_rows.map((k) => el("tr", {},
         el("td", {}, k.kind), el("td", { class: "name" }, k.name), el("td", { class: "num" }, fixed(k.launches, 0)),
@@ -497,7 +502,12 @@
         el("td", {}, k.grid || ""), el("td", {}, k.block || ""), el("td", { class: "num" }, k.registers ?? ""),
         el("td", { class: "num" }, k.shared_memory ?? ""), el("td", { class: "num" }, fixed(k.blocks_per_sm, 1)),
         el("td", { class: "num" }, fixed(k.warps_per_sm, 1)),
-        el("td", { class: "num" }, k.occupancy === null || k.occupancy === undefined ? "" : fixed(k.occupancy, 0) + "%")))));
+        el("td", { class: "num" }, k.occupancy === null || k.occupancy === undefined ? "" : fixed(k.occupancy, 0) + "%"),
+        ...(counted ? [el("td", { class: "num" }, mb(k.dram_read_bytes)), el("td", { class: "num" }, mb(k.dram_write_bytes)),
+                       el("td", { class: "num" }, pct(k.l2_hit_rate)), el("td", { class: "num" }, pct(k.sm_throughput)),
+                       el("td", { class: "num" }, pct(k.tensor_pipe))] : [])))));
+    if (!c.counters_why_not) return table;
+    return el("div", {}, table, el("p", { class: "note" }, "Hardware counters not read: " + c.counters_why_not));
   }
 
   let filterWords = "";  // the table's filter, kept when another pass is selected
@@ -614,6 +624,13 @@
         label: v, data: group.filter((c) => c.variant === v).map((c) => ({ x: c.ai, y: c.tflops, index: c.index })),
         borderColor: colorOf(v), backgroundColor: colorOf(v) + "cc", pointRadius: 4,
       }));
+      // Where the counters read the DRAM traffic (issue 39): the same case placed by the bytes it
+      // moved, a hollow triangle left of its dot when it moved more than the minimum.
+      for (const v of variants.filter((v) => group.some((c) => c.variant === v && c.ai_measured > 0))) {
+        datasets.push({ label: `${v} (measured bytes)`, measured: true,
+                        data: group.filter((c) => c.variant === v && c.ai_measured > 0).map((c) => ({ x: c.ai_measured, y: c.tflops, index: c.index })),
+                        borderColor: colorOf(v), backgroundColor: "transparent", pointStyle: "triangle", pointRadius: 5 });
+      }
       if (peak && bandwidth) {
         const xs = group.map((c) => c.ai);
         const low = Math.min(...xs) / 2, high = Math.max(...xs) * 2, knee = (peak * 1e12) / (bandwidth * 1e9);
@@ -630,6 +647,10 @@
                              y: fitted(axis("TFLOP/s", true), ys(datasets), false) },
                    plugins: { tooltip: { filter: (item) => !item.dataset.roof, callbacks: { label(context) {
                      const c = cases[context.raw.index];
+                     if (context.dataset.measured) {
+                       return `${label(c)}: ${((c.dram_read_bytes + c.dram_write_bytes) / 1e6).toFixed(1)} MB through DRAM ` +
+                              `(${(c.ai / c.ai_measured).toFixed(2)}x the minimum)`;
+                     }
                      return `${label(c)}: ${c.tflops.toFixed(1)} TFLOP/s` + (c.tflops_share ? ` (${pct(c.tflops_share)} of the ceiling)` : "");
                    } } } } },
       });

@@ -1,0 +1,100 @@
+#include "runner/measure/counter_pass.hpp"
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "runner/device/cupti_counters.hpp"
+
+namespace attnsweep {
+
+struct CounterPass::State {
+  bool tried = false;
+  std::unique_ptr<cupti::RangeProfiler> profiler;
+  std::string why_not;        // set when the profiler could not be set up
+  std::string missing;        // counters CUPTI knows no metric of on this GPU
+  at::Tensor flush;           // 2x the L2, overwritten before the pass as before a timed sample
+};
+
+CounterPass::CounterPass(Device device, std::vector<std::string> counters)
+    : device_(std::move(device)), counters_(std::move(counters)), state_(std::make_unique<State>()) {}
+
+CounterPass::~CounterPass() = default;
+
+void CounterPass::measure(const std::function<void()>& before, const std::function<void()>& call, CaseResult& result) {
+  if (!asked()) return;
+  if (!device_.is_cuda()) {
+    result.counters_why_not = "hardware counters are read on a CUDA device only (this case ran on the CPU)";
+    return;
+  }
+  State& s = *state_;
+  if (!s.tried) {
+    s.tried = true;
+    std::vector<Counter> asked;
+    for (const std::string& name : counters_) {
+      if (auto counter = parse_counter(name)) asked.push_back(*counter);
+    }
+    const std::vector<std::string> candidates = counter_metric_candidates(asked);
+    std::string why;
+    const std::vector<std::string> known = cupti::RangeProfiler::known_metrics(device_.cuda_index(), candidates, why);
+    if (known.empty()) {
+      s.why_not = why.empty() ? "CUPTI knows none of the counters' metrics on this GPU" : why;
+    } else {
+      // A counter none of whose metrics the chip has stays empty, with its name said once per case.
+      const std::vector<std::string> alone = counter_metric_candidates({});
+      for (Counter counter : asked) {
+        const std::vector<std::string> own = counter_metric_candidates({counter});
+        const bool any = std::any_of(own.begin(), own.end(), [&](const std::string& m) {
+          return std::find(alone.begin(), alone.end(), m) == alone.end() &&
+                 std::find(known.begin(), known.end(), m) != known.end();
+        });
+        if (!any) s.missing += (s.missing.empty() ? "" : ", ") + to_string(counter);
+      }
+      s.profiler = cupti::RangeProfiler::open(device_.cuda_index(), known, why);
+      if (!s.profiler) s.why_not = why;
+      const std::int64_t l2 = at::cuda::getDeviceProperties(device_.cuda_index())->l2CacheSize;
+      s.flush = at::empty({std::max<std::int64_t>(2 * l2, 64 << 20)},
+                          at::TensorOptions().device(at::Device(at::kCUDA, device_.cuda_index())).dtype(at::kByte));
+    }
+  }
+  if (!s.profiler) {
+    result.counters_why_not = s.why_not;
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  if (before) before();
+  synchronize_device(device_);
+  // The same cache state as a timed sample starts from (timer.cpp): nothing of the last pass in L2.
+  C10_CUDA_CHECK(cudaMemsetAsync(s.flush.data_ptr(), 0, s.flush.nbytes(), at::cuda::getCurrentCUDAStream().stream()));
+  const cupti::CounterReadout readout = s.profiler->collect(call, [this] { synchronize_device(device_); });
+  result.counters_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!readout.why_not.empty()) {
+    result.counters_why_not = readout.why_not;
+    return;
+  }
+  if (readout.kernels.empty()) {
+    result.counters_why_not = "the pass launched no kernel for the range profiler to read";
+    return;
+  }
+  std::vector<CounterLaunch> launches;
+  for (const cupti::KernelCounters& kernel : readout.kernels) launches.push_back({kernel.name, kernel.values});
+  const CounterFigures figures = sum_counter_launches(s.profiler->metrics(), launches);
+  result.counters = figures.pass;
+  result.counter_replay_passes = readout.replay_passes;
+  if (!s.missing.empty()) {
+    result.warnings.push_back("counters not on this GPU (CUPTI knows none of their metrics): " + s.missing);
+  }
+  if (result.profile) {
+    const std::string unmatched = attach_kernel_counters(figures, result.profile->kernels);
+    if (!unmatched.empty()) {
+      result.warnings.push_back("counter pass kernels not in the profile (their counters are in the case's totals "
+                                "only): " + unmatched);
+    }
+  }
+}
+
+}  // namespace attnsweep
