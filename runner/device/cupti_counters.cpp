@@ -3,10 +3,14 @@
 #include <cxxabi.h>
 #include <dlfcn.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <utility>
+#include <vector>
 
 #if ATTNSWEEP_HAVE_CUPTI
 #include <cupti_profiler_host.h>
