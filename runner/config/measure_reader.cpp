@@ -3,7 +3,7 @@
 #include "runner/common/identities.hpp"
 #include "runner/common/text.hpp"
 #include "runner/config/yaml_reader.hpp"
-#include "runner/measure/counters.hpp"
+#include "runner/common/hardware_counter.hpp"
 
 namespace attnsweep {
 namespace {

@@ -8,16 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "runner/common/hardware_counter.hpp"
 #include "runner/profile/profile_summary.hpp"
 
 namespace attnsweep {
-
-enum class Counter { dram_bytes, l2_hit_rate, sm_throughput, tensor_pipe };
-
-// The names a config writes, in the order of the enum.
-const std::vector<std::string>& counter_names();
-std::optional<Counter> parse_counter(const std::string& name);
-std::string to_string(Counter counter);
 
 // CUPTI's metrics behind the counters asked for: each counter's own (a counter
 // with alternatives, the tensor pipes, names every one the chip may know; the
