@@ -26,9 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// "20261201T031500Z" out of nightly-20261201T031500Z.db.
-std::string stamp_of(const std::string& file) { return file.substr(8, 16); }
-
 // The family of a case: everything but the variant ("8x16x1024x64 bf16 causal cuda").
 std::string family_of(const compare::CaseKey& key) {
   const std::string label = key.label();
@@ -158,7 +155,7 @@ History read_history(const HistoryRequest& request) {
         history.skipped.push_back(file + ": " + not_its_night);
         continue;
       }
-      history.nights.push_back({file, stamp_of(file), *run, {}, 0});
+      history.nights.push_back({file, stamp_in(file), *run, {}, 0});
       databases.push_back(std::move(database));
     } catch (const std::exception& problem) {
       std::string why = compare::without_db_advice(problem.what());

@@ -116,7 +116,8 @@ std::optional<std::time_t> utc_time(const std::string& text, const char* format,
   return time;
 }
 
-// "20261201T031500Z" out of nightly-20261201T031500Z.db; the name itself when it is not one.
+}  // namespace
+
 std::string stamp_in(const std::string& file) {
   const std::string prefix = "nightly-", suffix = ".db";
   if (file.size() <= prefix.size() + suffix.size() || file.rfind(prefix, 0) != 0 ||
@@ -125,8 +126,6 @@ std::string stamp_in(const std::string& file) {
   }
   return file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
 }
-
-}  // namespace
 
 std::optional<std::time_t> stamp_time(const std::string& stamp) {
   if (stamp.size() != 16 || stamp[8] != 'T' || stamp[15] != 'Z') return std::nullopt;

@@ -51,6 +51,9 @@ std::optional<std::time_t> stamp_time(const std::string& stamp);
 std::optional<std::time_t> started_at_time(const std::string& started_at);
 // The stamp of a time: 20261201T031500Z.
 std::string stamp_of_time(std::time_t time);
+// "20261201T031500Z" out of nightly-20261201T031500Z.db; the name itself when it is not one
+// (nightly, history and the window take a night's stamp from its file name with this one function).
+std::string stamp_in(const std::string& file);
 
 // Why the night file `file` (nightly-<stamp>.db) cannot be a night when it is
 // `now` (tonight's stamp); empty when it can. Its name alone: checked before it is copied.

@@ -21,6 +21,7 @@
 #include "runner/workflows/acceptance.hpp"
 #include "runner/workflows/good_nights.hpp"
 #include "runner/workflows/night_trust.hpp"
+#include "runner/workflows/night_window.hpp"
 #include "runner/workflows/nightly_inputs.hpp"
 #include "runner/workflows/nightly_summary.hpp"
 #include "runner/workflows/scratch_folder.hpp"
@@ -92,7 +93,7 @@ void judge_times_by_window(const NightlyRequest& request, const compare::RunCase
     ++covered[accepted->file];
     std::size_t usable = 1;  // tonight
     for (const GoodNight& night : good) {
-      if (night.file.substr(8, 16) < accepted->night) break;
+      if (stamp_in(night.file) < accepted->night) break;
       ++usable;
     }
     return usable;
