@@ -9,7 +9,8 @@
 #     measured again by tests/gpu/serving_reference.py (counts, medians of 200 us or more within 3%,
 #     errors).
 #   device: run(command="bash scripts/device_issue36.sh", carry=[".devdeps"], timeout_s=600)
-# Settings: DET_SWEEP, DET_PY, OSS_SWEEP, OSS_PY (seconds; defaults 110, 80, 100, 90).
+# Settings: PARTS (which of tests, det, oss to run; default all three), DET_SWEEP, DET_PY, OSS_SWEEP,
+# OSS_PY (seconds; defaults 110, 80, 100, 90).
 # $OUT: machine.txt, gpu-tests.log, deterministic.md, gpt-oss-serving.md, issue36.tgz (databases, logs).
 # shellcheck source=device_prologue.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/device_prologue.sh"
@@ -21,6 +22,10 @@ WORK="$(mktemp -d /tmp/issue36.XXXXXX)"
 finish() { tar -C "$WORK" -czf "$OUT/issue36.tgz" --exclude='*.db-*' . 2> /dev/null; }
 trap finish EXIT
 
+PARTS="${PARTS:-tests,det,oss}"
+part() { [[ ",$PARTS," == *",$1,"* ]]; }
+tests_status=skipped
+if part tests; then
 echo "== 1. build and the GPU tests of the 2026 axes ($(elapsed))"
 BUILD_TARGET="attnsweep attnsweep_torch_tests attnsweep_cli_tests" device_build "$WORK/build.log" none
 stop_unless_built "$WORK/build.log" 2
@@ -32,14 +37,21 @@ for run in "attnsweep_torch_tests GpuCases.AValueHeadDim*:GpuCases.Softcap*:GpuC
 done
 grep -E "^\[ *(OK|FAILED|PASSED|SKIPPED) \]|Failure" "$OUT/gpu-tests.log" | head -20
 echo "GPU tests exit $tests_status ($(elapsed))"
+else
+  device_build "$WORK/build.log" none
+  stop_unless_built "$WORK/build.log" 2
+fi
 
+if part det; then
 echo "== 2. the cost of determinism ($(elapsed))"
 OUT="$WORK/det" CONFIG=bench/deterministic_device.yaml DEVICE_TESTS=none SWEEP_TIMEOUT="${DET_SWEEP:-110}" \
   PY_TIMEOUT="${DET_PY:-80}" bash scripts/device_training.sh > "$WORK/det.log" 2>&1
 echo "device_training.sh exit $?"
 cp "$WORK/det/h200-training.md" "$OUT/deterministic.md" 2> /dev/null
 grep -E "attnsweep exit|python exit|counts|within|== done" "$WORK/det.log" | head -12
+fi
 
+part oss || { echo "== done in $(elapsed): GPU tests $tests_status"; exit 0; }
 echo "== 3. gpt-oss-like serving with sinks ($(elapsed))"
 start=$(date +%s)
 timeout -s INT "${OSS_SWEEP:-100}" build/attnsweep run configs/gpt_oss_serving.yaml --db "$WORK/oss.db" \
