@@ -106,7 +106,7 @@ def report(args):
         variant, shape = label.split("__", 1)
         shape = shape.replace("-", "/")
         b, h, kv, sq, skv, d = parse_case_shape(shape)
-        case = db.execute("SELECT case_id, dram_read_bytes, dram_write_bytes, min_bytes, time_us_median FROM results "
+        case = db.execute("SELECT case_id, dram_read_bytes, dram_write_bytes, min_bytes, gpu_time_us_median FROM cases "
                           "WHERE variant = ? AND batch = ? AND heads = ? AND kv_heads = ? AND seq_len_q = ? AND "
                           "seq_len_kv = ? AND head_dim = ? AND status = 'ok'", (variant, b, h, kv, sq, skv, d)).fetchone()
         if case is None:
@@ -128,6 +128,8 @@ def report(args):
         print(f"| {label} | {ncu_total / 1e6:.2f} | {ours_total / 1e6:.2f} | "
               f"{ours_total / ncu_total if ncu_total else float('nan'):.3f} | {minimum / 1e6:.2f} | "
               f"{ours_total / minimum:.2f} | {ncu_total / minimum:.2f} |")
+    if not summary:
+        print("| (no case matched) | | | | | | |")
 
 
 def main():

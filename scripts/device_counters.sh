@@ -41,11 +41,11 @@ sed -n '/^## Hardware counters/,/^## Unsupported/p' "$WORK/with.md" | tee "$OUT/
 python3 - "$WORK/with.db" "$WORK/without.db" <<'PY' | tee -a "$OUT/counters.md"
 import sqlite3, sys
 w, wo = (sqlite3.connect(p) for p in sys.argv[1:3])
-q = ("SELECT variant, batch || 'x' || heads || '/' || kv_heads || 'x' || seq_len_q || ':' || seq_len_kv || 'x' || head_dim, "
-     "time_us_median, wall_seconds, counter_seconds, counter_replay_passes FROM results JOIN cases USING (case_id) WHERE status = 'ok' "
-     "ORDER BY plan_index")
+q = ("SELECT r.variant, r.batch || 'x' || r.heads || '/' || r.kv_heads || 'x' || r.seq_len_q || ':' || r.seq_len_kv || 'x' || "
+     "r.head_dim, r.time_us_median, c.wall_seconds, c.counter_seconds, c.counter_replay_passes FROM results r JOIN cases c "
+     "USING (case_id) WHERE r.status = 'ok' ORDER BY r.plan_index")
 a = {(r[0], r[1]): r for r in w.execute(q)}
-b = {(r[0], r[1]): r for r in wo.execute(q.replace("counter_seconds, counter_replay_passes", "NULL, NULL"))}
+b = {(r[0], r[1]): r for r in wo.execute(q.replace("c.counter_seconds, c.counter_replay_passes", "NULL, NULL"))}
 print("\n## The counter pass's cost\n")
 print("| case | median us with | median us without | ratio | case wall s with | without | counter pass s | replay passes |")
 print("|---|---|---|---|---|---|---|---|")

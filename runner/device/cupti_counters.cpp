@@ -13,6 +13,7 @@
 #include <vector>
 
 #if ATTNSWEEP_HAVE_CUPTI
+#include <cupti_callbacks.h>
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
@@ -72,6 +73,8 @@ struct Api {
   void* cupti = nullptr;
   std::string why_not;
   CUptiResult (*get_result_string)(CUptiResult, const char**) = nullptr;
+  CUptiResult (*subscribe)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*) = nullptr;
+  CUptiResult (*unsubscribe)(CUpti_SubscriberHandle) = nullptr;
   CUptiResult (*profiler_initialize)(CUpti_Profiler_Initialize_Params*) = nullptr;
   CUptiResult (*device_chip_name)(CUpti_Device_GetChipName_Params*) = nullptr;
   CUptiResult (*counter_availability)(CUpti_Profiler_GetCounterAvailability_Params*) = nullptr;
@@ -117,6 +120,8 @@ const Api& api() {
     }
     std::string missing;
     bind(a.cupti, "cuptiGetResultString", a.get_result_string, missing);
+    bind(a.cupti, "cuptiSubscribe", a.subscribe, missing);
+    bind(a.cupti, "cuptiUnsubscribe", a.unsubscribe, missing);
     bind(a.cupti, "cuptiProfilerInitialize", a.profiler_initialize, missing);
     bind(a.cupti, "cuptiDeviceGetChipName", a.device_chip_name, missing);
     bind(a.cupti, "cuptiProfilerGetCounterAvailability", a.counter_availability, missing);
@@ -176,9 +181,30 @@ CUcontext current_context() {
   return context;
 }
 
+void CUPTIAPI ignore_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+// LibTorch's Kineto finalizes CUPTI after every profiling session (TEARDOWN_CUPTI=1,
+// kineto_profiler.cpp), and the profiler API then answers CUPTI_ERROR_NOT_INITIALIZED
+// (seen on the H100). CUPTI attaches again lazily on a call that needs it: a
+// subscription, dropped at once, is such a call; then the initialization is asked again.
 void initialize_profiler() {
   CUpti_Profiler_Initialize_Params params{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-  check(api().profiler_initialize(&params), "cuptiProfilerInitialize");
+  CUptiResult result = api().profiler_initialize(&params);
+  if (result == CUPTI_ERROR_NOT_INITIALIZED) {
+    CUpti_SubscriberHandle subscriber = nullptr;
+    const CUptiResult subscribed = api().subscribe(&subscriber, ignore_callback, nullptr);
+    if (subscribed == CUPTI_SUCCESS) api().unsubscribe(subscriber);
+    CUpti_Profiler_Initialize_Params again{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+    result = api().profiler_initialize(&again);
+    if (result != CUPTI_SUCCESS) {
+      const char* text = nullptr;
+      api().get_result_string(subscribed, &text);
+      check(result, ("cuptiProfilerInitialize (also after attaching CUPTI again, cuptiSubscribe: " +
+                     std::string(text ? text : "?") + ")").c_str());
+    }
+    return;
+  }
+  check(result, "cuptiProfilerInitialize");
 }
 
 std::string chip_name(int cuda_index) {
@@ -324,6 +350,7 @@ CounterReadout RangeProfiler::collect(const std::function<void()>& pass, const s
   } disable{profiler};
   try {
     synchronize();
+    initialize_profiler();  // again: the case's profiling session finalized CUPTI since open()
     CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
     enable.ctx = current_context();
     check(api().range_enable(&enable), "cuptiRangeProfilerEnable");
