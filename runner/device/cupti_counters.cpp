@@ -13,7 +13,6 @@
 #include <vector>
 
 #if ATTNSWEEP_HAVE_CUPTI
-#include <cupti_callbacks.h>
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
@@ -73,8 +72,10 @@ struct Api {
   void* cupti = nullptr;
   std::string why_not;
   CUptiResult (*get_result_string)(CUptiResult, const char**) = nullptr;
-  CUptiResult (*subscribe)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*) = nullptr;
-  CUptiResult (*unsubscribe)(CUpti_SubscriberHandle) = nullptr;
+  // cuptiSubscribe and cuptiUnsubscribe as cupti_callbacks.h declares them, without that header: it
+  // needs the CUDA toolkit's crt/host_defines.h, which the torch wheel's include folder lacks.
+  CUptiResult (*subscribe)(void** subscriber, void (*callback)(void*, int, std::uint32_t, const void*), void*) = nullptr;
+  CUptiResult (*unsubscribe)(void* subscriber) = nullptr;
   CUptiResult (*profiler_initialize)(CUpti_Profiler_Initialize_Params*) = nullptr;
   CUptiResult (*device_chip_name)(CUpti_Device_GetChipName_Params*) = nullptr;
   CUptiResult (*counter_availability)(CUpti_Profiler_GetCounterAvailability_Params*) = nullptr;
@@ -181,7 +182,7 @@ CUcontext current_context() {
   return context;
 }
 
-void CUPTIAPI ignore_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+void ignore_callback(void*, int, std::uint32_t, const void*) {}
 
 // LibTorch's Kineto finalizes CUPTI after every profiling session (TEARDOWN_CUPTI=1,
 // kineto_profiler.cpp), and the profiler API then answers CUPTI_ERROR_NOT_INITIALIZED
@@ -191,7 +192,7 @@ void initialize_profiler() {
   CUpti_Profiler_Initialize_Params params{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
   CUptiResult result = api().profiler_initialize(&params);
   if (result == CUPTI_ERROR_NOT_INITIALIZED) {
-    CUpti_SubscriberHandle subscriber = nullptr;
+    void* subscriber = nullptr;
     const CUptiResult subscribed = api().subscribe(&subscriber, ignore_callback, nullptr);
     if (subscribed == CUPTI_SUCCESS) api().unsubscribe(subscriber);
     CUpti_Profiler_Initialize_Params again{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
