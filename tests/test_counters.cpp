@@ -107,5 +107,23 @@ TEST(Counters, KernelFiguresGoToTheProfilesKernelOfTheSameNameAndStrangersAreNam
   EXPECT_FALSE(kernels[2].dram_read_bytes.has_value());
 }
 
+// CUPTI's automatic ranges are numbered ("0", "1", ... on the H100); the profile's launch
+// order names them, and only when both saw the same number of launches.
+TEST(Counters, NumberedRangesTakeTheProfilesNamesInLaunchOrder) {
+  std::vector<CounterLaunch> launches{{"0", {1}}, {"1", {2}}, {"2", {3}}};
+  EXPECT_FALSE(name_launches_in_order(launches, {"gemm", "softmax"}));
+  EXPECT_EQ(launches[0].name, "0");
+  EXPECT_TRUE(name_launches_in_order(launches, {"gemm", "softmax", "gemm"}));
+  EXPECT_EQ(launches[0].name, "gemm");
+  EXPECT_EQ(launches[1].name, "softmax");
+  EXPECT_EQ(launches[2].name, "gemm");
+  const CounterFigures figures = sum_counter_launches({"dram__bytes_read.sum"}, launches);
+  ASSERT_EQ(figures.kernels.size(), 2u);
+  EXPECT_EQ(figures.kernels[0].launches, 2);
+  EXPECT_DOUBLE_EQ(*figures.kernels[0].figures.dram_read_bytes, 4);
+  std::vector<CounterLaunch> none;
+  EXPECT_FALSE(name_launches_in_order(none, {}));
+}
+
 }  // namespace
 }  // namespace attnsweep

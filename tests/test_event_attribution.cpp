@@ -49,6 +49,20 @@ TEST(EventAttribution, CountsPerForwardThroughCorrelationIds) {
   EXPECT_EQ(summary.kernels[0].stream, 7);
 }
 
+// Issue 39: the first forward's kernels by name in the order they started on the GPU (the
+// events arrive in any order), copies and memsets left out, the later forwards not repeated:
+// how the counter pass names CUPTI's numbered ranges.
+TEST(EventAttribution, TheFirstForwardsKernelsAreListedInTheOrderTheyStarted) {
+  std::vector<ProfiledEvent> events;
+  add_forward(events, 0, 1000000, 10);
+  add_forward(events, 1, 2000000, 20);
+  // Two more kernels of forward 0, recorded before the gemm but started after and before it.
+  events.insert(events.begin(), event(Activity::kernel, "softmax", 1026000, 1027000, 10));
+  events.insert(events.begin(), event(Activity::kernel, "fill", 1010000, 1011000, 10));
+  const ProfileSummary summary = attribute_events(events, 2, true);
+  EXPECT_EQ(summary.kernel_launch_order, (std::vector<std::string>{"fill", "gemm", "softmax"}));
+}
+
 TEST(EventAttribution, SelfTimeExcludesChildren) {
   std::vector<ProfiledEvent> events;
   add_forward(events, 0, 1000000, 10);

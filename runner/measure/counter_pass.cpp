@@ -82,13 +82,20 @@ void CounterPass::measure(const std::function<void()>& before, const std::functi
   }
   std::vector<CounterLaunch> launches;
   for (const cupti::KernelCounters& kernel : readout.kernels) launches.push_back({kernel.name, kernel.values});
+  // The ranges are numbered; the profile of the same pass names its kernels in launch order.
+  const bool named = result.profile && name_launches_in_order(launches, result.profile->kernel_launch_order);
+  if (!named && result.profile) {
+    result.warnings.push_back("the counter pass read " + std::to_string(launches.size()) + " kernel launches where the "
+                              "profile saw " + std::to_string(result.profile->kernel_launch_order.size()) +
+                              ": its counters are the case's totals only, not each kernel's");
+  }
   const CounterFigures figures = sum_counter_launches(s.profiler->metrics(), launches);
   result.counters = figures.pass;
   result.counter_replay_passes = readout.replay_passes;
   if (!s.missing.empty()) {
     result.warnings.push_back("counters not on this GPU (CUPTI knows none of their metrics): " + s.missing);
   }
-  if (result.profile) {
+  if (result.profile && named) {
     const std::string unmatched = attach_kernel_counters(figures, result.profile->kernels);
     if (!unmatched.empty()) {
       result.warnings.push_back("counter pass kernels not in the profile (their counters are in the case's totals "

@@ -115,6 +115,12 @@ CounterFigures sum_counter_launches(const std::vector<std::string>& metrics, con
   return figures;
 }
 
+bool name_launches_in_order(std::vector<CounterLaunch>& launches, const std::vector<std::string>& order) {
+  if (launches.empty() || launches.size() != order.size()) return false;
+  for (std::size_t i = 0; i < launches.size(); ++i) launches[i].name = order[i];
+  return true;
+}
+
 std::string attach_kernel_counters(const CounterFigures& figures, std::vector<KernelStat>& kernels) {
   std::vector<std::string> unmatched;
   for (const KernelCounterFigures& one : figures.kernels) {

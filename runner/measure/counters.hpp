@@ -51,6 +51,11 @@ struct CounterFigures {
 // `metrics` names the values of each launch (those CUPTI knew, in order).
 CounterFigures sum_counter_launches(const std::vector<std::string>& metrics, const std::vector<CounterLaunch>& launches);
 
+// CUPTI's automatic ranges are numbered in launch order, not named: gives launch i the
+// name `order[i]` (ProfileSummary::kernel_launch_order) when both count the same launches.
+// False, names left as they are, when they do not (the pass launched otherwise than profiled).
+bool name_launches_in_order(std::vector<CounterLaunch>& launches, const std::vector<std::string>& order);
+
 // Puts the per-name figures on the profile's kernels of the same name, per forward
 // (kernels only: copies and memsets are no ranges of the range profiler). Names the
 // profile lacks are left out and listed in the returned text; empty when all matched.

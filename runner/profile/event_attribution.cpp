@@ -166,6 +166,7 @@ ProfileSummary attribute_events(const std::vector<ProfiledEvent>& events, int fo
 
   // Device side: kernels, copies and memsets, each charged to the forward whose launch call it came from.
   std::map<std::pair<std::string, std::string>, DeviceAccumulator> device;
+  std::vector<std::pair<std::uint64_t, std::string>> first_forward_kernels;  // start, name
   double device_time_us = 0;
   for (const auto& e : events) {
     const char* kind = device_kind(e.activity);
@@ -182,6 +183,7 @@ ProfileSummary attribute_events(const std::vector<ProfiledEvent>& events, int fo
                    : e.activity == Activity::gpu_memcpy ? summary.memcpy_each_forward
                                                         : summary.memset_each_forward;
     counts[index] += 1;
+    if (index == 0 && e.activity == Activity::kernel) first_forward_kernels.emplace_back(e.start_ns, e.name);
     const double us = duration_us(e);
     device_time_us += us;
     auto& acc = device[{kind, e.name}];
@@ -214,6 +216,9 @@ ProfileSummary attribute_events(const std::vector<ProfiledEvent>& events, int fo
             [](const KernelStat& a, const KernelStat& b) { return a.total_us > b.total_us; });
   std::sort(summary.ops.begin(), summary.ops.end(),
             [](const OpStat& a, const OpStat& b) { return a.self_cpu_us > b.self_cpu_us; });
+  std::stable_sort(first_forward_kernels.begin(), first_forward_kernels.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [start, name] : first_forward_kernels) summary.kernel_launch_order.push_back(name);
   summary.kernel_time_us_per_forward = device_time_us / n;
   summary.cpu_ops_per_forward = static_cast<int>(cpu_op_calls / n + 0.5);
 

@@ -48,6 +48,10 @@ struct ProfileSummary {
   double kernel_time_us_per_forward = 0;  // sum of device activity durations
   std::vector<KernelStat> kernels;
   std::vector<OpStat> ops;
+  // The kernels of the first profiled forward by name, in the order they started on
+  // the GPU: how the counter pass names CUPTI's automatic ranges, which are numbered
+  // ("0", "1", ...) in launch order (issue 39; seen on the H100). Not stored.
+  std::vector<std::string> kernel_launch_order;
 };
 
 }  // namespace attnsweep
