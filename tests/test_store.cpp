@@ -678,6 +678,15 @@ TEST_F(StoreTest, HardwareCountersAreStoredPerCaseAndPerKernelAndDerivedInTheRes
   EXPECT_DOUBLE_EQ(*kernels[0].tensor_pipe, 0.75);
   EXPECT_FALSE(kernels[0].dram_write_bytes.has_value());
   EXPECT_FALSE(kernels[1].dram_read_bytes.has_value());
+  {
+    // The share of the copy ceiling: 59.07 MB over the median, over a planted 4000 GB/s ceiling.
+    SQLite::Database writable(path_, SQLite::OPEN_READWRITE);
+    writable.exec("UPDATE runs SET ceiling_copy_gbps = 4000");
+    EXPECT_EQ(writable.execAndGet("SELECT printf('%.6f', dram_bandwidth_share * 4000 * time_us_median * 1e3 / 59.07e6) "
+                                  "FROM results WHERE case_id = " + std::to_string(case_id))
+                  .getString(),
+              "1.000000");
+  }
   SQLite::Database db(path_, SQLite::OPEN_READONLY);
   // 59.07 MB over the median (the case's samples: 82 us) and over min_bytes.
   EXPECT_EQ(db.execAndGet("SELECT printf('%.1f|%.4f', dram_bandwidth_gbps, bytes_over_min / ((dram_read_bytes + "

@@ -339,16 +339,26 @@ CounterReadout RangeProfiler::collect(const std::function<void()>& pass, const s
   CounterReadout readout;
   readout.replay_passes = state_->replay_passes;
   CUpti_RangeProfiler_Object* profiler = nullptr;
-  // Disabled on every way out: a profiler left enabled would replay every later kernel.
+  bool started = false;
+  // The counter data image outlives the profiler that points into it (declared before the guard).
+  std::vector<std::uint8_t> data;
+  // Stopped and disabled on every way out, a throwing pass included: a profiler left
+  // enabled would replay every later kernel.
   struct Disable {
     CUpti_RangeProfiler_Object*& profiler;
+    bool& started;
     ~Disable() {
       if (!profiler) return;
+      if (started) {
+        CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+        stop.pRangeProfilerObject = profiler;
+        api().range_stop(&stop);
+      }
       CUpti_RangeProfiler_Disable_Params params{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
       params.pRangeProfilerObject = profiler;
       api().range_disable(&params);
     }
-  } disable{profiler};
+  } disable{profiler, started};
   try {
     synchronize();
     initialize_profiler();  // again: the case's profiling session finalized CUPTI since open()
@@ -365,7 +375,7 @@ CounterReadout RangeProfiler::collect(const std::function<void()>& pass, const s
     size.maxNumOfRanges = kMaxRanges;
     size.maxNumRangeTreeNodes = kMaxRanges;
     check(api().range_data_size(&size), "cuptiRangeProfilerGetCounterDataSize");
-    std::vector<std::uint8_t> data(size.counterDataSize);
+    data.assign(size.counterDataSize, 0);
     CUpti_RangeProfiler_CounterDataImage_Initialize_Params init{
         CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
     init.pRangeProfilerObject = profiler;
@@ -391,10 +401,12 @@ CounterReadout RangeProfiler::collect(const std::function<void()>& pass, const s
     CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
     start.pRangeProfilerObject = profiler;
     check(api().range_start(&start), "cuptiRangeProfilerStart");
+    started = true;
     pass();
     synchronize();
     CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
     stop.pRangeProfilerObject = profiler;
+    started = false;
     check(api().range_stop(&stop), "cuptiRangeProfilerStop");
     CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
     decode.pRangeProfilerObject = profiler;

@@ -17,7 +17,7 @@ namespace attnsweep::cupti {
 
 // One range of the counter pass: one kernel launch, in launch order.
 struct KernelCounters {
-  std::string name;              // the kernel's name as CUPTI gives it, demangled
+  std::string name;              // the range's name: automatic ranges are numbered in launch order ("0", "1", ...)
   std::vector<double> values;    // one per metric asked for, in that order
 };
 

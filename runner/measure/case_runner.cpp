@@ -499,6 +499,8 @@ struct CaseRunner::Impl {
       result.counters_why_not = "the counter pass failed: " + text::first_line(error.what_without_backtrace());
     } catch (const std::exception& error) {
       result.counters_why_not = "the counter pass failed: " + text::first_line(error.what());
+    } catch (...) {
+      result.counters_why_not = "the counter pass failed: an exception that is no std::exception";
     }
   }
 

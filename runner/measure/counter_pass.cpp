@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <utility>
 
 #include "runner/device/cupti_counters.hpp"
@@ -17,7 +18,7 @@ struct CounterPass::State {
   std::unique_ptr<cupti::RangeProfiler> profiler;
   std::string why_not;        // set when the profiler could not be set up
   std::string missing;        // counters CUPTI knows no metric of on this GPU
-  at::Tensor flush;           // 2x the L2, overwritten before the pass as before a timed sample
+  std::int64_t flush_bytes = 0;  // 2x the L2: overwritten before the pass as before a timed sample
 };
 
 CounterPass::CounterPass(Device device, std::vector<std::string> counters)
@@ -57,8 +58,7 @@ void CounterPass::measure(const std::function<void()>& before, const std::functi
       s.profiler = cupti::RangeProfiler::open(device_.cuda_index(), known, why);
       if (!s.profiler) s.why_not = why;
       const std::int64_t l2 = at::cuda::getDeviceProperties(device_.cuda_index())->l2CacheSize;
-      s.flush = at::empty({std::max<std::int64_t>(2 * l2, 64 << 20)},
-                          at::TensorOptions().device(at::Device(at::kCUDA, device_.cuda_index())).dtype(at::kByte));
+      s.flush_bytes = std::max<std::int64_t>(2 * l2, 64 << 20);
     }
   }
   if (!s.profiler) {
@@ -68,9 +68,16 @@ void CounterPass::measure(const std::function<void()>& before, const std::functi
   const auto start = std::chrono::steady_clock::now();
   if (before) before();
   synchronize_device(device_);
-  // The same cache state as a timed sample starts from (timer.cpp): nothing of the last pass in L2.
-  C10_CUDA_CHECK(cudaMemsetAsync(s.flush.data_ptr(), 0, s.flush.nbytes(), at::cuda::getCurrentCUDAStream().stream()));
-  const cupti::CounterReadout readout = s.profiler->collect(call, [this] { synchronize_device(device_); });
+  cupti::CounterReadout readout;
+  {
+    // The same cache state as a timed sample starts from (timer.cpp): nothing of the last pass in L2.
+    // Allocated for this pass only: a buffer kept across cases would be in every later case's
+    // peak_mem_bytes (the peak is reset to what is allocated when a case starts).
+    const at::Tensor flush = at::empty(
+        {s.flush_bytes}, at::TensorOptions().device(at::Device(at::kCUDA, device_.cuda_index())).dtype(at::kByte));
+    C10_CUDA_CHECK(cudaMemsetAsync(flush.data_ptr(), 0, flush.nbytes(), at::cuda::getCurrentCUDAStream().stream()));
+    readout = s.profiler->collect(call, [this] { synchronize_device(device_); });
+  }
   result.counters_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!readout.why_not.empty()) {
     result.counters_why_not = readout.why_not;

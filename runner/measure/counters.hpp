@@ -31,7 +31,7 @@ struct PassCounters {
   int launches = 0;
   std::optional<double> kernel_us;          // summed durations of the launches (replayed)
   std::optional<double> dram_read_bytes, dram_write_bytes;
-  std::optional<double> l2_hit_rate;        // 0..1: hit sectors over sectors looked up
+  std::optional<double> l2_hit_rate;        // 0..1: the kernels' hit rates weighted by the sectors each moved
   std::optional<double> sm_throughput;      // 0..1 of the SMs' peak, weighted by duration
   std::optional<double> tensor_pipe;        // 0..1 of the tensor pipes' peak, weighted by duration
 };

@@ -312,9 +312,10 @@ void write_markdown_report(std::ostream& out, const RunReport& r) {
     out << "\nOne more pass of each case under CUPTI's range profiler after its timed samples (measure.counters; "
            "docs/measurement.md, \"Counters\"), never timed: DRAM bytes read and written by its kernels (L2 is "
            "write-back: what a pass leaves dirty in L2 is not yet written), their sum over the minimum bytes the pass "
-           "must move (q, k, v read once, the output written once: 1.00x is a kernel that moves nothing more), the "
+           "must move (min_bytes; a forward's: q, k, v read once, the output written once: 1.00x is a kernel that moves "
+           "nothing more), the "
            "bandwidth that sum makes over the median time and its share of the copy ceiling measured at run start; "
-           "L2 hits: hit sectors over sectors looked up; SM busy and tensor pipe: shares of their peak, weighted by "
+           "L2 hits: the kernels' hit rates weighted by the sectors they moved through L2; SM busy and tensor pipe: shares of their peak, weighted by "
            "kernel time.\n";
   }
   const Table failures = failures_table(r, several_passes);

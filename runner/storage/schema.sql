@@ -248,7 +248,7 @@ CREATE TABLE IF NOT EXISTS cases (
   -- counters_why_not says why), or a counter not asked. Bytes per pass; shares 0..1.
   dram_read_bytes    REAL CHECK (dram_read_bytes >= 0),
   dram_write_bytes   REAL CHECK (dram_write_bytes >= 0),  -- L2 is write-back: what the pass left dirty in L2 is not here
-  l2_hit_rate        REAL CHECK (l2_hit_rate >= 0),                 -- hit sectors over sectors looked up
+  l2_hit_rate        REAL CHECK (l2_hit_rate >= 0),                 -- the kernels' hit rates, weighted by sectors
   sm_throughput      REAL CHECK (sm_throughput >= 0),               -- of the SMs' peak, weighted by kernel time
   tensor_pipe        REAL CHECK (tensor_pipe >= 0),                 -- of the busier tensor pipe's peak, likewise
   counter_launches   INTEGER CHECK (counter_launches >= 0),         -- kernel launches the counter pass read

@@ -489,8 +489,8 @@
   function kernelDetail(c) {
     if (!c.kernel_rows.length) return el("div", { class: "empty" }, c.status === "ok" ? "no kernel rows stored (a CPU run records none)" : c.error || c.status);
     // The hardware counters' columns only where the run read them (measure.counters, issue 39).
-    const counted = c.kernel_rows.some((k) => k.dram_read_bytes !== null && k.dram_read_bytes !== undefined ||
-                                              k.tensor_pipe !== null && k.tensor_pipe !== undefined);
+    const counted = c.kernel_rows.some((k) => ["dram_read_bytes", "dram_write_bytes", "l2_hit_rate", "sm_throughput", "tensor_pipe"]
+      .some((key) => k[key] !== null && k[key] !== undefined));
     const head = ["kind", "name", "per " + per(), "total (µs)", "mean (µs)", "grid", "block", "registers", "shared mem (B)", "blocks/SM", "warps/SM", "occupancy"]
       .concat(counted ? ["DRAM read (MB)", "DRAM written (MB)", "L2 hits", "SM busy", "tensor pipe"] : []);
     const mb = (bytes) => (bytes === null || bytes === undefined ? "" : (bytes / 1e6).toFixed(2));
@@ -632,7 +632,7 @@
                         borderColor: colorOf(v), backgroundColor: "transparent", pointStyle: "triangle", pointRadius: 5 });
       }
       if (peak && bandwidth) {
-        const xs = group.map((c) => c.ai);
+        const xs = group.map((c) => c.ai).concat(group.filter((c) => c.ai_measured > 0).map((c) => c.ai_measured));
         const low = Math.min(...xs) / 2, high = Math.max(...xs) * 2, knee = (peak * 1e12) / (bandwidth * 1e9);
         const roof = [low, Math.min(Math.max(knee, low), high), high].map((x) => ({ x: x, y: Math.min(peak, (bandwidth * 1e9 * x) / 1e12) }));
         datasets.push({ label: `roof: ${peak.toFixed(0)} TFLOP/s bf16 matmul, ${bandwidth.toFixed(0)} GB/s copy`, data: roof,
