@@ -638,17 +638,7 @@ TEST_F(StoreTest, HardwareCountersAreStoredPerCaseAndPerKernelAndDerivedInTheRes
     Store store(path_);
     const auto run_id = store.begin_run(run_record());
     auto [c, r] = gpu_case();
-    PassCounters counters;
-    counters.launches = 1;
-    counters.kernel_us = 55.0;
-    counters.dram_read_bytes = 50.35e6;
-    counters.dram_write_bytes = 8.72e6;
-    counters.l2_hit_rate = 0.25;
-    counters.sm_throughput = 0.5;
-    counters.tensor_pipe = 0.75;
-    r.counters = counters;
-    r.counter_replay_passes = 3;
-    r.counters_seconds = 0.2;
+    attnsweep::testing::read_counters(r);
     r.profile->kernels[0].dram_read_bytes = 50.35e6;
     r.profile->kernels[0].tensor_pipe = 0.75;
     case_id = store.add_case(run_id, c, r).value();

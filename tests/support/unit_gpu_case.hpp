@@ -52,4 +52,21 @@ inline KernelStat launched_as_cudnn_attention(KernelStat kernel) {
   return kernel;
 }
 
+// What a counter pass reads for that case (issue 39, schema 21), as the study's shape on the
+// H200 gave it (50.35 MB read, 8.72 MB written) and shares with exact binary fractions:
+// one launch of 55 us, 3 replay passes, 0.2 s; L2 hits 0.25, SM busy 0.5, tensor pipe 0.75.
+inline void read_counters(CaseResult& r) {
+  PassCounters counters;
+  counters.launches = 1;
+  counters.kernel_us = 55.0;
+  counters.dram_read_bytes = 50.35e6;
+  counters.dram_write_bytes = 8.72e6;
+  counters.l2_hit_rate = 0.25;
+  counters.sm_throughput = 0.5;
+  counters.tensor_pipe = 0.75;
+  r.counters = counters;
+  r.counter_replay_passes = 3;
+  r.counters_seconds = 0.2;
+}
+
 }  // namespace attnsweep::testing
