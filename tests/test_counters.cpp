@@ -125,5 +125,23 @@ TEST(Counters, NumberedRangesTakeTheProfilesNamesInLaunchOrder) {
   EXPECT_FALSE(name_launches_in_order(none, {}));
 }
 
+// Start order is launch order on one stream only; copies on another stream do not count.
+TEST(Counters, LaunchOrderIsTrustedForKernelsOfOneStreamOnly) {
+  std::vector<KernelStat> kernels(3);
+  kernels[0].name = "gemm";
+  kernels[0].kind = "kernel";
+  kernels[0].stream = 7;
+  kernels[1].name = "Memcpy DtoD";
+  kernels[1].kind = "memcpy";
+  kernels[1].stream = 9;
+  kernels[2].name = "softmax";
+  kernels[2].kind = "kernel";
+  kernels[2].stream = 7;
+  EXPECT_TRUE(kernels_on_one_stream(kernels));
+  kernels[2].stream = 8;
+  EXPECT_FALSE(kernels_on_one_stream(kernels));
+  EXPECT_TRUE(kernels_on_one_stream({}));
+}
+
 }  // namespace
 }  // namespace attnsweep

@@ -90,11 +90,13 @@ void CounterPass::measure(const std::function<void()>& before, const std::functi
   std::vector<CounterLaunch> launches;
   for (const cupti::KernelCounters& kernel : readout.kernels) launches.push_back({kernel.name, kernel.values});
   // The ranges are numbered; the profile of the same pass names its kernels in launch order.
-  const bool named = result.profile && name_launches_in_order(launches, result.profile->kernel_launch_order);
+  const bool named = result.profile && kernels_on_one_stream(result.profile->kernels) &&
+                     name_launches_in_order(launches, result.profile->kernel_launch_order);
   if (!named && result.profile) {
     result.warnings.push_back("the counter pass read " + std::to_string(launches.size()) + " kernel launches where the "
                               "profile saw " + std::to_string(result.profile->kernel_launch_order.size()) +
-                              ": its counters are the case's totals only, not each kernel's");
+                              " (or the kernels ran on several streams): its counters are the case's totals only, "
+                              "not each kernel's");
   }
   const CounterFigures figures = sum_counter_launches(s.profiler->metrics(), launches);
   result.counters = figures.pass;

@@ -1,6 +1,7 @@
 #include "runner/measure/counters.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 
 namespace attnsweep {
@@ -118,6 +119,16 @@ CounterFigures sum_counter_launches(const std::vector<std::string>& metrics, con
 bool name_launches_in_order(std::vector<CounterLaunch>& launches, const std::vector<std::string>& order) {
   if (launches.empty() || launches.size() != order.size()) return false;
   for (std::size_t i = 0; i < launches.size(); ++i) launches[i].name = order[i];
+  return true;
+}
+
+bool kernels_on_one_stream(const std::vector<KernelStat>& kernels) {
+  std::optional<std::int64_t> stream;
+  for (const KernelStat& k : kernels) {
+    if (k.kind != "kernel") continue;
+    if (stream && *stream != k.stream) return false;
+    stream = k.stream;
+  }
   return true;
 }
 

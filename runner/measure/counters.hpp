@@ -55,6 +55,9 @@ CounterFigures sum_counter_launches(const std::vector<std::string>& metrics, con
 // name `order[i]` (ProfileSummary::kernel_launch_order) when both count the same launches.
 // False, names left as they are, when they do not (the pass launched otherwise than profiled).
 bool name_launches_in_order(std::vector<CounterLaunch>& launches, const std::vector<std::string>& order);
+// Whether the profile's kernels all ran on one stream: only then is the order they started in
+// the order they were launched (kernels of two streams interleave by start time).
+bool kernels_on_one_stream(const std::vector<KernelStat>& kernels);
 
 // Puts the per-name figures on the profile's kernels of the same name, per forward
 // (kernels only: copies and memsets are no ranges of the range profiler). Names the
