@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# One device call that proves what the open issues still need on whichever GPU comes (device
+# machines are scarce: a call refused costs minutes, so each call that runs carries several proofs).
+# Each part is one of the device scripts, run with its own OUT subfolder; they share one build (the
+# first builds, the later ones find it built). A part starts only while the call has time for it.
+#   H200: counters (issue 39), nightly team (38), fp8 (36)
+#   other (H100): counters (39), the 2026 axes' GPU tests and gpt-oss serving with sinks (36)
+#   device: run(command="bash scripts/device_session.sh", carry=[".devdeps", ".devwheels"], timeout_s=600)
+# Settings: PARTS (comma list overriding the choice by GPU: counters, team, fp8, axes, claims),
+# BUDGET (seconds the call may use; default 580).
+# $OUT: machine.txt, then one folder per part with that script's files and its log.
+# shellcheck source=device_prologue.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/device_prologue.sh"
+machine_facts name,driver_version,clocks.max.sm,memory.total,power.limit 2>&1 | tee "$OUT/machine.txt"
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
+if [ -z "${PARTS:-}" ]; then
+  case "$gpu" in
+    *H200*) PARTS=counters,team,fp8 ;;
+    *) PARTS=counters,axes ;;
+  esac
+fi
+echo "GPU: ${gpu:-none}; parts: $PARTS"
+budget="${BUDGET:-580}"
+# part NAME NEEDS COMMAND...: runs COMMAND with OUT=$OUT/NAME when NEEDS seconds are left.
+part() {
+  local name="$1" needs="$2" left; shift 2
+  [[ ",$PARTS," == *",$name,"* ]] || return 0
+  left=$(( budget - $(seconds_since "$began") ))
+  if [ "$left" -lt "$needs" ]; then
+    echo "== $name skipped: $left s left, it needs about $needs"
+    return 0
+  fi
+  echo "== $name ($(elapsed))"
+  mkdir -p "$OUT/$name"
+  OUT="$OUT/$name" "$@" > "$OUT/$name/log.txt" 2>&1
+  echo "$name exit $? ($(elapsed))"
+  tail -25 "$OUT/$name/log.txt"
+}
+part counters 200 bash scripts/device_counters.sh
+part team 170 bash scripts/device_nightly_team.sh
+part fp8 150 bash bench/fp8_device.sh
+part axes 200 env PARTS=tests,oss bash scripts/device_issue36.sh
+part claims 400 bash bench/claims_device.sh
+echo "== session done in $(elapsed)"
