@@ -8,7 +8,7 @@
 #   device: run(command="bash scripts/device_session.sh", carry=[".devdeps", ".devwheels"], timeout_s=600)
 # Settings: PARTS (comma list overriding the choice by GPU: counters, team, fp8, axes, claims),
 # BUDGET (seconds the call may use; default 580).
-# $OUT: machine.txt, then one folder per part with that script's files and its log.
+# $OUT: machine.txt and NAME.tgz per part (that script's files and its log).
 # shellcheck source=device_prologue.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/device_prologue.sh"
 machine_facts name,driver_version,clocks.max.sm,memory.total,power.limit 2>&1 | tee "$OUT/machine.txt"
@@ -35,6 +35,8 @@ part() {
   OUT="$OUT/$name" "$@" > "$OUT/$name/log.txt" 2>&1
   echo "$name exit $? ($(elapsed))"
   tail -25 "$OUT/$name/log.txt"
+  # One file per part: a call brings back at most 8 files.
+  tar -C "$OUT" -czf "$OUT/$name.tgz" "$name" && rm -rf "${OUT:?}/$name"
 }
 part counters 200 bash scripts/device_counters.sh
 part team 170 bash scripts/device_nightly_team.sh

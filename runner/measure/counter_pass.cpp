@@ -17,7 +17,7 @@ struct CounterPass::State {
   std::unique_ptr<cupti::RangeProfiler> profiler;
   std::string why_not;        // set when the profiler could not be set up
   std::string missing;        // counters CUPTI knows no metric of on this GPU
-  std::int64_t flush_bytes = 0;  // 2x the L2: overwritten before the pass as before a timed sample
+  std::int64_t flush_bytes = 0;  // 2x the L2: read before each run of the pass (L2 cleaned)
 };
 
 CounterPass::CounterPass(Device device, std::vector<std::string> counters)
@@ -65,20 +65,22 @@ void CounterPass::measure(const std::function<void()>& before, const std::functi
     return;
   }
   const auto start = std::chrono::steady_clock::now();
-  if (before) before();
-  synchronize_device(device_);
   cupti::CounterReadout readout;
   {
-    // Nothing of the last pass in L2, as a timed sample starts (timer.cpp), but L2 left clean: the
+    // Nothing of the last run in L2, as a timed sample starts (timer.cpp), but L2 left clean: the
     // timer overwrites L2 (a memset, as nvbench does), whose dirty lines the measured kernels would
-    // then write back and count as their own DRAM writes (17.6-20.2 MB per pass on an H100). Reading
-    // 2x the L2 evicts those lines before the range opens, as Nsight Compute's cache control does.
+    // write back and count as their own DRAM writes. Reading 2x the L2 evicts them before the range
+    // opens, as Nsight Compute's cache control does before each of its passes.
     // Allocated for this pass only: a buffer kept across cases would be in every later case's
     // peak_mem_bytes (the peak is reset to what is allocated when a case starts).
     const at::Tensor flush = at::empty(
         {s.flush_bytes}, at::TensorOptions().device(at::Device(at::kCUDA, device_.cuda_index())).dtype(at::kByte));
-    (void)flush.sum();  // a read of every byte; the one-element result is all it writes
-    readout = s.profiler->collect(call, [this] { synchronize_device(device_); });
+    const auto prepare = [&] {
+      if (before) before();
+      (void)flush.sum();  // a read of every byte; the one-element result is all it writes
+      synchronize_device(device_);
+    };
+    readout = s.profiler->collect(prepare, call, [this] { synchronize_device(device_); });
   }
   result.counters_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!readout.why_not.empty()) {
