@@ -4,7 +4,7 @@
 # Each part is one of the device scripts, run with its own OUT subfolder; they share one build (the
 # first builds, the later ones find it built). A part starts only while the call has time for it.
 #   H200: counters (issue 39), nightly team (38), fp8 (36)
-#   other (H100): counters (39), the 2026 axes' GPU tests and gpt-oss serving with sinks (36)
+#   other (H100): counters (39) only (axes: the 2026 axes' GPU tests and gpt-oss serving, on request)
 #   device: run(command="bash scripts/device_session.sh", carry=[".devdeps", ".devwheels"], timeout_s=600)
 # Settings: PARTS (comma list overriding the choice by GPU: counters, team, fp8, axes, claims),
 # BUDGET (seconds the call may use; default 580).
@@ -16,7 +16,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
 if [ -z "${PARTS:-}" ]; then
   case "$gpu" in
     *H200*) PARTS=counters,team,fp8 ;;
-    *) PARTS=counters,axes ;;
+    *) PARTS=counters ;;
   esac
 fi
 echo "GPU: ${gpu:-none}; parts: $PARTS"
