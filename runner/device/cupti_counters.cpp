@@ -57,7 +57,7 @@ std::vector<std::string> RangeProfiler::known_metrics(int, const std::vector<std
 RangeProfiler::RangeProfiler(std::unique_ptr<State> state) : state_(std::move(state)) {}
 RangeProfiler::~RangeProfiler() = default;
 CounterReadout RangeProfiler::collect(const std::function<void()>&, const std::function<void()>&,
-                                      const std::function<void()>&) {
+                                      const std::function<void()>&, Replay) {
   return {{}, 0, "no CUPTI range profiler in this build"};
 }
 const std::vector<std::string>& RangeProfiler::metrics() const { return state_->metrics; }
@@ -338,7 +338,7 @@ RangeProfiler::~RangeProfiler() = default;
 const std::vector<std::string>& RangeProfiler::metrics() const { return state_->metrics; }
 
 CounterReadout RangeProfiler::collect(const std::function<void()>& prepare, const std::function<void()>& pass,
-                                      const std::function<void()>& synchronize) {
+                                      const std::function<void()>& synchronize, Replay replay) {
   CounterReadout readout;
   CUpti_RangeProfiler_Object* profiler = nullptr;
   bool started = false;
@@ -391,8 +391,8 @@ CounterReadout RangeProfiler::collect(const std::function<void()>& prepare, cons
     config.configSize = state_->config.size();
     config.pCounterDataImage = data.data();
     config.counterDataImageSize = data.size();
-    config.range = CUPTI_AutoRange;        // a range per kernel launch
-    config.replayMode = CUPTI_UserReplay;  // the whole pass again for each pass of the counters (below)
+    config.range = CUPTI_AutoRange;  // a range per kernel launch
+    config.replayMode = replay == Replay::kernel ? CUPTI_KernelReplay : CUPTI_UserReplay;
     config.maxRangesPerPass = kMaxRanges;
     config.numNestingLevels = 1;
     config.minNestingLevel = 1;
@@ -400,10 +400,9 @@ CounterReadout RangeProfiler::collect(const std::function<void()>& prepare, cons
     config.targetNestingLevel = 1;
     check(api().range_set_config(&config), "cuptiRangeProfilerSetConfig");
 
-    // User replay, not kernel replay: CUPTI's kernel replay restores the memory a kernel writes
-    // before each of its replays, and those restores' dirty L2 lines were written back during the
-    // measured replay (about 18 MB more DRAM writes per pass than Nsight Compute's on an H100, with
-    // or without the flush). Here the pass itself runs again, each time after `prepare`.
+    // Kernel replay: one run, CUPTI replays each kernel (saving and restoring the memory it
+    // writes), so the loop ends at the first stop. User replay: the whole pass again per pass of
+    // the counters, each run prepared again.
     int passes = 0;
     for (bool all_submitted = false; !all_submitted;) {
       if (passes == kMaxUserPasses) {
@@ -424,7 +423,7 @@ CounterReadout RangeProfiler::collect(const std::function<void()>& prepare, cons
       ++passes;
       all_submitted = stop.isAllPassSubmitted != 0;
     }
-    readout.replay_passes = passes;
+    readout.replay_passes = replay == Replay::kernel ? state_->replay_passes : passes;
     CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
     decode.pRangeProfilerObject = profiler;
     check(api().range_decode(&decode), "cuptiRangeProfilerDecodeData");

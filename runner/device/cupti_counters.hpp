@@ -1,11 +1,11 @@
 #pragma once
 // Hardware counters of the kernels one pass launches (issue 39), through CUPTI's
-// range profiler in its automatic ranges (one range per kernel launch) with user
-// replay: the pass runs as many times as its counters need (8 for the four
-// counters on an H100), each run prepared as the caller says (L2 cleaned). Not
-// kernel replay, whose restores of the memory a kernel writes left dirty L2 lines
-// that the measured replay wrote back (about 18 MB per pass more DRAM writes than
-// Nsight Compute's). The libcupti the process already has (LibTorch's Kineto loads the
+// range profiler in its automatic ranges (one range per kernel launch), with
+// kernel replay (CUPTI runs each kernel as many times as its counters need, 8 for
+// the four counters on an H100, saving and restoring the memory it writes) or
+// user replay (the whole pass runs that many times, each run prepared again).
+// Kernel replay is the default: user replay was slower and its written bytes no
+// nearer Nsight Compute's on an H100 (docs/measurement.md, "Counters"). The libcupti the process already has (LibTorch's Kineto loads the
 // torch wheel's libcupti.so.13) is found with dlopen, as NVML is: a machine
 // without it, a GPU whose counters are restricted to administrators
 // (NVreg_RestrictProfilingToAdminUsers) or a metric the chip lacks gives a reason
@@ -25,7 +25,7 @@ struct KernelCounters {
 
 struct CounterReadout {
   std::vector<KernelCounters> kernels;
-  int replay_passes = 0;         // how many times the pass ran
+  int replay_passes = 0;         // how many times each kernel ran
   std::string why_not;           // non-empty: nothing was read, and why
 };
 
@@ -46,12 +46,14 @@ class RangeProfiler {
   RangeProfiler(const RangeProfiler&) = delete;
   RangeProfiler& operator=(const RangeProfiler&) = delete;
 
+  enum class Replay { kernel, user };
   // Runs `prepare` (outside the profiler: nothing it launches is read), then
-  // `pass` between the profiler's start and stop, then `synchronize`, as many
-  // times as CUPTI needs, and evaluates every range. `pass` must launch the same
-  // kernels each time. Kernels only; copies and memsets are not ranges.
+  // `pass` between the profiler's start and stop, then `synchronize`: once with
+  // kernel replay, as many times as CUPTI needs with user replay (`pass` must then
+  // launch the same kernels each time); and evaluates every range. Kernels only;
+  // copies and memsets are not ranges.
   CounterReadout collect(const std::function<void()>& prepare, const std::function<void()>& pass,
-                         const std::function<void()>& synchronize);
+                         const std::function<void()>& synchronize, Replay replay = Replay::kernel);
 
   const std::vector<std::string>& metrics() const;
 

@@ -2,15 +2,34 @@
 
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <utility>
 
 #include "runner/device/cupti_counters.hpp"
 
 namespace attnsweep {
+namespace {
+
+// Diagnostics of the written bytes (docs/measurement.md, "Counters"), from the environment:
+// ATTNSWEEP_COUNTER_L2 says how L2 is emptied before each run of the pass (read: a buffer of 2x
+// the L2 read, the default; memset: overwritten, as before a timed sample; memset_read: both, with
+// two buffers; none), ATTNSWEEP_COUNTER_REPLAY which replay CUPTI uses (kernel, the default; user).
+// Empty when the value is allowed, else the reason.
+std::string diagnostic_setting(const char* variable, const std::vector<std::string>& allowed, std::string& value) {
+  const char* set = std::getenv(variable);
+  value = set && *set ? set : allowed.front();
+  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return "";
+  std::string list;
+  for (const std::string& one : allowed) list += (list.empty() ? "" : ", ") + one;
+  return std::string(variable) + "=" + value + " is not one of " + list;
+}
+
+}  // namespace
 
 struct CounterPass::State {
   bool tried = false;
@@ -18,6 +37,8 @@ struct CounterPass::State {
   std::string why_not;        // set when the profiler could not be set up
   std::string missing;        // counters CUPTI knows no metric of on this GPU
   std::int64_t flush_bytes = 0;  // 2x the L2: read before each run of the pass (L2 cleaned)
+  std::string l2_clean = "read";  // ATTNSWEEP_COUNTER_L2
+  cupti::RangeProfiler::Replay replay = cupti::RangeProfiler::Replay::kernel;
 };
 
 CounterPass::CounterPass(Device device, std::vector<std::string> counters)
@@ -40,8 +61,16 @@ void CounterPass::measure(const std::function<void()>& before, const std::functi
     }
     const std::vector<std::string> candidates = counter_metric_candidates(asked);
     std::string why;
-    const std::vector<std::string> known = cupti::RangeProfiler::known_metrics(device_.cuda_index(), candidates, why);
-    if (known.empty()) {
+    std::string replay;
+    std::string setting = diagnostic_setting("ATTNSWEEP_COUNTER_L2", {"read", "memset", "memset_read", "none"}, s.l2_clean);
+    if (setting.empty()) setting = diagnostic_setting("ATTNSWEEP_COUNTER_REPLAY", {"kernel", "user"}, replay);
+    if (replay == "user") s.replay = cupti::RangeProfiler::Replay::user;
+    const std::vector<std::string> known =
+        setting.empty() ? cupti::RangeProfiler::known_metrics(device_.cuda_index(), candidates, why)
+                        : std::vector<std::string>{};
+    if (!setting.empty()) {
+      s.why_not = setting;
+    } else if (known.empty()) {
       s.why_not = why.empty() ? "CUPTI knows none of the counters' metrics on this GPU" : why;
     } else {
       // A counter none of whose metrics the chip has stays empty, with its name said once per case.
@@ -67,20 +96,27 @@ void CounterPass::measure(const std::function<void()>& before, const std::functi
   const auto start = std::chrono::steady_clock::now();
   cupti::CounterReadout readout;
   {
-    // Nothing of the last run in L2, as a timed sample starts (timer.cpp), but L2 left clean: the
-    // timer overwrites L2 (a memset, as nvbench does), whose dirty lines the measured kernels would
-    // write back and count as their own DRAM writes. Reading 2x the L2 evicts them before the range
-    // opens, as Nsight Compute's cache control does before each of its passes.
+    // Nothing of the last run in L2, as a timed sample starts (timer.cpp). By default read out (a
+    // buffer of 2x the L2 read) rather than overwritten as the timer does (a memset, as nvbench
+    // does), whose dirty lines the measured kernels would write back as their own DRAM writes.
+    // ATTNSWEEP_COUNTER_L2 chooses (above).
     // Allocated for this pass only: a buffer kept across cases would be in every later case's
     // peak_mem_bytes (the peak is reset to what is allocated when a case starts).
-    const at::Tensor flush = at::empty(
-        {s.flush_bytes}, at::TensorOptions().device(at::Device(at::kCUDA, device_.cuda_index())).dtype(at::kByte));
+    const auto options = at::TensorOptions().device(at::Device(at::kCUDA, device_.cuda_index())).dtype(at::kByte);
+    const bool memset = s.l2_clean == "memset" || s.l2_clean == "memset_read";
+    const bool read = s.l2_clean == "read" || s.l2_clean == "memset_read";
+    const at::Tensor overwritten = memset ? at::empty({s.flush_bytes}, options) : at::Tensor();
+    const at::Tensor flush = read ? at::empty({s.flush_bytes}, options) : at::Tensor();
     const auto prepare = [&] {
       if (before) before();
-      (void)flush.sum();  // a read of every byte; the one-element result is all it writes
+      if (memset) {
+        C10_CUDA_CHECK(cudaMemsetAsync(overwritten.data_ptr(), 0, overwritten.nbytes(),
+                                       at::cuda::getCurrentCUDAStream().stream()));
+      }
+      if (read) (void)flush.sum();  // a read of every byte; the one-element result is all it writes
       synchronize_device(device_);
     };
-    readout = s.profiler->collect(prepare, call, [this] { synchronize_device(device_); });
+    readout = s.profiler->collect(prepare, call, [this] { synchronize_device(device_); }, s.replay);
   }
   result.counters_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!readout.why_not.empty()) {
