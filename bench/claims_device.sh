@@ -8,18 +8,23 @@
 #   run(command="bash bench/claims_device.sh", carry=[".devdeps", ".devwheels"])
 # Settings: CUDNN_TIMEOUT and FA3_TIMEOUT (seconds for each sweep, SIGINT so it stores what it has;
 # defaults 300 and 90: on an H100 the cuDNN config had not reached its 22 longest claims in 200 s),
-# PY_TIMEOUT (seconds for all of Python's built-in lines together; default 90).
+# PY_TIMEOUT (seconds for all of Python's built-in lines together; default 90), CONFIGS (which configs, in
+# which order; default "claims_cudnn_h200 claims_fa3_paper"), REQUIRE_GPU (e.g. H200: exit 3 at once on another GPU).
 # Writes claims_cudnn_h200.md, claims_fa3_paper.md, claims-python.md, claims-fa3-python.md and
 # claims.tgz (both databases and the logs) to $OUT.
 # shellcheck source=../scripts/device_prologue.sh
 source "$(dirname "$0")/../scripts/device_prologue.sh"
 WORK="$(mktemp -d /tmp/claims.XXXXXX)"
 machine_facts name,driver_version,clocks.max.sm,memory.total,power.limit | tee "$OUT/machine.txt"
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
+if [ -n "${REQUIRE_GPU:-}" ] && [[ "$gpu" != *"$REQUIRE_GPU"* ]]; then
+  echo "this call needs a $REQUIRE_GPU and has ${gpu:-no GPU}: nothing run"; exit 3
+fi
 echo "== build attnsweep"
 device_build "$WORK/build.log" none
 stop_unless_built "$WORK/build.log" 2
 unpack_fa3
-for config in claims_cudnn_h200 claims_fa3_paper; do
+for config in ${CONFIGS:-claims_cudnn_h200 claims_fa3_paper}; do
   echo "== configs/$config.yaml ($(elapsed))"
   start=$(date +%s)
   limit="${CUDNN_TIMEOUT:-300}"; [ "$config" = claims_fa3_paper ] && limit="${FA3_TIMEOUT:-90}"
