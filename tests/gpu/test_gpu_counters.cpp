@@ -69,13 +69,14 @@ TEST_F(GpuCounters, DramBytesAreNearTheMinimumForFusedKernelsAndFarAboveForNaive
                         "FROM results WHERE variant IN ('sdpa_flash', 'sdpa_cudnn') AND status = 'ok' AND "
                         "NOT (bytes_over_min BETWEEN 0.8 AND 1.5)"),
             "NULL");  // none outside
-  // The decode step's fused kernels write little (the output is 65 KB; flash's split-KV partials
-  // about 2.4 MB under Nsight Compute on an H100): under 5 MB. Kernel replay's restores wrote about
-  // 18 MB more per pass (docs/measurement.md, "Counters").
+  // The decode step's fused kernels write little of their own (the output is 65 KB; flash's
+  // split-KV partials about 2.4 MB under Nsight Compute), plus the dirty L2 lines of earlier work
+  // written back while they run (20-30 MB on an H100 and an H200, as Nsight Compute sees without its
+  // cache control; docs/measurement.md, "Counters"): under 60 MB, where naive's decode writes 2 GB.
   EXPECT_EQ(scalar(db_, "SELECT group_concat(variant || ': ' || printf('%.1f MB', dram_write_bytes / 1e6), '; ') "
                         "FROM results WHERE variant IN ('sdpa_flash', 'sdpa_cudnn') AND seq_len_q = 1 AND status = 'ok' "
-                        "AND NOT (dram_write_bytes < 5e6)"),
-            "NULL");  // none at 5 MB or more
+                        "AND NOT (dram_write_bytes < 60e6)"),
+            "NULL");  // none at 60 MB or more
   // naive at the study shape writes and reads its 8x16x1024x1024 bf16 scores (268 MB, then the
   // softmax's) through DRAM: at least 4 times the minimum.
   EXPECT_EQ(scalar(db_, "SELECT bytes_over_min > 4 FROM results WHERE variant = 'naive' AND seq_len_q = 1024"), "1");
