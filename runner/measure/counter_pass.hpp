@@ -1,8 +1,8 @@
 #pragma once
 // The counter pass of a case (measure.counters, issue 39; docs/measurement.md,
-// "Counters"): after the profile phase, the pass runs again under CUPTI's range
-// profiler (runner/device/cupti_counters) as many times as its counters need, each
-// run from a clean L2 (read, not overwritten: see measure()). Its figures go to the
+// "Counters"): after the profile phase, L2 emptied of the last pass, the pass runs
+// once more under CUPTI's range profiler (runner/device/cupti_counters), which
+// replays each kernel as often as its counters need. Its figures go to the
 // case (per pass) and to its kernels (per name); a time is never taken from it.
 // Set up at the first case that asks; what CUPTI cannot do is a reason, per case.
 #include <functional>
