@@ -23,6 +23,7 @@
 #include "tests/support/cli_test.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/tiny_nightly.hpp"
+#include "runner/variants/op_library_build.hpp"
 
 namespace {
 
@@ -533,5 +534,37 @@ TEST_F(CliNightlyHistory, ANightlyRuleIgnoresItsCasesWithItsReason) {
   }
 }
 
-}  // namespace
+// Issue 38: an op library's build is a version fact. The nights load a copy of the example op;
+// the library is rebuilt (its bytes change) on the night naive slows down, and --culprits names
+// the change of runs.op_libraries among the versions changed; --by op_library shows each night's.
+TEST_F(CliNightlyHistory, ARebuiltOpLibraryIsAVersionTheCulpritListNames) {
+  const std::string library = path("lib/example.so");
+  fs::create_directories(path("lib"));
+  fs::copy_file(ATTNSWEEP_EXAMPLE_OP_LIBRARY, library);
+  config_ = write("op.yaml", "name: op-nightly\ndevice: cpu\nvariants:\n  - naive\n  - name: example\n"
+                             "    kind: op_library\n    library: '" + library + "'\n"
+                             "    op: attnsweep_example::attention\n    causal: is_causal\n    scale: scale\n"
+                             "dtypes: [fp32]\nshapes: {batch: 1, heads: 4, seq_len: 256, head_dim: 32}\n"
+                             "measure: {warmup: 2, profiled_forwards: 1, min_samples: 40, max_samples: 40}\n");
+  good_nights(1);
+  const std::string before = attnsweep::library_fingerprint(library);
+  ASSERT_EQ(before.size(), 16u) << before;
+  std::ofstream(library, std::ios::binary | std::ios::app) << "rebuilt";  // trailing bytes: the loader ignores them
+  const std::string after = attnsweep::library_fingerprint(library);
+  ASSERT_NE(after, before);
+  const Outcome slow = night(kSlow, "--threshold 99 --consecutive 1");
+  ASSERT_TRUE(slow.exit_code == 0 || slow.exit_code == 1) << slow.output;
 
+  const Outcome culprits = history(history_ + " --culprits --format csv");
+  ASSERT_EQ(culprits.exit_code, 0) << culprits.output;
+  EXPECT_TRUE(contains_each(culprits.output, {"naive 1x4x256x32 fp32", "SLOWER +", "op_libraries: ",
+                                              before, "-> ", after}))
+      << culprits.output;
+  EXPECT_FALSE(contains(culprits.output, "none (the same versions")) << culprits.output;
+  const Outcome by = history(history_ + " --by op_library --format csv");
+  ASSERT_EQ(by.exit_code, 0) << by.output;
+  EXPECT_EQ(by.output.rfind("night,op_library,case,status,", 0), 0u) << by.output;
+  EXPECT_TRUE(contains_each(by.output, {before, after})) << by.output;
+}
+
+}  // namespace

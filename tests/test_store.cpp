@@ -630,6 +630,32 @@ TEST_F(StoreTest, MigratesASavedVersionTwentyDatabase) {
   });
 }
 
+// tests/data/schema_v21.db: written by the build of 845b576 on the CPU (naive and sdpa_math,
+// fp32 causal 1x2x64x16). Version 22 (issue 38) adds runs.op_libraries: NULL for the older run,
+// which declared no op library; a run that did keeps its builds as given.
+TEST_F(StoreTest, MigratesASavedVersionTwentyOneDatabase) {
+  ASSERT_NO_FATAL_FAILURE(copy_saved_database(21, path_));
+  {
+    Store store(path_);
+    auto record = run_record();
+    record.op_libraries = R"({"fa3":"0123456789abcdef"})";
+    store.begin_run(record);
+  }
+  expect_values(path_, {
+      {"PRAGMA user_version", std::to_string(kSchemaVersion)},
+      {"PRAGMA integrity_check", "ok"},
+      {"SELECT group_concat(variant || ':' || status, ',') FROM (SELECT * FROM cases ORDER BY case_id)",
+       "naive:ok,sdpa_math:ok"},
+      {"SELECT group_concat(run_id || ':' || ifnull(op_libraries, 'null'), ' ') FROM runs",
+       R"(1:null 2:{"fa3":"0123456789abcdef"})"},
+      {"SELECT json_extract(op_libraries, '$.fa3') FROM runs WHERE run_id = 2", "0123456789abcdef"},
+  });
+  const RunReader reader(path_);
+  ASSERT_TRUE(reader.run(2).has_value());
+  EXPECT_EQ(reader.run(2)->op_libraries, R"({"fa3":"0123456789abcdef"})");
+  EXPECT_EQ(reader.run(1)->op_libraries, "");
+}
+
 // Issue 39: the counter pass's figures are stored per case and per kernel, read back as they
 // were, and the results view derives the bandwidth and the bytes over the minimum from them.
 TEST_F(StoreTest, HardwareCountersAreStoredPerCaseAndPerKernelAndDerivedInTheResults) {

@@ -424,7 +424,7 @@ int main(int argc, char** argv) {
   history_command->add_option("--last", history_options.last, "N: the newest N nights")->capture_default_str();
   history_command->add_option("--by", history_options.by,
                               "FACTS: the nights' versions as columns, to split or group them by: a comma-separated "
-                              "list of torch, cuda, cudnn, driver, commit, attnsweep, image");
+                              "list of torch, cuda, cudnn, driver, commit, attnsweep, image, op_library");
   history_command->add_flag("--culprits", history_options.culprits,
                             "instead of the nights: each change (compare's counted findings against the night before) "
                             "with the version facts that changed that night, like asv's find without re-running");

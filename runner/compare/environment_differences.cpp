@@ -45,6 +45,7 @@ const std::vector<RunFact>& run_facts() {
       ATTNSWEEP_RUN_FACT(attnsweep_version, false),
       ATTNSWEEP_RUN_FACT(git_sha, false),
       ATTNSWEEP_RUN_FACT(container_image, false),
+      ATTNSWEEP_RUN_FACT(op_libraries, false),
       ATTNSWEEP_RUN_FACT(hostname, false),
       ATTNSWEEP_RUN_FACT(timing_protocol, true),
       ATTNSWEEP_RUN_FACT(measure_regime, true),

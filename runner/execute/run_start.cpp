@@ -13,6 +13,7 @@
 #include "runner/plan/cost.hpp"
 #include "runner/profile/kineto_profiler.hpp"
 #include "runner/storage/run_reader.hpp"
+#include "runner/variants/op_library_build.hpp"
 
 namespace attnsweep::execute {
 namespace {
@@ -111,6 +112,7 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
   record.config_path = run.config_path;
   record.config_yaml = config.yaml_text;
   record.config_sha256 = run.config_sha256;
+  record.op_libraries = op_library_builds(config.op_libraries);
   record.environment = run.probed ? *run.probed : collect_environment(run.device);
   if (record.environment.other_processes_start > 0) {
     log::warn(std::to_string(record.environment.other_processes_start) + " other process(es) compute on " +

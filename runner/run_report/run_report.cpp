@@ -70,6 +70,7 @@ std::vector<std::pair<std::string, std::string>> environment_of(const storage::R
       {"torch", run.torch_version},
       {"attnsweep", run.attnsweep_version + (run.git_sha.empty() ? "" : " (" + run.git_sha + ")")},
       {"container image", run.container_image},
+      {"op libraries", run.op_libraries},
       {"power limit", number(run.power_limit_w, 0, " W")},
       {"SM / memory clock at start", clocks(run.sm_clock_start_mhz, run.mem_clock_start_mhz)},
       {"temperature at start", number(run.temperature_start_c, 0, " °C")},

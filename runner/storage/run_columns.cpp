@@ -93,6 +93,7 @@ const Table<RunRow>& run_columns() {
        member<R>("sweep_cases", &R::sweep_cases, kNotNegative),
        text_or_null<R>("gpus", &R::gpus),
        text_or_null<R>("container_image", &R::container_image),
+       text_or_null<R>("op_libraries", &R::op_libraries),
        member<R>("measure_regime", &R::measure_regime, OneOf{measure_regime_names()}),
        member<R>("burst_cooldown_max_ms", &R::burst_cooldown_max_ms, kNotNegative),
        member<R>("power_limit_w", &R::power_limit_w, kNotNegative),
@@ -168,6 +169,7 @@ RunRow run_record(const RunRecord& run, const std::string& started_at, const Cla
   row.sweep_cases = positive_or_empty(run.sweep_cases);
   row.gpus = run.gpus;
   row.container_image = e.container_image;
+  row.op_libraries = run.op_libraries;
   row.measure_regime = to_string(m.regime);
   if (m.regime == MeasureRegime::burst) row.burst_cooldown_max_ms = m.burst_cooldown_max_ms;
   row.power_limit_w = positive_or_empty(e.power_limit_w);

@@ -44,6 +44,7 @@ struct RunRow {
   // launch, and for a shard run K of N; a merged run has shard_count and
   // shard_source 'merge'.
   std::string run_uuid, sweep_id, shard_source, shard_split, gpus, container_image;
+  std::string op_libraries;  // JSON object: each op library's build (schema 22); empty when none
   std::optional<int> shard_index, shard_count, sweep_cases;
   // The environment fingerprint (docs/schema.md, schema 7): the measurement
   // regime, the GPU's state at the start (NULL on CPU or unknown), and the

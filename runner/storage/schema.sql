@@ -1,4 +1,4 @@
--- attnsweep results database, schema version 20 (PRAGMA user_version = 20), marked as attnsweep's by
+-- attnsweep results database, schema version 22 (PRAGMA user_version = 22), marked as attnsweep's by
 -- PRAGMA application_id = 1635021934 (0x6174746E, 'attn'); the store sets both when it creates or migrates a file.
 -- This file is the public contract: docs/schema.md documents every column.
 -- Units are in the names: _us microseconds, _bytes bytes, _ns nanoseconds.
@@ -45,7 +45,10 @@
 -- claim_ratio, a new view claim_results (a claim with its case), and a new view choice (the fastest variant per case
 -- group, its lead, and PyTorch's own choice against it); 20 (issue 37) the choice view's auto_verdict gains
 -- 'faster' (PyTorch's choice ran a backend no timed variant pins, and faster than every one, intervals apart),
--- and 'fastest' means only that it chose the fastest variant's backend (a faster time within the intervals is 'tie').
+-- and 'fastest' means only that it chose the fastest variant's backend (a faster time within the intervals is 'tie');
+-- 21 hardware counters (issue 39): cases gains dram_read_bytes ... counters_why_not, kernels the first five, the
+-- results view the counters, dram_bandwidth_gbps, dram_bandwidth_share and bytes_over_min; 22 (issue 38) runs gains
+-- op_libraries (each op library's build, for history's version facts).
 
 CREATE TABLE IF NOT EXISTS runs (
   run_id             INTEGER PRIMARY KEY,
@@ -108,6 +111,8 @@ CREATE TABLE IF NOT EXISTS runs (
   sweep_cases        INTEGER,                   -- cases in the whole plan; planned_cases counts this run's part
   gpus               TEXT,                      -- --gpus: the devices the run used, e.g. cuda:0,cuda:1; NULL for one device
   container_image    TEXT,                      -- the image it ran in (ATTNSWEEP_IMAGE, set by container/Dockerfile); NULL outside
+  op_libraries       TEXT,                      -- JSON object: op_library variant -> 16 hex digits of its library's SHA-256;
+                                                --   NULL when the config declares none (schema 22)
   measure_regime     TEXT NOT NULL DEFAULT 'sustained' CHECK (measure_regime IN ('sustained', 'burst')),
                                                 -- sustained: samples back to back; burst: a cool-down before each
   burst_cooldown_max_ms REAL,                   -- burst: the longest cool-down before one sample; NULL when sustained

@@ -5,7 +5,7 @@
 // number here (docs/schema.md, "Versions").
 namespace attnsweep::storage {
 
-inline constexpr int kSchemaVersion = 21;
+inline constexpr int kSchemaVersion = 22;
 // PRAGMA application_id of every attnsweep database since version 5 ('attn'):
 // what tells one apart from any other SQLite file before anything is written.
 inline constexpr int kApplicationId = 0x6174746E;

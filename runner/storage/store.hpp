@@ -47,6 +47,7 @@ struct RunRecord {
   std::string shard_source, shard_split;
   int sweep_cases = 0;   // cases in the whole plan (planned_cases counts this run's part)
   std::string gpus;      // --gpus: "cuda:0,cuda:1"; empty for one device
+  std::string op_libraries;  // runs.op_libraries: each op library's build (op_library_build.hpp); empty when none
 };
 
 // One device a run measured on (run_devices): its environment and ceilings.

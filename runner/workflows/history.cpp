@@ -250,7 +250,8 @@ History read_history(const HistoryRequest& request) {
 }
 
 const std::vector<std::string>& version_fact_names() {
-  static const std::vector<std::string> names = {"torch", "cuda", "cudnn", "driver", "commit", "attnsweep", "image"};
+  static const std::vector<std::string> names = {"torch", "cuda", "cudnn", "driver", "commit", "attnsweep", "image",
+                                                     "op_library"};
   return names;
 }
 
@@ -278,13 +279,14 @@ std::string version_of(const storage::RunRow& run, const std::string& fact) {
   if (fact == "driver") return run.driver_version;
   if (fact == "commit") return run.git_sha;
   if (fact == "attnsweep") return run.attnsweep_version;
+  if (fact == "op_library") return run.op_libraries;
   return run.container_image;
 }
 
 // Whether an environment difference is a version: the software a night ran.
 bool is_version(const compare::EnvironmentDifference& difference) {
   for (const char* fact : {"torch_version", "cuda_version", "cudnn_version", "driver_version", "git_sha",
-                           "attnsweep_version", "container_image"}) {
+                           "attnsweep_version", "container_image", "op_libraries"}) {
     if (difference.fact == fact) return true;
   }
   return false;

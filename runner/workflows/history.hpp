@@ -24,8 +24,8 @@ struct HistoryRequest {
 };
 
 // The version facts a history can be split by (--by) and that a culprit list
-// names (--culprits): torch, cuda, cudnn, driver, commit, attnsweep, image, each a
-// column of `runs` (torch_version, ..., git_sha, attnsweep_version, container_image).
+// names (--culprits): torch, cuda, cudnn, driver, commit, attnsweep, image, op_library, each a
+// column of `runs` (torch_version, ..., git_sha, attnsweep_version, container_image, op_libraries).
 const std::vector<std::string>& version_fact_names();
 // The names of --by (a comma-separated list) checked against version_fact_names();
 // throws BadInputError naming what is allowed.
