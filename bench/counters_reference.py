@@ -94,6 +94,14 @@ def read_ncu(paths):
     return rows
 
 
+def kernel_base(name):
+    """A kernel's own name: without "void ", its template arguments, parameters and namespaces."""
+    name = name.removeprefix("void ")
+    for stop in ("<", "("):
+        name = name.split(stop, 1)[0]
+    return name.rsplit("::", 1)[-1].strip()
+
+
 def report(args):
     ncu = {}
     for label, name, read, written in read_ncu(args.report[0]):
@@ -114,8 +122,14 @@ def report(args):
             continue
         ours = db.execute("SELECT name, dram_read_bytes, dram_write_bytes FROM kernels WHERE case_id = ? AND kind = 'kernel' "
                           "AND dram_read_bytes IS NOT NULL", (case[0],)).fetchall()
-        for i, (name, read, written) in enumerate(kernels):
-            match = next((o for o in ours if o[0] == name), ours[i] if i < len(ours) else None)
+        unused = list(ours)
+        for name, read, written in kernels:
+            # Nsight Compute and Kineto name a kernel differently (namespaces, "void "): matched by the
+            # kernel's own name; among several of that name (naive's elementwise kernels), the nearest read bytes.
+            same = [o for o in unused if kernel_base(o[0]) == kernel_base(name)]
+            match = min(same, key=lambda o: abs((o[1] or 0) - read)) if same else None
+            if match is not None:
+                unused.remove(match)
             print(f"| {label} | {name[:60]} | {read / 1e6:.2f} | {'' if match is None else f'{match[1] / 1e6:.2f}'} | "
                   f"{written / 1e6:.2f} | {'' if match is None else f'{match[2] / 1e6:.2f}'} |")
         ncu_total = sum(r + w for _, r, w in kernels)
