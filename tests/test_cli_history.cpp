@@ -547,10 +547,10 @@ TEST_F(CliNightlyHistory, ARebuiltOpLibraryIsAVersionTheCulpritListNames) {
                              "dtypes: [fp32]\nshapes: {batch: 1, heads: 4, seq_len: 256, head_dim: 32}\n"
                              "measure: {warmup: 2, profiled_forwards: 1, min_samples: 40, max_samples: 40}\n");
   good_nights(1);
-  const std::string before = attnsweep::library_fingerprint(library);
+  const std::string before = attnsweep::library_fingerprint(library, {library});
   ASSERT_EQ(before.size(), 16u) << before;
   std::ofstream(library, std::ios::binary | std::ios::app) << "rebuilt";  // trailing bytes: the loader ignores them
-  const std::string after = attnsweep::library_fingerprint(library);
+  const std::string after = attnsweep::library_fingerprint(library, {library});
   ASSERT_NE(after, before);
   const Outcome slow = night(kSlow, "--threshold 99 --consecutive 1");
   ASSERT_TRUE(slow.exit_code == 0 || slow.exit_code == 1) << slow.output;

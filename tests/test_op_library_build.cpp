@@ -1,7 +1,7 @@
 // Which build of an op library a run loaded (runs.op_libraries, issue 38): the
-// fingerprint of a file is the head of its SHA-256; of a folder, of its shared
-// objects' names and digests, so that a rebuilt .so changes it and a README does
-// not; what cannot be read says so instead of failing the run.
+// fingerprint of one file is the head of its SHA-256; of several (a wheel's or a
+// hub kernel's shared objects, as the loader chose them), of their names and
+// digests; what cannot be read says so instead of failing the run.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -34,45 +34,45 @@ class OpLibraryBuild : public ::testing::Test {
 
 TEST_F(OpLibraryBuild, AFileIsTheHeadOfItsSha256AndChangesWithItsBytes) {
   const std::string library = write("lib/_ops.so", "build one");
-  EXPECT_EQ(library_fingerprint(library), attnsweep::sha256_hex("build one").substr(0, 16));
-  EXPECT_EQ(library_fingerprint(library).size(), 16u);
-  const std::string before = library_fingerprint(library);
+  EXPECT_EQ(library_fingerprint(library, {library}), attnsweep::sha256_hex("build one").substr(0, 16));
+  const std::string before = library_fingerprint(library, {library});
   write("lib/_ops.so", "build one\n");  // one byte more: a rebuilt library
-  EXPECT_NE(library_fingerprint(library), before);
+  EXPECT_NE(library_fingerprint(library, {library}), before);
+  // Read a chunk at a time: a file of several chunks gives the digest of all its bytes.
+  const std::string big(3 * (1 << 20) + 17, 'x');
+  const std::string large = write("lib/large.so", big);
+  EXPECT_EQ(library_fingerprint(large, {large}), attnsweep::sha256_hex(big).substr(0, 16));
 }
 
-TEST_F(OpLibraryBuild, AFolderIsItsSharedObjectsOnly) {
-  write("wheel/fa3/_C.abi3.so", "kernels v1");
-  write("wheel/fa3/lib/libhelper.so.2", "helper");
-  write("wheel/README.md", "readme");
+TEST_F(OpLibraryBuild, SeveralFilesAreTheirNamesAndDigestsInNameOrder) {
   const std::string folder = scratch_.path("wheel");
-  const std::string first = library_fingerprint(folder);
+  const std::string kernels = write("wheel/fa3/_C.abi3.so", "kernels v1");
+  const std::string helper = write("wheel/fa3/lib/libhelper.so", "helper");
+  const std::string first = library_fingerprint(folder, {kernels, helper});
   ASSERT_EQ(first.size(), 16u) << first;
-  write("wheel/README.md", "another readme");  // not a shared object: the same build
-  EXPECT_EQ(library_fingerprint(folder), first);
-  write("wheel/fa3/lib/libhelper.so.2", "helper v2");  // a shared object rebuilt
-  EXPECT_NE(library_fingerprint(folder), first);
+  EXPECT_EQ(library_fingerprint(folder, {helper, kernels}), first);  // the loader's order does not matter
+  write("wheel/fa3/lib/libhelper.so", "helper v2");  // one shared object rebuilt
+  EXPECT_NE(library_fingerprint(folder, {kernels, helper}), first);
+  // The same bytes under another name is another build (a renamed variant folder).
+  write("wheel/fa3/lib/libhelper.so", "helper");
+  const std::string renamed = write("wheel/fa3/lib/libhelper2.so", "helper");
+  EXPECT_NE(library_fingerprint(folder, {kernels, renamed}), first);
 }
 
 TEST_F(OpLibraryBuild, WhatCannotBeReadSaysWhy) {
-  EXPECT_EQ(library_fingerprint(scratch_.path("missing.so")),
-            "unreadable: " + scratch_.path("missing.so") + " is no file or folder");
-  write("empty/notes.txt", "x");
-  EXPECT_EQ(library_fingerprint(scratch_.path("empty")), "unreadable: no shared object under " + scratch_.path("empty"));
+  const std::string missing = scratch_.path("missing.so");
+  EXPECT_EQ(library_fingerprint(missing, {missing}), "unreadable: cannot open " + missing);
+  EXPECT_EQ(library_fingerprint(scratch_.path("empty"), {}), "unreadable: no shared object for " + scratch_.path("empty"));
 }
 
 TEST_F(OpLibraryBuild, TheRunsColumnIsOneJsonObjectByVariantOrEmptyWithoutOpLibraries) {
   EXPECT_EQ(op_library_builds({}), "");
-  attnsweep::OpLibrarySpec fa3;
-  fa3.name = "fa3";
-  fa3.library = write("fa3.so", "fa3 build");
-  attnsweep::OpLibrarySpec example;
-  example.name = "example";
-  example.library = scratch_.path("gone.so");
-  const auto builds = nlohmann::json::parse(op_library_builds({{"fa3", fa3}, {"example", example}}));
+  const auto builds = nlohmann::json::parse(
+      op_library_builds({{"fa3", "0123456789abcdef"}, {"example", "unreadable: cannot open /x/\xff.so"}}));
   EXPECT_EQ(builds.size(), 2u);
-  EXPECT_EQ(builds["fa3"], attnsweep::sha256_hex("fa3 build").substr(0, 16));
-  EXPECT_EQ(builds["example"], "unreadable: " + scratch_.path("gone.so") + " is no file or folder");
+  EXPECT_EQ(builds["fa3"], "0123456789abcdef");
+  // Bytes that are no UTF-8 (a path) are replaced, not a failure of the run's start.
+  EXPECT_EQ(builds["example"], "unreadable: cannot open /x/\xef\xbf\xbd.so");
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // SHA-256 against the NIST FIPS 180-4 examples.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "runner/common/sha256.hpp"
 
 namespace attnsweep {
@@ -17,3 +19,21 @@ TEST(Sha256, NistVectors) {
 
 }  // namespace
 }  // namespace attnsweep
+
+// Fed in pieces of every size (a file read a chunk at a time), the digest is the one of the whole.
+TEST(Sha256, PiecesGiveTheDigestOfTheWhole) {
+  std::string text;
+  for (int i = 0; i < 300; ++i) text.push_back(static_cast<char>('a' + i % 26));
+  for (std::size_t piece : {1u, 3u, 55u, 56u, 63u, 64u, 65u, 128u, 299u}) {
+    for (std::size_t length : {0u, 1u, 55u, 56u, 64u, 119u, 120u, 300u}) {
+      attnsweep::Sha256 digest;
+      for (std::size_t at = 0; at < length; at += piece) digest.update(text.data() + at, std::min(piece, length - at));
+      EXPECT_EQ(digest.hex(), attnsweep::sha256_hex(text.substr(0, length))) << piece << " " << length;
+    }
+  }
+  // NIST: a million 'a', fed 1000 at a time.
+  attnsweep::Sha256 million;
+  const std::string thousand(1000, 'a');
+  for (int i = 0; i < 1000; ++i) million.update(thousand.data(), thousand.size());
+  EXPECT_EQ(million.hex(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}

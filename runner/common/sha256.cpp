@@ -1,5 +1,6 @@
 #include "runner/common/sha256.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
@@ -46,24 +47,45 @@ void compress(std::array<std::uint32_t, 8>& state, const unsigned char* block) {
 
 }  // namespace
 
-std::string sha256_hex(const std::string& data) {
-  std::array<std::uint32_t, 8> state = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                        0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  std::string padded = data;
-  padded.push_back(static_cast<char>(0x80));
-  while (padded.size() % 64 != 56) padded.push_back('\0');
-  const std::uint64_t bit_length = static_cast<std::uint64_t>(data.size()) * 8;
-  for (int i = 7; i >= 0; --i) padded.push_back(static_cast<char>((bit_length >> (8 * i)) & 0xff));
-  for (std::size_t offset = 0; offset < padded.size(); offset += 64) {
-    compress(state, reinterpret_cast<const unsigned char*>(padded.data() + offset));
+Sha256::Sha256() : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
+
+void Sha256::update(const char* data, std::size_t size) {
+  length_ += size;
+  while (size > 0) {
+    const std::size_t take = std::min(size, block_.size() - filled_);
+    std::copy(data, data + take, block_.begin() + static_cast<std::ptrdiff_t>(filled_));
+    filled_ += take;
+    data += take;
+    size -= take;
+    if (filled_ == block_.size()) {
+      compress(state_, block_.data());
+      filled_ = 0;
+    }
   }
+}
+
+std::string Sha256::hex() {
+  const std::uint64_t bit_length = length_ * 8;
+  const char one = static_cast<char>(0x80);
+  update(&one, 1);
+  const char zero = 0;
+  while (filled_ != 56) update(&zero, 1);
+  char length[8];
+  for (int i = 0; i < 8; ++i) length[i] = static_cast<char>((bit_length >> (8 * (7 - i))) & 0xff);
+  update(length, 8);
   std::string hex;
   char buffer[9];
-  for (std::uint32_t word : state) {
+  for (std::uint32_t word : state_) {
     std::snprintf(buffer, sizeof buffer, "%08x", word);
     hex += buffer;
   }
   return hex;
+}
+
+std::string sha256_hex(const std::string& data) {
+  Sha256 digest;
+  digest.update(data.data(), data.size());
+  return digest.hex();
 }
 
 }  // namespace attnsweep

@@ -421,7 +421,8 @@ CounterReadout RangeProfiler::collect(const std::function<void()>& prepare, cons
       started = false;
       check(api().range_stop(&stop), "cuptiRangeProfilerStop");
       ++passes;
-      all_submitted = stop.isAllPassSubmitted != 0;
+      // Kernel replay: CUPTI replayed every kernel within this one run (as before user replay existed).
+      all_submitted = replay == Replay::kernel || stop.isAllPassSubmitted != 0;
     }
     readout.replay_passes = replay == Replay::kernel ? state_->replay_passes : passes;
     CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};

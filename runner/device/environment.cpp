@@ -44,7 +44,7 @@ bool result_changing_variable(const std::string& name) {
     if (name == exact) return true;
   }
   for (const char* prefix : {"TORCH_CUDNN_", "CUDNN_", "CUBLAS", "TORCH_ALLOW_TF32", "TORCH_BLAS_", "TORCH_SDPA_",
-                             "TORCH_NCCL_", "ATTNSWEEP_TEST_"}) {
+                             "TORCH_NCCL_", "ATTNSWEEP_TEST_", "ATTNSWEEP_COUNTER_"}) {
     if (name.rfind(prefix, 0) == 0) return true;
   }
   return false;

@@ -13,6 +13,7 @@
 #include "runner/plan/cost.hpp"
 #include "runner/profile/kineto_profiler.hpp"
 #include "runner/storage/run_reader.hpp"
+#include "runner/variants/op_library.hpp"
 #include "runner/variants/op_library_build.hpp"
 
 namespace attnsweep::execute {
@@ -112,7 +113,15 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
   record.config_path = run.config_path;
   record.config_yaml = config.yaml_text;
   record.config_sha256 = run.config_sha256;
-  record.op_libraries = op_library_builds(config.op_libraries);
+  std::map<std::string, std::string> builds;
+  for (const auto& [name, spec] : config.op_libraries) {
+    try {
+      builds[name] = library_fingerprint(spec.library, op_library_files(spec));  // what the loader loads
+    } catch (const std::exception& error) {
+      builds[name] = std::string("unreadable: ") + error.what();
+    }
+  }
+  record.op_libraries = op_library_builds(builds);
   record.environment = run.probed ? *run.probed : collect_environment(run.device);
   if (record.environment.other_processes_start > 0) {
     log::warn(std::to_string(record.environment.other_processes_start) + " other process(es) compute on " +

@@ -96,10 +96,10 @@ void CounterPass::measure(const std::function<void()>& before, const std::functi
   const auto start = std::chrono::steady_clock::now();
   cupti::CounterReadout readout;
   {
-    // Nothing of the last run in L2, as a timed sample starts (timer.cpp). By default read out (a
-    // buffer of 2x the L2 read) rather than overwritten as the timer does (a memset, as nvbench
-    // does), whose dirty lines the measured kernels would write back as their own DRAM writes.
-    // ATTNSWEEP_COUNTER_L2 chooses (above).
+    // Nothing of the last run in L2, as a timed sample starts (timer.cpp): by default a buffer of
+    // 2x the L2 read. Neither this nor the timer's memset gets earlier dirty lines written before
+    // the pass: the written bytes include them either way, as Nsight Compute's without its cache
+    // control (docs/measurement.md, "Counters"). ATTNSWEEP_COUNTER_L2 chooses (above).
     // Allocated for this pass only: a buffer kept across cases would be in every later case's
     // peak_mem_bytes (the peak is reset to what is allocated when a case starts).
     const auto options = at::TensorOptions().device(at::Device(at::kCUDA, device_.cuda_index())).dtype(at::kByte);
