@@ -3,10 +3,12 @@
 # machines are scarce: a call refused costs minutes, so each call that runs carries several proofs).
 # Each part is one of the device scripts, run with its own OUT subfolder; they share one build (the
 # first builds, the later ones find it built). A part starts only while the call has time for it.
-#   H200: counters (issue 39), nightly team (38), fp8 (36)
-#   other (H100): counters (39) only (axes: the 2026 axes' GPU tests and gpt-oss serving, on request)
+#   H200: the cost of determinism (det, issue 36) and the cuDNN GQA gap (gap, 36); the claims
+#         (issue 37) need a call of their own: PARTS=claims on the warm machine right after
+#   other (H100): the cuDNN GQA gap (gap) only
+#   (counters (39), team (38), fp8 and axes (36) on request)
 #   device: run(command="bash scripts/device_session.sh", carry=[".devdeps", ".devwheels"], timeout_s=600)
-# Settings: PARTS (comma list overriding the choice by GPU: counters, team, fp8, axes, claims),
+# Settings: PARTS (comma list overriding the choice by GPU: counters, team, fp8, axes, det, gap, claims),
 # BUDGET (seconds the call may use; default 580).
 # $OUT: machine.txt and NAME.tgz per part (that script's files and its log).
 # shellcheck source=device_prologue.sh source-path=SCRIPTDIR
@@ -15,8 +17,8 @@ machine_facts name,driver_version,clocks.max.sm,memory.total,power.limit 2>&1 | 
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
 if [ -z "${PARTS:-}" ]; then
   case "$gpu" in
-    *H200*) PARTS=counters,team,fp8 ;;
-    *) PARTS=counters ;;
+    *H200*) PARTS=det,gap ;;
+    *) PARTS=gap ;;
   esac
 fi
 echo "GPU: ${gpu:-none}; parts: $PARTS"
@@ -42,5 +44,7 @@ part counters 200 bash scripts/device_counters.sh
 part team 170 bash scripts/device_nightly_team.sh
 part fp8 150 bash bench/fp8_device.sh
 part axes 200 env PARTS=tests,oss bash scripts/device_issue36.sh
+part det 150 env PARTS=det bash scripts/device_issue36.sh
+part gap 150 bash bench/cudnn_gqa_gap.sh
 part claims 400 bash bench/claims_device.sh
 echo "== session done in $(elapsed)"
