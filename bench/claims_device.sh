@@ -8,7 +8,7 @@
 #   run(command="bash bench/claims_device.sh", carry=[".devdeps", ".devwheels"])
 # Settings: CUDNN_TIMEOUT and FA3_TIMEOUT (seconds for each sweep, SIGINT so it stores what it has;
 # defaults 300 and 90: on an H100 the cuDNN config had not reached its 22 longest claims in 200 s),
-# PY_TIMEOUT (seconds for all of Python's built-in lines together; default 90), CONFIGS (which configs, in
+# PY_TIMEOUT (seconds for all of Python's built-in lines together; default 90), FA3_PY_TIMEOUT (FA3 from Python; default 60), CONFIGS (which configs, in
 # which order; default "claims_cudnn_h200 claims_fa3_paper"), REQUIRE_GPU (e.g. H200: exit 3 at once on another GPU).
 # Writes claims_cudnn_h200.md, claims_fa3_paper.md, claims-python.md, claims-fa3-python.md and
 # claims.tgz (both databases and the logs) to $OUT.
@@ -47,7 +47,7 @@ done
 python3 scripts/training_report.py "$WORK/claims_cudnn_h200-whole.db" "$WORK/python.jsonl" > "$OUT/claims-python.md"
 echo "training_report.py exit $?"; grep -iE "counts equal|within|differ" "$OUT/claims-python.md" | head -8
 echo "== FA3 from Python ($(elapsed))"
-timeout 60 python3 bench/fa3_reference.py .devwheels/fa3 --shapes 1x32x16384x64,1x16x16384x128,1x8x16384x256 \
+timeout "${FA3_PY_TIMEOUT:-60}" python3 bench/fa3_reference.py .devwheels/fa3 --shapes 1x32x16384x64,1x16x16384x128,1x8x16384x256 \
   --causal 1,0 --dtype bf16 --samples 50 > "$WORK/fa3_python.jsonl" 2>> "$WORK/fa3_python.err"
 echo "fa3_reference.py exit $?"
 python3 scripts/op_library_report.py "$WORK/claims_fa3_paper-whole.db" "$WORK/fa3_python.jsonl" > "$OUT/claims-fa3-python.md"
