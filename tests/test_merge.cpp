@@ -70,6 +70,7 @@ struct ShardRun {
   std::string shard_split = kShardSplitVersion;
   std::map<std::string, std::string> env_vars;  // result-changing variables set for the run
   std::string torch_version = "2.11.0";
+  std::string op_libraries;  // runs.op_libraries: each op library's build (schema 22)
   std::string hostname;  // default: node-K
 };
 
@@ -110,6 +111,7 @@ std::int64_t write_shard(const std::string& path, const SweepSplit& sweep, const
   run.environment.hostname = shard.hostname.empty() ? "node-" + std::to_string(shard.index) : shard.hostname;
   run.environment.torch_version = shard.torch_version;
   run.environment.env_vars = shard.env_vars;
+  run.op_libraries = shard.op_libraries;
   run.timing_protocol = shard.timing_protocol;
   run.flop_convention = "attended_pairs_v1";
   run.seed = sweep.config.seed;
@@ -565,6 +567,27 @@ TEST_F(Merge, RefusesAShardRunInAnotherEnvironment) {
   expect_refused({path("logged.db"), inputs[1]},
                  "shard1.db: run 1 (shard 1/3) ran in another environment than " + path("logged.db"));
   expect_refused({path("logged.db"), inputs[1]}, ": env_vars CUDNN_LOGINFO_DBG unset, not '1'; ");
+}
+
+// An op library rebuilt between two shards' runs (another build on another host, say) measures
+// another kernel under the same variant name: as another torch would (issue 38's version fact).
+TEST_F(Merge, RefusesAShardThatLoadedAnotherOpLibraryBuild) {
+  ShardRun first{0}, second{1}, third{2};
+  first.op_libraries = third.op_libraries = R"({"fa3":"0123456789abcdef"})";
+  second.op_libraries = R"({"fa3":"fedcba9876543210"})";
+  const std::string built[] = {path("built0.db"), path("built1.db"), path("built2.db")};
+  write_shard(built[0], sweep_, first);
+  write_shard(built[1], sweep_, second);
+  write_shard(built[2], sweep_, third);
+  expect_refused({built[0], built[1], built[2]},
+                 "built1.db: run 1 (shard 1/3) ran in another environment than " + built[0] + " run 1 (shard 0/3): "
+                 "op_libraries '{\"fa3\":\"fedcba9876543210\"}', not '{\"fa3\":\"0123456789abcdef\"}'; the shards "
+                 "of one merged run must measure in one environment");
+  second.op_libraries = first.op_libraries;
+  write_shard(path("rebuilt1.db"), sweep_, second);
+  EXPECT_EQ(merge_shards(out_, {built[0], path("rebuilt1.db"), built[2]}).status, RunStatus::done);
+  EXPECT_EQ(rows_of(out_, "SELECT op_libraries FROM runs WHERE run_id = ?", 1),
+            (std::vector<std::string>{R"(op_libraries={"fa3":"0123456789abcdef"} )"}));
 }
 
 TEST_F(Merge, RefusesAShardOfAnotherEnvironmentThanTheMergedRunTookEarlier) {

@@ -15,7 +15,9 @@ std::vector<std::string> shard_environment_differences(const RunRow& run, const 
   const std::pair<const char*, std::string RunRow::*> facts[] = {
       {"torch_version", &RunRow::torch_version},   {"cuda_version", &RunRow::cuda_version},
       {"cudnn_version", &RunRow::cudnn_version},   {"device_name", &RunRow::device_name},
-      {"driver_version", &RunRow::driver_version}, {"attnsweep_version", &RunRow::attnsweep_version}};
+      {"driver_version", &RunRow::driver_version}, {"attnsweep_version", &RunRow::attnsweep_version},
+      // Each op library's build (a SHA-256 of the files its loader loads): a rebuilt library is another kernel.
+      {"op_libraries", &RunRow::op_libraries}};
   for (const auto& [name, member] : facts) {
     if (run.*member != reference.*member) {
       differences.push_back(std::string(name) + " " + shown(run.*member) + ", not " + shown(reference.*member));
