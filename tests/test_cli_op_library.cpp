@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/cli_run_cut_short.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/scratch_directory.hpp"
 
@@ -74,6 +75,41 @@ TEST_F(CliOpLibrary, TheExampleOpIsSweptNextToABuiltInVariantAndMatchesFloat64) 
   ASSERT_EQ(plan.exit_code, 0) << plan.output;
   EXPECT_TRUE(contains(plan.output, "16 cases")) << plan.output;
   EXPECT_TRUE(contains(plan.output, "example ")) << plan.output;
+}
+
+// A library rebuilt between a run's start and its --resume would measure another kernel
+// under the same variant name: refused (exit 2, the database untouched); the same build resumes.
+TEST_F(CliOpLibrary, AResumeRefusesALibraryRebuiltSinceTheRunStarted) {
+  const std::string library = path("lib/example.so");
+  fs::create_directories(path("lib"));
+  fs::copy_file(ATTNSWEEP_EXAMPLE_OP_LIBRARY, library);
+  ASSERT_EQ(run(config_with(library)).exit_code, 0);
+  attnsweep::testing::cut_run_short(path("results.db"), "variant = 'example'", "interrupted");
+  std::string stored;
+  {
+    SQLite::Database db(path("results.db"), SQLite::OPEN_READONLY);
+    stored = db.execAndGet("SELECT op_libraries FROM runs").getString();
+  }
+  ASSERT_EQ(stored.rfind("{\"example\":\"", 0), 0u) << stored;
+  const auto before = fs::last_write_time(path("results.db"));
+
+  std::ofstream(library, std::ios::binary | std::ios::app) << "rebuilt";  // trailing bytes: the loader ignores them
+  const Outcome refused = run(config_with(library), "run --resume latest --db " + path("results.db"));
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_TRUE(contains(refused.output, "run 1 loaded other op library builds (" + stored + ") than ")) << refused.output;
+  EXPECT_TRUE(contains(refused.output, "put the run's build back, or start a new run without --resume")) << refused.output;
+  EXPECT_EQ(fs::last_write_time(path("results.db")), before);
+  {
+    SQLite::Database db(path("results.db"), SQLite::OPEN_READONLY);
+    EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE variant = 'example'").getInt(), 0);
+  }
+
+  fs::copy_file(ATTNSWEEP_EXAMPLE_OP_LIBRARY, library, fs::copy_options::overwrite_existing);  // the run's build back
+  const Outcome resumed = run(config_with(library), "run --resume latest --db " + path("results.db"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  SQLite::Database db(path("results.db"), SQLite::OPEN_READONLY);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM cases WHERE variant = 'example' AND status = 'ok'").getInt(), 8);
+  EXPECT_EQ(db.execAndGet("SELECT count(*) FROM runs").getInt(), 1);
 }
 
 // A hub kernel's folder: the build for this torch is picked; a build for another

@@ -104,6 +104,18 @@ std::string timing_protocol(const Device& device, const MeasureSettings& measure
   return device.is_cuda() ? cuda_timing_protocol(measure) : kCpuTimingProtocol;
 }
 
+std::string op_library_builds_of(const Config& config) {
+  std::map<std::string, std::string> builds;
+  for (const auto& [name, spec] : config.op_libraries) {
+    try {
+      builds[name] = library_fingerprint(spec.library, op_library_files(spec));  // what the loader loads
+    } catch (const std::exception& error) {
+      builds[name] = std::string("unreadable: ") + error.what();
+    }
+  }
+  return op_library_builds(builds);
+}
+
 std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
   const Config& config = *run.config;
   log::info("collecting environment for " + run.device.to_string());
@@ -113,15 +125,7 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
   record.config_path = run.config_path;
   record.config_yaml = config.yaml_text;
   record.config_sha256 = run.config_sha256;
-  std::map<std::string, std::string> builds;
-  for (const auto& [name, spec] : config.op_libraries) {
-    try {
-      builds[name] = library_fingerprint(spec.library, op_library_files(spec));  // what the loader loads
-    } catch (const std::exception& error) {
-      builds[name] = std::string("unreadable: ") + error.what();
-    }
-  }
-  record.op_libraries = op_library_builds(builds);
+  record.op_libraries = op_library_builds_of(config);
   record.environment = run.probed ? *run.probed : collect_environment(run.device);
   if (record.environment.other_processes_start > 0) {
     log::warn(std::to_string(record.environment.other_processes_start) + " other process(es) compute on " +
@@ -185,7 +189,7 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
 std::int64_t run_to_resume(const compare::ReadableDatabase& database, const std::string& wanted,
                            const std::string& config_path, const std::string& config_sha256, const Device& device,
                            const std::optional<ShardSpec>& shard, bool with_gpus,
-                           const std::optional<std::string>& sweep_id) {
+                           const std::optional<std::string>& sweep_id, const std::string& op_libraries) {
   const storage::RunReader& reader = database.reader();  // of the copy, when one was made
   std::optional<std::int64_t> wanted_id;
   if (wanted != "latest") {
@@ -220,6 +224,13 @@ std::int64_t run_to_resume(const compare::ReadableDatabase& database, const std:
     throw BadInputError("run " + std::to_string(run->run_id) + " was made from a different config (sha256 " +
                         run->config_sha256.substr(0, 12) + ", now " + config_sha256.substr(0, 12) + " for " +
                         config_path + "); resume with the same file, or start a new run without --resume");
+  }
+  // Empty where unknown: a run of schema 21 or older, or a config without op libraries.
+  if (!run->op_libraries.empty() && !op_libraries.empty() && run->op_libraries != op_libraries) {
+    throw BadInputError("run " + std::to_string(run->run_id) + " loaded other op library builds (" + run->op_libraries +
+                        ") than " + config_path + "'s libraries are now (" + op_libraries +
+                        "): rebuilt or replaced since the run started, its remaining cases would measure another "
+                        "kernel; put the run's build back, or start a new run without --resume");
   }
   if (sweep_id && *sweep_id != run->sweep_id) {
     throw BadInputError("--sweep-id " + *sweep_id + ": run " + std::to_string(run->run_id) + " has " +

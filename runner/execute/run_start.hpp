@@ -42,12 +42,20 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run);
 // A shard run resumes only as the same shard, a --gpus run only with --gpus
 // (on any set of GPUs: each case records its own). `sweep_id`, when given
 // (--sweep-id on the command line), must be the run's: a resumed run keeps its own.
+// `op_libraries` (op_library_builds_of the config, now) must be the stored
+// runs.op_libraries where both are known: a library rebuilt since the run
+// started would measure another kernel under the same variant name.
 // Reads only: `database` reads an older schema through a migrated copy, so a
 // refused resume leaves the file as it was.
 std::int64_t run_to_resume(const compare::ReadableDatabase& database, const std::string& wanted,
                            const std::string& config_path, const std::string& config_sha256, const Device& device,
                            const std::optional<ShardSpec>& shard = std::nullopt, bool with_gpus = false,
-                           const std::optional<std::string>& sweep_id = std::nullopt);
+                           const std::optional<std::string>& sweep_id = std::nullopt,
+                           const std::string& op_libraries = "");
+
+// runs.op_libraries of a config, now: each op library's build, a fingerprint
+// of the files its loader loads ("unreadable: why" for one that cannot be read).
+std::string op_library_builds_of(const Config& config);
 
 // The timing protocol of a run, in words (runs.timing_protocol).
 std::string timing_protocol(const Device& device, const MeasureSettings& measure);

@@ -333,7 +333,8 @@ SweepOutcome run_sweep(const SweepRequest& request) {
                                    config_sha256, device,
                                    request.shard ? std::optional<ShardSpec>(request.shard->spec) : std::nullopt,
                                    request.gpus.has_value(),
-                                   request.sweep_id_given ? std::optional<std::string>(request.sweep_id) : std::nullopt);
+                                   request.sweep_id_given ? std::optional<std::string>(request.sweep_id) : std::nullopt,
+                                   op_library_builds_of(config));
     // Claimed first (refused, exit 2, while another live process runs it), then
     // read: the last holder may have stored more cases before it stopped.
     store.claim_run(outcome.run_id);
