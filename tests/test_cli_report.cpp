@@ -357,6 +357,35 @@ TEST_F(CliReport, MarkdownHasTheStudysTableTheFailuresAndTheEnvironment) {
   EXPECT_EQ(read_file(path("r.md")), md);
 }
 
+// Hardware counters (issue 39): the DRAM bandwidth's share is of the copy ceiling of the GPU that
+// ran the case (run_devices, the results view's), not the run's: a --gpus run measures one per GPU.
+TEST_F(CliReport, MarkdownCountersShareTheCeilingOfTheDeviceThatRanTheCase) {
+  std::string expected, runs_share;
+  {
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    db.exec("UPDATE cases SET dram_read_bytes = 3e6, dram_write_bytes = 1e6, l2_hit_rate = 0.5, counter_seconds = 1.5 "
+            "WHERE variant = 'naive' AND dtype = 'fp32' AND seq_len_q = 64");
+    db.exec("UPDATE runs SET ceiling_copy_gbps = 4000");
+    ASSERT_EQ(db.exec("UPDATE run_devices SET ceiling_copy_gbps = 1000"), 1);
+    expected = db.execAndGet("SELECT printf('%.1f%%', 100 * dram_bandwidth_share) FROM results "
+                             "WHERE dram_read_bytes IS NOT NULL").getString();
+    runs_share = db.execAndGet("SELECT printf('%.1f%%', 100 * dram_bandwidth_gbps / 4000) FROM results "
+                               "WHERE dram_read_bytes IS NOT NULL").getString();
+    const double gbps = db.execAndGet("SELECT dram_bandwidth_gbps FROM results WHERE dram_read_bytes IS NOT NULL").getDouble();
+    ASSERT_GT(gbps, 0);
+    ASSERT_NE(expected, runs_share);
+  }
+  const Outcome outcome = run("report " + db_ + " --format markdown");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  const std::string& md = outcome.output;
+  ASSERT_NE(md.find("\n## Hardware counters\n"), std::string::npos) << md;
+  const auto row = md.find("\n| naive | 1x2x64x8 | fp32 | causal | 3.00 | 1.00 |", md.find("## Hardware counters"));
+  ASSERT_NE(row, std::string::npos) << md;
+  const std::string line = md.substr(row + 1, md.find('\n', row + 1) - row - 1);
+  EXPECT_NE(line.find("| " + expected + " | 50.0% |"), std::string::npos) << line << "\nexpected share " << expected;
+  EXPECT_EQ(line.find("| " + runs_share + " |"), std::string::npos) << line;
+}
+
 TEST_F(CliReport, CompareAddsTheSpeedUpOverThePreviousRunAndItsVerdicts) {
   ASSERT_EQ(run("-q run " + config_ + " --db " + db_).exit_code, 0);  // run 2
   const Outcome outcome = run("report " + db_ + " --compare " + db_ + ":1 -o " + path("c.html"));

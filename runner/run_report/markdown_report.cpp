@@ -172,7 +172,7 @@ bool has_counters(const storage::CaseRow& row) {
 
 // The hardware counters of each case that asked for them (measure.counters, issue 39):
 // the DRAM bytes of a pass against the minimum it must move, the bandwidth they make
-// over the median time and its share of the run's copy ceiling, and the shares.
+// over the median time and its share of the copy ceiling of the GPU that ran it, and the shares.
 Table counters_table(const RunReport& r, bool pass_column) {
   Table table;
   table.columns = {{"variant"}, {"shape"}, {"dtype"}, {"mask"}};
@@ -195,7 +195,7 @@ Table counters_table(const RunReport& r, bool pass_column) {
     if (moved && row.min_bytes > 0) over_min = *moved / row.min_bytes;
     const std::optional<double> time_us = row.derived.time_us_median;
     if (moved && time_us && *time_us > 0 && row.status == CaseStatus::ok) gbps = *moved / (*time_us * 1e3);
-    if (gbps && r.ceiling_gbps && *r.ceiling_gbps > 0) share = *gbps / *r.ceiling_gbps;
+    if (gbps) share = c.dram_share;  // of the ceiling of the GPU that ran the case (a --gpus run has one each)
     char ratio[32] = "";
     if (over_min) std::snprintf(ratio, sizeof ratio, "%.2fx", *over_min);
     char rate[32] = "";
@@ -314,7 +314,7 @@ void write_markdown_report(std::ostream& out, const RunReport& r) {
            "write-back: what a pass leaves dirty in L2 is not yet written), their sum over the minimum bytes the pass "
            "must move (min_bytes; a forward's: q, k, v read once, the output written once: 1.00x is a kernel that moves "
            "nothing more), the "
-           "bandwidth that sum makes over the median time and its share of the copy ceiling measured at run start; "
+           "bandwidth that sum makes over the median time and its share of the copy ceiling measured at run start on the GPU that ran the case; "
            "L2 hits: the kernels' hit rates weighted by the sectors they moved through L2; SM busy and tensor pipe: shares of their peak, weighted by "
            "kernel time.\n";
   }

@@ -26,14 +26,17 @@ std::optional<double> real_of(const storage::QueryValue& value) {
 
 // The shares of the ceilings per case, as the results view computes them (the
 // GPU's own ceilings from run_devices, else the run's).
-std::map<std::int64_t, std::pair<std::optional<double>, std::optional<double>>> ceiling_shares(
-    const std::string& db, std::int64_t run_id) {
-  std::map<std::int64_t, std::pair<std::optional<double>, std::optional<double>>> shares;
+struct CeilingShares {
+  std::optional<double> tflops, bandwidth, dram;
+};
+std::map<std::int64_t, CeilingShares> ceiling_shares(const std::string& db, std::int64_t run_id) {
+  std::map<std::int64_t, CeilingShares> shares;
   storage::run_query(
-      db, "SELECT case_id, tflops_share, bandwidth_share FROM results WHERE run_id = " + std::to_string(run_id),
+      db, "SELECT case_id, tflops_share, bandwidth_share, dram_bandwidth_share FROM results WHERE run_id = " +
+              std::to_string(run_id),
       [](const std::vector<std::string>&) {},
       [&](const std::vector<storage::QueryValue>& row) {
-        shares[static_cast<std::int64_t>(*real_of(row[0]))] = {real_of(row[1]), real_of(row[2])};
+        shares[static_cast<std::int64_t>(*real_of(row[0]))] = {real_of(row[1]), real_of(row[2]), real_of(row[3])};
       });
   return shares;
 }
@@ -172,7 +175,9 @@ RunReport build_run_report(const ReportRequest& request) {
     ReportCase c;
     c.kernels = reader.kernels(row.case_id);
     if (const auto share = shares.find(row.case_id); share != shares.end()) {
-      std::tie(c.tflops_share, c.bandwidth_share) = share->second;
+      c.tflops_share = share->second.tflops;
+      c.bandwidth_share = share->second.bandwidth;
+      c.dram_share = share->second.dram;
     }
     // The trace from the file the user named, not a migrated copy of it.
     c.trace_file = storage::trace_file_of(request.db_path, report.run.trace_path_base, row.trace_path);

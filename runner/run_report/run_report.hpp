@@ -23,6 +23,8 @@ struct ReportCase {
   std::vector<KernelStat> kernels;  // per-kernel rows, in the order stored
   // Shares of the ceilings measured on the GPU that ran the case (the results view's).
   std::optional<double> tflops_share, bandwidth_share;
+  // The measured DRAM bytes' bandwidth over that GPU's copy ceiling (hardware counters, issue 39).
+  std::optional<double> dram_share;
   // naive's median over this case's, same shape, dtype, mask and pass; both ok.
   std::optional<double> speedup_over_naive;
   // The trace as this process opens it, and its link from the report's folder; empty when none is stored.
