@@ -3,12 +3,12 @@
 # machines are scarce: a call refused costs minutes, so each call that runs carries several proofs).
 # Each part is one of the device scripts, run with its own OUT subfolder; they share one build (the
 # first builds, the later ones find it built). A part starts only while the call has time for it.
-#   H200: the cost of determinism (det, issue 36) and the cuDNN GQA gap (gap, 36); the claims
-#         (issue 37) need a call of their own: PARTS=claims on the warm machine right after
-#   other (H100): the cuDNN GQA gap (gap) only
+#   H200: the cost of determinism (det, issue 36) and the cuDNN GQA level shift (shift, 36); the
+#         claims (issue 37) need a call of their own: PARTS=claims on the warm machine right after
+#   other (H100): the level shift (shift) only (gap, bench/cudnn_gqa_gap.sh, on request)
 #   (counters (39), team (38), fp8 and axes (36) on request)
 #   device: run(command="bash scripts/device_session.sh", carry=[".devdeps", ".devwheels"], timeout_s=600)
-# Settings: PARTS (comma list overriding the choice by GPU: counters, team, fp8, axes, det, gap, claims),
+# Settings: PARTS (comma list overriding the choice by GPU: counters, team, fp8, axes, det, gap, shift, claims),
 # BUDGET (seconds the call may use; default 580).
 # $OUT: machine.txt and NAME.tgz per part (that script's files and its log).
 # shellcheck source=device_prologue.sh source-path=SCRIPTDIR
@@ -17,8 +17,8 @@ machine_facts name,driver_version,clocks.max.sm,memory.total,power.limit 2>&1 | 
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
 if [ -z "${PARTS:-}" ]; then
   case "$gpu" in
-    *H200*) PARTS=det,gap ;;
-    *) PARTS=gap ;;
+    *H200*) PARTS=det,shift ;;
+    *) PARTS=shift ;;
   esac
 fi
 echo "GPU: ${gpu:-none}; parts: $PARTS"
@@ -46,5 +46,6 @@ part fp8 150 bash bench/fp8_device.sh
 part axes 200 env PARTS=tests,oss bash scripts/device_issue36.sh
 part det 150 env PARTS=det bash scripts/device_issue36.sh
 part gap 150 bash bench/cudnn_gqa_gap.sh
+part shift 120 bash bench/level_shift_device.sh
 part claims 400 bash bench/claims_device.sh
 echo "== session done in $(elapsed)"
