@@ -3,8 +3,8 @@
 # machines are scarce: a call refused costs minutes, so each call that runs carries several proofs).
 # Each part is one of the device scripts, run with its own OUT subfolder; they share one build (the
 # first builds, the later ones find it built). A part starts only while the call has time for it.
-#   H200: the cost of determinism (det, issue 36) and the cuDNN GQA level shift (shift, 36); the
-#         claims (issue 37) need a call of their own: PARTS=claims on the warm machine right after
+#   H200: the claims (issue 37: the only proof that needs this GPU); then, on the warm machine right
+#         after, PARTS=det,shift (the cost of determinism and the cuDNN GQA level shift, issue 36)
 #   other (H100): the level shift (shift) only (gap, bench/cudnn_gqa_gap.sh, on request)
 #   (counters (39), team (38), fp8 and axes (36) on request)
 #   device: run(command="bash scripts/device_session.sh", carry=[".devdeps", ".devwheels"], timeout_s=600)
@@ -17,7 +17,7 @@ machine_facts name,driver_version,clocks.max.sm,memory.total,power.limit 2>&1 | 
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
 if [ -z "${PARTS:-}" ]; then
   case "$gpu" in
-    *H200*) PARTS=det,shift ;;
+    *H200*) PARTS=claims ;;
     *) PARTS=shift ;;
   esac
 fi
