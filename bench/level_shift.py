@@ -11,6 +11,8 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 p = argparse.ArgumentParser(description=__doc__)
 p.add_argument("--samples", type=int, default=1500)
 p.add_argument("--out", required=True, help="file for the per-sample lines")
+p.add_argument("--hold", type=int, default=2_000_000,
+               help="torch.cuda._sleep cycles before each sample (the reference's ~1 ms; 0: none, back to back)")
 a = p.parse_args()
 g = torch.Generator("cuda").manual_seed(0)
 q = torch.randn(1, 32, 8192, 128, generator=g, device="cuda").bfloat16()
@@ -22,7 +24,8 @@ with sdpa_kernel(SDPBackend.CUDNN_ATTENTION), open(a.out, "w") as out:
     for i in range(3 + a.samples):
         torch.cuda.synchronize()
         flush.zero_()
-        torch.cuda._sleep(2_000_000)
+        if a.hold:
+            torch.cuda._sleep(a.hold)
         start.record()
         o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
         stop.record()

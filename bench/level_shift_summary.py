@@ -35,27 +35,29 @@ def show(name, series):  # series: [(wall_end or None, us)]
         print(f"| {i}-{i + len(block) - 1} | {statistics.median(u for _, u in block):.1f} | {where} |")
 
 
-for name in ("python1", "python2"):
+for name in ("python1", "python2"):  # python2: no hold
     try:
         show(f"Python ({name})", [tuple(map(float, l.split())) for l in open(f"{work}/{name}.txt")])
     except (OSError, ValueError) as e:
         print(f"\n## {name}: {e}")
-try:
-    db = sqlite3.connect(f"{work}/attnsweep.db")
-    rows = db.execute("SELECT gpu_time_us, sm_clock_mhz FROM samples ORDER BY case_id, sample_index").fetchall()
-    span = db.execute("SELECT finished_at, timing_seconds FROM cases").fetchone()
-    print(f"\n(attnsweep's case: finished_at {span[0]}, timing {span[1]:.2f} s; its samples carry no wall time, "
-          "so its blocks show the SM clock attnsweep read per sample)")
-    series = [(None, u) for u, _ in rows]
+for name in ("attnsweep", "burst"):  # burst: bench/level_shift_burst.yaml
     try:
-        after = float(open(f"{work}/python1.txt").read().split()[-2])
-        before = float(open(f"{work}/python2.txt").read().split()[0])
-        print(f"\nGPU between the two Python series (attnsweep's run, its set-up included): {window(after, before)}")
-    except (OSError, ValueError, IndexError):
-        pass
-    show("attnsweep", series)
-    print("\n| samples | mean SM clock read by attnsweep |\n|---|---|")
-    for i in range(0, len(rows), 100):
-        print(f"| {i}- | {statistics.mean(c for _, c in rows[i:i + 100] if c):.0f} |")
-except (sqlite3.Error, TypeError, statistics.StatisticsError) as e:
-    print(f"\n## attnsweep: {e}")
+        db = sqlite3.connect(f"{work}/{name}.db")
+        rows = db.execute("SELECT gpu_time_us, sm_clock_mhz FROM samples WHERE mode = 'eager' "
+                          "ORDER BY case_id, sample_index").fetchall()
+        span = db.execute("SELECT finished_at, timing_seconds, ifnull(cooldown_seconds, 0) FROM cases").fetchone()
+        print(f"\n({name}: finished_at {span[0]}, timing {span[1]:.2f} s, cool-downs {span[2]:.2f} s; its samples "
+              "carry no wall time: the SM clock attnsweep read per sample is below)")
+        if name == "attnsweep":
+            try:
+                after = float(open(f"{work}/python1.txt").read().split()[-2])
+                before = float(open(f"{work}/python2.txt").read().split()[0])
+                print(f"\nGPU between Python 1 and Python 2 (attnsweep's run, its set-up included): {window(after, before)}")
+            except (OSError, ValueError, IndexError):
+                pass
+        show(name, [(None, u) for u, _ in rows])
+        print("\n| samples | mean SM clock read by attnsweep |\n|---|---|")
+        for i in range(0, len(rows), 100):
+            print(f"| {i}- | {statistics.mean(c for _, c in rows[i:i + 100] if c):.0f} |")
+    except (sqlite3.Error, TypeError, statistics.StatisticsError) as e:
+        print(f"\n## {name}: {e}")
