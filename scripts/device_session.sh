@@ -18,7 +18,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
 if [ -z "${PARTS:-}" ]; then
   case "$gpu" in
     *H200*) PARTS=claims ;;
-    *) PARTS=shift ;;
+    *) PARTS="shift" ;;
   esac
 fi
 echo "GPU: ${gpu:-none}; parts: $PARTS"
