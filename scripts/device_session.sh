@@ -5,7 +5,8 @@
 # first builds, the later ones find it built). A part starts only while the call has time for it.
 #   H200: the claims (issue 37: the only proof that needs this GPU); then, on the warm machine right
 #         after, PARTS=det,shift (the cost of determinism and the cuDNN GQA level shift, issue 36)
-#   other (H100): the level shift (shift) only (gap, bench/cudnn_gqa_gap.sh, on request)
+#   other (H100): the cost of determinism, like with like (det: Python back to back as the sweep)
+#   (the level shift (shift) and the gap (gap, bench/cudnn_gqa_gap.sh) on request)
 #   (counters (39), team (38), fp8 and axes (36) on request)
 #   device: run(command="bash scripts/device_session.sh", carry=[".devdeps", ".devwheels"], timeout_s=600)
 # Settings: PARTS (comma list overriding the choice by GPU: counters, team, fp8, axes, det, gap, shift, claims),
@@ -18,7 +19,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
 if [ -z "${PARTS:-}" ]; then
   case "$gpu" in
     *H200*) PARTS=claims ;;
-    *) PARTS="shift" ;;
+    *) PARTS="det" ;;
   esac
 fi
 echo "GPU: ${gpu:-none}; parts: $PARTS"
@@ -44,7 +45,7 @@ part counters 200 bash scripts/device_counters.sh
 part team 170 bash scripts/device_nightly_team.sh
 part fp8 150 bash bench/fp8_device.sh
 part axes 200 env PARTS=tests,oss bash scripts/device_issue36.sh
-part det 150 env PARTS=det bash scripts/device_issue36.sh
+part det 250 env PARTS=det bash scripts/device_issue36.sh
 part gap 150 bash bench/cudnn_gqa_gap.sh
 part shift 120 bash bench/level_shift_device.sh
 part claims 400 bash bench/claims_device.sh

@@ -13,6 +13,9 @@
 #   SWEEP_TIMEOUT, PY_TIMEOUT   seconds for the sweep (SIGINT, so it stores what it has) and for
 #                  Python (defaults 240 and 200); the whole call must fit in ~8 minutes on an H200
 #   PY_SAMPLES, PY_MAX_SECONDS  Python's timing budget per case (defaults 30 samples, 1 s)
+#   PY_HOLD        Python's torch.cuda._sleep cycles before each sample (default: its ~1 ms hold;
+#                  0: back to back like attnsweep's sustained regime, so a kernel that draws the GPU into
+#                  its power cap is capped on both sides: docs/results/h100-cudnn-gqa-gap.md)
 #   PY_DEVICE      cuda (default); cpu only for the dry run of tests/python (no GPU there)
 # $OUT brings back at most 8 files; this writes 5: machine.txt, h200-training.md,
 # python_training.jsonl, training.db.gz (one file: SQLite's backup API, not the WAL trio)
@@ -79,6 +82,7 @@ while read -r line; do
   # shellcheck disable=SC2086
   timeout "$left" python3 tests/gpu/torch_reference.py $line --samples "${PY_SAMPLES:-30}" \
     --max-seconds "${PY_MAX_SECONDS:-1}" --min-samples 10 --warmup 3 --forwards 3 --device "${PY_DEVICE:-cuda}" \
+    ${PY_HOLD:+--hold "$PY_HOLD"} \
     < /dev/null >> "$OUT/python_training.jsonl" 2>> "$WORK/python.err"
   code=$?; [ $code = 0 ] || py_status=$code
 done <<< "$args"

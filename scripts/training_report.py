@@ -177,7 +177,7 @@ def report(db_path, python_path, machine_path):
     print("Python: tests/gpu/torch_reference.py --pass ..., the same call on the same GPU, the same inputs "
           "(seeded), the same upstream gradient (float32 randn from a generator seeded seed + 1, cast). "
           "backward: an untimed forward on leaves that require grad, a synchronize, then a memset of 2x the L2, "
-          "torch.cuda._sleep holding the stream while Python enqueues, CUDA events around "
+          f"{hold_words(python)}, CUDA events around "
           "torch.autograd.grad(out, (q, k, v), dout); forward_backward: the forward inside the events too. "
           "Counts: kernels, memcpy and memset whose launch call lies inside a pass's record_function interval "
           "(matched by correlation id, on any thread: autograd's device thread launches the backward), "
@@ -282,6 +282,15 @@ def report(db_path, python_path, machine_path):
             print(f"- {line}")
     print(summary, file=sys.stderr)
     return 1 if differing or missing_built_in else 0
+
+
+def hold_words(python):
+    """How Python's samples were spaced: its torch.cuda._sleep before each one, or none (--hold 0)."""
+    holds = {r.get("hold_cycles") for r in python.values() if r.get("hold_cycles") is not None}
+    if holds == {0}:
+        return ("no hold (--hold 0: samples back to back, as attnsweep's sustained regime takes them, so a kernel "
+                "that draws the GPU into its power cap is capped on both sides)")
+    return "torch.cuda._sleep holding the stream while Python enqueues (~1 ms or more)"
 
 
 def main(argv):

@@ -588,7 +588,8 @@ def time_pass(prepare, timed, samples, max_seconds, min_samples, hold, device):
         synchronize(device)
         if device == "cuda":
             FLUSH["buffer"].zero_()
-            torch.cuda._sleep(hold)
+            if hold:
+                torch.cuda._sleep(hold)
             start.record()
             result = timed(state)
             stop.record()
@@ -676,7 +677,7 @@ def measure_pass(variant, pass_name, q, k, v, dout, mask, scale, causal, refs, r
             del grads
         del out
         dispatch_us = statistics.median(dispatch) if dispatch else 0.0
-        hold = hold_cycles(dispatch_us)
+        hold = hold_cycles(dispatch_us) if a.hold is None else a.hold
         if not a.counts_only:
             times = time_pass(prepare, timed, a.samples, a.max_seconds, a.min_samples, hold, device)
             row.update(median_us=statistics.median(times), samples=len(times),
@@ -794,6 +795,10 @@ def build_parser():
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
                    help="cpu: with --pass only, a smoke test (no kernels; wall-clock times)")
     p.add_argument("--protocol", choices=["v1", "v2"], default="v2")
+    p.add_argument("--hold", type=int, default=None,
+                   help="with --pass: torch.cuda._sleep cycles before each sample (default: ~1 ms, more for a pass "
+                        "with a long host dispatch; 0: none, samples back to back as attnsweep's sustained regime "
+                        "takes them, so a power-capped kernel is capped on both sides)")
     p.add_argument("--counts-only", action="store_true", help="skip timing and numerics")
     p.add_argument("--inputs-only", action="store_true",
                    help="print q[0,0,0,:4], k[-1,-1,-1,-1], v's float64 sum of the first shape and dtype, exactly")
@@ -817,6 +822,10 @@ def check_arguments(p, a):
         p.error("--softcap must not be negative (0: none)")
     if a.max_seconds < 0:
         p.error("--max-seconds must not be negative")
+    if a.hold is not None and a.hold < 0:
+        p.error("--hold must not be negative (0: no hold)")
+    if a.hold is not None and a.passes is None:
+        p.error("--hold needs --pass")
     if a.device == "cpu" and a.passes is None:
         p.error("--device cpu needs --pass")
     if a.passes is None and any(d in FP8 for d in a.dtypes.split(",")):

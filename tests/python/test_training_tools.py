@@ -75,6 +75,10 @@ class Parsing(unittest.TestCase):
         self.assertIn("--max-seconds", self.refused("--pass", "forward", "--max-seconds", "-1"))
         self.assertIn("--samples", self.refused("--pass", "forward", "--samples", "0"))
         self.assertIn("v2 only", self.refused("--pass", "forward", "--protocol", "v1"))
+        self.assertIn("--hold must not be negative", self.refused("--pass", "forward", "--hold", "-1"))
+        self.assertIn("--hold needs --pass", self.refused("--hold", "0"))
+        self.assertIsNone(ref.build_parser().parse_args(["--pass", "forward"]).hold)  # ~1 ms, by dispatch time
+        self.assertEqual(ref.build_parser().parse_args(["--pass", "forward", "--hold", "0"]).hold, 0)
 
 
 def event(cat, name, ts, dur, tid=1, **args):
@@ -317,7 +321,7 @@ class SmokeRunOnTheCpu(unittest.TestCase):
             [sys.executable, os.path.join(ROOT, "tests", "gpu", "torch_reference.py"), "--device", "cpu",
              "--pass", "forward,backward,forward_backward", "--shapes", "1x4/2x16x8", "--dtypes", "bf16",
              "--variants", "naive,sdpa_flash,sdpa_cudnn", "--warmup", "1", "--samples", "3", "--forwards", "2",
-             "--max-seconds", "1e-9", "--min-samples", "2"],
+             "--max-seconds", "1e-9", "--min-samples", "2", "--hold", "0"],
             capture_output=True, text=True, env=env, timeout=300)
         self.assertEqual(result.returncode, 0, result.stderr)
         rows = [json.loads(line) for line in result.stdout.splitlines()]
@@ -332,6 +336,7 @@ class SmokeRunOnTheCpu(unittest.TestCase):
             self.assertEqual(r["status"], "ok", r)
             self.assertEqual((r["kernels"], r["memcpy"], r["memset"], r["counts_consistent"]), (0, 0, 0, True))
             self.assertEqual(r["samples"], 2)  # --max-seconds stopped it at --min-samples
+            self.assertEqual(r["hold_cycles"], 0)  # --hold 0: back to back, as attnsweep's sustained regime
             self.assertGreater(r["median_us"], 0)
             if r["pass"] == "forward":
                 self.assertLess(r["rel_error"], 1.6e-2)
@@ -577,7 +582,7 @@ class DeviceScriptDryRun(unittest.TestCase):
                     f.write(text)
                 os.chmod(path, 0o755)
             env = dict(os.environ, OUT=out, PATH=bin_dir + os.pathsep + os.environ["PATH"], PY_DEVICE="cpu",
-                       PY_SAMPLES="3", PY_TIMEOUT="200", DEVICE_TESTS="none", CUDA_VISIBLE_DEVICES="")
+                       PY_SAMPLES="3", PY_HOLD="0", PY_TIMEOUT="200", DEVICE_TESTS="none", CUDA_VISIBLE_DEVICES="")
             env.pop("TEARDOWN_CUPTI", None)
             result = subprocess.run(["bash", os.path.join(tree, "scripts/device_training.sh")], env=env,
                                     capture_output=True, text=True, timeout=280)
@@ -590,6 +595,9 @@ class DeviceScriptDryRun(unittest.TestCase):
             with open(os.path.join(out, "h200-training.md")) as f:
                 report = f.read()
             self.assertIn("4 cases, counts equal 4/4", report)
+            self.assertIn("no hold (--hold 0: samples back to back", report)
             self.assertIn("Stub GPU, 0.0", report)
             with open(os.path.join(out, "python_training.jsonl")) as f:
-                self.assertEqual(len(f.read().splitlines()), 4)
+                rows = [json.loads(line) for line in f.read().splitlines()]
+            self.assertEqual(len(rows), 4)
+            self.assertEqual({r.get("hold_cycles") for r in rows}, {0})  # PY_HOLD reached the reference
