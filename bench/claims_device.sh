@@ -9,7 +9,9 @@
 # Settings: CUDNN_TIMEOUT and FA3_TIMEOUT (seconds for each sweep, SIGINT so it stores what it has;
 # defaults 300 and 90: on an H100 the cuDNN config had not reached its 22 longest claims in 200 s),
 # PY_TIMEOUT (seconds for all of Python's built-in lines together; default 90), FA3_PY_TIMEOUT (FA3 from Python; default 60), CONFIGS (which configs, in
-# which order; default "claims_cudnn_h200 claims_fa3_paper"), REQUIRE_GPU (e.g. H200: exit 3 at once on another GPU).
+# which order; default "claims_cudnn_h200 claims_fa3_paper"), REQUIRE_GPU (e.g. H200: exit 3 at once on another GPU),
+# RESUME_CUDNN (a database of an interrupted claims_cudnn_h200 run, e.g. carried in .devclaims/: `run --resume`
+# continues it, so a call picks up the claims the last one did not reach), PYTHON (0: skip both Python steps).
 # Writes claims_cudnn_h200.md, claims_fa3_paper.md, claims-python.md, claims-fa3-python.md and
 # claims.tgz (both databases and the logs) to $OUT.
 # shellcheck source=../scripts/device_prologue.sh
@@ -28,13 +30,22 @@ for config in ${CONFIGS:-claims_cudnn_h200 claims_fa3_paper}; do
   echo "== configs/$config.yaml ($(elapsed))"
   start=$(date +%s)
   limit="${CUDNN_TIMEOUT:-300}"; [ "$config" = claims_fa3_paper ] && limit="${FA3_TIMEOUT:-90}"
-  timeout -s INT "$limit" build/attnsweep run "configs/$config.yaml" --db "$WORK/$config.db" \
+  resume=()
+  if [ "$config" = claims_cudnn_h200 ] && [ -n "${RESUME_CUDNN:-}" ]; then
+    cp "$RESUME_CUDNN" "$WORK/$config.db" && resume=(--resume)
+    echo "resuming the run in $RESUME_CUDNN"
+  fi
+  timeout -s INT "$limit" build/attnsweep run "configs/$config.yaml" --db "$WORK/$config.db" "${resume[@]}" \
     > "$WORK/$config.run.txt" 2> "$WORK/$config.run.err"
   echo "attnsweep exit $? in $(seconds_since "$start") s"; tail -3 "$WORK/$config.run.err"
   backup "$WORK/$config.db" "$WORK/$config-whole.db"
   build/attnsweep report "$WORK/$config-whole.db" --format markdown --output "$OUT/$config.md"
   echo "report exit $?"; sed -n '/^## Claims/,/^## Unsupported/p' "$OUT/$config.md" | head -30
 done
+if [ "${PYTHON:-1}" = 0 ]; then
+  tar -C "$WORK" -czf "$OUT/claims.tgz" --exclude='*.db-*' --exclude=claims_cudnn_h200.db --exclude=claims_fa3_paper.db . 2> /dev/null
+  echo "== done without Python ($(elapsed))"; exit 0
+fi
 echo "== the built-in variants from Python ($(elapsed))"
 deadline=$(( $(date +%s) + ${PY_TIMEOUT:-90} ))
 python3 scripts/training_report.py --python-args "$WORK/claims_cudnn_h200-whole.db" 2>> "$WORK/python.err" | while read -r line; do

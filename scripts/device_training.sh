@@ -13,9 +13,12 @@
 #   SWEEP_TIMEOUT, PY_TIMEOUT   seconds for the sweep (SIGINT, so it stores what it has) and for
 #                  Python (defaults 240 and 200); the whole call must fit in ~8 minutes on an H200
 #   PY_SAMPLES, PY_MAX_SECONDS  Python's timing budget per case (defaults 30 samples, 1 s)
-#   PY_HOLD        Python's torch.cuda._sleep cycles before each sample (default: its ~1 ms hold;
-#                  0: back to back like attnsweep's sustained regime, so a kernel that draws the GPU into
-#                  its power cap is capped on both sides: docs/results/h100-cudnn-gqa-gap.md)
+#   PY_HOLD        torch_reference.py --hold: auto (default, ~1 ms before each sample), dispatch (1.5x
+#                  Python's own host dispatch: a duty cycle like attnsweep's sustained regime, so a kernel
+#                  that draws the GPU into its power cap is capped alike: docs/results/h100-cudnn-gqa-gap.md)
+#                  or cycles (0: none, Python's dispatch inside the interval: not like with like for a backward)
+#   PY_PER_SHAPE   1: one Python call per shape and mask in the sweep's order (training_report.py
+#                  --per-shape), so Python runs nothing the config excluded between the sweep's cases
 #   PY_DEVICE      cuda (default); cpu only for the dry run of tests/python (no GPU there)
 # $OUT brings back at most 8 files; this writes 5: machine.txt, h200-training.md,
 # python_training.jsonl, training.db.gz (one file: SQLite's backup API, not the WAL trio)
@@ -66,7 +69,8 @@ fi
 echo "== the same cases from Python ($(elapsed))"
 # One torch_reference.py call per mask, with the shapes, dtypes, passes and built-in variants
 # the sweep ran; without a database (the sweep failed) the study's training shapes.
-args="$(python3 scripts/training_report.py --python-args "$WORK/training.db" 2>> "$WORK/python.err")"
+args="$(python3 scripts/training_report.py --python-args "$WORK/training.db" ${PY_PER_SHAPE:+--per-shape} \
+  2>> "$WORK/python.err")"
 if [ -z "$args" ]; then
   echo "(no cases in $DB: the default training shapes)"
   args="--causal 1 --shapes 8x16x1024x64,2x16x4096x128,1x32x8192x128,2x32/8x4096x128 --dtypes bf16,fp16 --passes forward,backward,forward_backward"

@@ -4,7 +4,7 @@ and forward_backward cases from its database next to the independent Python
 measurement of the same cases (tests/gpu/torch_reference.py --pass ...).
 
    usage: training_report.py RESULTS.db PYTHON.jsonl [MACHINE.txt]  > report.md
-          training_report.py --python-args RESULTS.db
+          training_report.py --python-args RESULTS.db [--per-shape]
 
 Per case: kernels, memcpy and memset per pass (equal or not), the medians and
 their ratio (judged only where either median is 200 us or more: within 3%),
@@ -14,8 +14,18 @@ no Python line (the proof is incomplete), 2 when an input cannot be read.
 
 --python-args prints, for each mask of the latest run, the torch_reference.py
 arguments that measure the same shapes, dtypes, passes and built-in variants
-(one line each, e.g. "--causal 1 --shapes 8x16x1024x64,2x32/8x4096x128 ...").
+(one line each, e.g. "--causal 1 --shapes 8x16x1024x64,2x32/8x4096x128 ...");
+with --per-shape one line per shape and mask, in the run's plan order (no
+combination the config excluded, the shapes in the sweep's order).
+
+Where Python's line has its samples in the order taken (times_us), its median
+is also taken over its first n samples, n the samples attnsweep kept for the
+case: both medians then cover the same stretch from the start of the case. That
+is the judged one: a kernel that draws the GPU into its power cap slows as the
+case goes on (docs/results/h100-cudnn-gqa-gap.md), so a median of 300 samples
+against one of 56 compares two duty cycles, not two tools.
 """
+import statistics
 import json
 import sqlite3
 import sys
@@ -123,23 +133,29 @@ def serving_layout(case):
     return ("seq_lens_q" in keys and case["seq_lens_q"] is not None) or ("page_size" in keys and bool(case["page_size"]))
 
 
-def python_args(db_path):
+def python_args(db_path, per_shape=False):
+    """torch_reference.py's arguments for the run's built-in cases: one line per mask and score modification,
+    or with per_shape one per shape and mask in the run's plan order, so Python runs no combination the config
+    excluded and runs the shapes in the sweep's order (what ran before a case heats the GPU it runs on)."""
     db = open_db(db_path)
     cases = db_cases(db, latest_run(db)["run_id"])
-    by_mask = {}
+    groups = {}
     for c in cases:
         if c["variant"] not in BUILT_IN or c["seq_len_q"] != c["seq_len_kv"] or serving_layout(c):
             continue
         mask = (int(bool(c["causal"])), *score_mods_of(c))  # one torch_reference.py call per mask and modification
-        group = by_mask.setdefault(mask, {"shapes": [], "dtypes": [], "passes": [], "variants": []})
         shape = shape_text(c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"], c["head_dim"],
                            value_dim(c))
+        group = groups.setdefault((shape if per_shape else "", mask),
+                                  {"shapes": [], "dtypes": [], "passes": [], "variants": []})
         for name, value in (("shapes", shape), ("dtypes", c["dtype"]), ("passes", c["pass"] or "forward"),
                             ("variants", c["variant"])):
             if value not in group[name]:
                 group[name].append(value)
-    for (causal, softcap, alibi, sinks, deterministic), group in sorted(by_mask.items(),
-                                                                       key=lambda item: (-item[0][0], item[0][1:])):
+    order = list(groups)  # plan order of each group's first case
+    for shape, (causal, softcap, alibi, sinks, deterministic) in sorted(
+            groups, key=lambda k: (order.index(next(g for g in order if g[0] == k[0])), -k[1][0], k[1][1:])):
+        group = groups[(shape, (causal, softcap, alibi, sinks, deterministic))]
         mods = (f"--softcap {softcap:g} " if softcap else "") + ("--alibi 1 " if alibi else "") + \
             ("--sinks 1 " if sinks else "") + ("--deterministic 1 " if deterministic else "")
         print(f"--causal {causal} {mods}" + " ".join(f"--{name} {','.join(values)}" for name, values in group.items()))
@@ -183,7 +199,9 @@ def report(db_path, python_path, machine_path):
           "(matched by correlation id, on any thread: autograd's device thread launches the backward), "
           "equal over every profiled pass. Gradient errors: ||g - g64|| / ||g64|| against float64 autograd "
           "of the naive attention on the same inputs and dout (dq / dk / dv); forward: rel_error of the output. "
-          f"Medians are judged only where either is {JUDGED_US:.0f} us or more: within {100 * TOLERANCE:.0f}%.\n")
+          f"Medians are judged only where either is {JUDGED_US:.0f} us or more: within {100 * TOLERANCE:.0f}%; "
+          "where Python's line has its samples in order, the judged Python median is of its first n samples, n the "
+          "samples attnsweep kept (the same stretch of the case: a power-capped kernel slows as the case goes on).\n")
 
     total = counted = equal = judged = within = status_differs = missing = 0
     differing, missing_built_in = [], []
@@ -195,9 +213,9 @@ def report(db_path, python_path, machine_path):
         print(f"\n## {pass_name}\n")
         error_head = "rel error" if pass_name == "forward" else "grad rel error dq / dk / dv"
         print(f"| shape | dtype | causal | variant | status | py status | backend | py backend | kernels | py kernels "
-              f"| memcpy | py memcpy | memset | py memset | counts equal | median us | py median us | ratio "
-              f"| within 3% | {error_head} | py {error_head} |")
-        print("|" + "---|" * 21)
+              f"| memcpy | py memcpy | memset | py memset | counts equal | median us | py median us "
+              f"| py median us, first n | ratio | within 3% | {error_head} | py {error_head} |")
+        print("|" + "---|" * 22)
         for c in rows:
             total += 1
             key = case_key(c["variant"], c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"],
@@ -232,7 +250,8 @@ def report(db_path, python_path, machine_path):
                     differing.append(f"{pass_name} {shape} {c['dtype']} {c['variant']}: {ours} vs {theirs}")
                 if c["counts_consistent"] == 0 or p.get("counts_consistent") is False:
                     same += " (inconsistent)"
-            median, py_median = c["gpu_time_us_median"], p.get("median_us")
+            median, py_all = c["gpu_time_us_median"], p.get("median_us")
+            py_median = first_n_median(p, c["samples"]) or py_all
             ratio = judged_text = ""
             if median and py_median:
                 ratio = f"{median / py_median:.3f}"
@@ -256,7 +275,8 @@ def report(db_path, python_path, machine_path):
             print(f"| {shape} | {c['dtype']} | {int(bool(c['causal']))} | {c['variant']} | {status} | {py_status} "
                   f"| {backend or ''} | {py_backend or ''} | {fmt(ours[0], 'g')} | {fmt(theirs[0], 'g')} "
                   f"| {fmt(ours[1], 'g')} | {fmt(theirs[1], 'g')} | {fmt(ours[2], 'g')} | {fmt(theirs[2], 'g')} "
-                  f"| {same} | {fmt(median, '.1f')} | {fmt(py_median, '.1f')} | {ratio} | {judged_text} "
+                  f"| {same} | {fmt(median, '.1f')} | {fmt(py_all, '.1f')} | {fmt(py_median, '.1f')} | {ratio} "
+                  f"| {judged_text} "
                   f"| {errors_text(err)} | {errors_text(py_err)} |")
 
     if per_dtype:
@@ -284,12 +304,24 @@ def report(db_path, python_path, machine_path):
     return 1 if differing or missing_built_in else 0
 
 
+def first_n_median(row, n):
+    """The median of Python's first n samples (n: attnsweep's kept samples for the case), or None where the
+    line has no times_us or no more samples than n (then its own median is the same stretch)."""
+    times = row.get("times_us") if isinstance(row, dict) else None
+    if not times or not n or len(times) <= n:
+        return None
+    return statistics.median(times[:int(n)])
+
+
 def hold_words(python):
     """How Python's samples were spaced: its torch.cuda._sleep before each one, or none (--hold 0)."""
     holds = {r.get("hold_cycles") for r in python.values() if r.get("hold_cycles") is not None}
     if holds == {0}:
         return ("no hold (--hold 0: samples back to back, as attnsweep's sustained regime takes them, so a kernel "
                 "that draws the GPU into its power cap is capped on both sides)")
+    if holds and all(h < 2_000_000 for h in holds):
+        return ("torch.cuda._sleep holding the stream for 1.5x Python's own host dispatch (--hold dispatch, at least "
+                "~50 us: about as long as attnsweep's blocking kernel holds it, so the duty cycle is alike)")
     return "torch.cuda._sleep holding the stream while Python enqueues (~1 ms or more)"
 
 
@@ -297,6 +329,8 @@ def main(argv):
     try:
         if len(argv) == 2 and argv[0] == "--python-args":
             return python_args(argv[1])
+        if len(argv) == 3 and argv[0] == "--python-args" and argv[2] == "--per-shape":
+            return python_args(argv[1], per_shape=True)
         if len(argv) not in (2, 3) or argv[0].startswith("-"):
             print("usage: training_report.py RESULTS.db PYTHON.jsonl [MACHINE.txt] | --python-args RESULTS.db",
                   file=sys.stderr)

@@ -570,6 +570,16 @@ def hold_cycles(dispatch_us):
     return min(100_000_000, max(2_000_000, int(3 * dispatch_us * 2000)))
 
 
+def hold_for(setting, dispatch_us):
+    """--hold's cycles: auto (hold_cycles), dispatch (1.5x the host dispatch at ~2 GHz, at least 100,000
+    cycles, ~50 us: about as long as attnsweep's blocking kernel holds the stream), or a number."""
+    if setting == "auto":
+        return hold_cycles(dispatch_us)
+    if setting == "dispatch":
+        return min(100_000_000, max(100_000, int(1.5 * dispatch_us * 2000)))
+    return int(setting)
+
+
 def time_pass(prepare, timed, samples, max_seconds, min_samples, hold, device):
     """Medians of the v2 protocol: per sample the untimed prepare(), a
     synchronize, a memset of 2x the L2 size, torch.cuda._sleep holding the
@@ -677,11 +687,14 @@ def measure_pass(variant, pass_name, q, k, v, dout, mask, scale, causal, refs, r
             del grads
         del out
         dispatch_us = statistics.median(dispatch) if dispatch else 0.0
-        hold = hold_cycles(dispatch_us) if a.hold is None else a.hold
+        hold = hold_for(a.hold, dispatch_us)
         if not a.counts_only:
             times = time_pass(prepare, timed, a.samples, a.max_seconds, a.min_samples, hold, device)
+            # times_us in the order taken: a report can take the median of the first n, the stretch of the
+            # duty cycle attnsweep's n samples covered (a kernel at the power cap slows as the GPU heats).
             row.update(median_us=statistics.median(times), samples=len(times),
-                       min_us=min(times), host_dispatch_us=dispatch_us, hold_cycles=hold)
+                       min_us=min(times), host_dispatch_us=dispatch_us, hold_cycles=hold,
+                       times_us=[round(t, 2) for t in times])
         counts = consistent_counts(prepare, timed, a.forwards, device, a.profile_attempts)
         backend = counts.pop("profiled_sdpa_backend")
         if pass_name == "forward" and variant.startswith("sdpa_") and backend:
@@ -795,10 +808,12 @@ def build_parser():
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
                    help="cpu: with --pass only, a smoke test (no kernels; wall-clock times)")
     p.add_argument("--protocol", choices=["v1", "v2"], default="v2")
-    p.add_argument("--hold", type=int, default=None,
-                   help="with --pass: torch.cuda._sleep cycles before each sample (default: ~1 ms, more for a pass "
-                        "with a long host dispatch; 0: none, samples back to back as attnsweep's sustained regime "
-                        "takes them, so a power-capped kernel is capped on both sides)")
+    p.add_argument("--hold", default="auto",
+                   help="with --pass: torch.cuda._sleep before each sample: auto (default: ~1 ms, more for a pass "
+                        "with a long host dispatch), dispatch (1.5x the pass's median host dispatch, at least ~50 us: "
+                        "the stream is held about as long as attnsweep's blocking kernel holds it, so the GPU's duty "
+                        "cycle, and with it a power cap, is like attnsweep's sustained regime), or a number of cycles "
+                        "(0: none; then Python's host dispatch is inside the interval)")
     p.add_argument("--counts-only", action="store_true", help="skip timing and numerics")
     p.add_argument("--inputs-only", action="store_true",
                    help="print q[0,0,0,:4], k[-1,-1,-1,-1], v's float64 sum of the first shape and dtype, exactly")
@@ -822,9 +837,9 @@ def check_arguments(p, a):
         p.error("--softcap must not be negative (0: none)")
     if a.max_seconds < 0:
         p.error("--max-seconds must not be negative")
-    if a.hold is not None and a.hold < 0:
-        p.error("--hold must not be negative (0: no hold)")
-    if a.hold is not None and a.passes is None:
+    if a.hold not in ("auto", "dispatch") and not (a.hold.isdigit()):
+        p.error(f"--hold {a.hold}: auto, dispatch or a number of cycles (0 or more)")
+    if a.hold != "auto" and a.passes is None:
         p.error("--hold needs --pass")
     if a.device == "cpu" and a.passes is None:
         p.error("--device cpu needs --pass")

@@ -8,6 +8,7 @@ import io
 import json
 import os
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -75,10 +76,10 @@ class Parsing(unittest.TestCase):
         self.assertIn("--max-seconds", self.refused("--pass", "forward", "--max-seconds", "-1"))
         self.assertIn("--samples", self.refused("--pass", "forward", "--samples", "0"))
         self.assertIn("v2 only", self.refused("--pass", "forward", "--protocol", "v1"))
-        self.assertIn("--hold must not be negative", self.refused("--pass", "forward", "--hold", "-1"))
+        self.assertIn("--hold -1: auto, dispatch or a number", self.refused("--pass", "forward", "--hold", "-1"))
+        self.assertIn("--hold soon: auto, dispatch or a number", self.refused("--pass", "forward", "--hold", "soon"))
         self.assertIn("--hold needs --pass", self.refused("--hold", "0"))
-        self.assertIsNone(ref.build_parser().parse_args(["--pass", "forward"]).hold)  # ~1 ms, by dispatch time
-        self.assertEqual(ref.build_parser().parse_args(["--pass", "forward", "--hold", "0"]).hold, 0)
+        self.assertEqual(ref.build_parser().parse_args(["--pass", "forward"]).hold, "auto")
 
 
 def event(cat, name, ts, dur, tid=1, **args):
@@ -307,6 +308,10 @@ class Numerics(unittest.TestCase):
         self.assertEqual(ref.backend_of("UnsafeViewBackward0"), "math")
 
     def test_hold(self):
+        self.assertEqual(ref.hold_for("auto", 10.0), 2_000_000)  # ~1 ms
+        self.assertEqual(ref.hold_for("dispatch", 10.0), 100_000)  # ~50 us at least
+        self.assertEqual(ref.hold_for("dispatch", 400.0), 1_200_000)  # 1.5x 400 us at 2 GHz
+        self.assertEqual(ref.hold_for("0", 400.0), 0)
         self.assertEqual(ref.hold_cycles(10.0), 2_000_000)
         self.assertEqual(ref.hold_cycles(1000.0), 6_000_000)
         self.assertEqual(ref.hold_cycles(1e9), 100_000_000)
@@ -336,7 +341,9 @@ class SmokeRunOnTheCpu(unittest.TestCase):
             self.assertEqual(r["status"], "ok", r)
             self.assertEqual((r["kernels"], r["memcpy"], r["memset"], r["counts_consistent"]), (0, 0, 0, True))
             self.assertEqual(r["samples"], 2)  # --max-seconds stopped it at --min-samples
-            self.assertEqual(r["hold_cycles"], 0)  # --hold 0: back to back, as attnsweep's sustained regime
+            self.assertEqual(r["hold_cycles"], 0)  # --hold 0: back to back
+            self.assertEqual(len(r["times_us"]), 2)  # every sample, in the order taken
+            self.assertAlmostEqual(r["median_us"], statistics.median(r["times_us"]), delta=0.01)
             self.assertGreater(r["median_us"], 0)
             if r["pass"] == "forward":
                 self.assertLess(r["rel_error"], 1.6e-2)
@@ -474,6 +481,46 @@ class TrainingReport(unittest.TestCase):
         self.assertEqual(out.strip(), "--causal 1 --shapes 2x32/8x4096x128,8x16x1024x64 --dtypes bf16,fp16 "
                                       "--passes forward,backward,forward_backward "
                                       "--variants sdpa_cudnn,naive,sdpa_efficient")
+
+    def test_per_shape_lines_follow_the_plan_and_leave_out_what_the_config_excluded(self):
+        os.remove(self.db)
+        big = dict(batch=1, heads=32, kv_heads=8, seq_len_q=8192, seq_len_kv=8192)
+        make_db(self.db, [
+            dict(variant="naive", **{"pass": "forward"}, gpu_time_us_median=5000.0),
+            dict(variant="sdpa_cudnn", **{"pass": "forward"}, gpu_time_us_median=260.0),
+            dict(variant="sdpa_cudnn", **{"pass": "forward"}, gpu_time_us_median=520.0, deterministic=1),
+            dict(variant="sdpa_cudnn", **{"pass": "backward"}, gpu_time_us_median=2700.0, **big),  # naive excluded here
+        ])
+        code, out, _ = self.run_report("--python-args", self.db, "--per-shape")
+        self.assertEqual(code, 0)
+        self.assertEqual(out.strip().splitlines(), [
+            "--causal 1 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward --variants naive,sdpa_cudnn",
+            "--causal 1 --deterministic 1 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward --variants sdpa_cudnn",
+            "--causal 1 --shapes 1x32/8x8192x128 --dtypes bf16 --passes backward --variants sdpa_cudnn"])
+        code, out, _ = self.run_report("--python-args", self.db)  # one line per mask: naive at 8192 too
+        self.assertEqual(out.strip().splitlines()[0], "--causal 1 --shapes 2x32/8x4096x128,1x32/8x8192x128 "
+                                                      "--dtypes bf16 --passes forward,backward --variants naive,sdpa_cudnn")
+
+    def test_python_is_judged_over_as_many_samples_as_attnsweep_kept(self):
+        os.remove(self.db)
+        make_db(self.db, [dict(variant="sdpa_cudnn", **{"pass": "forward"}, kernels_per_forward=1, memcpy_per_forward=0,
+                               memset_per_forward=0, gpu_time_us_median=900.0, samples=5, rel_error=2.5e-3)])
+        # Python's first five samples sit at 900 us, then the GPU reaches its power cap: 1000 us.
+        times = [898.0, 901.0, 900.0, 899.0, 902.0] + [1000.0] * 10
+        self.write_python(python_line(variant="sdpa_cudnn", **{"pass": "forward"}, kernels=1, memcpy=0, memset=0,
+                                      median_us=1000.0, times_us=times, hold_cycles=150_000, rel_error=2.5e-3))
+        code, out, err = self.run_report(self.db, self.jsonl)
+        self.assertEqual(code, 0, out + err)
+        self.assertIn("medians >=200us within 3% 1/1", out)
+        row = next(line for line in out.splitlines() if "| sdpa_cudnn |" in line)
+        self.assertIn("| 900.0 | 1000.0 | 900.0 | 1.000 | yes |", row)
+        self.assertIn("--hold dispatch", out)
+        # Without its samples in order, the whole median is judged: 0.900, outside 3%.
+        self.write_python(python_line(variant="sdpa_cudnn", **{"pass": "forward"}, kernels=1, memcpy=0, memset=0,
+                                      median_us=1000.0, rel_error=2.5e-3))
+        code, out, _ = self.run_report(self.db, self.jsonl)
+        self.assertIn("medians >=200us within 3% 0/1", out)
+        self.assertIn("| 900.0 | 1000.0 | 1000.0 | 0.900 | **no** |", out)
 
     def test_a_capped_case_is_its_own_call_and_matched_by_its_cap(self):
         os.remove(self.db)
