@@ -11,12 +11,18 @@
 # PY_TIMEOUT (seconds for all of Python's built-in lines together; default 90), FA3_PY_TIMEOUT (FA3 from Python; default 60), CONFIGS (which configs, in
 # which order; default "claims_cudnn_h200 claims_fa3_paper"), REQUIRE_GPU (e.g. H200: exit 3 at once on another GPU),
 # RESUME_CUDNN (a database of an interrupted claims_cudnn_h200 run, e.g. carried in .devclaims/: `run --resume`
-# continues it, so a call picks up the claims the last one did not reach), PYTHON (0: skip both Python steps).
+# continues it, so a call picks up the claims the last one did not reach), PYTHON (0: skip both Python steps),
+# CLAIMS_WORK (a folder kept between calls on the same warm machine: call 1 `CLAIMS_WORK=/tmp/claims-keep
+# CONFIGS=claims_cudnn_h200 CUDNN_TIMEOUT=500 PYTHON=0`, call 2 `CLAIMS_WORK=/tmp/claims-keep CONFIGS=claims_fa3_paper`,
+# whose Python step measures call 1's built-in cases from the database it left there).
 # Writes claims_cudnn_h200.md, claims_fa3_paper.md, claims-python.md, claims-fa3-python.md and
 # claims.tgz (both databases and the logs) to $OUT.
 # shellcheck source=../scripts/device_prologue.sh
 source "$(dirname "$0")/../scripts/device_prologue.sh"
-WORK="$(mktemp -d /tmp/claims.XXXXXX)"
+# CLAIMS_WORK keeps the databases between two calls on one warm machine (the whole proof does not fit
+# one call's 600 s: the cuDNN config alone needs ~490 s on an H200).
+WORK="${CLAIMS_WORK:-$(mktemp -d /tmp/claims.XXXXXX)}"
+mkdir -p "$WORK"
 machine_facts name,driver_version,clocks.max.sm,memory.total,power.limit | tee "$OUT/machine.txt"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
 if [ -n "${REQUIRE_GPU:-}" ] && [[ "$gpu" != *"$REQUIRE_GPU"* ]]; then
