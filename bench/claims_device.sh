@@ -38,10 +38,17 @@ for config in ${CONFIGS:-claims_cudnn_h200 claims_fa3_paper}; do
   limit="${CUDNN_TIMEOUT:-300}"; [ "$config" = claims_fa3_paper ] && limit="${FA3_TIMEOUT:-90}"
   resume=()
   if [ "$config" = claims_cudnn_h200 ] && [ -n "${RESUME_CUDNN:-}" ]; then
-    cp "$RESUME_CUDNN" "$WORK/$config.db" && resume=(--resume)
+    if [ "$RESUME_CUDNN" -ef "$WORK/$config.db" ]; then
+      resume=(--resume)
+    else
+      # An earlier call's WAL beside the target would be replayed onto the copy.
+      rm -f "$WORK/$config.db-wal" "$WORK/$config.db-shm"
+      cp "$RESUME_CUDNN" "$WORK/$config.db" && resume=(--resume)
+    fi
+    if [ ${#resume[@]} -eq 0 ]; then echo "cannot resume $RESUME_CUDNN: stopped"; exit 2; fi
     echo "resuming the run in $RESUME_CUDNN"
   fi
-  timeout -s INT "$limit" build/attnsweep run "configs/$config.yaml" --db "$WORK/$config.db" "${resume[@]}" \
+  timeout -s INT "$limit" build/attnsweep run "configs/$config.yaml" --db "$WORK/$config.db" ${resume[@]+"${resume[@]}"} \
     > "$WORK/$config.run.txt" 2> "$WORK/$config.run.err"
   echo "attnsweep exit $? in $(seconds_since "$start") s"; tail -3 "$WORK/$config.run.err"
   backup "$WORK/$config.db" "$WORK/$config-whole.db"

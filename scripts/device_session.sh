@@ -5,7 +5,8 @@
 # first builds, the later ones find it built). A part starts only while the call has time for it.
 #   H200: the claims (issue 37: the only proof that needs this GPU); then, on the warm machine right
 #         after, PARTS=det,shift (the cost of determinism and the cuDNN GQA level shift, issue 36)
-#   other (H100): the cost of determinism, like with like (det: Python back to back as the sweep)
+#   other (H100): the cost of determinism, like with like (det: Python's hold as long as its own dispatch,
+#         the sweep's cases in its order, judged on as many samples as the sweep took)
 #   (the level shift (shift) and the gap (gap, bench/cudnn_gqa_gap.sh) on request)
 #   (counters (39), team (38), fp8 and axes (36) on request)
 #   device: run(command="bash scripts/device_session.sh", carry=[".devdeps", ".devwheels"], timeout_s=600)

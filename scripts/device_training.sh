@@ -17,8 +17,9 @@
 #                  Python's own host dispatch: a duty cycle like attnsweep's sustained regime, so a kernel
 #                  that draws the GPU into its power cap is capped alike: docs/results/h100-cudnn-gqa-gap.md)
 #                  or cycles (0: none, Python's dispatch inside the interval: not like with like for a backward)
-#   PY_PER_SHAPE   1: one Python call per shape and mask in the sweep's order (training_report.py
-#                  --per-shape), so Python runs nothing the config excluded between the sweep's cases
+#   PY_PER_SHAPE   1: Python runs exactly the sweep's cases in the order it ran them, one call per shape,
+#                  mask, dtype and set of passes (training_report.py --per-shape), so nothing the config
+#                  excluded runs between them
 #   PY_DEVICE      cuda (default); cpu only for the dry run of tests/python (no GPU there)
 # $OUT brings back at most 8 files; this writes 5: machine.txt, h200-training.md,
 # python_training.jsonl, training.db.gz (one file: SQLite's backup API, not the WAL trio)
@@ -69,7 +70,8 @@ fi
 echo "== the same cases from Python ($(elapsed))"
 # One torch_reference.py call per mask, with the shapes, dtypes, passes and built-in variants
 # the sweep ran; without a database (the sweep failed) the study's training shapes.
-args="$(python3 scripts/training_report.py --python-args "$WORK/training.db" ${PY_PER_SHAPE:+--per-shape} \
+per_shape=(); [ "${PY_PER_SHAPE:-0}" = 1 ] && per_shape=(--per-shape)
+args="$(python3 scripts/training_report.py --python-args "$WORK/training.db" ${per_shape[@]+"${per_shape[@]}"} \
   2>> "$WORK/python.err")"
 if [ -z "$args" ]; then
   echo "(no cases in $DB: the default training shapes)"

@@ -15,13 +15,14 @@ no Python line (the proof is incomplete), 2 when an input cannot be read.
 --python-args prints, for each mask of the latest run, the torch_reference.py
 arguments that measure the same shapes, dtypes, passes and built-in variants
 (one line each, e.g. "--causal 1 --shapes 8x16x1024x64,2x32/8x4096x128 ...");
-with --per-shape one line per shape and mask, in the run's plan order (no
-combination the config excluded, the shapes in the sweep's order).
+with --per-shape exactly the run's cases in the order they ran (case_id), one
+line per shape, mask, dtype and set of passes (nothing the config excluded).
 
 Where Python's line has its samples in the order taken (times_us), its median
-is also taken over its first n samples, n the samples attnsweep kept for the
-case: both medians then cover the same stretch from the start of the case. That
-is the judged one: a kernel that draws the GPU into its power cap slows as the
+is also taken over its first n samples, n the timed samples attnsweep took for
+the case (cases.samples, the dropped ones included): both medians then cover the
+same stretch from the start of the case (where Python took fewer, all of its
+samples, and the column says so). That is the judged one: a kernel that draws the GPU into its power cap slows as the
 case goes on (docs/results/h100-cudnn-gqa-gap.md), so a median of 300 samples
 against one of 56 compares two duty cycles, not two tools.
 """
@@ -133,32 +134,58 @@ def serving_layout(case):
     return ("seq_lens_q" in keys and case["seq_lens_q"] is not None) or ("page_size" in keys and bool(case["page_size"]))
 
 
+def mods_args(causal, softcap, alibi, sinks, deterministic):
+    return f"--causal {causal} " + (f"--softcap {softcap:g} " if softcap else "") + ("--alibi 1 " if alibi else "") + \
+        ("--sinks 1 " if sinks else "") + ("--deterministic 1 " if deterministic else "")
+
+
 def python_args(db_path, per_shape=False):
-    """torch_reference.py's arguments for the run's built-in cases: one line per mask and score modification,
-    or with per_shape one per shape and mask in the run's plan order, so Python runs no combination the config
-    excluded and runs the shapes in the sweep's order (what ran before a case heats the GPU it runs on)."""
+    """torch_reference.py's arguments for the run's built-in cases: one line per mask and score modification
+    (its shapes x dtypes x passes x variants: a combination the config excluded runs too), or with per_shape
+    exactly the run's cases in the order it ran them (case_id: the order stored, shuffled or not): one line per
+    shape, mask, dtype and set of passes, so Python runs nothing the config excluded and what ran before a case,
+    which heats the GPU it runs on, is the same."""
     db = open_db(db_path)
-    cases = db_cases(db, latest_run(db)["run_id"])
+    cases = [c for c in db_cases(db, latest_run(db)["run_id"])
+             if c["variant"] in BUILT_IN and c["seq_len_q"] == c["seq_len_kv"] and not serving_layout(c)]
+    if per_shape:
+        return python_args_per_shape(cases)
     groups = {}
     for c in cases:
-        if c["variant"] not in BUILT_IN or c["seq_len_q"] != c["seq_len_kv"] or serving_layout(c):
-            continue
         mask = (int(bool(c["causal"])), *score_mods_of(c))  # one torch_reference.py call per mask and modification
         shape = shape_text(c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"], c["head_dim"],
                            value_dim(c))
-        group = groups.setdefault((shape if per_shape else "", mask),
-                                  {"shapes": [], "dtypes": [], "passes": [], "variants": []})
+        group = groups.setdefault(mask, {"shapes": [], "dtypes": [], "passes": [], "variants": []})
         for name, value in (("shapes", shape), ("dtypes", c["dtype"]), ("passes", c["pass"] or "forward"),
                             ("variants", c["variant"])):
             if value not in group[name]:
                 group[name].append(value)
-    order = list(groups)  # plan order of each group's first case
-    for shape, (causal, softcap, alibi, sinks, deterministic) in sorted(
-            groups, key=lambda k: (order.index(next(g for g in order if g[0] == k[0])), -k[1][0], k[1][1:])):
-        group = groups[(shape, (causal, softcap, alibi, sinks, deterministic))]
-        mods = (f"--softcap {softcap:g} " if softcap else "") + ("--alibi 1 " if alibi else "") + \
-            ("--sinks 1 " if sinks else "") + ("--deterministic 1 " if deterministic else "")
-        print(f"--causal {causal} {mods}" + " ".join(f"--{name} {','.join(values)}" for name, values in group.items()))
+    for mask, group in sorted(groups.items(), key=lambda item: (-item[0][0], item[0][1:])):
+        print(mods_args(*mask) + " ".join(f"--{name} {','.join(values)}" for name, values in group.items()))
+    return 0
+
+
+def python_args_per_shape(cases):
+    """One line per shape, mask, dtype and set of passes (the variants that ran exactly those passes), in the
+    order of each line's first case_id."""
+    passes_of, first = {}, {}  # (shape, mask, dtype) -> variant -> passes; and each one's first case_id
+    for c in sorted(cases, key=lambda c: c["case_id"]):
+        shape = shape_text(c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"], c["head_dim"],
+                           value_dim(c))
+        key = (shape, (int(bool(c["causal"])), *score_mods_of(c)), c["dtype"])
+        passes = passes_of.setdefault(key, {}).setdefault(c["variant"], [])
+        if (c["pass"] or "forward") not in passes:
+            passes.append(c["pass"] or "forward")
+        first.setdefault((key, c["variant"]), c["case_id"])
+    lines = {}  # (key, passes) -> [first case_id, variants]
+    for key, variants in passes_of.items():
+        for variant, passes in variants.items():
+            line = lines.setdefault((key, tuple(passes)), [first[(key, variant)], []])
+            line[0] = min(line[0], first[(key, variant)])
+            line[1].append(variant)
+    for ((shape, mask, dtype), passes), (_, variants) in sorted(lines.items(), key=lambda item: item[1][0]):
+        print(mods_args(*mask) + f"--shapes {shape} --dtypes {dtype} --passes {','.join(passes)} "
+              f"--variants {','.join(variants)}")
     return 0
 
 
@@ -201,7 +228,8 @@ def report(db_path, python_path, machine_path):
           "of the naive attention on the same inputs and dout (dq / dk / dv); forward: rel_error of the output. "
           f"Medians are judged only where either is {JUDGED_US:.0f} us or more: within {100 * TOLERANCE:.0f}%; "
           "where Python's line has its samples in order, the judged Python median is of its first n samples, n the "
-          "samples attnsweep kept (the same stretch of the case: a power-capped kernel slows as the case goes on).\n")
+          "timed samples attnsweep took (the same stretch of the case: a power-capped kernel slows as the case goes "
+          "on).\n")
 
     total = counted = equal = judged = within = status_differs = missing = 0
     differing, missing_built_in = [], []
@@ -251,7 +279,8 @@ def report(db_path, python_path, machine_path):
                 if c["counts_consistent"] == 0 or p.get("counts_consistent") is False:
                     same += " (inconsistent)"
             median, py_all = c["gpu_time_us_median"], p.get("median_us")
-            py_median = first_n_median(p, c["samples"]) or py_all
+            py_median, py_first_text = first_n_median(p, c["samples"])
+            py_median = py_median or py_all
             ratio = judged_text = ""
             if median and py_median:
                 ratio = f"{median / py_median:.3f}"
@@ -275,7 +304,7 @@ def report(db_path, python_path, machine_path):
             print(f"| {shape} | {c['dtype']} | {int(bool(c['causal']))} | {c['variant']} | {status} | {py_status} "
                   f"| {backend or ''} | {py_backend or ''} | {fmt(ours[0], 'g')} | {fmt(theirs[0], 'g')} "
                   f"| {fmt(ours[1], 'g')} | {fmt(theirs[1], 'g')} | {fmt(ours[2], 'g')} | {fmt(theirs[2], 'g')} "
-                  f"| {same} | {fmt(median, '.1f')} | {fmt(py_all, '.1f')} | {fmt(py_median, '.1f')} | {ratio} "
+                  f"| {same} | {fmt(median, '.1f')} | {fmt(py_all, '.1f')} | {py_first_text} | {ratio} "
                   f"| {judged_text} "
                   f"| {errors_text(err)} | {errors_text(py_err)} |")
 
@@ -305,24 +334,34 @@ def report(db_path, python_path, machine_path):
 
 
 def first_n_median(row, n):
-    """The median of Python's first n samples (n: attnsweep's kept samples for the case), or None where the
-    line has no times_us or no more samples than n (then its own median is the same stretch)."""
+    """(median, cell text) of Python's first n samples, n the timed samples attnsweep took for the case; where
+    Python took n or fewer, the median of all of them (the cell says how many when fewer); (None, "") where the
+    line has no times_us or the case no sample count (then Python's own median is judged)."""
     times = row.get("times_us") if isinstance(row, dict) else None
-    if not times or not n or len(times) <= n:
-        return None
-    return statistics.median(times[:int(n)])
+    if not times or not n:
+        return None, ""
+    n = int(n)
+    value = statistics.median(times[:n])
+    return value, f"{value:.1f}" if len(times) >= n else f"{value:.1f} (all {len(times)}, n {n})"
+
+
+HOLDS = {
+    "0": "no hold (--hold 0: samples back to back; a backward's autograd dispatch is then inside the interval)",
+    "dispatch": "torch.cuda._sleep holding the stream for 1.5x Python's own host dispatch (--hold dispatch, at least "
+                "~50 us: about as long as attnsweep's blocking kernel holds it, so the duty cycle is alike)",
+    "auto": "torch.cuda._sleep holding the stream while Python enqueues (~1 ms or more)",
+}
 
 
 def hold_words(python):
-    """How Python's samples were spaced: its torch.cuda._sleep before each one, or none (--hold 0)."""
-    holds = {r.get("hold_cycles") for r in python.values() if r.get("hold_cycles") is not None}
-    if holds == {0}:
-        return ("no hold (--hold 0: samples back to back, as attnsweep's sustained regime takes them, so a kernel "
-                "that draws the GPU into its power cap is capped on both sides)")
-    if holds and all(h < 2_000_000 for h in holds):
-        return ("torch.cuda._sleep holding the stream for 1.5x Python's own host dispatch (--hold dispatch, at least "
-                "~50 us: about as long as attnsweep's blocking kernel holds it, so the duty cycle is alike)")
-    return "torch.cuda._sleep holding the stream while Python enqueues (~1 ms or more)"
+    """How Python's samples were spaced, from each line's --hold (lines without it: auto, or 0 by their cycles)."""
+    holds = {str(r.get("hold", "0" if r.get("hold_cycles") == 0 else "auto")) for r in python.values()
+             if r.get("status") == "ok"}
+    if len(holds) == 1 and next(iter(holds)) in HOLDS:
+        return HOLDS[next(iter(holds))]
+    if len(holds) == 1:
+        return f"torch.cuda._sleep of {next(iter(holds))} cycles before each sample (--hold)"
+    return "torch.cuda._sleep before each sample, per line's --hold (" + ", ".join(sorted(holds)) + ")"
 
 
 def main(argv):
@@ -332,7 +371,8 @@ def main(argv):
         if len(argv) == 3 and argv[0] == "--python-args" and argv[2] == "--per-shape":
             return python_args(argv[1], per_shape=True)
         if len(argv) not in (2, 3) or argv[0].startswith("-"):
-            print("usage: training_report.py RESULTS.db PYTHON.jsonl [MACHINE.txt] | --python-args RESULTS.db",
+            print("usage: training_report.py RESULTS.db PYTHON.jsonl [MACHINE.txt] | --python-args RESULTS.db "
+                  "[--per-shape]",
                   file=sys.stderr)
             return 2
         return report(argv[0], argv[1], argv[2] if len(argv) > 2 else None)

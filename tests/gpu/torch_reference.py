@@ -40,6 +40,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -562,12 +563,15 @@ def rel_error(value, ref):
     return ((value.double() - ref).norm() / ref.norm()).item()
 
 
+MAX_HOLD = 100_000_000  # cycles: ~50 ms at 2 GHz
+
+
 def hold_cycles(dispatch_us):
     """torch.cuda._sleep cycles that hold the stream while the host enqueues a
     pass: at least ~1 ms at 2 GHz (the forward's 2,000,000), else 3x the pass's
     host dispatch time (a backward of math launches dozens of kernels), at
     most ~50 ms."""
-    return min(100_000_000, max(2_000_000, int(3 * dispatch_us * 2000)))
+    return min(MAX_HOLD, max(2_000_000, int(3 * dispatch_us * 2000)))
 
 
 def hold_for(setting, dispatch_us):
@@ -576,7 +580,7 @@ def hold_for(setting, dispatch_us):
     if setting == "auto":
         return hold_cycles(dispatch_us)
     if setting == "dispatch":
-        return min(100_000_000, max(100_000, int(1.5 * dispatch_us * 2000)))
+        return min(MAX_HOLD, max(100_000, int(1.5 * dispatch_us * 2000)))
     return int(setting)
 
 
@@ -693,7 +697,7 @@ def measure_pass(variant, pass_name, q, k, v, dout, mask, scale, causal, refs, r
             # times_us in the order taken: a report can take the median of the first n, the stretch of the
             # duty cycle attnsweep's n samples covered (a kernel at the power cap slows as the GPU heats).
             row.update(median_us=statistics.median(times), samples=len(times),
-                       min_us=min(times), host_dispatch_us=dispatch_us, hold_cycles=hold,
+                       min_us=min(times), host_dispatch_us=dispatch_us, hold=a.hold, hold_cycles=hold,
                        times_us=[round(t, 2) for t in times])
         counts = consistent_counts(prepare, timed, a.forwards, device, a.profile_attempts)
         backend = counts.pop("profiled_sdpa_backend")
@@ -837,8 +841,8 @@ def check_arguments(p, a):
         p.error("--softcap must not be negative (0: none)")
     if a.max_seconds < 0:
         p.error("--max-seconds must not be negative")
-    if a.hold not in ("auto", "dispatch") and not (a.hold.isdigit()):
-        p.error(f"--hold {a.hold}: auto, dispatch or a number of cycles (0 or more)")
+    if a.hold not in ("auto", "dispatch") and not (re.fullmatch(r"[0-9]{1,9}", a.hold) and int(a.hold) <= MAX_HOLD):
+        p.error(f"--hold {a.hold}: auto, dispatch or a number of cycles from 0 to {MAX_HOLD:,} (~50 ms)")
     if a.hold != "auto" and a.passes is None:
         p.error("--hold needs --pass")
     if a.device == "cpu" and a.passes is None:

@@ -78,6 +78,10 @@ class Parsing(unittest.TestCase):
         self.assertIn("v2 only", self.refused("--pass", "forward", "--protocol", "v1"))
         self.assertIn("--hold -1: auto, dispatch or a number", self.refused("--pass", "forward", "--hold", "-1"))
         self.assertIn("--hold soon: auto, dispatch or a number", self.refused("--pass", "forward", "--hold", "soon"))
+        for odd in ("\u00b2", "\uff15", "100000001", "99999999999999999999"):  # a superscript, a wide 5, too long
+            self.assertIn(f"--hold {odd}: auto, dispatch or a number of cycles from 0 to 100,000,000",
+                          self.refused("--pass", "forward", "--hold", odd))
+        self.assertEqual(ref.build_parser().parse_args(["--pass", "forward", "--hold", "100000000"]).hold, "100000000")
         self.assertIn("--hold needs --pass", self.refused("--hold", "0"))
         self.assertEqual(ref.build_parser().parse_args(["--pass", "forward"]).hold, "auto")
 
@@ -482,24 +486,28 @@ class TrainingReport(unittest.TestCase):
                                       "--passes forward,backward,forward_backward "
                                       "--variants sdpa_cudnn,naive,sdpa_efficient")
 
-    def test_per_shape_lines_follow_the_plan_and_leave_out_what_the_config_excluded(self):
+    def test_per_shape_lines_follow_the_run_and_leave_out_what_the_config_excluded(self):
         os.remove(self.db)
         big = dict(batch=1, heads=32, kv_heads=8, seq_len_q=8192, seq_len_kv=8192)
-        make_db(self.db, [
-            dict(variant="naive", **{"pass": "forward"}, gpu_time_us_median=5000.0),
+        make_db(self.db, [  # stored (case_id) in this order: the order the sweep ran them
+            dict(variant="sdpa_cudnn", **{"pass": "forward"}, causal=0, gpu_time_us_median=300.0),
+            dict(variant="sdpa_cudnn", **{"pass": "backward"}, causal=0, gpu_time_us_median=900.0),
+            dict(variant="naive", **{"pass": "forward"}, causal=0, gpu_time_us_median=5000.0),  # no naive backward
             dict(variant="sdpa_cudnn", **{"pass": "forward"}, gpu_time_us_median=260.0),
             dict(variant="sdpa_cudnn", **{"pass": "forward"}, gpu_time_us_median=520.0, deterministic=1),
-            dict(variant="sdpa_cudnn", **{"pass": "backward"}, gpu_time_us_median=2700.0, **big),  # naive excluded here
+            dict(variant="sdpa_cudnn", **{"pass": "backward"}, gpu_time_us_median=2700.0, **big),  # naive excluded
         ])
         code, out, _ = self.run_report("--python-args", self.db, "--per-shape")
         self.assertEqual(code, 0)
         self.assertEqual(out.strip().splitlines(), [
-            "--causal 1 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward --variants naive,sdpa_cudnn",
+            "--causal 0 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward,backward --variants sdpa_cudnn",
+            "--causal 0 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward --variants naive",
+            "--causal 1 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward --variants sdpa_cudnn",
             "--causal 1 --deterministic 1 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward --variants sdpa_cudnn",
             "--causal 1 --shapes 1x32/8x8192x128 --dtypes bf16 --passes backward --variants sdpa_cudnn"])
-        code, out, _ = self.run_report("--python-args", self.db)  # one line per mask: naive at 8192 too
+        code, out, _ = self.run_report("--python-args", self.db)  # one line per mask: the cross product
         self.assertEqual(out.strip().splitlines()[0], "--causal 1 --shapes 2x32/8x4096x128,1x32/8x8192x128 "
-                                                      "--dtypes bf16 --passes forward,backward --variants naive,sdpa_cudnn")
+                                                      "--dtypes bf16 --passes forward,backward --variants sdpa_cudnn")
 
     def test_python_is_judged_over_as_many_samples_as_attnsweep_kept(self):
         os.remove(self.db)
@@ -508,19 +516,27 @@ class TrainingReport(unittest.TestCase):
         # Python's first five samples sit at 900 us, then the GPU reaches its power cap: 1000 us.
         times = [898.0, 901.0, 900.0, 899.0, 902.0] + [1000.0] * 10
         self.write_python(python_line(variant="sdpa_cudnn", **{"pass": "forward"}, kernels=1, memcpy=0, memset=0,
-                                      median_us=1000.0, times_us=times, hold_cycles=150_000, rel_error=2.5e-3))
+                                      median_us=1000.0, times_us=times, hold="dispatch", hold_cycles=150_000,
+                                      rel_error=2.5e-3))
         code, out, err = self.run_report(self.db, self.jsonl)
         self.assertEqual(code, 0, out + err)
         self.assertIn("medians >=200us within 3% 1/1", out)
         row = next(line for line in out.splitlines() if "| sdpa_cudnn |" in line)
         self.assertIn("| 900.0 | 1000.0 | 900.0 | 1.000 | yes |", row)
         self.assertIn("--hold dispatch", out)
+        # Python took fewer samples than attnsweep: all of them, and the cell says so.
+        self.write_python(python_line(variant="sdpa_cudnn", **{"pass": "forward"}, kernels=1, memcpy=0, memset=0,
+                                      median_us=950.0, times_us=[900.0, 950.0, 1000.0], hold="0", rel_error=2.5e-3))
+        code, out, _ = self.run_report(self.db, self.jsonl)
+        self.assertIn("| 900.0 | 950.0 | 950.0 (all 3, n 5) | 0.947 | **no** |", out)
+        self.assertIn("no hold (--hold 0", out)
         # Without its samples in order, the whole median is judged: 0.900, outside 3%.
         self.write_python(python_line(variant="sdpa_cudnn", **{"pass": "forward"}, kernels=1, memcpy=0, memset=0,
                                       median_us=1000.0, rel_error=2.5e-3))
         code, out, _ = self.run_report(self.db, self.jsonl)
         self.assertIn("medians >=200us within 3% 0/1", out)
-        self.assertIn("| 900.0 | 1000.0 | 1000.0 | 0.900 | **no** |", out)
+        self.assertIn("| 900.0 | 1000.0 |  | 0.900 | **no** |", out)
+        self.assertIn("(~1 ms or more)", out)  # a line without --hold: the default
 
     def test_a_capped_case_is_its_own_call_and_matched_by_its_cap(self):
         os.remove(self.db)
