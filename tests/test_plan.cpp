@@ -3,9 +3,13 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
+#include <string>
 #include <tuple>
+#include <vector>
 
+#include "runner/common/mask.hpp"
 #include "runner/config/config.hpp"
 #include "runner/plan/plan.hpp"
 #include "runner/plan/shard.hpp"
@@ -15,6 +19,52 @@ namespace attnsweep {
 namespace {
 
 Plan plan_of(const std::string& yaml) { return make_plan(parse_config(yaml, "plan.yaml")); }
+
+// The planner's check for a query row that sees no key, against the row-by-row
+// definition on every small shape and mask, and on a shape of millions of tokens.
+TEST(Plan, TheFirstRowThatSeesNoKeyIsTheRowByRowAnswerAlsoOnShapesOfMillionsOfTokens) {
+  const std::vector<std::optional<std::int64_t>> bounds = {std::nullopt, 0, 1, 2, 3, 5, 9};
+  int masks = 0, empty = 0;
+  for (CausalAlignment alignment : {CausalAlignment::none, CausalAlignment::top_left, CausalAlignment::bottom_right}) {
+    for (const auto& left : bounds) {
+      for (const auto& right : bounds) {
+        const Mask mask(alignment, left, right);
+        for (std::int64_t q = 1; q <= 13; ++q) {
+          for (std::int64_t kv = 1; kv <= 13; ++kv) {
+            std::optional<std::int64_t> expected;
+            for (std::int64_t row = 0; row < q && mask.any(); ++row) {
+              if (mask.keys_of_row(row, q, kv).count() == 0) {
+                expected = row;
+                break;
+              }
+            }
+            ++masks;
+            empty += expected.has_value();
+            ASSERT_EQ(mask.first_empty_row(q, kv), expected)
+                << mask.label() << " left " << left.value_or(-1) << " right " << right.value_or(-1) << " q " << q
+                << " kv " << kv;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(masks, 3 * 7 * 7 * 13 * 13);
+  EXPECT_GT(empty, 1000);  // the comparison saw many masks with empty rows, not only full ones
+  // Top-left causal with a 1000-key window over more queries than keys: row r sees keys
+  // r-1000..min(r, kv-1), so the first row past kv + 1000 sees none.
+  const Mask windowed(CausalAlignment::top_left, 1000, std::nullopt);
+  EXPECT_EQ(windowed.first_empty_row(4'255'396, 4'000'000), 4'001'000);
+  EXPECT_EQ(windowed.first_empty_row(4'001'000, 4'000'000), std::nullopt);
+  EXPECT_EQ(Mask(CausalAlignment::bottom_right, std::nullopt, std::nullopt).first_empty_row(4'255'396, 4'000'000), 0);
+  // The fuzzer's config that took the planner over 10 s (110 batch sizes x 10 heads x 28 lengths up to 4,255,396
+  // x 10 head dims, causal): planned at once now, every shape's rows checked.
+  std::string lengths;
+  for (int i = 1; i <= 27; ++i) lengths += std::to_string(i) + ",";
+  const Plan plan = plan_of("variants: [naive]\ndtypes: [fp32]\ncausal: true\n"
+                            "shapes: {batch: [1,2,3,4,5,6,7,8,9,10], heads: [1,2,3,4,5,6,7,8,9,10], seq_len: [" +
+                            lengths + "4255396], head_dim: [1,2,3,4,5,6,7,8,9,10]}\n");
+  EXPECT_EQ(plan.cases.size(), 10u * 10 * 28 * 10);
+}
 
 TEST(Plan, CartesianProductWithVariantsFastest) {
   const Plan plan = plan_of(R"(

@@ -1,6 +1,7 @@
 #include "runner/common/mask.hpp"
 
 #include <algorithm>
+#include <vector>
 
 namespace attnsweep {
 
@@ -50,9 +51,37 @@ std::int64_t Mask::keys_seen(std::int64_t seq_len_q, std::int64_t seq_len_kv) co
 }
 
 std::optional<std::int64_t> Mask::first_empty_row(std::int64_t seq_len_q, std::int64_t seq_len_kv) const {
-  if (!any()) return std::nullopt;
-  for (std::int64_t row = 0; row < seq_len_q; ++row) {
-    if (keys_of_row(row, seq_len_q, seq_len_kv).count() == 0) return row;
+  if (!any() || seq_len_q <= 0) return std::nullopt;
+  // Not row by row: a config of thousands of shapes with millions of tokens took the
+  // planner minutes (found by fuzzing). A row's key count is linear in the row between
+  // the rows where a bound starts or stops clamping (the window's left edge passing key
+  // 0, the right edge passing the last key), so it is monotone there: each piece is
+  // checked at its ends and bisected where it turns empty.
+  const std::int64_t offset = diagonal_offset(seq_len_q, seq_len_kv);
+  std::vector<std::int64_t> cuts = {0, seq_len_q - 1};
+  const auto cut_where_diagonal_is = [&](std::int64_t diagonal) {
+    for (std::int64_t row = diagonal - offset - 1; row <= diagonal - offset + 1; ++row) {
+      if (row >= 0 && row < seq_len_q) cuts.push_back(row);
+    }
+  };
+  if (window_left) cut_where_diagonal_is(*window_left);
+  std::optional<std::int64_t> right;  // the last key a row sees, relative to its diagonal
+  if (is_causal()) right = 0;
+  if (window_right) right = right ? std::min(*right, *window_right) : *window_right;
+  if (right) cut_where_diagonal_is(seq_len_kv - 1 - *right);
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  const auto empty = [&](std::int64_t row) { return keys_of_row(row, seq_len_q, seq_len_kv).count() == 0; };
+  for (std::size_t i = 0; i < cuts.size(); ++i) {
+    if (empty(cuts[i])) return cuts[i];
+    if (i + 1 < cuts.size() && empty(cuts[i + 1])) {
+      std::int64_t seen = cuts[i], unseen = cuts[i + 1];
+      while (unseen - seen > 1) {
+        const std::int64_t middle = seen + (unseen - seen) / 2;
+        (empty(middle) ? unseen : seen) = middle;
+      }
+      return unseen;
+    }
   }
   return std::nullopt;
 }
