@@ -509,7 +509,7 @@ class TrainingReport(unittest.TestCase):
         self.assertEqual(out.strip().splitlines()[0], "--causal 1 --shapes 2x32/8x4096x128,1x32/8x8192x128 "
                                                       "--dtypes bf16 --passes forward,backward --variants sdpa_cudnn")
 
-    def test_python_is_judged_over_as_many_samples_as_attnsweep_kept(self):
+    def test_python_is_judged_over_as_many_samples_as_attnsweep_took(self):
         os.remove(self.db)
         make_db(self.db, [dict(variant="sdpa_cudnn", **{"pass": "forward"}, kernels_per_forward=1, memcpy_per_forward=0,
                                memset_per_forward=0, gpu_time_us_median=900.0, samples=5, rel_error=2.5e-3)])
