@@ -26,9 +26,9 @@ samples, and the column says so). That is the judged one: a kernel that draws th
 case goes on (docs/results/h100-cudnn-gqa-gap.md), so a median of 300 samples
 against one of 56 compares two duty cycles, not two tools.
 """
-import statistics
 import json
 import sqlite3
+import statistics
 import sys
 
 from results_db import open_read_only
@@ -134,6 +134,11 @@ def serving_layout(case):
     return ("seq_lens_q" in keys and case["seq_lens_q"] is not None) or ("page_size" in keys and bool(case["page_size"]))
 
 
+def case_shape(c):
+    """A stored case's shape as torch_reference.py's --shapes writes it."""
+    return shape_text(c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"], c["head_dim"], value_dim(c))
+
+
 def mods_args(causal, softcap, alibi, sinks, deterministic):
     return f"--causal {causal} " + (f"--softcap {softcap:g} " if softcap else "") + ("--alibi 1 " if alibi else "") + \
         ("--sinks 1 " if sinks else "") + ("--deterministic 1 " if deterministic else "")
@@ -153,8 +158,7 @@ def python_args(db_path, per_shape=False):
     groups = {}
     for c in cases:
         mask = (int(bool(c["causal"])), *score_mods_of(c))  # one torch_reference.py call per mask and modification
-        shape = shape_text(c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"], c["head_dim"],
-                           value_dim(c))
+        shape = case_shape(c)
         group = groups.setdefault(mask, {"shapes": [], "dtypes": [], "passes": [], "variants": []})
         for name, value in (("shapes", shape), ("dtypes", c["dtype"]), ("passes", c["pass"] or "forward"),
                             ("variants", c["variant"])):
@@ -170,19 +174,16 @@ def python_args_per_shape(cases):
     order of each line's first case_id."""
     passes_of, first = {}, {}  # (shape, mask, dtype) -> variant -> passes; and each one's first case_id
     for c in sorted(cases, key=lambda c: c["case_id"]):
-        shape = shape_text(c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"], c["head_dim"],
-                           value_dim(c))
-        key = (shape, (int(bool(c["causal"])), *score_mods_of(c)), c["dtype"])
+        key = (case_shape(c), (int(bool(c["causal"])), *score_mods_of(c)), c["dtype"])
         passes = passes_of.setdefault(key, {}).setdefault(c["variant"], [])
         if (c["pass"] or "forward") not in passes:
             passes.append(c["pass"] or "forward")
         first.setdefault((key, c["variant"]), c["case_id"])
+    # The variants were met in case_id order, so a line's first variant holds its first case_id.
     lines = {}  # (key, passes) -> [first case_id, variants]
     for key, variants in passes_of.items():
         for variant, passes in variants.items():
-            line = lines.setdefault((key, tuple(passes)), [first[(key, variant)], []])
-            line[0] = min(line[0], first[(key, variant)])
-            line[1].append(variant)
+            lines.setdefault((key, tuple(passes)), [first[(key, variant)], []])[1].append(variant)
     for ((shape, mask, dtype), passes), (_, variants) in sorted(lines.items(), key=lambda item: item[1][0]):
         print(mods_args(*mask) + f"--shapes {shape} --dtypes {dtype} --passes {','.join(passes)} "
               f"--variants {','.join(variants)}")
@@ -254,8 +255,7 @@ def report(db_path, python_path, machine_path):
                 if c["variant"] in BUILT_IN:
                     missing_built_in.append(key)
                 p = {}
-            shape = shape_text(c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"], c["head_dim"],
-                               value_dim(c)) + score_mods_text(c)
+            shape = case_shape(c) + score_mods_text(c)
             py_status = p.get("status", "no line")
             if p and (c["status"] == "ok") != (py_status == "ok"):
                 status_differs += 1

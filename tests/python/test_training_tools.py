@@ -505,6 +505,9 @@ class TrainingReport(unittest.TestCase):
             "--causal 1 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward --variants sdpa_cudnn",
             "--causal 1 --deterministic 1 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward --variants sdpa_cudnn",
             "--causal 1 --shapes 1x32/8x8192x128 --dtypes bf16 --passes backward --variants sdpa_cudnn"])
+        code, out, err = self.run_report("--python-args", self.db, "--per-shap")  # a typo: usage, exit 2
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn("--python-args RESULTS.db [--per-shape]", err)
         code, out, _ = self.run_report("--python-args", self.db)  # one line per mask: the cross product
         self.assertEqual(out.strip().splitlines()[0], "--causal 1 --shapes 2x32/8x4096x128,1x32/8x8192x128 "
                                                       "--dtypes bf16 --passes forward,backward --variants sdpa_cudnn")
