@@ -11,9 +11,9 @@
 # PY_TIMEOUT (seconds for all of Python's built-in lines together; default 90), FA3_PY_TIMEOUT (FA3 from Python; default 60), CONFIGS (which configs, in
 # which order; default "claims_cudnn_h200 claims_fa3_paper"), REQUIRE_GPU (e.g. H200: exit 3 at once on another GPU),
 # RESUME_CUDNN (a database of an interrupted claims_cudnn_h200 run, e.g. carried in .devclaims/: `run --resume`
-# continues it, so a call picks up the claims the last one did not reach), PYTHON (0: skip both Python steps),
+# continues it, so a call picks up the claims the last one did not reach), CLAIMS_PYTHON (0: skip both Python steps; not PYTHON, which container/build.sh reads as the interpreter),
 # CLAIMS_WORK (a folder kept between calls on the same warm machine: call 1 `CLAIMS_WORK=/tmp/claims-keep
-# CONFIGS=claims_cudnn_h200 CUDNN_TIMEOUT=500 PYTHON=0`, call 2 `CLAIMS_WORK=/tmp/claims-keep CONFIGS=claims_fa3_paper`,
+# CONFIGS=claims_cudnn_h200 CUDNN_TIMEOUT=500 CLAIMS_PYTHON=0`, call 2 `CLAIMS_WORK=/tmp/claims-keep CONFIGS=claims_fa3_paper`,
 # whose Python step measures call 1's built-in cases from the database it left there).
 # Writes claims_cudnn_h200.md, claims_fa3_paper.md, claims-python.md, claims-fa3-python.md and
 # claims.tgz (both databases and the logs) to $OUT.
@@ -55,7 +55,7 @@ for config in ${CONFIGS:-claims_cudnn_h200 claims_fa3_paper}; do
   build/attnsweep report "$WORK/$config-whole.db" --format markdown --output "$OUT/$config.md"
   echo "report exit $?"; sed -n '/^## Claims/,/^## Unsupported/p' "$OUT/$config.md" | head -30
 done
-if [ "${PYTHON:-1}" = 0 ]; then
+if [ "${CLAIMS_PYTHON:-1}" = 0 ]; then
   tar -C "$WORK" -czf "$OUT/claims.tgz" --exclude='*.db-*' --exclude=claims_cudnn_h200.db --exclude=claims_fa3_paper.db . 2> /dev/null
   echo "== done without Python ($(elapsed))"; exit 0
 fi

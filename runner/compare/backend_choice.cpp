@@ -12,6 +12,21 @@ using storage::QueryValue;
 
 std::string lead_percent(double share) { return text::fixed(100 * share, share < 0.1 ? 1 : 0) + "%"; }
 
+// Every "how much faster" here is one convention, the slower median over the faster less 1 (the lead's):
+// a percent below 2x, a factor from 2x up ("19.8x": a 20x gap as a share of time saved, "95%", reads
+// like a small one, and as a percent, "1876%", is hard to read).
+std::string lead_text(double slower_by) {
+  return slower_by < 1 ? lead_percent(slower_by) : text::fixed(1 + slower_by, 1) + "x";
+}
+
+// "86% ahead of sdpa_flash", "19.8x as fast as sdpa_cudnn".
+std::string ahead_of(double slower_by, const std::string& variant) {
+  return lead_text(slower_by) + (slower_by < 1 ? " ahead of " : " as fast as ") + variant;
+}
+
+// "24% faster", "19.8x faster".
+std::string faster(double slower_by) { return lead_text(slower_by) + " faster"; }
+
 // PyTorch's backend names as users say them.
 std::string backend_name(const std::string& backend) {
   if (backend == "cudnn_attention") return "cuDNN";
@@ -26,11 +41,11 @@ std::string sentence_of(const ChoiceLine& line) {
   if (line.lead_verdict == "alone") {
     lead = line.fastest_variant + " is the only variant timed";
   } else if (line.lead && line.lead_verdict == "significant") {
-    lead = line.fastest_variant + " is fastest, " + lead_percent(*line.lead) + " ahead of " + line.runner_up_variant + " (significant)";
+    lead = line.fastest_variant + " is fastest, " + ahead_of(*line.lead, line.runner_up_variant) + " (significant)";
   } else if (line.lead && line.lead_verdict == "tie") {
     lead = line.fastest_variant + " and " + line.runner_up_variant + " tie (" + lead_percent(*line.lead) + ", the intervals overlap)";
   } else if (line.lead) {
-    lead = line.fastest_variant + " is " + lead_percent(*line.lead) + " ahead of " + line.runner_up_variant +
+    lead = line.fastest_variant + " is " + ahead_of(*line.lead, line.runner_up_variant) +
            " (no confidence intervals to tell whether that is real)";
   }
   if (line.auto_verdict.empty()) return lead;
@@ -43,10 +58,11 @@ std::string sentence_of(const ChoiceLine& line) {
   const double slower_by = *line.auto_slower_by;  // its median over the fastest variant's, less 1
   if (slower_by < 0) {
     // PyTorch ran something faster than every variant timed: a backend none of them pins, or a better run of one.
-    return chose + ", " + lead_percent(-slower_by) + " faster than " + line.fastest_variant + ", the fastest variant timed (" +
-           why + "); " + lead;
+    // The fastest variant's median over PyTorch's, less 1: the same convention turned round.
+    return chose + ", " + faster(-slower_by / (1 + slower_by)) + " than " + line.fastest_variant +
+           ", the fastest variant timed (" + why + "); " + lead;
   }
-  return chose + "; " + line.fastest_variant + " is " + lead_percent(slower_by / (1 + slower_by)) + " faster (" + why + ")";
+  return chose + "; " + line.fastest_variant + " is " + faster(slower_by) + " (" + why + ")";
 }
 
 }  // namespace
@@ -107,7 +123,7 @@ report::Table choice_table(const std::vector<ChoiceLine>& lines) {
   for (const ChoiceLine& line : lines) {
     table.add_row({Cell::text(line.group), Cell::text(line.fastest_variant), Cell::real(line.fastest_us, 1),
                    line.runner_up_variant.empty() ? Cell::null() : Cell::text(line.runner_up_variant),
-                   line.lead ? Cell::text(lead_percent(*line.lead)) : Cell::null(), Cell::text(line.lead_verdict),
+                   line.lead ? Cell::text(lead_text(*line.lead)) : Cell::null(), Cell::text(line.lead_verdict),
                    line.auto_verdict.empty() ? Cell::null() : Cell::text(backend_name(line.auto_backend)),
                    line.auto_us ? Cell::real(*line.auto_us, 1) : Cell::null(), Cell::text(line.sentence)});
   }
