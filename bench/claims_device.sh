@@ -8,7 +8,8 @@
 #   run(command="bash bench/claims_device.sh", carry=[".devdeps", ".devwheels"])
 # Settings: CUDNN_TIMEOUT and FA3_TIMEOUT (seconds for each sweep, SIGINT so it stores what it has;
 # defaults 300 and 90: on an H100 the cuDNN config had not reached its 22 longest claims in 200 s),
-# PY_TIMEOUT (seconds for all of Python's built-in lines together; default 90), FA3_PY_TIMEOUT (FA3 from Python; default 60), CONFIGS (which configs, in
+# PY_TIMEOUT (seconds for all of Python's built-in lines together; default 90), PY_FILTER (only the Python lines matching
+# this extended regex), FA3_PY_TIMEOUT (FA3 from Python; default 60), CONFIGS (which configs, in
 # which order; default "claims_cudnn_h200 claims_fa3_paper"), REQUIRE_GPU (e.g. H200: exit 3 at once on another GPU),
 # RESUME_CUDNN (a database of an interrupted claims_cudnn_h200 run, e.g. carried in .devclaims/: `run --resume`
 # continues it, so a call picks up the claims the last one did not reach), CLAIMS_PYTHON (0: skip both Python steps; not PYTHON, which container/build.sh reads as the interpreter),
@@ -61,7 +62,10 @@ if [ "${CLAIMS_PYTHON:-1}" = 0 ]; then
 fi
 echo "== the built-in variants from Python ($(elapsed))"
 deadline=$(( $(date +%s) + ${PY_TIMEOUT:-90} ))
-python3 scripts/training_report.py --python-args "$WORK/claims_cudnn_h200-whole.db" 2>> "$WORK/python.err" | while read -r line; do
+# One line per shape, mask, dtype and set of passes, in the order the sweep ran them (PY_FILTER: only the lines
+# that match this extended regex, e.g. '192/128' for DeepSeek-V3's shapes).
+python3 scripts/training_report.py --python-args "$WORK/claims_cudnn_h200-whole.db" --per-shape 2>> "$WORK/python.err" |
+  grep -E -- "${PY_FILTER:-.}" | while read -r line; do
   left=$(( deadline - $(date +%s) ))
   [ "$left" -gt 5 ] || { echo "python: no time left for: $line"; break; }
   # shellcheck disable=SC2086
@@ -70,6 +74,10 @@ python3 scripts/training_report.py --python-args "$WORK/claims_cudnn_h200-whole.
 done
 python3 scripts/training_report.py "$WORK/claims_cudnn_h200-whole.db" "$WORK/python.jsonl" > "$OUT/claims-python.md"
 echo "training_report.py exit $?"; grep -iE "counts equal|within|differ" "$OUT/claims-python.md" | head -8
+if [ ! -f "$WORK/claims_fa3_paper-whole.db" ]; then
+  tar -C "$WORK" -czf "$OUT/claims.tgz" --exclude='*.db-*' --exclude=claims_cudnn_h200.db --exclude=claims_fa3_paper.db . 2> /dev/null
+  echo "== done: no FA3 run to measure from Python ($(elapsed))"; exit 0
+fi
 echo "== FA3 from Python ($(elapsed))"
 timeout "${FA3_PY_TIMEOUT:-60}" python3 bench/fa3_reference.py .devwheels/fa3 --shapes 1x32x16384x64,1x16x16384x128,1x8x16384x256 \
   --causal 1,0 --dtype bf16 --samples 50 > "$WORK/fa3_python.jsonl" 2>> "$WORK/fa3_python.err"

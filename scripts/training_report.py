@@ -127,11 +127,15 @@ def db_cases(db, run_id):
                       "JOIN cases c USING (case_id) WHERE r.run_id = ? ORDER BY r.plan_index", (run_id,)).fetchall()
 
 
-def serving_layout(case):
-    """A variable-length batch or a paged cache: tests/gpu/serving_reference.py measures those (torch_reference.py
-    draws uniform batches only, so a packed case would be matched with its padded shape's)."""
+def measured_by_serving_reference(case):
+    """A variable-length batch, a paged cache or a sliding window: tests/gpu/serving_reference.py measures those
+    (torch_reference.py draws uniform batches with a plain causal mask or none, so such a case would be matched
+    with its padded or unwindowed shape's line)."""
     keys = case.keys()
-    return ("seq_lens_q" in keys and case["seq_lens_q"] is not None) or ("page_size" in keys and bool(case["page_size"]))
+    def given(name):
+        return name in keys and case[name] is not None
+    return given("seq_lens_q") or ("page_size" in keys and bool(case["page_size"])) or given("window_left") or \
+        given("window_right")
 
 
 def case_shape(c):
@@ -152,7 +156,7 @@ def python_args(db_path, per_shape=False):
     which heats the GPU it runs on, is the same."""
     db = open_db(db_path)
     cases = [c for c in db_cases(db, latest_run(db)["run_id"])
-             if c["variant"] in BUILT_IN and c["seq_len_q"] == c["seq_len_kv"] and not serving_layout(c)]
+             if c["variant"] in BUILT_IN and c["seq_len_q"] == c["seq_len_kv"] and not measured_by_serving_reference(c)]
     if per_shape:
         return python_args_per_shape(cases)
     groups = {}
@@ -236,7 +240,7 @@ def report(db_path, python_path, machine_path):
     differing, missing_built_in = [], []
     per_dtype = {}
     for pass_name in PASSES:
-        rows = [c for c in cases if (c["pass"] or "forward") == pass_name and not serving_layout(c)]
+        rows = [c for c in cases if (c["pass"] or "forward") == pass_name and not measured_by_serving_reference(c)]
         if not rows:
             continue
         print(f"\n## {pass_name}\n")

@@ -512,6 +512,33 @@ class TrainingReport(unittest.TestCase):
         self.assertEqual(out.strip().splitlines()[0], "--causal 1 --shapes 2x32/8x4096x128,1x32/8x8192x128 "
                                                       "--dtypes bf16 --passes forward,backward --variants sdpa_cudnn")
 
+    def test_a_windowed_case_is_left_to_serving_reference(self):
+        # torch_reference.py has no window: a windowed case (gpt-oss's 1024 keys) would be measured as the plain
+        # causal case of its shape and matched under the same key; serving_reference.py measures windows.
+        os.remove(self.db)
+        oss = dict(batch=2, heads=64, kv_heads=8, seq_len_q=2048, seq_len_kv=2048, head_dim=64)
+        make_db(self.db, [
+            dict(variant="sdpa_flash", **{"pass": "forward"}, gpu_time_us_median=450.0, window_left=1023,
+                 window_right=0, **oss),
+            dict(variant="sdpa_cudnn", **{"pass": "forward"}, gpu_time_us_median=300.0),
+        ])
+        code, out, _ = self.run_report("--python-args", self.db, "--per-shape")
+        self.assertEqual((code, out.strip().splitlines()), (0, [
+            "--causal 1 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward --variants sdpa_cudnn"]))
+        code, out, _ = self.run_report("--python-args", self.db)
+        self.assertEqual(out.strip(), "--causal 1 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward "
+                                      "--variants sdpa_cudnn")
+        # Python's plain causal line of the windowed shape is not matched with it: the case is not in the table.
+        self.write_python(python_line(variant="sdpa_cudnn", **{"pass": "forward"}, kernels=1, memcpy=0, memset=0,
+                                      median_us=300.0),
+                          python_line(variant="sdpa_flash", **{"pass": "forward"}, shape="2x64/8x2048x64", batch=2,
+                                      heads=64, kv_heads=8, seq_len=2048, head_dim=64, kernels=1, memcpy=0, memset=0,
+                                      median_us=900.0))
+        code, out, _ = self.run_report(self.db, self.jsonl)
+        self.assertEqual(code, 0, out)
+        self.assertIn("1 cases, counts equal 0/0, medians >=200us within 3% 1/1", out)
+        self.assertNotIn("2x64/8x2048x64", out)
+
     def test_python_is_judged_over_as_many_samples_as_attnsweep_took(self):
         os.remove(self.db)
         make_db(self.db, [dict(variant="sdpa_cudnn", **{"pass": "forward"}, kernels_per_forward=1, memcpy_per_forward=0,
