@@ -9,14 +9,14 @@
 # Settings: CUDNN_TIMEOUT and FA3_TIMEOUT (seconds for each sweep, SIGINT so it stores what it has;
 # defaults 300 and 90: on an H100 the cuDNN config had not reached its 22 longest claims in 200 s),
 # PY_TIMEOUT (seconds for all of Python's built-in lines together; default 90), PY_FILTER (only the Python lines matching
-# this extended regex), FA3_PY_TIMEOUT (FA3 from Python; default 60), CONFIGS (which configs, in
+# this extended regex), SERVING_PY_TIMEOUT (the windowed cases from Python, serving_reference.py --windowed; default 120), FA3_PY_TIMEOUT (FA3 from Python; default 60), CONFIGS (which configs, in
 # which order; default "claims_cudnn_h200 claims_fa3_paper"), REQUIRE_GPU (e.g. H200: exit 3 at once on another GPU),
 # RESUME_CUDNN (a database of an interrupted claims_cudnn_h200 run, e.g. carried in .devclaims/: `run --resume`
 # continues it, so a call picks up the claims the last one did not reach), CLAIMS_PYTHON (0: skip both Python steps; not PYTHON, which container/build.sh reads as the interpreter),
 # CLAIMS_WORK (a folder kept between calls on the same warm machine: call 1 `CLAIMS_WORK=/tmp/claims-keep
 # CONFIGS=claims_cudnn_h200 CUDNN_TIMEOUT=500 CLAIMS_PYTHON=0`, call 2 `CLAIMS_WORK=/tmp/claims-keep CONFIGS=claims_fa3_paper`,
 # whose Python step measures call 1's built-in cases from the database it left there).
-# Writes claims_cudnn_h200.md, claims_fa3_paper.md, claims-python.md, claims-fa3-python.md and
+# Writes claims_cudnn_h200.md, claims_fa3_paper.md, claims-python.md, claims-serving-python.md, claims-fa3-python.md and
 # claims.tgz (both databases and the logs) to $OUT.
 # shellcheck source=../scripts/device_prologue.sh
 source "$(dirname "$0")/../scripts/device_prologue.sh"
@@ -74,6 +74,12 @@ python3 scripts/training_report.py --python-args "$WORK/claims_cudnn_h200-whole.
 done
 python3 scripts/training_report.py "$WORK/claims_cudnn_h200-whole.db" "$WORK/python.jsonl" > "$OUT/claims-python.md"
 echo "training_report.py exit $?"; grep -iE "counts equal|within|differ" "$OUT/claims-python.md" | head -8
+# The windowed cases (gpt-oss's 1024 keys), which torch_reference.py cannot draw: serving_reference.py's forwards
+# (it leaves a uniform batch's backward out).
+echo "== the windowed cases from Python ($(elapsed))"
+timeout "${SERVING_PY_TIMEOUT:-120}" python3 -u tests/gpu/serving_reference.py "$WORK/claims_cudnn_h200-whole.db" --windowed \
+  --samples 30 --out "$WORK/serving-python.jsonl" > "$OUT/claims-serving-python.md" 2>> "$WORK/serving-python.err"
+echo "serving_reference.py exit $?"; tail -1 "$OUT/claims-serving-python.md"; tail -3 "$WORK/serving-python.err"
 if [ ! -f "$WORK/claims_fa3_paper-whole.db" ]; then
   tar -C "$WORK" -czf "$OUT/claims.tgz" --exclude='*.db-*' --exclude=claims_cudnn_h200.db --exclude=claims_fa3_paper.db . 2> /dev/null
   echo "== done: no FA3 run to measure from Python ($(elapsed))"; exit 0

@@ -2,7 +2,7 @@
 """Independent measurement of attnsweep's serving-mask cases (issue 25) with PyTorch's Python API.
 
    usage: serving_reference.py RESULTS.db [--run N] [--samples 50] [--warmup 3] [--forwards 3]
-                               [--fa3 NAME=PATH] [--out python.jsonl] > report.md
+                               [--fa3 NAME=PATH] [--out python.jsonl] [--windowed] > report.md
 
 Reads the cases of a run of attnsweep (causal top-left or bottom-right, with or without a sliding
 window; any shape with seq_len_q != seq_len_kv; variable-length batches and paged KV caches, schema
@@ -167,9 +167,15 @@ def open_run(path, run=None):
     return db, chosen, found[0]
 
 
-def read_cases(db, run):
+def is_windowed(case):
+    """Whether the case has a sliding window (a bound on either side)."""
+    return case["window_left"] is not None or case["window_right"] is not None
+
+
+def read_cases(db, run, windowed_only=False):
     """The run's cases of every pass (ok or unsupported) in plan order, completed by complete_case; the
-    columns of schema 13 read as NULL (page_size 0) from a database without them."""
+    columns of schema 13 read as NULL (page_size 0) from a database without them; with windowed_only,
+    only those with a sliding window."""
     have = {r[1] for r in db.execute("PRAGMA table_info(cases)")}
     extra = ", ".join(c if c in have else f"{default} AS {c}" for c, default in NEW_COLUMNS.items())
     rows = db.execute(
@@ -181,9 +187,11 @@ def read_cases(db, run):
     cases = []
     for r in rows:
         try:
-            cases.append(complete_case(dict(r)))
+            case = complete_case(dict(r))
         except ValueError as error:
             raise ValueError(f"case {r['plan_index']}: {error}") from None
+        if is_windowed(case) or not windowed_only:
+            cases.append(case)
     return cases
 
 
@@ -218,21 +226,31 @@ def padded_mask(case, device):
     return allowed
 
 
-def varlen_reference(q, k, v, scale, case, chunk_elements=1 << 28):
+# Scores (query rows x keys, over every head) above which the float64 reference is computed in pieces.
+CHUNK_ELEMENTS = 1 << 28
+
+
+def varlen_reference(q, k, v, scale, case, chunk_elements=None):
     """Float64 attention of each sequence alone with its own mask, packed (total_q, H, D); a few
-    key/value heads at a time (at most chunk_elements scores), so a 16k x 16k sequence fits."""
+    key/value heads and query rows at a time (at most chunk_elements scores, CHUNK_ELEMENTS when None),
+    so a 32k x 32k sequence of grouped heads fits."""
+    chunk_elements = CHUNK_ELEMENTS if chunk_elements is None else chunk_elements
     heads, kv_heads = q.shape[1], k.shape[1]
     repeats = heads // kv_heads
     pieces = []
     for b, (nq, nkv) in enumerate(zip(case["lens_q"], case["lens_kv"])):
         allowed = case_mask(case, nq, nkv, q.device)
         groups = max(1, min(kv_heads, chunk_elements // max(1, repeats * nq * nkv)))
-        out = torch.empty(heads, nq, q.shape[-1], dtype=torch.float64, device=q.device)
+        # One key/value head's query heads over all nq rows can still be too many scores: rows in blocks.
+        rows = max(1, min(nq, chunk_elements // max(1, groups * repeats * nkv)))
+        out = torch.empty(heads, nq, v.shape[-1], dtype=torch.float64, device=q.device)
         for g0 in range(0, kv_heads, groups):
             g1 = min(kv_heads, g0 + groups)
             qh = slice(g0 * repeats, g1 * repeats)
-            out[qh] = masked_reference(q[b:b + 1, qh, :nq], k[b:b + 1, g0:g1, :nkv], v[b:b + 1, g0:g1, :nkv],
-                                       scale, allowed)[0]
+            for r0 in range(0, nq, rows):
+                r1 = min(nq, r0 + rows)
+                out[qh, r0:r1] = masked_reference(q[b:b + 1, qh, r0:r1], k[b:b + 1, g0:g1, :nkv],
+                                                  v[b:b + 1, g0:g1, :nkv], scale, allowed[r0:r1])[0]
         pieces.append(out.transpose(0, 1))
         del allowed
     return torch.cat(pieces)
@@ -428,7 +446,10 @@ def plan_forward(case, q, k, v, scale, seed):
     (None when refused: the forward raises) and the float64 reference (zero arguments), on q's device."""
     variant = case["variant"]
     mods = ScoreMods(sinks=True, q=q, k=k, seed=seed) if case.get("sinks") else None
-    if case["varlen"]:
+    # A uniform batch too large for one float64 score tensor (gpt-oss's 2x64 heads at 32k: 1.1e11 scores) is
+    # referenced in pieces, as a variable-length batch of full sequences, and compared packed.
+    pieces = not case["varlen"] and mods is None and q.shape[0] * q.shape[1] * q.shape[-2] * k.shape[-2] > CHUNK_ELEMENTS
+    if case["varlen"] or pieces:
         ref = lambda: varlen_reference(q, k, v, scale, case)  # noqa: E731
     else:
         ref = lambda: masked_reference(q, k, v, scale, case_mask(case, q.shape[-2], k.shape[-2], q.device),  # noqa: E731
@@ -444,6 +465,9 @@ def plan_forward(case, q, k, v, scale, seed):
     else:
         fn, finish = forward_of(variant, q, k, v, scale, case, case_mask(case, q.shape[-2], k.shape[-2], q.device),
                                 mods.sinks if mods is not None else None), (lambda out: out)
+    if pieces and finish is not None:
+        padded = finish
+        finish = lambda out: pack(padded(out), case["lens_q"])  # noqa: E731
     return fn, finish, ref
 
 
@@ -647,6 +671,9 @@ def main():
     p.add_argument("--fa3", metavar="NAME=PATH",
                    help="the variant NAME runs FA3 from PATH (fa3-fwd 0.0.3's fa3_fwd/_C.abi3.so, or a folder)")
     p.add_argument("--out", help="also write the Python rows here, one JSON object per line")
+    p.add_argument("--windowed", action="store_true",
+                   help="only the cases with a sliding window (a run whose other cases torch_reference.py measures, "
+                        "e.g. configs/claims_cudnn_h200.yaml through scripts/training_report.py --python-args)")
     a = p.parse_args()
     fa3 = None
     if a.fa3 is not None:
@@ -656,7 +683,7 @@ def main():
             p.error(str(error))
     try:
         db, run, seed = open_run(a.db, a.run)
-        cases = read_cases(db, run)
+        cases = read_cases(db, run, windowed_only=a.windowed)
     except (sqlite3.Error, ValueError) as error:
         print(f"error: {a.db}: {error}", file=sys.stderr)
         return 2
@@ -680,6 +707,7 @@ def main():
         row = measure(case, seed, a)
         if out:
             out.write(json.dumps(row) + "\n")
+            out.flush()  # kept when a time limit stops the run
         shape = shape_label(case)
         label = mask_label(case) + ("" if case["pass"] == "forward" else f" {case['pass']}")
         if row["status"] == "skipped":

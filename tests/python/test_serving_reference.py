@@ -269,11 +269,34 @@ class ServingVariableLength(unittest.TestCase):
             alone = serving.masked_reference(q[b:b + 1, :, :nq].clone(), k[b:b + 1, :, :nkv].clone(),
                                              v[b:b + 1, :, :nkv].clone(), scale, serving.case_mask(case, nq, nkv, "cpu"))
             self.assertTrue(torch.equal(ref[cu[b]:cu[b + 1]], alone[0].transpose(0, 1)))
-        # one key/value head at a time gives the same
-        self.assertTrue(torch.equal(serving.varlen_reference(q, k, v, scale, case, chunk_elements=1), ref))
+        # one key/value head and one query row at a time gives the same
+        self.assertTrue(torch.allclose(serving.varlen_reference(q, k, v, scale, case, chunk_elements=1), ref,
+                                       rtol=0, atol=1e-12))
         # and the padded batch with the padded mask has the same real rows
         padded = serving.masked_reference(q, k, v, scale, serving.padded_mask(case, "cpu"))
         self.assertTrue(torch.allclose(serving.pack(padded, [1, 2, 3]), ref, rtol=0, atol=1e-12))
+
+    def test_a_uniform_batch_too_large_for_one_score_tensor_is_referenced_in_pieces(self):
+        # gpt-oss's window at 32k tokens (2x64/8 heads) needs 1.1e11 float64 scores at once: the reference goes
+        # through varlen_reference's pieces (key/value heads, then query rows) and the output is compared packed.
+        case = uniform_case(window_left=2)
+        q, k, v = serving.make_inputs(3, 4, 2, 3, 5, 8, torch.float32, 5, device="cpu")
+        scale = 8 ** -0.5
+        whole = serving.masked_reference(q, k, v, scale, serving.case_mask(case, 3, 5, "cpu"))
+        for chunk in (1, 25, 30, 60):  # a row, two rows, one head group's rows, both groups at once
+            pieces = serving.varlen_reference(q, k, v, scale, case, chunk_elements=chunk)
+            self.assertTrue(torch.allclose(pieces, serving.pack(whole, [3, 3, 3]), rtol=0, atol=1e-12), chunk)
+        fn, finish, ref = serving.plan_forward(case, q, k, v, scale, 0)
+        self.assertEqual(tuple(ref().shape), (3, 4, 3, 8))  # small: one tensor, the padded layout
+        original = serving.CHUNK_ELEMENTS
+        serving.CHUNK_ELEMENTS = 16
+        try:
+            fn, finish, ref = serving.plan_forward(case, q, k, v, scale, 0)
+            out, expected = finish(fn()).double(), ref()
+        finally:
+            serving.CHUNK_ELEMENTS = original
+        self.assertEqual((tuple(out.shape), tuple(expected.shape)), ((9, 4, 8), (9, 4, 8)))
+        self.assertLess(((out - expected).norm() / expected.norm()).item(), 1e-6)
 
     def test_the_page_table_uses_every_page_once(self):
         lens_kv, size = [4, 2, 5], 2
@@ -476,6 +499,16 @@ class ServingReferenceSchema13(unittest.TestCase):
             self.assertEqual((varlen["varlen"], varlen["lens_kv"], varlen["page_size"]),
                              (True, [512, 3000, 8192, 100], 16))
             self.assertEqual(serving.shape_label(varlen), "4x32/8xvarlen[q 1, kv 100-8192 #f6b00a7b3758]x128 paged16")
+
+    def test_windowed_only_keeps_the_cases_with_a_window(self):
+        import sqlite3
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            db = self.make_db(os.path.join(tmp, "mixed.db"), True, [
+                (0, {}), (1, {"window_left": 1023, "window_right": 0}), (2, {"window_right": 4})])
+            db.row_factory = sqlite3.Row
+            self.assertEqual([c["plan_index"] for c in serving.read_cases(db, 1)], [0, 1, 2])
+            self.assertEqual([c["plan_index"] for c in serving.read_cases(db, 1, windowed_only=True)], [1, 2])
 
     def test_lengths_that_do_not_fit_the_case_exit_two(self):
         import tempfile
