@@ -9,7 +9,8 @@
 # Settings: CUDNN_TIMEOUT and FA3_TIMEOUT (seconds for each sweep, SIGINT so it stores what it has;
 # defaults 300 and 90: on an H100 the cuDNN config had not reached its 22 longest claims in 200 s),
 # PY_TIMEOUT (seconds for all of Python's built-in lines together; default 90), PY_FILTER (only the Python lines matching
-# this extended regex), SERVING_PY_TIMEOUT (the windowed cases from Python, serving_reference.py --windowed; default 120), FA3_PY_TIMEOUT (FA3 from Python; default 60), CONFIGS (which configs, in
+# this extended regex), SERVING_PY_TIMEOUT (the windowed cases from Python, serving_reference.py --windowed; default 60: with the
+# other defaults and a fresh build the call stays under 600 s), FA3_PY_TIMEOUT (FA3 from Python; default 60), CONFIGS (which configs, in
 # which order; default "claims_cudnn_h200 claims_fa3_paper"), REQUIRE_GPU (e.g. H200: exit 3 at once on another GPU),
 # RESUME_CUDNN (a database of an interrupted claims_cudnn_h200 run, e.g. carried in .devclaims/: `run --resume`
 # continues it, so a call picks up the claims the last one did not reach), CLAIMS_PYTHON (0: skip both Python steps; not PYTHON, which container/build.sh reads as the interpreter),
@@ -63,7 +64,9 @@ fi
 echo "== the built-in variants from Python ($(elapsed))"
 deadline=$(( $(date +%s) + ${PY_TIMEOUT:-90} ))
 # One line per shape, mask, dtype and set of passes, in the order the sweep ran them (PY_FILTER: only the lines
-# that match this extended regex, e.g. '192/128' for DeepSeek-V3's shapes).
+# that match this extended regex, e.g. '192/128' for DeepSeek-V3's shapes; checked first: grep says 2 for a bad one).
+grep -E -- "${PY_FILTER:-.}" < /dev/null > /dev/null
+if [ $? -eq 2 ]; then echo "PY_FILTER '${PY_FILTER:-}' is not an extended regex: stopped"; exit 2; fi
 python3 scripts/training_report.py --python-args "$WORK/claims_cudnn_h200-whole.db" --per-shape 2>> "$WORK/python.err" |
   grep -E -- "${PY_FILTER:-.}" | while read -r line; do
   left=$(( deadline - $(date +%s) ))
@@ -77,10 +80,10 @@ echo "training_report.py exit $?"; grep -iE "counts equal|within|differ" "$OUT/c
 # The windowed cases (gpt-oss's 1024 keys), which torch_reference.py cannot draw: serving_reference.py's forwards
 # (it leaves a uniform batch's backward out).
 echo "== the windowed cases from Python ($(elapsed))"
-timeout "${SERVING_PY_TIMEOUT:-120}" python3 -u tests/gpu/serving_reference.py "$WORK/claims_cudnn_h200-whole.db" --windowed \
+timeout "${SERVING_PY_TIMEOUT:-60}" python3 -u tests/gpu/serving_reference.py "$WORK/claims_cudnn_h200-whole.db" --windowed \
   --samples 30 --out "$WORK/serving-python.jsonl" > "$OUT/claims-serving-python.md" 2>> "$WORK/serving-python.err"
 echo "serving_reference.py exit $?"; tail -1 "$OUT/claims-serving-python.md"; tail -3 "$WORK/serving-python.err"
-if [ ! -f "$WORK/claims_fa3_paper-whole.db" ]; then
+if [[ " ${CONFIGS:-claims_cudnn_h200 claims_fa3_paper} " != *" claims_fa3_paper "* ]]; then
   tar -C "$WORK" -czf "$OUT/claims.tgz" --exclude='*.db-*' --exclude=claims_cudnn_h200.db --exclude=claims_fa3_paper.db . 2> /dev/null
   echo "== done: no FA3 run to measure from Python ($(elapsed))"; exit 0
 fi

@@ -226,8 +226,11 @@ def padded_mask(case, device):
     return allowed
 
 
-# Scores (query rows x keys, over every head) above which the float64 reference is computed in pieces.
+# The most scores (query rows x keys, over heads) of one piece of the float64 reference (2 GiB).
 CHUNK_ELEMENTS = 1 << 28
+# A uniform batch with more scores than this (16 GiB of float64, more with the mask's copy) is referenced in pieces;
+# below it in one tensor, as before.
+WHOLE_REFERENCE_SCORES = 1 << 31
 
 
 def varlen_reference(q, k, v, scale, case, chunk_elements=None):
@@ -448,7 +451,8 @@ def plan_forward(case, q, k, v, scale, seed):
     mods = ScoreMods(sinks=True, q=q, k=k, seed=seed) if case.get("sinks") else None
     # A uniform batch too large for one float64 score tensor (gpt-oss's 2x64 heads at 32k: 1.1e11 scores) is
     # referenced in pieces, as a variable-length batch of full sequences, and compared packed.
-    pieces = not case["varlen"] and mods is None and q.shape[0] * q.shape[1] * q.shape[-2] * k.shape[-2] > CHUNK_ELEMENTS
+    pieces = not case["varlen"] and mods is None and \
+        q.shape[0] * q.shape[1] * q.shape[-2] * k.shape[-2] > WHOLE_REFERENCE_SCORES
     if case["varlen"] or pieces:
         ref = lambda: varlen_reference(q, k, v, scale, case)  # noqa: E731
     else:

@@ -288,13 +288,13 @@ class ServingVariableLength(unittest.TestCase):
             self.assertTrue(torch.allclose(pieces, serving.pack(whole, [3, 3, 3]), rtol=0, atol=1e-12), chunk)
         fn, finish, ref = serving.plan_forward(case, q, k, v, scale, 0)
         self.assertEqual(tuple(ref().shape), (3, 4, 3, 8))  # small: one tensor, the padded layout
-        original = serving.CHUNK_ELEMENTS
-        serving.CHUNK_ELEMENTS = 16
+        original = serving.CHUNK_ELEMENTS, serving.WHOLE_REFERENCE_SCORES
+        serving.CHUNK_ELEMENTS, serving.WHOLE_REFERENCE_SCORES = 16, 100  # the batch has 3 * 4 * 3 * 5 = 180
         try:
             fn, finish, ref = serving.plan_forward(case, q, k, v, scale, 0)
             out, expected = finish(fn()).double(), ref()
         finally:
-            serving.CHUNK_ELEMENTS = original
+            serving.CHUNK_ELEMENTS, serving.WHOLE_REFERENCE_SCORES = original
         self.assertEqual((tuple(out.shape), tuple(expected.shape)), ((9, 4, 8), (9, 4, 8)))
         self.assertLess(((out - expected).norm() / expected.norm()).item(), 1e-6)
 
