@@ -337,15 +337,24 @@ TEST_F(StoredClaims, AGapOfTwiceOrMoreIsAFactorNotAShareOfTimeSaved) {
     const auto [c, r] = timed(index++, variant, median, 0.01, backend);
     store.add_case(run, c, r);
   }
+  // At head_dim 128, no sdpa_auto: a lead of 99.6% would print "100%" as a percent, so it is the factor already.
+  for (const auto& [variant, median, backend] : std::vector<std::tuple<std::string, double, std::string>>{
+           {"sdpa_flash", 100, "flash_attention"}, {"sdpa_cudnn", 199.6, "cudnn_attention"}}) {
+    auto [c, r] = timed(index++, variant, median, 0.01, backend);
+    c.shape.head_dim = 128;
+    store.add_case(run, c, r);
+  }
   store.finish_run(run, RunStatus::done);
   const auto lines = compare::read_choices(storage::RunReader(db_), run);
-  ASSERT_EQ(lines.size(), 1u);
+  ASSERT_EQ(lines.size(), 2u);
   EXPECT_NEAR(*lines[0].lead, 19.0, 1e-9);
   EXPECT_EQ(lines[0].sentence, "SDPA chose cuDNN; sdpa_flash is 21.0x faster (significant)");
+  EXPECT_EQ(lines[1].sentence, "sdpa_flash is fastest, 2.0x as fast as sdpa_cudnn (significant)");
   const report::Table table = compare::choice_table(lines);
-  ASSERT_EQ(table.rows.size(), 1u);
+  ASSERT_EQ(table.rows.size(), 2u);
   ASSERT_EQ(table.columns[4].name, "lead");
   EXPECT_EQ(table.rows[0][4].to_text(), "20.0x");
+  EXPECT_EQ(table.rows[1][4].to_text(), "2.0x");
 }
 
 // PyTorch's choice can beat every variant timed (it ran a backend none of them

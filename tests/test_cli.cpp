@@ -475,6 +475,29 @@ TEST_F(Cli, CasesStoredBeforeAResumeCountAsDoneInTheProgress) {
   EXPECT_NE(resumed.output.find(" info [3/3] naive 1x2x16x8 fp32 causal: ok"), std::string::npos) << resumed.output;
   EXPECT_NE(resumed.output.find("progress: [3/3 100%] 1 ok, 1 unsupported, 1 failed | "), std::string::npos)
       << resumed.output;
+  EXPECT_EQ(resumed.output.find("on another GPU"), std::string::npos) << resumed.output;  // the same device
+}
+
+// A run resumed on another GPU than it started on (a device machine lent anew: issue 37's H200 claims run went on
+// on a second H200) goes on, and says once that its environment is the first GPU's while each case keeps its own.
+// Here the run "started" on a GPU by its stored UUID; this process has none (the CPU).
+TEST_F(Cli, AResumeOnAnotherGpuSaysSo) {
+  const std::string config = write("three.yaml", kThreeStatusesConfig);
+  ASSERT_EQ(run("run " + config + " --device cpu --db " + path("g.db"), "ATTNSWEEP_TEST_VARIANTS=1 ").exit_code, 0);
+  attnsweep::testing::cut_run_short(path("g.db"), "plan_index = 0", "interrupted");
+  {
+    SQLite::Database db(path("g.db"), SQLite::OPEN_READWRITE);
+    ASSERT_EQ(db.exec("UPDATE run_devices SET gpu_uuid = 'GPU-28f77362-073a-3e3b-2e21-626a0e4f1e0b'"), 1);
+  }
+  const Outcome resumed =
+      run("run " + config + " --device cpu --db " + path("g.db") + " --resume", "ATTNSWEEP_TEST_VARIANTS=1 ");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find(" warning resuming run 1 on another GPU (no GPU UUID here; the run started on "
+                                "GPU-28f77362-073a-3e3b-2e21-626a0e4f1e0b): each case keeps its GPU in cases.gpu_uuid; "
+                                "the run's environment (run_devices, the report's) is the GPU it started on\n"),
+            std::string::npos)
+      << resumed.output;
+  EXPECT_NE(resumed.output.find("progress: [3/3 100%]"), std::string::npos) << resumed.output;
 }
 
 TEST_F(Cli, QuietLeavesStderrToWarningsAndStdoutToTheTable) {

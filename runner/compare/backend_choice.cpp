@@ -15,13 +15,16 @@ std::string lead_percent(double share) { return text::fixed(100 * share, share <
 // Every "how much faster" here is one convention, the slower median over the faster less 1 (the lead's):
 // a percent below 2x, a factor from 2x up ("19.8x": a 20x gap as a share of time saved, "95%", reads
 // like a small one, and as a percent, "1876%", is hard to read).
+// The switch is where the percent would print "100%" (from 0.995 up), so no gap prints as both.
+constexpr double kFactorFrom = 0.995;
+
 std::string lead_text(double slower_by) {
-  return slower_by < 1 ? lead_percent(slower_by) : text::fixed(1 + slower_by, 1) + "x";
+  return slower_by < kFactorFrom ? lead_percent(slower_by) : text::fixed(1 + slower_by, 1) + "x";
 }
 
 // "86% ahead of sdpa_flash", "19.8x as fast as sdpa_cudnn".
 std::string ahead_of(double slower_by, const std::string& variant) {
-  return lead_text(slower_by) + (slower_by < 1 ? " ahead of " : " as fast as ") + variant;
+  return lead_text(slower_by) + (slower_by < kFactorFrom ? " ahead of " : " as fast as ") + variant;
 }
 
 // "24% faster", "19.8x faster".
@@ -43,7 +46,7 @@ std::string sentence_of(const ChoiceLine& line) {
   } else if (line.lead && line.lead_verdict == "significant") {
     lead = line.fastest_variant + " is fastest, " + ahead_of(*line.lead, line.runner_up_variant) + " (significant)";
   } else if (line.lead && line.lead_verdict == "tie") {
-    lead = line.fastest_variant + " and " + line.runner_up_variant + " tie (" + lead_percent(*line.lead) + ", the intervals overlap)";
+    lead = line.fastest_variant + " and " + line.runner_up_variant + " tie (" + lead_text(*line.lead) + ", the intervals overlap)";
   } else if (line.lead) {
     lead = line.fastest_variant + " is " + ahead_of(*line.lead, line.runner_up_variant) +
            " (no confidence intervals to tell whether that is real)";
@@ -56,6 +59,7 @@ std::string sentence_of(const ChoiceLine& line) {
                                                                                            : "no confidence intervals";
   if (!line.auto_slower_by) return chose + " (" + why + "); " + lead;
   const double slower_by = *line.auto_slower_by;  // its median over the fastest variant's, less 1
+  if (slower_by <= -1) return chose + " (" + why + "); " + lead;  // no time of its own (a median of 0): no ratio
   if (slower_by < 0) {
     // PyTorch ran something faster than every variant timed: a backend none of them pins, or a better run of one.
     // The fastest variant's median over PyTorch's, less 1: the same convention turned round.
