@@ -498,6 +498,15 @@ TEST_F(Cli, AResumeOnAnotherGpuSaysSo) {
             std::string::npos)
       << resumed.output;
   EXPECT_NE(resumed.output.find("progress: [3/3 100%]"), std::string::npos) << resumed.output;
+  // With --isolate the parent leaves CUDA alone: the UUID is the worker's answer, and the warning the same.
+  attnsweep::testing::cut_run_short(path("g.db"), "plan_index = 2", "interrupted");
+  const Outcome isolated = run("run " + config + " --device cpu --db " + path("g.db") + " --resume --isolate",
+                               "ATTNSWEEP_TEST_VARIANTS=1 ");
+  ASSERT_EQ(isolated.exit_code, 0) << isolated.output;
+  EXPECT_NE(isolated.output.find(" warning resuming run 1 on another GPU (no GPU UUID here; the run started on "
+                                 "GPU-28f77362-073a-3e3b-2e21-626a0e4f1e0b)"),
+            std::string::npos)
+      << isolated.output;
 }
 
 TEST_F(Cli, QuietLeavesStderrToWarningsAndStdoutToTheTable) {

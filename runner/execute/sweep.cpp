@@ -241,6 +241,30 @@ std::vector<Device> devices_for_gpus(const std::string& gpus, const Device& requ
   return devices;
 }
 
+// A run resumed on another GPU (the same model on another machine, a device lent anew) goes on: each case keeps its
+// GPU in cases.gpu_uuid. But run_devices, and so the report's environment, holds the GPUs the run started on, so
+// the log says that the run now spans GPUs (an H200 claims run resumed on a second H200 said nothing). `here` is
+// the UUID of the GPU this sweep runs on (a worker's answer where the parent leaves CUDA alone). Only a warning:
+// a run_devices that cannot be read is the report's business, not a reason to refuse the resume.
+void warn_if_resumed_on_another_gpu(const std::string& db_path, std::int64_t run_id, const std::string& here) {
+  std::vector<std::string> started_on;
+  try {
+    storage::run_query(db_path,
+                       "SELECT DISTINCT gpu_uuid FROM run_devices WHERE run_id = " + std::to_string(run_id) +
+                           " AND gpu_uuid IS NOT NULL AND gpu_uuid <> '' ORDER BY gpu_uuid",
+                       [](const std::vector<std::string>&) {},
+                       [&](const std::vector<storage::QueryValue>& row) { started_on.push_back(storage::query_text(row[0])); });
+  } catch (const std::exception& error) {
+    log::debug(std::string("the run's GPUs could not be read: ") + error.what());
+    return;
+  }
+  if (started_on.empty() || std::find(started_on.begin(), started_on.end(), here) != started_on.end()) return;
+  log::warn("resuming run " + std::to_string(run_id) + " on another GPU (" + (here.empty() ? "no GPU UUID here" : here) +
+            "; the run started on " + text::join(started_on, ", ") +
+            "): each case keeps its GPU in cases.gpu_uuid; the run's environment (run_devices, the report's) is "
+            "the GPU it started on");
+}
+
 // cuBLAS is deterministic only with a fixed workspace: PyTorch refuses its
 // matmuls under deterministic algorithms unless CUBLAS_WORKSPACE_CONFIG is set
 // before cuBLAS starts (PyTorch's reproducibility notes). A sweep with a
@@ -248,25 +272,6 @@ std::vector<Device> devices_for_gpus(const std::string& gpus, const Device& requ
 // CUDA is touched (workers inherit it); the run's environment records it.
 // Decided on the whole sweep, not a shard's part, so that every shard's run
 // has the same environment and merge takes them.
-// A run resumed on another GPU (the same model on another machine, a device lent anew) goes on: each case keeps its
-// GPU in cases.gpu_uuid. But run_devices, and so the report's environment, holds the GPUs the run started on, so
-// the log says that the run now spans GPUs (an H200 claims run resumed on a second H200 said nothing).
-void warn_if_resumed_on_another_gpu(const std::string& db_path, std::int64_t run_id, const Device& device) {
-  std::vector<std::string> started_on;
-  storage::run_query(db_path,
-                     "SELECT DISTINCT gpu_uuid FROM run_devices WHERE run_id = " + std::to_string(run_id) +
-                         " AND gpu_uuid IS NOT NULL AND gpu_uuid <> '' ORDER BY gpu_uuid",
-                     [](const std::vector<std::string>&) {},
-                     [&](const std::vector<storage::QueryValue>& row) { started_on.push_back(storage::query_text(row[0])); });
-  if (started_on.empty()) return;
-  const std::string here = gpu_uuid(device);
-  if (std::find(started_on.begin(), started_on.end(), here) != started_on.end()) return;
-  log::warn("resuming run " + std::to_string(run_id) + " on another GPU (" + (here.empty() ? "no GPU UUID here" : here) +
-            "; the run started on " + text::join(started_on, ", ") +
-            "): each case keeps its GPU in cases.gpu_uuid; the run's environment (run_devices, the report's) is "
-            "the GPU it started on");
-}
-
 void prepare_for_determinism(const Plan& plan) {
   const bool any = std::any_of(plan.cases.begin(), plan.cases.end(), [](const Case& c) { return c.deterministic; });
   if (!any) return;
@@ -366,7 +371,7 @@ SweepOutcome run_sweep(const SweepRequest& request) {
     if (!gpus.empty()) store.set_run_gpus(outcome.run_id, gpus_used(reader.run(outcome.run_id)->gpus, gpus));
     log::info("resuming run " + std::to_string(outcome.run_id) + ": " + std::to_string(done.size()) + " of " +
               std::to_string(plan.cases.size()) + " cases already stored");
-    warn_if_resumed_on_another_gpu(request.db_path, outcome.run_id, device);
+    warn_if_resumed_on_another_gpu(request.db_path, outcome.run_id, probe ? probe->environment.gpu_uuid : gpu_uuid(device));
   } else {
     NewRun run{request.config_path, &config, config_sha256, device,
                probe ? std::optional<EnvironmentInfo>(probe->environment) : std::nullopt,
