@@ -327,7 +327,7 @@ def forward_of(variant, q, k, v, scale, case, allowed, sinks=None):
     """A zero-argument forward, as a user would write this variant for this mask (and sinks, (heads,))."""
     grouped = k.shape[1] != q.shape[1]
     sq, skv = q.shape[-2], k.shape[-2]
-    windowed = case["window_left"] is not None or case["window_right"] is not None
+    windowed = is_windowed(case)
     plain_causal = case["causal"] and not windowed and (not case["bottom_right"] or sq == skv)
     if variant in ("naive", "naive_inplace"):
         masked = allowed.logical_not()
@@ -366,7 +366,7 @@ def varlen_attend(variant, case, scale, device):
     padded mask; returning the packed output or the padded one. A refusal raises when called (packed
     is then None)."""
     lens_q, lens_kv = case["lens_q"], case["lens_kv"]
-    windowed = case["window_left"] is not None or case["window_right"] is not None
+    windowed = is_windowed(case)
     if variant in ("sdpa_flash", "sdpa_efficient"):
         cu_q, cu_k = cu_seqlens(lens_q, device), cu_seqlens(lens_kv, device)
         max_q, max_kv = max(lens_q), max(lens_kv)
@@ -614,7 +614,7 @@ def measure(case, seed, a):
 def mask_label(case):
     text = {(0, 0): "full", (1, 0): "causal", (1, 1): "causal_bottom_right"}.get(
         (int(case["causal"]), int(case["bottom_right"])), "full")
-    if case["window_left"] is not None or case["window_right"] is not None:
+    if is_windowed(case):
         side = lambda b: "inf" if b is None else str(b)  # noqa: E731
         text = ("" if text == "full" else text + " ") + f"window[{side(case['window_left'])},{side(case['window_right'])}]"
     return text
