@@ -143,6 +143,12 @@ def case_shape(c):
     return shape_text(c["batch"], c["heads"], c["kv_heads"], c["seq_len_q"], c["seq_len_kv"], c["head_dim"], value_dim(c))
 
 
+def mask_key(c):
+    """(causal 0/1, softcap, alibi, sinks, deterministic): what one torch_reference.py call holds fixed; mods_args'
+    arguments."""
+    return (int(bool(c["causal"])), *score_mods_of(c))
+
+
 def mods_args(causal, softcap, alibi, sinks, deterministic):
     return f"--causal {causal} " + (f"--softcap {softcap:g} " if softcap else "") + ("--alibi 1 " if alibi else "") + \
         ("--sinks 1 " if sinks else "") + ("--deterministic 1 " if deterministic else "")
@@ -161,7 +167,7 @@ def python_args(db_path, per_shape=False):
         return python_args_per_shape(cases)
     groups = {}
     for c in cases:
-        mask = (int(bool(c["causal"])), *score_mods_of(c))  # one torch_reference.py call per mask and modification
+        mask = mask_key(c)  # one torch_reference.py call per mask and modification
         shape = case_shape(c)
         group = groups.setdefault(mask, {"shapes": [], "dtypes": [], "passes": [], "variants": []})
         for name, value in (("shapes", shape), ("dtypes", c["dtype"]), ("passes", c["pass"] or "forward"),
@@ -178,7 +184,7 @@ def python_args_per_shape(cases):
     order of each line's first case_id."""
     passes_of, first = {}, {}  # (shape, mask, dtype) -> variant -> passes; and each one's first case_id
     for c in sorted(cases, key=lambda c: c["case_id"]):
-        key = (case_shape(c), (int(bool(c["causal"])), *score_mods_of(c)), c["dtype"])
+        key = (case_shape(c), mask_key(c), c["dtype"])
         passes = passes_of.setdefault(key, {}).setdefault(c["variant"], [])
         if (c["pass"] or "forward") not in passes:
             passes.append(c["pass"] or "forward")
