@@ -509,6 +509,21 @@ class ServingReferenceSchema13(unittest.TestCase):
             db.row_factory = sqlite3.Row
             self.assertEqual([c["plan_index"] for c in serving.read_cases(db, 1)], [0, 1, 2])
             self.assertEqual([c["plan_index"] for c in serving.read_cases(db, 1, windowed_only=True)], [1, 2])
+            db.close()
+            # A flag takes no value; a file that is not a run is refused the same way with it.
+            import subprocess
+            script = os.path.join(ROOT, "tests", "gpu", "serving_reference.py")
+            flagged = subprocess.run([sys.executable, script, os.path.join(tmp, "mixed.db"), "--windowed=1"],
+                                     capture_output=True, text=True)
+            self.assertEqual((flagged.returncode, flagged.stdout), (2, ""))
+            self.assertIn("--windowed: ignored explicit argument '1'", flagged.stderr)
+            foreign = os.path.join(tmp, "foreign.db")
+            other = sqlite3.connect(foreign)
+            other.execute("CREATE TABLE t (x)")
+            other.commit()
+            other.close()
+            self.assertEqual(run_main(foreign, "--windowed")[:2][0], 2)
+            self.assertIn("no such table: runs", run_main(foreign, "--windowed")[1])
 
     def test_lengths_that_do_not_fit_the_case_exit_two(self):
         import tempfile
