@@ -198,11 +198,11 @@ TEST_F(CliNightly, BadInputIsOneLineAndExitTwoAndNothingRuns) {
       {"--history " + path("not-a-folder") + " --db " + path("x.db"), "--history must be a folder"},
       {"--history " + history + " --threshold 0 --db " + path("x.db"), "--threshold: invalid value '0'"},
       {"--history " + history + " --db " + path("x.db") + " --summary-json " + path("x.db"),
-       "--summary-json: " + path("x.db") + " is the night's database (--db)"},
+       "--summary-json " + path("x.db") + ": is the night's database (--db)"},
       {"--history " + history + " --db " + path("x.db") + " --summary-json " + path("x.md"),
        "is the markdown summary (--summary)"},
       {"--history " + history + " --db " + path("x.db") + " --summary-json " + path(""),
-       "is a folder; give the JSON summary's file name"},
+       "--summary-json " + path("") + ": is a folder; name a file in it"},
       {"--history " + history + " --db " + path("x.db") + " --summary-json " + path("no/such/folder/n.json"),
        "--summary-json"},
   };
@@ -261,7 +261,7 @@ TEST_F(CliNightly, RefusesInputThatWouldOnlyFailAfterTheSweep) {
       // A history that cannot be created: its nearest folder is a file.
       {"--history " + path("a-file/history") + " --db " + path("x.db"), "--history"},
       // The default summary of --db x.md is x.md itself: it would overwrite the database.
-      {"--history " + path("h1") + " --db " + path("x.md"), "--summary: " + path("x.md") + " is the night's database"},
+      {"--history " + path("h1") + " --db " + path("x.md"), "--summary " + path("x.md") + ": is the night's database (--db)"},
   };
   for (const auto& [arguments, message] : refused) {
     SCOPED_TRACE(arguments);

@@ -6,6 +6,7 @@
 #include "runner/cli/guarded.hpp"
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
+#include "runner/report/escaping.hpp"
 #include "runner/workflows/acceptance.hpp"
 
 namespace attnsweep::cli {
@@ -19,9 +20,12 @@ int accept_command(const AcceptOptions& options) {
     request.reason = options.reason;
     request.by = options.by;
     const workflows::Acceptance accepted = workflows::record_acceptance(request);
-    std::cout << "accepted: the change of night " << accepted.night << " for " << text::join(accepted.cases, ", ")
-              << " (" << accepted.reason << ", by " << accepted.by << " at " << accepted.at << ")\n"
-              << "recorded in " << options.history_dir << "/" << accepted.file
+    // Given text is shown, never obeyed: escapes and line breaks as escapes (issue 55, item 17).
+    using report::terminal_safe;
+    std::cout << "accepted: the change of night " << accepted.night << " for "
+              << terminal_safe(text::join(accepted.cases, ", ")) << " (" << terminal_safe(accepted.reason) << ", by "
+              << terminal_safe(accepted.by) << " at " << accepted.at << ")\n"
+              << "recorded in " << terminal_safe(options.history_dir) << "/" << accepted.file
               << "; from the next night on, these cases' time window starts at night " << accepted.night << "\n";
     return static_cast<int>(kExitOk);
   });

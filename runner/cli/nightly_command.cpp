@@ -47,6 +47,10 @@ int nightly_command(const NightlyOptions& options) {
       std::cout << "nightly: " << outcome.suspect.size() << " suspect case" << (outcome.suspect.size() == 1 ? "" : "s")
                 << " not judged on time (validity label; the summary says why)\n";
     }
+    if (!outcome.unjudged.empty()) {
+      std::cout << "nightly: " << outcome.unjudged.size() << " case" << (outcome.unjudged.size() == 1 ? "" : "s")
+                << " not judged on time (no night of the window timed them; the summary says which)\n";
+    }
     if (!outcome.summary_error.empty()) {
       // The summary is optional: the night is stored (and in the history) all the same.
       std::cout << std::flush;

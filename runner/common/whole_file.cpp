@@ -29,7 +29,7 @@ bool is_sqlite_database(const fs::path& path) {
 }  // namespace
 
 void refuse_output_path(const std::string& output, const std::string& option,
-                        const std::vector<std::pair<std::string, std::string>>& databases) {
+                        const std::vector<std::pair<std::string, std::string>>& inputs) {
   std::error_code error;
   const std::string named = option + " " + output + ": ";
   if (fs::is_symlink(output, error) && !fs::exists(output, error)) {
@@ -39,7 +39,7 @@ void refuse_output_path(const std::string& output, const std::string& option,
   if (fs::is_directory(output, error)) throw BadInputError(named + "is a folder; name a file in it");
   const fs::path folder = fs::absolute(output).parent_path();
   if (!fs::is_directory(folder, error)) throw BadInputError(named + "the folder " + folder.string() + " does not exist");
-  for (const auto& [database, what] : databases) {
+  for (const auto& [database, what] : inputs) {
     if (same_file(output, database)) throw BadInputError(named + "is " + what + "; name another file");
     for (const char* suffix : {"-wal", "-shm", "-journal"}) {
       if (same_file(output, database + suffix)) {
@@ -80,17 +80,30 @@ void write_whole_file(const std::string& output, const std::string& text, const 
   std::error_code error;
   const fs::path target = fs::is_symlink(output, error) ? fs::weakly_canonical(fs::absolute(output), error)
                                                         : fs::path(output);
-  const std::string temporary = target.string() + ".tmp-" + std::to_string(::getpid());
-  {
-    errno = 0;
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    file << text;
-    file.close();
-    if (!file) {
+  // A temporary name no one can plant a link at beforehand (mkstemp: O_EXCL),
+  // with the mode a new file gets (mkstemp's is 0600).
+  std::string temporary = target.string() + ".tmp-XXXXXX";
+  errno = 0;
+  const int fd = ::mkstemp(temporary.data());
+  if (fd < 0) throw failed(temporary);
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  for (std::size_t written = 0; written < text.size();) {
+    const ssize_t wrote = ::write(fd, text.data() + written, text.size() - written);
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) {
       const std::runtime_error failure = failed(temporary);
+      ::close(fd);
       std::remove(temporary.c_str());
       throw failure;
     }
+    written += static_cast<std::size_t>(wrote);
+  }
+  if (::close(fd) != 0) {
+    const std::runtime_error failure = failed(temporary);
+    std::remove(temporary.c_str());
+    throw failure;
   }
   fs::rename(temporary, target, error);
   if (error) {

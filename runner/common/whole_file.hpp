@@ -15,15 +15,17 @@ namespace attnsweep {
 // never replaced by a file. A failure throws std::runtime_error
 // "<option> <path>: cannot write ...: <the system's reason>" and removes the
 // temporary file; `option` names the command's flag ("-o", "--html").
-// Refuses (BadInputError, "<option> <path>: ...") an output path that names a
-// folder or a file in a missing folder, a symbolic link that names nothing
-// (writing through it makes a file wherever it points, replacing it loses the
-// link), any SQLite database (a night of a history, a results database) and
-// the databases listed (path, what it is: "the database itself"), their
-// SQLite side files included. `report -o` and `history --html` check it
-// before they read anything.
+// The one rule for every output of every command (issue 55, item 1): refuses
+// (BadInputError, "<option> <path>: ...") an output path that names a folder or
+// a file in a missing folder, a symbolic link that names nothing (writing
+// through it makes a file wherever it points, replacing it loses the link), any
+// SQLite database (a night of a history, a results database) and each input
+// listed (path, what it is: "the database itself", "the config that runs", an
+// acceptance record), SQLite side files included. `report -o`, `history
+// --html`, nightly's `--summary` and `--summary-json` check it before they
+// read or run anything.
 void refuse_output_path(const std::string& output, const std::string& option,
-                        const std::vector<std::pair<std::string, std::string>>& databases = {});
+                        const std::vector<std::pair<std::string, std::string>>& inputs = {});
 
 void write_whole_file(const std::string& path, const std::string& text, const std::string& option);
 

@@ -143,6 +143,7 @@ class WorkerPool::Impl {
   }
 
   void start(Slot& slot, const std::vector<std::string>& arguments, bool with_input) {
+    if (request_.before_worker_start) request_.before_worker_start();
     int input[2] = {-1, -1}, output[2];
     if (with_input && pipe2(input, O_CLOEXEC) != 0) {
       throw std::runtime_error(std::string("cannot start a worker: ") + std::strerror(errno));

@@ -7,6 +7,7 @@
 // worker crashed or ran past measure.case_timeout_s comes back as a measured
 // failure (the sweep stores it), and a fresh worker takes the rest of its unit.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ struct PoolRequest {
   // worker per case started for it (`worker --plan-index N`), whose time limit
   // counts from its start.
   bool serving = true;
+  // Asked before every worker starts (each loads the op libraries anew): throws
+  // to stop the run (an op library rebuilt since it began, op_library_watch.hpp).
+  std::function<void()> before_worker_start;
 };
 
 class WorkerPool final : public Executor {

@@ -21,6 +21,7 @@
 #include "runner/device/device.hpp"
 #include "runner/device/environment.hpp"
 #include "runner/execute/device_pool.hpp"
+#include "runner/execute/op_library_watch.hpp"
 #include "runner/execute/fit_check.hpp"
 #include "runner/execute/in_process_executor.hpp"
 #include "runner/execute/op_library_check.hpp"
@@ -195,11 +196,14 @@ CaseQueue cases_to_run(const Plan& plan, const Config& config, const std::set<in
 // a worker per device (--gpus, with --isolate a fresh one per case).
 std::unique_ptr<Executor> make_executor(const SweepRequest& request, const Config& config,
                                         const std::vector<Device>& gpus, const Device& device,
-                                        const std::string& config_sha256, std::int64_t run_id) {
+                                        const std::string& config_sha256, std::int64_t run_id,
+                                        OpLibraryWatch& libraries) {
   if (gpus.empty() && !request.isolate) {
     return std::make_unique<InProcessExecutor>(device, config.measure, config.seed);
   }
   PoolRequest pool{config_sha256, request.db_path, run_id, gpus, config.measure.case_timeout_s, request.isolate, true};
+  // Each worker loads the op libraries anew: one rebuilt since the run began stops it (issue 55, item 9).
+  pool.before_worker_start = [&libraries] { libraries.check(); };
   if (gpus.empty()) {
     pool.devices = {device};
     pool.serving = false;
@@ -329,6 +333,8 @@ SweepOutcome run_sweep(const SweepRequest& request) {
   const bool traces_created = !traces.empty() && !std::filesystem::exists(traces);
   if (!traces.empty()) create_trace_directory(traces);
   const std::string config_sha256 = sha256_hex(config.yaml_text);
+  // The op libraries' files as they are before the run's builds are hashed.
+  OpLibraryWatch libraries(config.op_libraries);
 
   std::optional<storage::Store> opened;
   try {
@@ -398,7 +404,9 @@ SweepOutcome run_sweep(const SweepRequest& request) {
   try {
     // Ended (the live line erased, the last state logged) before anything else prints, even on a throw.
     ProgressDisplay progress(Progress(planned, stored_before), progress_mode_here(), request.progress_interval_seconds);
-    const std::unique_ptr<Executor> executor = make_executor(request, config, gpus, device, config_sha256, run_id);
+    libraries.expect(storage::RunReader(request.db_path).run(run_id)->op_libraries);
+    const std::unique_ptr<Executor> executor =
+        make_executor(request, config, gpus, device, config_sha256, run_id, libraries);
     run_cases(*executor, cases_to_run(plan, config, done, gpus.size(), traces, run_id), plan, store, database,
               request.db_path, run_id, progress, exit_guard);
   } catch (...) {

@@ -32,13 +32,19 @@ struct AcceptRequest {
   std::string reason, by;  // by: empty takes $USER
 };
 
-// Writes the acceptance into the history folder and returns it. Throws
-// BadInputError (nothing written) for a folder that is no history, a night that
-// is not in it, no case pattern or reason, an empty pattern.
+// Writes the acceptance into the history folder and returns it: the file is
+// created there once (O_EXCL, no temporary file anywhere). Throws BadInputError
+// (nothing written) for a folder that is no history, a night that is not in it
+// or that nightly skips (good_nights.hpp: stamped in the future, off its run,
+// unreadable, unfinished, measured beside another process), no case pattern or
+// reason, an empty pattern, a pattern that matches no case of the night, or an
+// acceptance file of this second already there; std::runtime_error with the
+// system's reason when the file cannot be written (a full disk: exit 1).
 Acceptance record_acceptance(const AcceptRequest& request);
 
 // The acceptances of a history folder, oldest first; a file that cannot be read
-// or is not one is skipped, named with why in `skipped` (a line each).
+// or is not one (not a regular file, over 1 MiB, not JSON, a field missing or
+// of the wrong kind) is skipped, named with why in `skipped` (a line each).
 std::vector<Acceptance> read_acceptances(const std::string& history_dir, std::string& skipped);
 
 // The newest acceptance covering `key` (the latest night), or null.

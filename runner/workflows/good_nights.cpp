@@ -32,32 +32,55 @@ int shared_cases(const compare::RunCases& run) {
 }
 
 // The night copied to `copy`, opened and judged by its own gate: the night when
-// it is good, else nothing with the reason in `skipped`.
-std::optional<GoodNight> night_if_good(const std::string& night, const std::string& copy, DeviceKind device_kind,
-                                       std::string& skipped) {
+// it is good, else nothing with the reason in `why`. `device_kind` empty: any.
+std::optional<GoodNight> night_if_good(const std::string& night, const std::string& copy,
+                                       std::optional<DeviceKind> device_kind, std::string& why) {
   // An older schema (the night before an upgrade) is read through a migrated copy.
   auto database = std::make_unique<compare::ReadableDatabase>(copy);
   const auto run = database->reader().latest_run();
   if (run) database->reader().check_run(run->run_id);  // a damaged night is skipped, by its value (issue 33)
   const std::string not_its_night = run ? night_run_problem(night, run->started_at) : std::string();
   if (!not_its_night.empty()) {
-    skipped += "skipped " + night + ": " + not_its_night + "\n";
+    why = not_its_night;
     return std::nullopt;
   }
   // A night measured beside another process on its GPU cannot be a baseline:
   // every case compared with it would go unjudged (issue 21, item 4).
-  if (run && run->status == RunStatus::done && run->device.kind() == device_kind) {
+  if (run && run->status == RunStatus::done && run->device.kind() == device_kind.value_or(run->device.kind())) {
     compare::RunCases cases = compare::read_run_cases(database->reader(), run->run_id);
     const int shared = shared_cases(cases);
     if (shared == 0) return GoodNight{night, std::move(database), std::move(cases)};
-    skipped += "skipped " + night + ": " + std::to_string(shared) +
-               " of its cases were measured while another process computed on the GPU\n";
+    why = std::to_string(shared) + " of its cases were measured while another process computed on the GPU";
   } else if (run && run->status == RunStatus::done) {
-    skipped += "skipped " + night + ": it ran on " + run->device.to_string() + ", tonight on " +
-               (device_kind == DeviceKind::cuda ? "cuda" : "cpu") + "\n";
+    why = "it ran on " + run->device.to_string() + ", tonight on " + (*device_kind == DeviceKind::cuda ? "cuda" : "cpu");
   } else {
-    skipped += "skipped " + night + ": its latest run is " + (run ? to_string(run->status) : "absent") + "\n";
+    why = std::string("its latest run is ") + (run ? to_string(run->status) : "absent");
   }
+  return std::nullopt;
+}
+
+// `night` of `history_dir` copied into `scratch_dir` and judged; the copy is
+// kept only for a good night.
+std::optional<GoodNight> judge_night(const std::string& history_dir, const std::string& night,
+                                     const std::string& scratch_dir, std::optional<DeviceKind> device_kind,
+                                     std::time_t now, std::string& why) {
+  const std::string original = history_dir + "/" + night;
+  const std::string copy = scratch_dir + "/" + night;
+  why = night_name_problem(night, now);
+  if (!why.empty()) return std::nullopt;
+  std::error_code error;
+  fs::copy_file(original, copy, fs::copy_options::overwrite_existing, error);
+  if (error) {
+    why = "cannot copy it (" + error.message() + ")";
+    return std::nullopt;
+  }
+  try {
+    std::optional<GoodNight> judged = night_if_good(night, copy, device_kind, why);
+    if (judged) return judged;
+  } catch (const std::exception& problem) {
+    why = skip_reason(problem.what(), copy, original);
+  }
+  fs::remove(copy, error);  // only the good nights' copies are kept
   return std::nullopt;
 }
 
@@ -78,6 +101,26 @@ std::vector<std::string> night_files(const std::string& history_dir) {
   return nights;
 }
 
+std::vector<std::pair<std::string, std::string>> history_inputs(const std::string& history_dir) {
+  std::vector<std::pair<std::string, std::string>> inputs;
+  if (history_dir.empty()) return inputs;
+  std::error_code listing;
+  for (const auto& entry : fs::directory_iterator(history_dir, listing)) {
+    const std::string name = entry.path().filename().string();
+    const auto ends_with = [&](const std::string& suffix) {
+      return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    if (name.rfind("nightly-", 0) == 0 && ends_with(".db")) {
+      inputs.emplace_back(entry.path().string(), "a night of the history " + history_dir);
+    } else if (name.rfind("nightly-", 0) == 0 && ends_with(".md")) {
+      inputs.emplace_back(entry.path().string(), "a night's summary in the history " + history_dir);
+    } else if (name.rfind("accept-", 0) == 0 && ends_with(".json")) {
+      inputs.emplace_back(entry.path().string(), "an acceptance record of the history " + history_dir);
+    }
+  }
+  return inputs;
+}
+
 std::vector<GoodNight> good_nights(const std::string& history_dir, const std::string& scratch_dir,
                                    DeviceKind device_kind, int count, std::time_t now, std::string& skipped) {
   std::vector<GoodNight> good;
@@ -85,31 +128,20 @@ std::vector<GoodNight> good_nights(const std::string& history_dir, const std::st
   std::reverse(nights.begin(), nights.end());  // newest first
   for (const auto& night : nights) {
     if (static_cast<int>(good.size()) >= count) break;
-    const std::string original = history_dir + "/" + night;
-    const std::string copy = scratch_dir + "/" + night;
-    const std::string misnamed = night_name_problem(night, now);
-    if (!misnamed.empty()) {
-      skipped += "skipped " + night + ": " + misnamed + "\n";
-      continue;
+    std::string why;
+    std::optional<GoodNight> judged = judge_night(history_dir, night, scratch_dir, device_kind, now, why);
+    if (judged) {
+      good.push_back(std::move(*judged));
+    } else {
+      skipped += "skipped " + night + ": " + why + "\n";
     }
-    std::error_code error;
-    fs::copy_file(original, copy, fs::copy_options::overwrite_existing, error);
-    if (error) {
-      skipped += "skipped " + night + ": cannot copy it (" + error.message() + ")\n";
-      continue;
-    }
-    try {
-      std::optional<GoodNight> judged = night_if_good(night, copy, device_kind, skipped);
-      if (judged) {
-        good.push_back(std::move(*judged));
-        continue;
-      }
-    } catch (const std::exception& problem) {
-      skipped += "skipped " + night + ": " + skip_reason(problem.what(), copy, original) + "\n";
-    }
-    fs::remove(copy, error);  // only the good nights' copies are kept
   }
   return good;
+}
+
+std::optional<GoodNight> good_night(const std::string& history_dir, const std::string& night,
+                                    const std::string& scratch_dir, std::time_t now, std::string& why) {
+  return judge_night(history_dir, night, scratch_dir, std::nullopt, now, why);
 }
 
 }  // namespace attnsweep::workflows

@@ -5,7 +5,9 @@
 // once, here, and handed on open: compare and the window judge the same copy.
 #include <ctime>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runner/common/identities.hpp"
@@ -18,6 +20,12 @@ namespace attnsweep::workflows {
 // UTC stamp); none when the folder does not exist. Throws BadInputError when it
 // cannot be listed.
 std::vector<std::string> night_files(const std::string& history_dir);
+
+// The files of `history_dir` that nightly, history and accept read (its nights,
+// their summaries, the acceptance records), as (path, what it is): the inputs
+// no output of a command may replace (runner/common/whole_file.hpp). None when
+// the folder does not exist or cannot be listed.
+std::vector<std::pair<std::string, std::string>> history_inputs(const std::string& history_dir);
 
 // One good night, copied out of the history, open and read.
 struct GoodNight {
@@ -38,5 +46,12 @@ struct GoodNight {
 // the way is named with its reason in `skipped`, one line each.
 std::vector<GoodNight> good_nights(const std::string& history_dir, const std::string& scratch_dir,
                                    DeviceKind device_kind, int count, std::time_t now, std::string& skipped);
+
+// The one night `night` (nightly-<stamp>.db) of `history_dir` judged by the same
+// gate, on whatever device it ran (accept's question: would nightly compare
+// with it?). The night when it is good; else nothing, and why in `why` (one
+// line, without the "skipped <night>: " good_nights puts before it).
+std::optional<GoodNight> good_night(const std::string& history_dir, const std::string& night,
+                                    const std::string& scratch_dir, std::time_t now, std::string& why);
 
 }  // namespace attnsweep::workflows

@@ -28,7 +28,9 @@ NightTrust night_trust(const compare::Comparison& comparison) {
   for (const compare::CaseComparison& c : comparison.cases) {
     if (!c.timed_on_both_sides() || !c.ignored.empty()) continue;  // an ignored case is not asked to be judged
     ++trust.timed;
-    if (c.time.verdict != compare::TimeVerdict::suspect && c.unjudged.empty()) ++trust.judged;
+    // NOT_TIMED though timed on both sides: no night of the window timed it (issue 55, item 4).
+    const bool verdict = c.time.verdict != compare::TimeVerdict::suspect && c.time.verdict != compare::TimeVerdict::not_timed;
+    if (verdict && c.unjudged.empty()) ++trust.judged;
   }
   if (trust.timed > 0 && trust.judged < kMinJudgedShare * trust.timed) {
     trust.reasons.push_back("only " + std::to_string(trust.judged) + " of the " + std::to_string(trust.timed) +

@@ -122,9 +122,14 @@ void compare_night(const NightlyRequest& request, const compare::RunCases& tonig
   if (!good.empty()) judge_times_by_window(request, tonight, good, comparison, summary, outcome);
   for (const compare::CaseComparison& c : comparison.cases) {
     if (c.time.verdict == compare::TimeVerdict::suspect) outcome.suspect.push_back(c.key.label() + ": " + c.time.reason);
+    // Timed on both sides and still no verdict: an empty window is no "same".
+    if (c.timed_on_both_sides() && c.ignored.empty() && c.time.verdict == compare::TimeVerdict::not_timed) {
+      outcome.unjudged.push_back(c.key.label() + ": " + (c.time.reason.empty() ? "no time verdict" : c.time.reason));
+    }
   }
   summary.watch = outcome.watch;
   summary.suspect = outcome.suspect;
+  summary.unjudged = outcome.unjudged;
   outcome.compared_nothing = comparison.cases.empty();
   outcome.regression = comparison.has_regression();
   const NightTrust trust = night_trust(comparison);

@@ -46,13 +46,17 @@ struct NightlyOutcome {
   // Cases whose time was not judged tonight because a validity label was
   // `suspect` ("label: which side and why"), counted apart from the verdicts.
   std::vector<std::string> suspect;
+  // Cases timed on both sides whose time still has no verdict (NOT_TIMED): no
+  // night of their window timed them (every one `suspect`, or none left after an
+  // acceptance) ("label: why"). Not judged, as suspect ones (issue 55, item 4).
+  std::vector<std::string> unjudged;
   int window_nights = 0;     // good nights in the time window (0: pinned baseline or first night)
   bool inconclusive = false;  // no regression, but cases whose time could not be judged (shared GPU, ...)
   // Why tonight is no pass though nothing regressed (night_trust.hpp): the environment changed in a
   // fact that moves times, or too few cases were judged on time. Non-empty makes the night inconclusive.
   std::vector<std::string> trust_reasons;
   int timed_on_both = 0, judged_on_time = 0;
-  std::vector<std::string> accepted;  // the acceptances that restarted cases' windows tonight (acceptance.hpp)  // cases timed on both nights; of those, judged on time
+  std::vector<std::string> accepted;  // the acceptances that restarted cases' windows tonight (acceptance.hpp)
   std::optional<compare::Comparison> comparison;  // as judged (the window's times with --history)
   bool compared_nothing = false;  // a baseline, but no case of tonight's run in it (a failed night too)
   std::string summary;       // the markdown, as written

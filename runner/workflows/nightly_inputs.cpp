@@ -12,8 +12,10 @@
 #include "runner/common/errors.hpp"
 #include "runner/common/same_file.hpp"
 #include "runner/common/temp_folder.hpp"
+#include "runner/common/whole_file.hpp"
 #include "runner/common/text.hpp"
 #include "runner/compare/readable_database.hpp"
+#include "runner/workflows/good_nights.hpp"
 
 namespace attnsweep::workflows {
 namespace {
@@ -119,31 +121,33 @@ void check_night_files(const NightlyRequest& request, const NightlyOutcome& outc
     // Another nightly started this second in this folder: the two would share one database.
     throw BadInputError(outcome.db_path + ": already exists (another nightly started this second here?); nothing ran");
   }
-  if (same_file(outcome.summary_path, outcome.db_path)) {
-    throw BadInputError("--summary: " + outcome.summary_path + " is the night's database (--db " + outcome.db_path +
-                        "); give another --summary, or a --db that does not end in .md");
+  // Every input of the night, which neither summary may replace (the one rule of
+  // every output, runner/common/whole_file.hpp): the night's database, the
+  // config that runs, the pinned baseline, and what the history folder holds.
+  std::vector<std::pair<std::string, std::string>> inputs = {
+      {outcome.db_path, "the night's database (--db)"}, {request.config_path, "the config that runs"}};
+  if (!request.baseline.empty()) {
+    inputs.emplace_back(compare::parse_run_argument(request.baseline, "--baseline").path, "the pinned baseline (--baseline)");
   }
+  for (const auto& input : history_inputs(request.history_dir)) inputs.push_back(input);
+  check_writable_folder(folder_of(outcome.summary_path), "--summary");
+  refuse_output_path(outcome.summary_path, "--summary", inputs);
   if (!request.history_dir.empty() && (same_file(folder_of(outcome.summary_path), request.history_dir) ||
                                       resolves_into(outcome.summary_path, request.history_dir))) {
     // A stored night's summary is never written over; tonight's is copied in at the end.
     throw BadInputError("--summary " + outcome.summary_path + " is in the --history folder " + request.history_dir +
                         " (itself or through a symbolic link); the summary goes elsewhere, and is copied in at the end");
   }
-  check_writable_folder(folder_of(outcome.summary_path), "--summary");
   check_temp_folder();
-  if (is_directory(outcome.summary_path)) {
-    throw BadInputError("--summary: " + outcome.summary_path + " is a folder; give the summary's file name");
-  }
   if (!request.json_path.empty()) {
-    for (const auto& [other, named] : {std::pair<std::string, std::string>{outcome.db_path, "the night's database (--db)"},
-                                       {outcome.summary_path, "the markdown summary (--summary)"}}) {
-      if (same_file(request.json_path, other)) {
-        throw BadInputError("--summary-json: " + request.json_path + " is " + named + "; give the JSON its own file");
-      }
-    }
+    inputs.emplace_back(outcome.summary_path, "the markdown summary (--summary)");
     check_writable_folder(folder_of(request.json_path), "--summary-json");
-    if (is_directory(request.json_path)) {
-      throw BadInputError("--summary-json: " + request.json_path + " is a folder; give the JSON summary's file name");
+    refuse_output_path(request.json_path, "--summary-json", inputs);
+    if (!request.history_dir.empty() && (same_file(folder_of(request.json_path), request.history_dir) ||
+                                        resolves_into(request.json_path, request.history_dir))) {
+      throw BadInputError("--summary-json " + request.json_path + " is in the --history folder " + request.history_dir +
+                          " (itself or through a symbolic link), which only nightly's own files enter; give a file "
+                          "elsewhere");
     }
   }
   if (!request.history_dir.empty() && (fs::exists(outcome.history_db) || fs::exists(outcome.history_summary))) {

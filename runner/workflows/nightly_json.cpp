@@ -44,6 +44,7 @@ Json flagged_case(const compare::CaseComparison& c, const NightlyOutcome& outcom
   };
   add_lines(outcome.watch, "watch");
   add_lines(outcome.suspect, "suspect");
+  add_lines(outcome.unjudged, "unjudged");
   if (!c.unjudged.empty()) {
     if (kind.empty()) kind = "unjudged";
     reasons.push_back(Json{{"check", "unjudged"}, {"detail", c.unjudged.text}});
@@ -84,6 +85,7 @@ std::string render_nightly_json(const NightlyOutcome& outcome, const NightVerdic
             {"accepted", outcome.accepted},
             {"timed_on_both", outcome.timed_on_both},
             {"judged_on_time", outcome.judged_on_time},
+            {"unjudged", outcome.unjudged},
             {"flagged", flagged},
             {"comparison", comparison}};
   return json.dump(2) + "\n";

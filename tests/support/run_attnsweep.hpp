@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace attnsweep::testing {
@@ -14,9 +15,16 @@ struct Outcome {
   std::string output;  // stdout and stderr together
 };
 
+// The binary the tests drive: ATTNSWEEP_BINARY, or another build named by
+// $ATTNSWEEP_BINARY_UNDER_TEST (to show that a new test fails on an older build).
+inline std::string binary_under_test() {
+  const char* other = std::getenv("ATTNSWEEP_BINARY_UNDER_TEST");
+  return other && *other ? other : ATTNSWEEP_BINARY;
+}
+
 // `environment`: assignments put before the command, e.g. "NAME=value ".
 inline Outcome run_attnsweep(const std::string& arguments, const std::string& environment = "") {
-  const std::string command = environment + std::string(ATTNSWEEP_BINARY) + " " + arguments + " 2>&1";
+  const std::string command = environment + binary_under_test() + " " + arguments + " 2>&1";
   Outcome outcome;
   FILE* pipe = popen(command.c_str(), "r");
   std::array<char, 4096> buffer{};

@@ -26,12 +26,14 @@ inline pid_t spawn_attnsweep(const std::vector<std::string>& arguments, const st
     dup2(fd, 1);
     dup2(fd, 2);
     if (options.test_variants) setenv("ATTNSWEEP_TEST_VARIANTS", "1", 1);
-    std::vector<std::string> all = {ATTNSWEEP_BINARY};
+    const char* other = std::getenv("ATTNSWEEP_BINARY_UNDER_TEST");  // run_attnsweep.hpp's binary_under_test()
+    const std::string binary = other && *other ? other : ATTNSWEEP_BINARY;
+    std::vector<std::string> all = {binary};
     all.insert(all.end(), arguments.begin(), arguments.end());
     std::vector<char*> argv;
     for (auto& a : all) argv.push_back(a.data());
     argv.push_back(nullptr);
-    execv(ATTNSWEEP_BINARY, argv.data());
+    execv(binary.c_str(), argv.data());
     _exit(127);
   }
   return pid;
