@@ -295,6 +295,7 @@ TEST_F(CliRoundFiveNights, ADamagedAcceptanceIsSkippedInItsOwnWords) {
   ASSERT_EQ(night().exit_code, 0);
   write("history/accept-20200101T000000Z.json", std::string("\xff\xfe{ not json", 11));
   write("history/accept-20200102T000000Z.json", "{\"format\": \"attnsweep-accept/1\", \"night\": 5}\n");
+  fs::create_directories(history_ + "/accept-20200104T000000Z.json");  // read before by the config reader
   const Outcome shown = run_attnsweep("--log-level off history " + history_);
   ASSERT_EQ(shown.exit_code, 0) << shown.output;
   EXPECT_FALSE(contains(shown.output, "YAML")) << shown.output;
@@ -302,6 +303,9 @@ TEST_F(CliRoundFiveNights, ADamagedAcceptanceIsSkippedInItsOwnWords) {
       << shown.output;
   EXPECT_TRUE(contains(shown.output, "history: skipped accept-20200102T000000Z.json: not an acceptance (its night is not "
                                      "a stamp)"))
+      << shown.output;
+  EXPECT_TRUE(contains(shown.output, "history: skipped accept-20200104T000000Z.json: not an acceptance (not a regular "
+                                     "file)"))
       << shown.output;
 }
 
