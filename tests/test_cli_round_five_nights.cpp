@@ -8,6 +8,7 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +25,7 @@
 
 #include "runner/common/sha256.hpp"
 #include "tests/support/cli_output_checks.hpp"
+#include "tests/support/cli_run_cut_short.hpp"
 #include "tests/support/cli_test.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/spawn_attnsweep.hpp"
@@ -155,6 +157,13 @@ TEST_F(CliRoundFiveNights, HistoryHtmlNeverReplacesAFileOfTheFolderItReads) {
     EXPECT_TRUE(contains(refused.output, "error: --html " + page + ": is ")) << refused.output;
     EXPECT_EQ(lines_of(refused.output), 1u) << refused.output;
     EXPECT_EQ(digest(page), before) << page;
+  }
+  // Nor a new file under a name the history reads: it would be a damaged night or acceptance ever after.
+  for (const std::string& name : {"nightly-20200101T000000Z.db", "nightly-20200101T000000Z.md", "accept-x.json"}) {
+    const Outcome refused = run_attnsweep("--log-level off history " + history_ + " --html " + history_ + "/" + name);
+    EXPECT_EQ(refused.exit_code, 2) << refused.output;
+    EXPECT_TRUE(contains(refused.output, ": is named as ")) << refused.output;
+    EXPECT_FALSE(fs::exists(history_ + "/" + name)) << name;
   }
   // A page of its own in the folder is still written (and written again).
   for (int i = 0; i < 2; ++i) {
@@ -370,6 +379,54 @@ TEST_F(CliRoundFiveNights, AnIsolatedRunStopsWhenItsOpLibraryIsRebuilt) {
   SQLite::Database database(db, SQLite::OPEN_READONLY);
   EXPECT_EQ(database.execAndGet("SELECT status FROM runs").getString(), "failed");
   EXPECT_LT(database.execAndGet("SELECT count(*) FROM cases").getInt(), 8);
+  const Outcome resumed = run_attnsweep("--log-level off run " + config + " --db " + db + " --resume --isolate");
+  EXPECT_EQ(resumed.exit_code, 2) << resumed.output;
+  EXPECT_TRUE(contains(resumed.output, "loaded other op library builds")) << resumed.output;
+}
+
+// Item 9, the worker's side: a library rebuilt after the parent's check and
+// before a worker loads it (or before a --gpus worker's first case of it) is
+// seen by the worker, which measures nothing and answers `refused`.
+TEST_F(CliRoundFiveNights, AWorkerRefusesALibraryRebuiltBeforeItLoadedIt) {
+  const std::string library = path("lib/example.so");
+  fs::create_directories(path("lib"));
+  fs::copy_file(ATTNSWEEP_EXAMPLE_OP_LIBRARY, library);
+  const std::string config = write("op.yaml",
+                                   "name: op-library\ndevice: cpu\nvariants:\n  - name: example\n    kind: op_library\n"
+                                   "    library: '" + library + "'\n    op: attnsweep_example::attention\n"
+                                   "    causal: is_causal\n    scale: scale\n"
+                                   "dtypes: [fp32]\ncausal: [true]\nshapes:\n  - {batch: 1, heads: 2, seq_len: 16, head_dim: 8}\n"
+                                   "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n");
+  const std::string db = path("results.db");
+  ASSERT_EQ(run_attnsweep("--log-level off run " + config + " --db " + db).exit_code, 0);
+  std::string config_sha256;
+  {
+    SQLite::Database database(db, SQLite::OPEN_READONLY);
+    config_sha256 = attnsweep::sha256_hex(database.execAndGet("SELECT config_yaml FROM runs").getString());
+  }
+  attnsweep::testing::cut_run_short(db, "1", "interrupted");
+  struct stat before {};
+  ASSERT_EQ(::stat(library.c_str(), &before), 0);
+  const std::string identities =
+      nlohmann::json{{"example", {{{"file", library}, {"device", static_cast<unsigned long long>(before.st_dev)},
+                                   {"inode", static_cast<unsigned long long>(before.st_ino)},
+                                   {"size", static_cast<long long>(before.st_size)},
+                                   {"modified_ns", static_cast<long long>(before.st_mtim.tv_sec) * 1000000000LL +
+                                                       before.st_mtim.tv_nsec}}}}}
+          .dump();
+  const std::string worker = "--log-level off worker --config-sha256 " + config_sha256 + " --db " + db +
+                             " --run-id 1 --plan-index 0 --device cpu --op-library-identities '" + identities + "'";
+  const Outcome same = run_attnsweep(worker);  // the run's build: measured and stored
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_TRUE(contains(same.output, "@attnsweep stored 0\t")) << same.output;
+  attnsweep::testing::cut_run_short(db, "1", "interrupted");
+  std::ofstream(library, std::ios::binary | std::ios::app) << "rebuilt";
+  const Outcome refused = run_attnsweep(worker);
+  EXPECT_TRUE(contains(refused.output, "@attnsweep refused\top library example was rebuilt or replaced during the run"))
+      << refused.output;
+  EXPECT_FALSE(contains(refused.output, "@attnsweep stored")) << refused.output;
+  SQLite::Database database(db, SQLite::OPEN_READONLY);
+  EXPECT_EQ(database.execAndGet("SELECT count(*) FROM cases").getInt(), 0);
 }
 
 }  // namespace

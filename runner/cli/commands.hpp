@@ -153,6 +153,7 @@ struct WorkerOptions {
   int plan_index = 0;
   std::string device;
   std::string trace_path;
+  std::string op_library_identities;  // the parent's OpLibraryWatch::identities() (runner/execute/op_library_watch.hpp)
   // The op library check before a sweep (runner/execute/op_library_check.hpp): load these, in order.
   std::vector<std::string> op_library_files;
 };

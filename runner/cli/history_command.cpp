@@ -33,7 +33,8 @@ void check_page_path(const std::string& path, const std::string& history_dir) {
   // A FIFO or a device (/dev/stdout) is written into as it is.
   if (::stat(path.c_str(), &named) == 0 && !S_ISREG(named.st_mode) && !S_ISDIR(named.st_mode)) return;
   // A folder, a missing folder, a link that names nothing, a night or any other database.
-  refuse_output_path(path, "--html", workflows::history_inputs(history_dir));
+  refuse_output_path(path, "--html");
+  workflows::refuse_history_file(path, "--html", history_dir);
   std::error_code error;
   const std::filesystem::path absolute = std::filesystem::absolute(path, error);
   const std::string folder = (error ? std::filesystem::path(path) : absolute).parent_path().string();
@@ -59,7 +60,10 @@ int history_command(const HistoryOptions& options) {
     const workflows::History history = workflows::read_history(request);
     // Written whole, after the nights are read, as report's: a failure (a damaged
     // night, a signal, a full disk) leaves the previous page as it was.
-    if (!options.html_path.empty()) write_whole_file(options.html_path, workflows::history_html(history), "--html");
+    if (!options.html_path.empty()) {
+      check_page_path(options.html_path, options.history_dir);  // again: reading took a while
+      write_whole_file(options.html_path, workflows::history_html(history), "--html");
+    }
     report::write_table(std::cout, options.culprits ? workflows::culprit_table(history) : workflows::history_table(history, by),
                         format);
     // File names and records anyone with write access to the folder can plant:

@@ -347,6 +347,7 @@ int main(int argc, char** argv) {
   worker_command->add_option("--plan-index", worker.plan_index);
   worker_command->add_option("--device", worker.device)->required();
   worker_command->add_option("--trace", worker.trace_path);
+  worker_command->add_option("--op-library-identities", worker.op_library_identities);
   worker_command->add_option("--load-op-library", worker.op_library_files, "load these op libraries and exit");
 
   std::string env_device;

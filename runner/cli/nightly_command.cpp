@@ -10,6 +10,7 @@
 #include "runner/common/whole_file.hpp"
 #include "runner/workflows/night_verdict.hpp"
 #include "runner/workflows/nightly.hpp"
+#include "runner/workflows/nightly_inputs.hpp"
 #include "runner/workflows/nightly_json.hpp"
 
 namespace attnsweep::cli {
@@ -49,7 +50,7 @@ int nightly_command(const NightlyOptions& options) {
     }
     if (!outcome.unjudged.empty()) {
       std::cout << "nightly: " << outcome.unjudged.size() << " case" << (outcome.unjudged.size() == 1 ? "" : "s")
-                << " not judged on time (no night of the window timed them; the summary says which)\n";
+                << " not judged on time (the summary says which and why)\n";
     }
     if (!outcome.summary_error.empty()) {
       // The summary is optional: the night is stored (and in the history) all the same.
@@ -77,6 +78,7 @@ int nightly_command(const NightlyOptions& options) {
     if (!request.json_path.empty()) {
       // Last, with the exit code the command ends with (a summary or history that could not be written included).
       try {
+        workflows::refuse_night_output(request, outcome, request.json_path, "--summary-json");  // again, after the night
         write_whole_file(request.json_path, workflows::render_nightly_json(outcome, verdict), "--summary-json");
         std::cout << "summary JSON: " << request.json_path << "\n";
       } catch (const std::exception& error) {

@@ -3,14 +3,17 @@
 
 #include "runner/cli/commands.hpp"
 #include "runner/cli/guarded.hpp"
+#include "runner/common/log.hpp"
 #include "runner/common/text.hpp"
 #include "runner/config/config.hpp"
+#include "runner/config/measure_reader.hpp"
 #include "runner/device/device.hpp"
 #include "runner/execute/fit_check.hpp"
 #include "runner/execute/shard_choice.hpp"
 #include "runner/plan/claims_match.hpp"
 #include "runner/plan/plan.hpp"
 #include "runner/plan/shard.hpp"
+#include "runner/report/escaping.hpp"
 #include "runner/report/plan_table.hpp"
 #include "runner/report/writers.hpp"
 
@@ -32,6 +35,7 @@ int plan_command(const PlanOptions& options) {
     if (device.is_cpu() || (device.is_cuda() && device.cuda_index() < cuda_device_count())) {
       execute::check_cases_fit(plan, device, device_memory_bytes(device), options.config_path);
     }
+    if (const std::string warning = counters_warning(config.measure, device); !warning.empty()) log::warn(warning);
     report::write_table(std::cout, report::plan_table(plan, device), report::Format::table);
     std::cout << plan.cases.size() << " cases";
     if (shard) {
@@ -48,14 +52,16 @@ int plan_command(const PlanOptions& options) {
       for (const ClaimMatch& match : claims) {
         const std::string figure = match.claim.tflops ? text::figure(*match.claim.tflops) + " TFLOP/s"
                                                       : text::figure(*match.claim.time_us) + " us";
-        lines += "  " + match.claim.file + ":" + match.claim.name + " (" + figure +
-                 (match.claim.gpu.empty() ? "" : " on " + match.claim.gpu) + "): ";
+        // The claims file's text as given (its name, GPU, variant): one line each, no control bytes.
+        std::string line = match.claim.file + ":" + match.claim.name + " (" + figure +
+                           (match.claim.gpu.empty() ? "" : " on " + match.claim.gpu) + "): ";
         if (match.plan_index) {
           ++matched;
-          lines += "case " + std::to_string(*match.plan_index) + " " + match.claimed.label() + "\n";
+          line += "case " + std::to_string(*match.plan_index) + " " + match.claimed.label();
         } else {
-          lines += "not measured: " + match.unmatched_reason + "\n";
+          line += "not measured: " + match.unmatched_reason;
         }
+        lines += "  " + report::terminal_safe(line) + "\n";
       }
       std::cout << "claims: " << matched << " of " << config.claims.size() << " match a case\n" << lines;
     }

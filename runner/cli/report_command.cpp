@@ -54,14 +54,12 @@ std::string default_output(const ReportOptions& options) {
 int report_command(const ReportOptions& options) {
   return guarded("error: report: ", [&] {
     const std::string output = options.output.empty() ? default_output(options) : options.output;
-    if (output != "-") {
-      std::vector<std::pair<std::string, std::string>> databases = {{options.db_path, "the database itself"}};
-      if (!options.compare_with.empty()) {
-        databases.emplace_back(compare::parse_run_argument(options.compare_with, "--compare").path,
-                               "the database --compare reads");
-      }
-      refuse_output_path(output, "-o", databases);
+    std::vector<std::pair<std::string, std::string>> databases = {{options.db_path, "the database itself"}};
+    if (!options.compare_with.empty()) {
+      databases.emplace_back(compare::parse_run_argument(options.compare_with, "--compare").path,
+                             "the database --compare reads");
     }
+    if (output != "-") refuse_output_path(output, "-o", databases);
     run_report::ReportRequest request;
     request.db_path = options.db_path;
     request.run_id = parse_run(options.run);
@@ -79,6 +77,7 @@ int report_command(const ReportOptions& options) {
       std::cout << text.str() << std::flush;
       return static_cast<int>(kExitOk);
     }
+    refuse_output_path(output, "-o", databases);  // again, just before: building the report took a while
     write_whole_file(output, text.str(), "-o");
     std::cout << "report of run " << report.run.run_id << " (" << report.cases.size() << " cases) written to "
               << output << "\n";

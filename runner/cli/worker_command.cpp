@@ -30,13 +30,14 @@ int worker_command(const WorkerOptions& options) {
   if (options.serve) {
     return guarded("worker error: ", [&] {
       execute::serve_cases({options.config_sha256, options.db_path, options.run_id, Device::parse(options.device),
-                            !options.no_ceilings});
+                            !options.no_ceilings, options.op_library_identities});
       return static_cast<int>(kExitOk);
     });
   }
   return guarded("worker error: ", [&] {
-    execute::measure_and_store_case({options.config_sha256, options.db_path, options.run_id,
-                                     options.plan_index, Device::parse(options.device), options.trace_path});
+    execute::measure_and_store_case({options.config_sha256, options.db_path, options.run_id, options.plan_index,
+                                     Device::parse(options.device), options.trace_path,
+                                     options.op_library_identities});
     return static_cast<int>(kExitOk);
   });
 }

@@ -3,7 +3,8 @@
 // that dropped), SIGUSR1, SIGUSR2 and SIGALRM. Each of them ends a process by
 // default, which left a run `running` under a dead owner with no table and no
 // resume hint (issue 33, item 13); handled, the first asks the sweep to stop at
-// a safe point (between samples or cases) and the run is stored `interrupted`;
+// a safe point (between samples, float64 reference chunks or cases) and says so
+// at once on stderr (issue 55, item 11), and the run is stored `interrupted`;
 // a second one, a second or more after the first, ends the process at once.
 // One within that second is the same request sent twice (GNU timeout signals
 // the process and then its process group). SIGPIPE is ignored: a reader of

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <string>
 
 #include "runner/common/errors.hpp"
 #include "runner/common/same_file.hpp"
@@ -24,6 +25,16 @@ bool is_sqlite_database(const fs::path& path) {
   std::ifstream file(path, std::ios::binary);
   std::string start(header.size(), '\0');
   return file.read(start.data(), static_cast<std::streamsize>(start.size())) && start == header;
+}
+
+// The process's umask, read without changing it (umask(2) can only set it, and
+// setting it back races other threads); 022 where /proc cannot tell.
+mode_t current_umask() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("Umask:", 0) == 0) return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
+  }
+  return 022;
 }
 
 }  // namespace
@@ -85,15 +96,14 @@ void write_whole_file(const std::string& output, const std::string& text, const 
   std::string temporary = target.string() + ".tmp-XXXXXX";
   errno = 0;
   const int fd = ::mkstemp(temporary.data());
-  if (fd < 0) throw failed(temporary);
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
+  if (fd < 0) throw failed("a temporary file beside it");
+  ::fchmod(fd, 0666 & ~current_umask());  // best effort: a bucket mount may keep its own modes
   for (std::size_t written = 0; written < text.size();) {
     const ssize_t wrote = ::write(fd, text.data() + written, text.size() - written);
     if (wrote < 0 && errno == EINTR) continue;
     if (wrote <= 0) {
-      const std::runtime_error failure = failed(temporary);
+      if (wrote == 0) errno = EIO;
+      const std::runtime_error failure = failed("to it");
       ::close(fd);
       std::remove(temporary.c_str());
       throw failure;
@@ -101,7 +111,7 @@ void write_whole_file(const std::string& output, const std::string& text, const 
     written += static_cast<std::size_t>(wrote);
   }
   if (::close(fd) != 0) {
-    const std::runtime_error failure = failed(temporary);
+    const std::runtime_error failure = failed("to it");
     std::remove(temporary.c_str());
     throw failure;
   }

@@ -185,6 +185,12 @@ int Comparison::unjudged_cases() const {
       std::count_if(cases.begin(), cases.end(), [](const CaseComparison& c) { return !c.unjudged.empty(); }));
 }
 
+bool Comparison::inconclusive() const {
+  return !has_regression() && std::any_of(cases.begin(), cases.end(), [](const CaseComparison& c) {
+           return c.unjudged.alone_inconclusive();
+         });
+}
+
 int Comparison::kernel_difference_cases() const {
   return static_cast<int>(std::count_if(cases.begin(), cases.end(), [](const CaseComparison& c) {
     return c.kernels && (!c.kernels->kernels.empty() || !c.kernels->missing.empty());

@@ -37,11 +37,18 @@ struct Unjudged {
     shared_gpu,        // another process computed on the GPU on either side
     nonfinite_output,  // an output that is not finite, on either side
     capped_slower,     // a SLOWER verdict marked by a power- or thermal-cap difference (it may be a regression)
+    // nightly's window only (issue 55, item 4): timed on both sides, but no night of the case's
+    // window timed it (every one suspect, or none left after an acceptance): no baseline, no verdict.
+    no_window,
   };
   Why why = Why::none;
   std::string text;  // in words, for the reports: "shared GPU: 1 vs 0 other compute process(es) (candidate vs baseline)"
 
   bool empty() const { return why == Why::none; }
+  // Whether this case alone makes a comparison inconclusive: a case without a
+  // window does not (nightly counts it among the cases not judged, and only
+  // under half judged make the night inconclusive, night_trust.hpp).
+  bool alone_inconclusive() const { return why != Why::none && why != Why::no_window; }
 };
 
 // One case present in both runs.
@@ -90,8 +97,9 @@ struct Comparison {
   int marked_cases() const;  // time verdicts marked by a power- or thermal-cap difference
   int unjudged_cases() const;  // cases whose time could not be judged (CaseComparison::unjudged)
   int kernel_difference_cases() const;  // cases with kernel differences to show (a listed kernel or `missing`)
-  // No regression, but cases that could not be judged: neither a pass nor a failure.
-  bool inconclusive() const { return !has_regression() && unjudged_cases() > 0; }
+  // No regression, but cases that could not be judged (Unjudged::alone_inconclusive):
+  // neither a pass nor a failure.
+  bool inconclusive() const;
   std::map<TimeVerdict, int> verdict_counts() const;  // every verdict, zeros included
   bool has_regression() const { return regressions() > 0; }
 };

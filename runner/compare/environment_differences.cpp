@@ -26,11 +26,14 @@ struct RunFact {
   const char* name;
   std::string (*read)(const RunRow&);
   bool breaks_timing = false;
+  bool gpu_only = false;  // a fact of the GPU and its timing: nothing on a CPU run (gpu_facts)
 };
 
 // A member of RunRow by the name of its column, written once.
 #define ATTNSWEEP_RUN_FACT(member, breaks_timing) \
   RunFact { #member, [](const RunRow& run) { return as_text(run.member); }, breaks_timing }
+#define ATTNSWEEP_GPU_FACT(member, breaks_timing) \
+  RunFact { #member, [](const RunRow& run) { return as_text(run.member); }, breaks_timing, true }
 
 // Every fact of a run that can explain a difference of results, in the order
 // they are reported: the machine and software first, then how it measured.
@@ -48,15 +51,16 @@ const std::vector<RunFact>& run_facts() {
       ATTNSWEEP_RUN_FACT(op_libraries, false),
       ATTNSWEEP_RUN_FACT(hostname, false),
       ATTNSWEEP_RUN_FACT(timing_protocol, true),
-      ATTNSWEEP_RUN_FACT(measure_regime, true),
+      ATTNSWEEP_GPU_FACT(measure_regime, true),
       ATTNSWEEP_RUN_FACT(flop_convention, false),
       ATTNSWEEP_RUN_FACT(config_sha256, false),
-      ATTNSWEEP_RUN_FACT(power_limit_w, false),
+      ATTNSWEEP_GPU_FACT(power_limit_w, false),
       {"sm_clock_max_mhz",  // locked application clocks lower it
-       [](const RunRow& run) { return run.sm_clock_max_mhz ? std::to_string(*run.sm_clock_max_mhz) : std::string(); }, false},
-      ATTNSWEEP_RUN_FACT(sm_clock_start_mhz, false),
-      ATTNSWEEP_RUN_FACT(mem_clock_start_mhz, false),
-      ATTNSWEEP_RUN_FACT(temperature_start_c, false),
+       [](const RunRow& run) { return run.sm_clock_max_mhz ? std::to_string(*run.sm_clock_max_mhz) : std::string(); }, false,
+       true},
+      ATTNSWEEP_GPU_FACT(sm_clock_start_mhz, false),
+      ATTNSWEEP_GPU_FACT(mem_clock_start_mhz, false),
+      ATTNSWEEP_GPU_FACT(temperature_start_c, false),
       {"seed", [](const RunRow& run) { return std::to_string(run.seed); }, false},
       {"isolate", [](const RunRow& run) { return std::string(run.isolate ? "1" : "0"); }, false},
       {"case_order", [](const RunRow& run) { return std::string(to_string(run.case_order)); }, false},
@@ -66,6 +70,7 @@ const std::vector<RunFact>& run_facts() {
 }
 
 #undef ATTNSWEEP_RUN_FACT
+#undef ATTNSWEEP_GPU_FACT
 
 // Columns of `runs` that RunRow does not hold: the protocol settings, read by
 // name with a read-only query.
@@ -75,6 +80,12 @@ const std::vector<std::string>& protocol_columns() {
       "warmup",     "profiled_forwards", "min_samples",         "max_samples",       "target_rel_stdev",
       "max_case_seconds", "burst_cooldown_max_ms", "clock_event_reasons_start"};
   return columns;
+}
+
+// The protocol settings of the burst regime and the GPU's state at the start: like the
+// GPU facts of run_facts(), nothing on a CPU run.
+bool gpu_only_column(const std::string& column) {
+  return column == "burst_cooldown_max_ms" || column == "clock_event_reasons_start";
 }
 
 std::map<std::string, std::string> protocol_settings(const std::string& path, std::int64_t run_id) {
@@ -96,7 +107,14 @@ std::vector<EnvironmentDifference> environment_differences(const ComparedRun& ba
   const auto add = [&](const std::string& fact, const std::string& a, const std::string& b, bool breaks_timing) {
     if (a != b) differences.push_back({fact, a, b, breaks_timing});
   };
+  // Where either run is on the CPU, the GPU's facts are not compared: no CPU sample waits
+  // for a cool-down, so the regime does not move a CPU time, and a CPU run has no power
+  // limit or clocks. CPU runs stored before issue 55 hold the config's regime (`burst` in the
+  // saved databases of schemas 7-10, with a GPU's power limit and clock too): compared, they
+  // made every later CPU night INCONCLUSIVE. Different kinds of device are a warning of their own.
+  const bool on_cpu = baseline.run.device.is_cpu() || candidate.run.device.is_cpu();
   for (const RunFact& fact : run_facts()) {
+    if (on_cpu && fact.gpu_only) continue;
     add(fact.name, fact.read(baseline.run), fact.read(candidate.run), fact.breaks_timing);
   }
   const auto base_settings = protocol_settings(baseline.path, baseline.run.run_id);
@@ -106,6 +124,7 @@ std::vector<EnvironmentDifference> environment_differences(const ComparedRun& ba
     return found == settings.end() ? std::string() : found->second;
   };
   for (const std::string& column : protocol_columns()) {
+    if (on_cpu && gpu_only_column(column)) continue;
     add(column, setting(base_settings, column), setting(cand_settings, column), false);
   }
   // env_vars key by key: a variable set on one side only shows as "(unset)" on

@@ -3,7 +3,8 @@
 // "Environment"): the machine and software, how each run measured, and its
 // environment variables key by key. Informational, never a regression: they
 // say why times may differ; the two that make times unlike (timing_protocol,
-// measure_regime) are marked for a loud warning.
+// measure_regime) are marked for a loud warning. The GPU's facts (the regime,
+// power limit, clocks) are left out where either run is on the CPU.
 #include <string>
 #include <vector>
 
@@ -20,7 +21,9 @@ struct EnvironmentDifference {
 };
 
 // In the order reported: the machine and software first, then how it measured,
-// the protocol settings (read from `path` by name), then env_vars.
+// the protocol settings (read from `path` by name), then env_vars. measure_regime,
+// burst_cooldown_max_ms, power_limit_w, the clocks, temperature and clock event
+// reasons at the start only where both runs are on a GPU.
 std::vector<EnvironmentDifference> environment_differences(const ComparedRun& baseline, const ComparedRun& candidate);
 
 }  // namespace attnsweep::compare

@@ -3,9 +3,15 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+#include <variant>
 
 #include "runner/common/text.hpp"
+#include "runner/report/escaping.hpp"
 #include "runner/storage/query_values.hpp"
+#include "runner/storage/run_reader.hpp"
 
 namespace attnsweep::compare {
 namespace {
@@ -39,6 +45,66 @@ std::string gpu_model(const std::string& name) {
 
 std::string share_percent(double share) { return text::fixed(100 * share, 0) + "%"; }
 
+// A stored value as the damaged-database messages show one (runner/storage/fields.hpp):
+// NULL, -5, 0.5, 'fast' (at most 60 characters, control characters as '?').
+std::string shown(const QueryValue& value) {
+  if (std::holds_alternative<std::monostate>(value)) return "NULL";
+  if (const auto* integer = std::get_if<std::int64_t>(&value)) return std::to_string(*integer);
+  if (const auto* real = std::get_if<double>(&value)) {
+    std::ostringstream text;
+    text << std::setprecision(15) << *real;
+    return text.str();
+  }
+  std::string text = std::get<std::string>(value);
+  const bool cut = text.size() > 60;
+  if (cut) text.resize(60);
+  for (char& c : text) c = (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  return "'" + text + (cut ? "...'" : "'");
+}
+
+// The claims table's values held to what the store writes (the schema's CHECKs, which
+// a database written with them off, or by another tool, need not keep): a claimed
+// figure above 0, at least one of the two, a plan_index that is a case's. Anything
+// else is a damaged database, refused as the cases' values are (run_reader.cpp):
+// "FILE: run N, claim FILE:NAME: claims.COLUMN = VALUE: allowed: WHAT".
+class ClaimValues {
+ public:
+  ClaimValues(const std::string& db_path, std::int64_t run_id, const std::string& claim)
+      : where_(db_path + ": run " + std::to_string(run_id) + ", claim " + claim + ": claims.") {}
+
+  std::optional<double> figure(const QueryValue& value, const char* column, const char* other_column,
+                               bool other_present) const {
+    if (std::holds_alternative<std::monostate>(value)) {
+      if (!other_present) {
+        refuse(column, value, std::string("a number > 0 (") + other_column + " is NULL too, and a claim has a figure)");
+      }
+      return std::nullopt;
+    }
+    if (std::holds_alternative<std::string>(value)) refuse(column, value, "a number > 0", "text");
+    const double number = *storage::query_real(value);
+    if (!std::isfinite(number) || number <= 0) refuse(column, value, "a number > 0");
+    return number;
+  }
+
+  std::optional<int> plan_index(const QueryValue& value) const {
+    if (std::holds_alternative<std::monostate>(value)) return std::nullopt;
+    const auto* integer = std::get_if<std::int64_t>(&value);
+    if (!integer) {
+      refuse("plan_index", value, "a whole number >= 0", std::holds_alternative<double>(value) ? "real" : "text");
+    }
+    if (*integer < 0 || *integer > std::numeric_limits<int>::max()) refuse("plan_index", value, "a whole number >= 0");
+    return static_cast<int>(*integer);
+  }
+
+ private:
+  [[noreturn]] void refuse(const std::string& column, const QueryValue& value, const std::string& allowed,
+                           const std::string& wrong_type = "") const {
+    throw storage::DamagedDatabaseError(where_ + column + " = " + shown(value) +
+                                        (wrong_type.empty() ? "" : " (" + wrong_type + ")") + ": allowed: " + allowed);
+  }
+  std::string where_;
+};
+
 }  // namespace
 
 std::vector<ClaimLine> read_claim_lines(const std::string& db_path, std::int64_t run_id) {
@@ -60,9 +126,12 @@ std::vector<ClaimLine> read_claim_lines(const std::string& db_path, std::int64_t
     line.claimed_software = storage::query_text(row[6]);
     line.variant = storage::query_text(row[7]);
     line.case_label = storage::query_text(row[8]);
-    line.claimed_tflops = storage::query_real(row[9]);
-    line.claimed_time_us = storage::query_real(row[10]);
-    if (const auto index = storage::query_real(row[11])) line.plan_index = static_cast<int>(*index);
+    const ClaimValues values(db_path, run_id, report::terminal_safe(line.claims_file + ":" + line.name));
+    const bool has_tflops = !std::holds_alternative<std::monostate>(row[9]);
+    const bool has_time = !std::holds_alternative<std::monostate>(row[10]);
+    line.claimed_tflops = values.figure(row[9], "claimed_tflops", "claimed_time_us", has_time);
+    line.claimed_time_us = values.figure(row[10], "claimed_time_us", "claimed_tflops", has_tflops);
+    line.plan_index = values.plan_index(row[11]);
     line.unmatched_reason = storage::query_text(row[12]);
     line.status = storage::query_text(row[13]);
     line.error_message = storage::query_text(row[14]);

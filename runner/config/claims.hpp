@@ -5,6 +5,7 @@
 // the figure (TFLOP/s or a time). A config names claims files (`claims: [...]`);
 // load_config reads them, the plan matches each claim to a case, the store
 // keeps every claim with its match. No LibTorch.
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -55,11 +56,15 @@ struct ClaimedFigure {
   SourceLocation where;                   // the claim in its file, for messages
 };
 
-// `claims` of a config (paths as written, relative to the config's folder):
-// each file read and validated (file:line:column: key: what is allowed).
-// Throws ConfigError or BadInputError.
-std::vector<ClaimedFigure> read_claims_files(const std::string& config_path, const std::vector<std::string>& files,
-                                             std::uint64_t seed);
+// The most claims a config's claims files may hold in all: far above any paper's or
+// vendor's table, and a bound on what plan, run and the report list.
+inline constexpr std::size_t kMaxClaims = 10000;
+
+// `claims` of a config (paths as written, relative to the config's folder;
+// `config_text` for the place each is named): each file read and validated
+// (file:line:column: key: what is allowed). Throws ConfigError or BadInputError.
+std::vector<ClaimedFigure> read_claims_files(const std::string& config_path, const std::string& config_text,
+                                             const std::vector<std::string>& files, std::uint64_t seed);
 // An error about a claim's case (a config reader's or the plan's, which name
 // their keys as a config's: "shapes.seq_len", "causal") restated at the claim:
 // its file, its place when the error has none, its key under claims[i].case.

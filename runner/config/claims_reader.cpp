@@ -3,11 +3,16 @@
 // axes, each given one value, so a claim means what a config would.
 #include <yaml-cpp/yaml.h>
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <regex>
 #include <set>
 
+#include "runner/common/file_kind.hpp"
 #include "runner/common/text.hpp"
 #include "runner/config/claims.hpp"
 #include "runner/config/config_keys.hpp"
@@ -30,8 +35,9 @@ const std::vector<std::string> kCaseAxisKeys = {"variant", "dtype", "causal", "w
 
 class ClaimsReader : public YamlReader {
  public:
-  ClaimsReader(std::string source, std::string file_as_named, std::uint64_t seed)
-      : YamlReader(std::move(source)), file_(std::move(file_as_named)), seed_(seed) {}
+  // `room`: how many claims this file may still hold under kMaxClaims.
+  ClaimsReader(std::string source, std::string file_as_named, std::uint64_t seed, std::size_t room)
+      : YamlReader(std::move(source)), file_(std::move(file_as_named)), seed_(seed), room_(room) {}
 
   std::vector<ClaimedFigure> read(const std::string& text) {
     YAML::Node root;
@@ -53,6 +59,10 @@ class ClaimsReader : public YamlReader {
     if (!list.IsSequence() || list.size() == 0) {
       fail(list, "claims", "expected a non-empty list of claims, got " + (list.IsSequence() ? std::string("an empty list") : "a " + kind(list)));
     }
+    if (list.size() > room_) {
+      fail(list, "claims", std::to_string(list.size() + (kMaxClaims - room_)) + " claims; a config's claims files may hold at most " +
+                               std::to_string(kMaxClaims) + " claims in all (docs/config.md, \"Claims\")");
+    }
     std::vector<ClaimedFigure> claims;
     std::set<std::string> names;
     for (std::size_t i = 0; i < list.size(); ++i) {
@@ -67,7 +77,7 @@ class ClaimsReader : public YamlReader {
   }
 
  private:
-  ClaimedFigure read_claim(const YAML::Node& node, const std::string& key, const ClaimedFigure& defaults) const {
+  ClaimedFigure read_claim(const YAML::Node& node, const std::string& key, const ClaimedFigure& defaults) {
     if (!node.IsMap()) fail(node, key, "expected a mapping with keys " + text::join(kClaimKeys, ", ") + ", got a " + kind(node));
     check_keys(node, key, kClaimKeys);
     ClaimedFigure claim = defaults;
@@ -138,7 +148,7 @@ class ClaimsReader : public YamlReader {
     if (node && node.IsSequence()) fail(node, key, "a claim describes one case: give one value, not a list");
   }
 
-  ClaimCase read_case(const YAML::Node& node, const std::string& key) const {
+  ClaimCase read_case(const YAML::Node& node, const std::string& key) {
     if (!node.IsMap()) fail(node, key, "expected a mapping of the case's axes, got a " + kind(node));
     std::vector<std::string> allowed = kCaseAxisKeys;
     for (const auto& shape_key : config_keys::kShapeKeys) {
@@ -158,7 +168,12 @@ class ClaimsReader : public YamlReader {
     c.scores = read_score_mods(source_, node["softcap"], node["alibi"], node["sinks"]).front();
     c.deterministic = read_switches(source_, node["deterministic"], key + ".deterministic").front();
     if (node["pass"]) c.pass = *parse_pass(names(node["pass"], key + ".pass", pass_names()).front());
+    // Each claim's shape joins shapes_ before it is given the claim's values: a yaml-cpp node
+    // given a value of another document takes in that document's whole node set, so a new
+    // node per claim copied every node of the file once per claim (quadratic: 2,000 claims
+    // took 21 s). Joined to one node, the claims share one set, copied by the first claim only.
     YAML::Node shape(YAML::NodeType::Map);
+    shapes_.push_back(shape);
     for (const auto& entry : node) {
       const std::string name = entry.first.Scalar();
       if (!contains(kCaseAxisKeys, name)) shape[name] = entry.second;
@@ -172,6 +187,8 @@ class ClaimsReader : public YamlReader {
 
   std::string file_;
   std::uint64_t seed_;
+  std::size_t room_;
+  YAML::Node shapes_{YAML::NodeType::Sequence};  // every claim's shape (read_case)
 };
 
 }  // namespace
@@ -189,13 +206,32 @@ ConfigError at_claim_case(const ClaimedFigure& claim, const BadInputError& error
 
 std::vector<ClaimedFigure> parse_claims(const std::string& yaml_text, const std::string& name,
                                         const std::string& file_as_named, std::uint64_t seed) {
-  return ClaimsReader(name, file_as_named, seed).read(yaml_text);
+  return ClaimsReader(name, file_as_named, seed, kMaxClaims).read(yaml_text);
 }
 
-std::vector<ClaimedFigure> read_claims_files(const std::string& config_path, const std::vector<std::string>& files,
-                                             std::uint64_t seed) {
+namespace {
+
+// Where the config names its i-th claims file (`claims: x.yaml` or a list), for
+// messages about that file; the config's text was read without error already.
+SourceLocation claims_entry(const std::string& config_text, std::size_t i) {
+  try {
+    const YAML::Node named = YAML::Load(config_text)["claims"];
+    if (named.IsSequence() && i < named.size()) return location(named[i].Mark());
+    if (named) return location(named.Mark());
+  } catch (const YAML::Exception&) {
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<ClaimedFigure> read_claims_files(const std::string& config_path, const std::string& config_text,
+                                             const std::vector<std::string>& files, std::uint64_t seed) {
   std::vector<ClaimedFigure> claims;
   const std::filesystem::path folder = std::filesystem::path(config_path).parent_path();
+  const auto refused = [&](std::size_t i, const std::string& message) {
+    return ConfigError(config_path, claims_entry(config_text, i), "claims", "'" + files[i] + "': " + message);
+  };
   // The same file named twice (also as ./x.yaml, through another folder or a link) would
   // store each of its claims twice: refused, comparing the files the names lead to.
   const auto opened_path = [&](const std::string& file) {
@@ -210,21 +246,34 @@ std::vector<ClaimedFigure> read_claims_files(const std::string& config_path, con
   for (std::size_t i = 0; i < files.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
       if (same_file(files[j], files[i])) {
-        throw BadInputError(config_path + ": claims: '" + files[i] + "' is the file '" + files[j] +
-                            "' already names; name each claims file once");
+        throw refused(i, "is the file '" + files[j] + "' already names; name each claims file once");
       }
     }
   }
-  for (const std::string& file : files) {
-    const std::string path = opened_path(file).string();
-    std::error_code error;
-    if (!std::filesystem::is_regular_file(path, error)) {
-      throw BadInputError(config_path + ": claims: '" + file + "': no such claims file (looked for " + path +
-                          ": a claims file's path is relative to the config's folder)");
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const std::string path = opened_path(files[i]).string();
+    // Only a regular file: a FIFO would block, and is no "missing" file either.
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0) {
+      const int error = errno;
+      if (error == ENOENT || error == ENOTDIR) {
+        throw refused(i, "no such claims file (looked for " + path + ": a claims file's path is relative to the config's folder)");
+      }
+      throw refused(i, "cannot be read: " + std::string(std::strerror(error)) + " (" + path + ")");
+    }
+    if (!S_ISREG(info.st_mode)) {
+      throw refused(i, "is " + file_kind(info.st_mode) + ", not a regular file; a claims file is a YAML file, its path " +
+                           "relative to the config's folder (" + path + ")");
     }
     std::vector<ClaimedFigure> read;
+    std::string text;
     try {
-      read = parse_claims(read_config_file(path), path, file, seed);
+      text = read_config_file(path);  // refuses a file replaced since, or one over 16 MiB
+    } catch (const BadInputError& error) {
+      throw refused(i, error.what());
+    }
+    try {
+      read = ClaimsReader(path, files[i], seed, kMaxClaims - claims.size()).read(text);
     } catch (const ConfigError&) {
       throw;
     } catch (const BadInputError& error) {

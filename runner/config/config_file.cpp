@@ -93,7 +93,7 @@ std::string read_config_file(const std::string& path) {
 // (a worker's, a shard's) is parsed without them, as the parent stored the claims.
 Config load_config(const std::string& path) {
   Config config = parse_config(read_config_file(path), path);
-  config.claims = read_claims_files(path, config.claims_files, config.seed);
+  config.claims = read_claims_files(path, config.yaml_text, config.claims_files, config.seed);
   return config;
 }
 

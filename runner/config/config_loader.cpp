@@ -64,7 +64,7 @@ class Loader : public YamlReader {
         root["causal"] ? read_causal_alignments(source_, root["causal"], "causal")
                        : std::vector<CausalAlignment>{CausalAlignment::top_left};
     config.masks = read_masks(source_, alignments, root["window"]);
-    config.score_mods = read_score_mods(source_, root["softcap"], root["alibi"], root["sinks"]);
+    config.score_mods = read_score_mods(source_, root["softcap"], root["alibi"], root["sinks"], config.dtypes);
     config.deterministic = read_switches(source_, root["deterministic"], "deterministic");
     if (root["passes"]) {
       config.passes_where = location(root["passes"].Mark());
@@ -74,30 +74,22 @@ class Loader : public YamlReader {
     require(root, "shapes", "a mapping of shape axes, or a list of such mappings");
     config.shapes_where = location(root["shapes"].Mark());
     config.shapes = read_shapes(source_, root["shapes"], config.seed);
-    if (root["exclude"]) {
-      std::vector<std::string> variant_values = variant_names();
-      for (const auto& [name, spec] : config.op_libraries) variant_values.push_back(name);
-      config.exclude = read_excludes(source_, root["exclude"], variant_values);
-    }
+    // The variants a rule may name: every built-in and the config's op libraries.
+    std::vector<std::string> variant_values = variant_names();
+    for (const auto& [name, spec] : config.op_libraries) variant_values.push_back(name);
+    if (root["exclude"]) config.exclude = read_excludes(source_, root["exclude"], variant_values);
     if (root["measure"]) config.measure = read_measure_settings(source_, root["measure"]);
     if (root["claims"]) config.claims_files = claims_files(root["claims"]);
-    if (root["nightly"]) config.nightly_rules = read_nightly_rules(source_, root["nightly"]);
+    if (root["nightly"]) config.nightly_rules = read_nightly_rules(source_, root["nightly"], variant_values);
     return config;
   }
 
  private:
-  // `passes`: pass names in the order written, each once (a pass listed twice is
-  // a mistake, not a second measurement of it).
+  // `passes`: pass names in the order written, each once (a pass written twice
+  // counts once, as a value in every list: docs/config.md).
   std::vector<Pass> passes(const YAML::Node& node) const {
     std::vector<Pass> out;
-    for (const auto& item : items(node, "passes")) {
-      const std::string value = names(item, "passes", pass_names()).front();
-      const Pass pass = *parse_pass(value);
-      if (std::find(out.begin(), out.end(), pass) != out.end()) {
-        fail(item, "passes", "'" + value + "' is listed twice; give each pass once. Allowed: " + text::join(pass_names(), ", "));
-      }
-      out.push_back(pass);
-    }
+    for (const auto& value : names(node, "passes", pass_names())) out.push_back(*parse_pass(value));
     return out;
   }
 

@@ -101,4 +101,10 @@ MeasureSettings read_measure_settings(const std::string& source, const YAML::Nod
   return MeasureReader(source).measure(node);
 }
 
+std::string counters_warning(const MeasureSettings& measure, const Device& device) {
+  if (measure.counters.empty() || !device.is_cpu()) return "";
+  return "measure.counters: hardware counters are read on a CUDA device only; on " + device.to_string() +
+         " no counter pass runs (each case stores why in cases.counters_why_not)";
+}
+
 }  // namespace attnsweep

@@ -5,10 +5,15 @@
 
 #include <string>
 
+#include "runner/common/identities.hpp"
 #include "runner/config/measure_settings.hpp"
 
 namespace attnsweep {
 
 MeasureSettings read_measure_settings(const std::string& source, const YAML::Node& node);
+
+// The one warning for `measure.counters` on a device that reads no counters (the
+// CPU), which plan and run print once; "" where they are read or not asked for.
+std::string counters_warning(const MeasureSettings& measure, const Device& device);
 
 }  // namespace attnsweep

@@ -176,6 +176,7 @@ class WorkerPool::Impl {
                                           "--run-id", std::to_string(request_.run_id),
                                           "--device", slot.device.to_string()};
     if (slot.ceilings_measured) arguments.push_back("--no-ceilings");
+    with_library_identities(arguments);
     start(slot, arguments, /*with_input=*/true);
   }
 
@@ -191,8 +192,15 @@ class WorkerPool::Impl {
       arguments.push_back("--trace");
       arguments.push_back(queued.trace_path);
     }
+    with_library_identities(arguments);
     start(slot, arguments, /*with_input=*/false);
     slot.ready = true;  // it needs no case handed to it: it ending early costs its case, not a start
+  }
+
+  void with_library_identities(std::vector<std::string>& arguments) const {
+    if (request_.op_library_identities.empty()) return;
+    arguments.push_back("--op-library-identities");
+    arguments.push_back(request_.op_library_identities);
   }
 
   void restart_if_work(Slot& slot) {
@@ -283,6 +291,8 @@ class WorkerPool::Impl {
         slot.ceilings_measured = true;
         slot.failed_starts = 0;
         return;
+      case WorkerAnswer::Kind::refused:  // an op library rebuilt since the run began: the run stops
+        throw std::runtime_error(answer.reason);
       case WorkerAnswer::Kind::retiring:  // its CUDA context is unusable: a fresh worker takes over at its end
         slot.retiring = true;
         close_fd(slot.to_worker);

@@ -31,6 +31,9 @@ struct PoolRequest {
   // Asked before every worker starts (each loads the op libraries anew): throws
   // to stop the run (an op library rebuilt since it began, op_library_watch.hpp).
   std::function<void()> before_worker_start;
+  // Handed to each worker, which checks the op libraries it loads against them
+  // (OpLibraryWatch::identities(); empty: no check).
+  std::string op_library_identities;
 };
 
 class WorkerPool final : public Executor {

@@ -7,11 +7,13 @@
 
 #include "runner/common/errors.hpp"
 #include "runner/common/log.hpp"
+#include "runner/config/measure_reader.hpp"
 #include "runner/device/ceilings.hpp"
 #include "runner/measure/flops.hpp"
 #include "runner/plan/claims_match.hpp"
 #include "runner/plan/cost.hpp"
 #include "runner/profile/kineto_profiler.hpp"
+#include "runner/report/escaping.hpp"
 #include "runner/storage/run_reader.hpp"
 #include "runner/variants/op_library.hpp"
 #include "runner/variants/op_library_build.hpp"
@@ -89,7 +91,8 @@ void store_claims(storage::Store& store, std::int64_t run_id, const std::vector<
     if (match.plan_index) {
       ++matched;
     } else {
-      log::warn("claim " + claim.file + ":" + claim.name + " is not measured by this run: " + match.unmatched_reason);
+      log::warn(report::terminal_safe("claim " + claim.file + ":" + claim.name + " is not measured by this run: " +
+                                      match.unmatched_reason));
     }
     rows.push_back(std::move(row));
   }
@@ -136,6 +139,7 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
               "): times measured now are not this GPU's alone; each such case is marked, and compare and "
               "nightly call them inconclusive instead of judging them");
   }
+  if (const std::string warning = counters_warning(config.measure, run.device); !warning.empty()) log::warn(warning);
   record.seed = config.seed;
   record.timing_protocol = timing_protocol(run.device, config.measure);
   if (run.device.is_cuda() && !run.isolate && run.gpus.empty()) {

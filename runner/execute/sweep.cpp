@@ -201,9 +201,16 @@ std::unique_ptr<Executor> make_executor(const SweepRequest& request, const Confi
   if (gpus.empty() && !request.isolate) {
     return std::make_unique<InProcessExecutor>(device, config.measure, config.seed);
   }
-  PoolRequest pool{config_sha256, request.db_path, run_id, gpus, config.measure.case_timeout_s, request.isolate, true};
+  PoolRequest pool;
+  pool.config_sha256 = config_sha256;
+  pool.db_path = request.db_path;
+  pool.run_id = run_id;
+  pool.devices = gpus;
+  pool.case_timeout_s = config.measure.case_timeout_s;
+  pool.isolate = request.isolate;
   // Each worker loads the op libraries anew: one rebuilt since the run began stops it (issue 55, item 9).
   pool.before_worker_start = [&libraries] { libraries.check(); };
+  pool.op_library_identities = config.op_libraries.empty() ? std::string() : libraries.identities();
   if (gpus.empty()) {
     pool.devices = {device};
     pool.serving = false;

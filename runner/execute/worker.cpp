@@ -19,6 +19,7 @@
 #include "runner/common/interrupt.hpp"
 #include "runner/common/sha256.hpp"
 #include "runner/config/config.hpp"
+#include "runner/execute/op_library_watch.hpp"
 #include "runner/measure/case_runner.hpp"
 #include "runner/device/ceilings.hpp"
 #include "runner/device/device.hpp"
@@ -27,6 +28,7 @@
 #include "runner/plan/plan.hpp"
 #include "runner/storage/run_reader.hpp"
 #include "runner/storage/store.hpp"
+#include "runner/variants/op_library.hpp"
 
 namespace attnsweep::execute {
 namespace {
@@ -86,6 +88,7 @@ namespace {
 struct StoredSweep {
   Config config;
   Plan plan;
+  std::string op_libraries;  // runs.op_libraries: the builds the run measures
 
   const Case& case_at(int plan_index) const {
     if (plan_index < 0 || plan_index >= static_cast<int>(plan.cases.size())) {
@@ -104,7 +107,26 @@ StoredSweep load_stored_sweep(const std::string& db_path, std::int64_t run_id, c
   }
   Config config = parse_config(run->config_yaml, run->config_path.empty() ? "the run's config" : run->config_path);
   Plan plan = make_plan(config);
-  return {std::move(config), std::move(plan)};
+  return {std::move(config), std::move(plan), run->op_libraries};
+}
+
+// Whether the op libraries this worker loads are the run's builds (issue 55,
+// item 9): loaded first, then their files compared with the identities the
+// parent took before the run hashed them (op_library_watch.hpp), so a rebuild
+// before this worker's dlopen is seen. If not, answers `refused` and the parent
+// stops the run; nothing is measured.
+bool loads_the_runs_libraries(const StoredSweep& sweep, const std::string& identities) {
+  if (identities.empty() || sweep.config.op_libraries.empty()) return true;
+  for (const auto& [name, spec] : sweep.config.op_libraries) load_op_library_variant(spec);
+  OpLibraryWatch watch(sweep.config.op_libraries, identities);
+  watch.expect(sweep.op_libraries);
+  try {
+    watch.check();
+  } catch (const std::runtime_error& changed) {
+    std::cout << kWorkerAnswer << "refused\t" << changed.what() << std::endl;
+    return false;
+  }
+  return true;
 }
 
 // "stored <plan index>\t<status>\t<one-line result>[\t<warning>]...", or
@@ -131,6 +153,9 @@ WorkerAnswer parse_worker_answer(const std::string& line) {
     if (answer.gpu_uuid == "-") answer.gpu_uuid.clear();
   } else if (kind == "retiring") {
     answer.kind = WorkerAnswer::Kind::retiring;
+  } else if (kind == "refused") {
+    answer.kind = WorkerAnswer::Kind::refused;
+    answer.reason = line.substr(std::min(line.size(), prefix.size() + kind.size() + 1));
   } else if (kind == "stored" || kind == "kept") {
     answer.kind = WorkerAnswer::Kind::stored;
     std::vector<std::string> fields;
@@ -151,6 +176,7 @@ WorkerAnswer parse_worker_answer(const std::string& line) {
 void measure_and_store_case(const WorkerRequest& request) {
   const StoredSweep sweep = load_stored_sweep(request.db_path, request.run_id, request.config_sha256);
   const Case& c = sweep.case_at(request.plan_index);
+  if (!loads_the_runs_libraries(sweep, request.op_library_identities)) return;
   CaseRunner runner(request.device, sweep.config.measure, sweep.config.seed);
   const CaseResult result = runner.run(c, request.trace_path);
   // The parent checked the database at open; a worker skips the quick_check.
@@ -163,6 +189,7 @@ void measure_and_store_case(const WorkerRequest& request) {
 
 void serve_cases(const ServeRequest& request) {
   const StoredSweep sweep = load_stored_sweep(request.db_path, request.run_id, request.config_sha256);
+  if (!loads_the_runs_libraries(sweep, request.op_library_identities)) return;
   const Device device = resolve_device(request.device);
   storage::Store store(request.db_path, storage::Store::Open::existing_without_quick_check);
   storage::RunDevice record{collect_environment(device), std::nullopt, std::nullopt};

@@ -24,6 +24,7 @@ struct WorkerRequest {
   int plan_index = 0;
   Device device;
   std::string trace_path;
+  std::string op_library_identities;  // the parent's OpLibraryWatch::identities(); empty: not checked
 };
 
 // About once a minute with cases in flight the sweep renews its claim on the run.
@@ -48,15 +49,19 @@ struct ServeRequest {
   std::int64_t run_id = 0;
   Device device;
   bool measure_ceilings = true;  // false when a restarted worker's device has them already
+  std::string op_library_identities;  // as WorkerRequest's
 };
 void serve_cases(const ServeRequest& request);
 inline constexpr const char* kWorkerAnswer = "@attnsweep ";
 
 // One line a worker wrote on stdout, read by its parent.
 struct WorkerAnswer {
-  enum class Kind { ready, stored, retiring, other } kind = Kind::other;  // other: not an answer (libraries' output)
+  // refused: the worker measured nothing and the run must stop (an op library
+  // rebuilt since the run began: op_library_watch.hpp); `reason` says why.
+  enum class Kind { ready, stored, retiring, refused, other } kind = Kind::other;  // other: not an answer (libraries' output)
   std::string gpu_uuid;  // ready: its GPU's, empty on the CPU
   StoredCase stored;     // stored: how the case ended
+  std::string reason;    // refused: why, one line
 };
 WorkerAnswer parse_worker_answer(const std::string& line);
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 
+#include "runner/common/interrupt.hpp"
 #include "runner/measure/deterministic_algorithms.hpp"
 #include "runner/measure/device_copy.hpp"
 #include "runner/measure/reference_chunks.hpp"
@@ -27,6 +28,8 @@ double AccuracyCheck::relative_error(const at::Tensor& output, const AttentionIn
   at::Tensor reference_squares = at::zeros_like(error_squares);
   const std::vector<ReferenceChunk> chunks = reference_chunks(inputs, chunk_score_bytes_);
   for (std::size_t index = 0; index < chunks.size(); ++index) {
+    // A safe point: a Ctrl-C stops the reference here, not minutes later at its end.
+    if (interrupt_requested()) throw Interrupted{};
     at::Tensor reference;
     if (index < reference_.size()) {
       reference = reference_[index];

@@ -19,7 +19,8 @@ class AccuracyCheck {
 
   // ||output - reference|| / ||reference||, one chunk at a time
   // (reference_chunks.hpp) so the float64 score matrix stays small. NaN or Inf
-  // when the output is not finite.
+  // when the output is not finite. Throws Interrupted at a chunk's start once a
+  // stop is requested (interrupt.hpp).
   double relative_error(const at::Tensor& output, const AttentionInputs& inputs);
   // New inputs: the kept reference no longer applies.
   void forget() { reference_.clear(); }

@@ -40,6 +40,7 @@
 #include "runner/measure/timed_pass.hpp"
 #include "runner/measure/timer.hpp"
 #include "runner/measure/validity.hpp"
+#include "runner/plan/cost.hpp"
 #include "runner/variants/fp8_inputs.hpp"
 #include "runner/variants/registry.hpp"
 #include "runner/variants/variant_names.hpp"
@@ -216,6 +217,7 @@ struct CaseRunner::Impl {
     const std::string mismatch = output_mismatch(output, inputs);
     if (!mismatch.empty()) throw WrongOutput(c.variant + ": " + mismatch);
     if (!settings.accuracy_check) return false;
+    if (!reference_in_time(c, result)) return false;
     double error = 0;
     // An fp8 case's stored error is against the bf16 draw before quantisation:
     // the quantisation's error and the kernel's together (issue 36).
@@ -274,6 +276,28 @@ struct CaseRunner::Impl {
     result.warnings.push_back("numerics cannot tell that " + c.scores.label() + " was applied: the output is also within " +
                               std::string(to_string(c.dtype)) + "'s bound " + numbers +
                               "; a variant that ignored it would pass");
+  }
+
+  // Whether the case's float64 check (its forward's, and a backward's gradients)
+  // is expected to end within reference_limit_ns on this device (cost.hpp). One
+  // that is not is not computed: the kernel's time is still a fact, its numerics
+  // stay empty and the case says why (issue 55, item 11: a CPU case of
+  // 1x1x262144x1 spent over 10 minutes in its reference). The estimate is the
+  // model's, not a clock's, so a config gets the same answer on every run.
+  bool reference_in_time(const Case& c, CaseResult& result) const {
+    const std::int64_t expected_ns = expected_reference_check_ns(c.shape, c.pass, device.is_cuda());
+    const std::int64_t limit_ns = reference_limit_ns(settings);
+    if (expected_ns <= limit_ns) return true;
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "numerics not checked: the float64 reference would take about %.1f s on %s (%lldx%lldx%lldx%lld "
+                  "float64 scores; limit %g s: %d x measure.max_case_seconds)",
+                  static_cast<double>(expected_ns) / 1e9, device.to_string().c_str(),
+                  static_cast<long long>(c.shape.batch), static_cast<long long>(c.shape.heads),
+                  static_cast<long long>(c.shape.seq_len_q), static_cast<long long>(c.shape.seq_len_kv),
+                  static_cast<double>(limit_ns) / 1e9, kReferenceLimitCaseSeconds);
+    result.warnings.push_back(text);
+    return false;
   }
 
   // Runs a float64 reference check. Where even its smallest chunks do not fit

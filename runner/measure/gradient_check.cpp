@@ -7,6 +7,7 @@
 #include <cmath>
 #include <optional>
 
+#include "runner/common/interrupt.hpp"
 #include "runner/measure/deterministic_algorithms.hpp"
 #include "runner/measure/device_copy.hpp"
 #include "runner/measure/reference_chunks.hpp"
@@ -54,6 +55,8 @@ GradientErrors GradientCheck::relative_errors(const std::array<at::Tensor, 3>& g
   std::size_t block = 0;
   at::Tensor block_dk, block_dv;  // the current key block's sums over its row chunks
   for (std::size_t index = 0; index < chunks.size(); ++index) {
+    // A safe point: a Ctrl-C stops the reference here, not minutes later at its end.
+    if (interrupt_requested()) throw Interrupted{};
     const ReferenceChunk& chunk = chunks[index];
     at::Tensor dq;
     if (cached) {

@@ -29,7 +29,8 @@ class GradientCheck {
       : cuda_(device.is_cuda()), chunk_score_bytes_(chunk_score_bytes) {}
 
   // `grads` are dq, dk, dv in the inputs' (batch, heads, seq, head_dim) layout,
-  // from a backward with `grad_output` as the output's gradient.
+  // from a backward with `grad_output` as the output's gradient. Throws
+  // Interrupted at a chunk's start once a stop is requested (interrupt.hpp).
   GradientErrors relative_errors(const std::array<at::Tensor, 3>& grads, const AttentionInputs& inputs,
                                  const at::Tensor& grad_output);
   // New inputs: the kept reference no longer applies.

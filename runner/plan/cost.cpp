@@ -85,5 +85,15 @@ std::int64_t expected_case_ns(const Case& c, const MeasureSettings& measure) {
 }
 
 std::int64_t expected_reference_ns(const Shape& shape) { return clamp_cost(work_of(shape) / kReferenceWorkPerNs); }
+std::int64_t expected_reference_check_ns(const Shape& shape, Pass pass, bool cuda) {
+  const Wide scores = static_cast<Wide>(shape.batch) * static_cast<Wide>(shape.heads) *
+                      static_cast<Wide>(shape.seq_len_q) * static_cast<Wide>(shape.seq_len_kv);
+  const Wide forward_ps = scores * static_cast<Wide>(cuda ? kReferenceGpuScorePs : kReferenceCpuScorePs);
+  return clamp_cost(forward_ps * static_cast<Wide>(pass_cost_tenths(pass)) / 10 / 1000);
+}
+
+std::int64_t reference_limit_ns(const MeasureSettings& measure) {
+  return nanoseconds(measure.max_case_seconds * kReferenceLimitCaseSeconds);
+}
 
 }  // namespace attnsweep

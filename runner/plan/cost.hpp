@@ -14,7 +14,9 @@
 // warm-up, profiled and timed forwards (the stopping rule's least samples or
 // least GPU time, capped by measure.max_case_seconds; twice with CUDA graphs)
 // plus a fixed overhead (profiler sessions, setup). The float64 reference is
-// computed once per shape, dtype and mask, and is counted once per group.
+// computed once per shape, dtype and mask, and is counted once per group: by its
+// work in the shard split, by its score matrix too in the plan's estimate
+// (expected_plan_ns, shard.hpp), which no split depends on.
 //
 // Passes (issue 23): every pass a backward case runs (warm-up, profiled, each
 // timed sample) is a forward and a backward: the backward alone is timed after
@@ -47,7 +49,27 @@ std::int64_t expected_pass_ns(const Case& c);
 // Expected wall time of one case without its float64 reference, in nanoseconds.
 std::int64_t expected_case_ns(const Case& c, const MeasureSettings& measure);
 // Expected wall time of the float64 reference of a shape (shared by the cases
-// of one shape, dtype and mask that run one after another in one process).
+// of one shape, dtype and mask that run one after another in one process), as
+// the shard split counts it: by work alone (cost_lpt_v1; see
+// expected_reference_check_ns for what the check costs).
 std::int64_t expected_reference_ns(const Shape& shape);
+
+// The float64 check of a case on a device, by its score matrix (issue 55, item
+// 11): batch x heads x seq_len_q x seq_len_kv doubles, each passing through the
+// scale, mask, softmax and their temporaries, which dominate the two matmuls at
+// every head_dim up to 256 (measured: on a 2-core CPU 50-75 ns per score at
+// head_dim 1 to 256 alike, under load; 12 ns for 1x1x32768x1 on the issue's
+// machine; on the H200 37 ps per score for 1x64/8x65536x128, 31 ps for
+// 2x64/8x65536x64, docs/results/h200-long-context.md). A backward's check is its
+// forward's and the gradients' by autograd: pass_cost_tenths() forwards, as the
+// cost model counts passes (the H200's 64k backward checks took 3.5 forward ones).
+inline constexpr std::int64_t kReferenceCpuScorePs = 10000;  // 10 ns: the issue's machine, rounded down
+inline constexpr std::int64_t kReferenceGpuScorePs = 40;     // the H200's 31-37 ps, rounded up
+std::int64_t expected_reference_check_ns(const Shape& shape, Pass pass, bool cuda);
+// A float64 check expected to take longer than this on its device is not
+// computed: 60 x measure.max_case_seconds (10 minutes at the default 10 s; 3
+// minutes for the H200 long-context sweeps' 3 s, whose longest check took 58 s).
+inline constexpr int kReferenceLimitCaseSeconds = 60;
+std::int64_t reference_limit_ns(const MeasureSettings& measure);
 
 }  // namespace attnsweep

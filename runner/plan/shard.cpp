@@ -124,6 +124,19 @@ std::vector<std::vector<int>> split_into_shards(const Plan& plan, const MeasureS
 std::int64_t expected_plan_ns(const Plan& plan, const MeasureSettings& measure) {
   std::int64_t total = 0;
   for (const WorkUnit& unit : work_units(plan, measure, 1)) total += unit.cost_ns;
+  // The float64 checks by their score matrices (cost.hpp), on top of the split's
+  // work-based term: the estimate counts what a head_dim of 1 costs, the split
+  // (cost_lpt_v1) stays what it was. One check per group, each pass's own.
+  if (measure.accuracy_check) {
+    for (const auto& group : groups_of(plan)) {
+      Pass costliest = Pass::forward;
+      for (const Case* c : group) {
+        if (pass_cost_tenths(c->pass) > pass_cost_tenths(costliest)) costliest = c->pass;
+      }
+      total += std::min(expected_reference_check_ns(group.front()->shape, costliest, /*cuda=*/true),
+                        reference_limit_ns(measure));
+    }
+  }
   return total;
 }
 

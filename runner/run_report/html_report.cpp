@@ -190,14 +190,16 @@ json report_json(const RunReport& report) {
 }
 
 // A table drawn here, not by the script (the claims and the backend choice,
-// issue 37): static HTML, every cell escaped.
+// issue 37): static HTML, every cell escaped, its control characters shown as
+// the terminal shows them ("\x1b"): a claims file's text is stored as given.
 std::string static_table(const report::Table& table) {
+  const auto shown = [](const std::string& text) { return report::html_text(report::terminal_safe(text)); };
   std::string html = "<div class=\"table-wrap\"><table><thead><tr>";
-  for (const auto& column : table.columns) html += "<th>" + report::html_text(column.name) + "</th>";
+  for (const auto& column : table.columns) html += "<th>" + shown(column.name) + "</th>";
   html += "</tr></thead><tbody>";
   for (const auto& row : table.rows) {
     html += "<tr>";
-    for (const auto& cell : row) html += "<td>" + report::html_text(cell.is_null() ? "-" : cell.to_text()) + "</td>";
+    for (const auto& cell : row) html += "<td>" + shown(cell.is_null() ? "-" : cell.to_text()) + "</td>";
     html += "</tr>";
   }
   return html + "</tbody></table></div>";

@@ -170,6 +170,21 @@ bool has_counters(const storage::CaseRow& row) {
   return row.dram_read_bytes || row.l2_hit_rate || row.sm_throughput || row.tensor_pipe || !row.counters_why_not.empty();
 }
 
+// Why no case read its counters, where that is one reason for all that asked (a CPU
+// run: "hardware counters are read on a CUDA device only ..."); "" where any case read
+// some, or the reasons differ (each then has its row).
+std::string counters_not_read(const RunReport& r) {
+  std::string reason;
+  for (const ReportCase& c : r.cases) {
+    const storage::CaseRow& row = c.row;
+    if (!has_counters(row)) continue;
+    if (row.dram_read_bytes || row.dram_write_bytes || row.l2_hit_rate || row.sm_throughput || row.tensor_pipe) return "";
+    if (!reason.empty() && row.counters_why_not != reason) return "";
+    reason = row.counters_why_not;
+  }
+  return reason;
+}
+
 // The hardware counters of each case that asked for them (measure.counters, issue 39):
 // the DRAM bytes of a pass against the minimum it must move, the bandwidth they make
 // over the median time and its share of the copy ceiling of the GPU that ran it, and the shares.
@@ -306,7 +321,13 @@ void write_markdown_report(std::ostream& out, const RunReport& r) {
            "claimed performance (by time where the claim gives one, else by TFLOP/s; above 1 is faster), reproduced "
            "within 5%; the differences are what could explain a gap.\n";
   }
-  if (std::any_of(r.cases.begin(), r.cases.end(), [](const ReportCase& c) { return has_counters(c.row); })) {
+  if (const std::string reason = counters_not_read(r); !reason.empty()) {
+    // One reason for every case (on the CPU: none is read there): said once, not once per case.
+    const auto asked = std::count_if(r.cases.begin(), r.cases.end(), [](const ReportCase& c) { return has_counters(c.row); });
+    out << "\n## Hardware counters\n\nNot read for "
+        << (asked == 1 ? std::string("the one case") : "any of the " + std::to_string(asked) + " cases")
+        << " that asked: " << report::markdown_inline(reason) << ".\n";
+  } else if (std::any_of(r.cases.begin(), r.cases.end(), [](const ReportCase& c) { return has_counters(c.row); })) {
     out << "\n## Hardware counters\n\n";
     report::write_table(out, without_empty_columns(counters_table(r, several_passes)), report::Format::markdown);
     out << "\nOne more pass of each case under CUPTI's range profiler after its timed samples (measure.counters; "

@@ -26,6 +26,10 @@ using fields::to_value;
 using Style = Display::Style;
 using C = CaseRow;
 
+// A stored soft-cap: the schema's CHECK (softcap > 0); NULL is none. A cap of 0
+// read as one would label the case "softcap0" (issue 55, item 16).
+std::string outside_caps(double cap) { return cap > 0 ? "" : "a number > 0 (a cap), or NULL (none)"; }
+
 const Display kMicroseconds{"us", Style::fixed, 1};
 const Display kError{"", Style::scientific, 1};
 
@@ -226,7 +230,7 @@ const Table<CaseRow>& case_columns() {
         sequence_lengths("seq_lens_kv", &Shape::seq_lens_kv, &Shape::seq_len_kv),
         identity("page_size", [](auto& c) -> auto& { return c.shape.page_size; }, kNotNegative),
         identity("head_dim_v", [](auto& c) -> auto& { return c.shape.head_dim_v; }, kNotNegative),
-        identity("softcap", [](auto& c) -> auto& { return c.scores.softcap; }, kNotNegative),  // CHECK > 0 in SQL
+        identity("softcap", [](auto& c) -> auto& { return c.scores.softcap; }, outside_caps),
         identity("alibi", [](auto& c) -> auto& { return c.scores.alibi; }),
         identity("sinks", [](auto& c) -> auto& { return c.scores.sinks; }),
         identity("deterministic", &Case::deterministic),

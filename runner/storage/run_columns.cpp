@@ -170,8 +170,10 @@ RunRow run_record(const RunRecord& run, const std::string& started_at, const Cla
   row.gpus = run.gpus;
   row.container_image = e.container_image;
   row.op_libraries = run.op_libraries;
-  row.measure_regime = to_string(m.regime);
-  if (m.regime == MeasureRegime::burst) row.burst_cooldown_max_ms = m.burst_cooldown_max_ms;
+  // No CPU sample waits for a cool-down: a CPU run is sustained whatever the config asks,
+  // so that CPU runs compare alike (runs.measure_regime is NOT NULL).
+  row.measure_regime = to_string(on_gpu ? m.regime : MeasureRegime::sustained);
+  if (on_gpu && m.regime == MeasureRegime::burst) row.burst_cooldown_max_ms = m.burst_cooldown_max_ms;
   row.power_limit_w = positive_or_empty(e.power_limit_w);
   row.sm_clock_start_mhz = positive_or_empty(e.sm_clock_start_mhz);
   row.mem_clock_start_mhz = positive_or_empty(e.mem_clock_start_mhz);

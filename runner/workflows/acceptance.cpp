@@ -18,6 +18,7 @@
 
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
+#include "runner/report/escaping.hpp"
 #include "runner/workflows/good_nights.hpp"
 #include "runner/workflows/night_window.hpp"
 #include "runner/workflows/scratch_folder.hpp"
@@ -105,7 +106,8 @@ void write_new_file(const std::string& path, const std::string& text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
   if (fd < 0) {
     if (errno == EEXIST) {
-      throw BadInputError("accept: " + path + " already exists (another acceptance this second?); nothing was recorded");
+      throw BadInputError("accept: " + path + " already exists (another acceptance this second, or a file or link put "
+                          "there?); nothing was recorded");
     }
     throw std::runtime_error("accept: cannot write " + path + ": " + std::strerror(errno) + "; nothing was recorded");
   }
@@ -138,7 +140,7 @@ void check_night_and_patterns(const std::string& history_dir, const std::string&
   const std::string night = "nightly-" + stamp + ".db";
   const std::optional<GoodNight> good = good_night(history_dir, night, scratch.path(), std::time(nullptr), why);
   if (!good) {
-    throw BadInputError("--night: " + night + " is a night nightly skips: " + text::first_line(why) +
+    throw BadInputError("--night: " + night + " is a night nightly skips: " + report::terminal_safe(text::first_line(why)) +
                         "; accept a night nightly compares with");
   }
   for (const std::string& pattern : patterns) {
@@ -146,7 +148,7 @@ void check_night_and_patterns(const std::string& history_dir, const std::string&
       return ::fnmatch(pattern.c_str(), c.key.label().c_str(), 0) == 0;
     });
     if (!matched) {
-      throw BadInputError("--cases: '" + pattern + "' matches no case of night " + stamp +
+      throw BadInputError("--cases: '" + report::terminal_safe(pattern) + "' matches no case of night " + stamp +
                           (good->run.cases.empty() ? std::string(" (it has none)")
                                                    : " (its cases are named like '" +
                                                          good->run.cases.front().key.label() + "')"));
@@ -164,16 +166,17 @@ bool Acceptance::covers(const compare::CaseKey& key) const {
 
 Acceptance record_acceptance(const AcceptRequest& request) {
   if (!fs::is_directory(request.history_dir)) {
-    throw BadInputError("accept: " + request.history_dir + " is not a folder; give the nightly --history folder");
+    throw BadInputError("accept: " + report::terminal_safe(request.history_dir) +
+                        " is not a folder; give the nightly --history folder");
   }
   const std::string stamp = stamp_named(request.night);
   if (stamp.empty()) {
-    throw BadInputError("--night: '" + request.night + "' is no night; give its stamp (20261205T031500Z) or its file "
-                        "(nightly-20261205T031500Z.db)");
+    throw BadInputError("--night: '" + report::terminal_safe(request.night) +
+                        "' is no night; give its stamp (20261205T031500Z) or its file (nightly-20261205T031500Z.db)");
   }
   const std::vector<std::string> nights = night_files(request.history_dir);
   if (std::find(nights.begin(), nights.end(), "nightly-" + stamp + ".db") == nights.end()) {
-    throw BadInputError("--night: no night nightly-" + stamp + ".db in " + request.history_dir +
+    throw BadInputError("--night: no night nightly-" + stamp + ".db in " + report::terminal_safe(request.history_dir) +
                         (nights.empty() ? std::string(" (it has none)") : " (the newest is " + nights.back() + ")"));
   }
   if (request.cases.empty()) throw BadInputError("--cases: give at least one pattern of the cases the change is accepted for");
@@ -207,7 +210,7 @@ std::vector<Acceptance> read_acceptances(const std::string& history_dir, std::st
   std::vector<std::string> files;
   for (const auto& entry : fs::directory_iterator(history_dir, error)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("accept-", 0) == 0 && name.size() > 12 && name.compare(name.size() - 5, 5, ".json") == 0) {
+    if (history_file_kind(name) == "an acceptance record") {
       files.push_back(name);
     }
   }

@@ -1,11 +1,14 @@
 #include "runner/workflows/good_nights.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <regex>
 
 #include "runner/common/errors.hpp"
+#include "runner/common/same_file.hpp"
 #include "runner/workflows/night_window.hpp"
 
 namespace attnsweep::workflows {
@@ -61,9 +64,11 @@ std::optional<GoodNight> night_if_good(const std::string& night, const std::stri
 
 // `night` of `history_dir` copied into `scratch_dir` and judged; the copy is
 // kept only for a good night.
+// A copy that fails is the night's fault for nightly (skipped, with why), the
+// machine's for accept (`copy_failure_throws`: a full TMPDIR is exit 1, not a bad night).
 std::optional<GoodNight> judge_night(const std::string& history_dir, const std::string& night,
                                      const std::string& scratch_dir, std::optional<DeviceKind> device_kind,
-                                     std::time_t now, std::string& why) {
+                                     std::time_t now, std::string& why, bool copy_failure_throws = false) {
   const std::string original = history_dir + "/" + night;
   const std::string copy = scratch_dir + "/" + night;
   why = night_name_problem(night, now);
@@ -72,6 +77,7 @@ std::optional<GoodNight> judge_night(const std::string& history_dir, const std::
   fs::copy_file(original, copy, fs::copy_options::overwrite_existing, error);
   if (error) {
     why = "cannot copy it (" + error.message() + ")";
+    if (copy_failure_throws) throw std::runtime_error("cannot copy " + original + " into " + scratch_dir + ": " + error.message());
     return std::nullopt;
   }
   try {
@@ -101,24 +107,41 @@ std::vector<std::string> night_files(const std::string& history_dir) {
   return nights;
 }
 
-std::vector<std::pair<std::string, std::string>> history_inputs(const std::string& history_dir) {
-  std::vector<std::pair<std::string, std::string>> inputs;
-  if (history_dir.empty()) return inputs;
-  std::error_code listing;
-  for (const auto& entry : fs::directory_iterator(history_dir, listing)) {
-    const std::string name = entry.path().filename().string();
-    const auto ends_with = [&](const std::string& suffix) {
-      return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-    };
-    if (name.rfind("nightly-", 0) == 0 && ends_with(".db")) {
-      inputs.emplace_back(entry.path().string(), "a night of the history " + history_dir);
-    } else if (name.rfind("nightly-", 0) == 0 && ends_with(".md")) {
-      inputs.emplace_back(entry.path().string(), "a night's summary in the history " + history_dir);
-    } else if (name.rfind("accept-", 0) == 0 && ends_with(".json")) {
-      inputs.emplace_back(entry.path().string(), "an acceptance record of the history " + history_dir);
+std::string history_file_kind(const std::string& name) {
+  const auto ends_with = [&](const std::string& suffix) {
+    return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (name.rfind("nightly-", 0) == 0 && ends_with(".db")) return "a night";
+  if (name.rfind("nightly-", 0) == 0 && ends_with(".md")) return "a night's summary";
+  if (name.rfind("accept-", 0) == 0 && ends_with(".json")) return "an acceptance record";
+  return "";
+}
+
+void refuse_history_file(const std::string& output, const std::string& option, const std::string& history_dir) {
+  if (history_dir.empty()) return;
+  std::error_code error;
+  const fs::path written = fs::absolute(output, error);
+  // Where the name leads, links followed: a link to a night is the night.
+  const fs::path resolved = fs::weakly_canonical(written, error);
+  for (const fs::path& path : {written, error ? written : resolved}) {
+    const std::string kind = history_file_kind(path.filename().string());
+    if (!kind.empty() && same_file(path.parent_path().string(), history_dir)) {
+      throw BadInputError(option + " " + output + ": is named as " + kind + " of the history " + history_dir +
+                          " (nightly-*.db, nightly-*.md and accept-*.json there are read as such); name another file");
     }
   }
-  return inputs;
+  // A hard link elsewhere to a file of the history: only a file with more than one link can be one.
+  struct stat info {};
+  if (::stat(output.c_str(), &info) != 0 || !S_ISREG(info.st_mode) || info.st_nlink < 2) return;
+  for (const auto& entry : fs::directory_iterator(history_dir, error)) {
+    const std::string kind = history_file_kind(entry.path().filename().string());
+    struct stat stored {};
+    if (!kind.empty() && ::stat(entry.path().c_str(), &stored) == 0 && stored.st_dev == info.st_dev &&
+        stored.st_ino == info.st_ino) {
+      throw BadInputError(option + " " + output + ": is " + kind + " of the history " + history_dir + " (" +
+                          entry.path().filename().string() + ", another name of the same file); name another file");
+    }
+  }
 }
 
 std::vector<GoodNight> good_nights(const std::string& history_dir, const std::string& scratch_dir,
@@ -141,7 +164,7 @@ std::vector<GoodNight> good_nights(const std::string& history_dir, const std::st
 
 std::optional<GoodNight> good_night(const std::string& history_dir, const std::string& night,
                                     const std::string& scratch_dir, std::time_t now, std::string& why) {
-  return judge_night(history_dir, night, scratch_dir, std::nullopt, now, why);
+  return judge_night(history_dir, night, scratch_dir, std::nullopt, now, why, /*copy_failure_throws=*/true);
 }
 
 }  // namespace attnsweep::workflows

@@ -21,11 +21,17 @@ namespace attnsweep::workflows {
 // cannot be listed.
 std::vector<std::string> night_files(const std::string& history_dir);
 
-// The files of `history_dir` that nightly, history and accept read (its nights,
-// their summaries, the acceptance records), as (path, what it is): the inputs
-// no output of a command may replace (runner/common/whole_file.hpp). None when
-// the folder does not exist or cannot be listed.
-std::vector<std::pair<std::string, std::string>> history_inputs(const std::string& history_dir);
+// What a file of a history folder is by its name, the one classifier nightly,
+// history and accept share: "a night" (nightly-*.db), "a night's summary"
+// (nightly-*.md), "an acceptance record" (accept-*.json), or "" for any other name.
+std::string history_file_kind(const std::string& name);
+
+// Refuses (BadInputError, "<option> <output>: ...") an output that is, or would
+// be, a file of the history `history_dir` reads: in that folder (itself or
+// through a symbolic link) under a name history_file_kind knows, existing or
+// not, or a hard link elsewhere to such a file. Part of the one rule of every
+// output (runner/common/whole_file.hpp) for the commands that read a history.
+void refuse_history_file(const std::string& output, const std::string& option, const std::string& history_dir);
 
 // One good night, copied out of the history, open and read.
 struct GoodNight {
@@ -50,7 +56,8 @@ std::vector<GoodNight> good_nights(const std::string& history_dir, const std::st
 // The one night `night` (nightly-<stamp>.db) of `history_dir` judged by the same
 // gate, on whatever device it ran (accept's question: would nightly compare
 // with it?). The night when it is good; else nothing, and why in `why` (one
-// line, without the "skipped <night>: " good_nights puts before it).
+// line, without the "skipped <night>: " good_nights puts before it). A copy into
+// `scratch_dir` that fails (a full TMPDIR) throws std::runtime_error instead.
 std::optional<GoodNight> good_night(const std::string& history_dir, const std::string& night,
                                     const std::string& scratch_dir, std::time_t now, std::string& why);
 

@@ -28,7 +28,7 @@ NightTrust night_trust(const compare::Comparison& comparison) {
   for (const compare::CaseComparison& c : comparison.cases) {
     if (!c.timed_on_both_sides() || !c.ignored.empty()) continue;  // an ignored case is not asked to be judged
     ++trust.timed;
-    // NOT_TIMED though timed on both sides: no night of the window timed it (issue 55, item 4).
+    // NOT_TIMED though timed on both sides is no verdict (issue 55, item 4).
     const bool verdict = c.time.verdict != compare::TimeVerdict::suspect && c.time.verdict != compare::TimeVerdict::not_timed;
     if (verdict && c.unjudged.empty()) ++trust.judged;
   }

@@ -195,12 +195,14 @@ WindowTime judge_against_window(const NightCase& tonight, const std::vector<cons
                                 const compare::CompareSettings& settings) {
   WindowTime result;
   compare::TimeComparison& time = result.time;
-  std::vector<const NightCase*> timed;
+  std::vector<const NightCase*> timed, sparse;  // sparse: timed, with fewer kept samples than a verdict needs
   for (const NightCase* night : window) {
-    if (night && night->status == CaseStatus::ok && !night->suspect && night->kept_us.size() >= settings.min_kept_samples) {
-      timed.push_back(night);
-    }
+    if (!night || night->status != CaseStatus::ok || night->suspect || night->kept_us.empty()) continue;
+    (night->kept_us.size() >= settings.min_kept_samples ? timed : sparse).push_back(night);
   }
+  // Only nights of too few samples: judged as compare judges two such runs
+  // (AMBIGUOUS, "fewer than N kept samples"), not as an empty window (issue 55, item 4).
+  if (timed.empty()) timed = sparse;
   result.nights = static_cast<int>(timed.size());
   time.candidate_power_cap_share = tonight.power_cap_share;
   time.candidate_thermal_cap_share = tonight.thermal_cap_share;

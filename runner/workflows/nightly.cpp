@@ -122,14 +122,10 @@ void compare_night(const NightlyRequest& request, const compare::RunCases& tonig
   if (!good.empty()) judge_times_by_window(request, tonight, good, comparison, summary, outcome);
   for (const compare::CaseComparison& c : comparison.cases) {
     if (c.time.verdict == compare::TimeVerdict::suspect) outcome.suspect.push_back(c.key.label() + ": " + c.time.reason);
-    // Timed on both sides and still no verdict: an empty window is no "same".
-    if (c.timed_on_both_sides() && c.ignored.empty() && c.time.verdict == compare::TimeVerdict::not_timed) {
-      outcome.unjudged.push_back(c.key.label() + ": " + (c.time.reason.empty() ? "no time verdict" : c.time.reason));
-    }
+    if (!c.unjudged.empty()) outcome.unjudged.push_back(c.key.label() + ": " + c.unjudged.text);
   }
   summary.watch = outcome.watch;
   summary.suspect = outcome.suspect;
-  summary.unjudged = outcome.unjudged;
   outcome.compared_nothing = comparison.cases.empty();
   outcome.regression = comparison.has_regression();
   const NightTrust trust = night_trust(comparison);
@@ -193,8 +189,10 @@ NightlySummary judge_night(const NightlyRequest& request, const execute::SweepOu
 
 // The summary is optional, the night is not: a summary that cannot be written
 // (its disk full) is reported by the caller, and the night still goes into the history.
-void write_summary(NightlyOutcome& outcome) {
+void write_summary(const NightlyRequest& request, NightlyOutcome& outcome) {
   try {
+    // Checked again now: the night took minutes, and a link planted meanwhile must not lead the text over an input.
+    refuse_night_output(request, outcome, outcome.summary_path, "--summary");
     write_whole_file(outcome.summary_path, outcome.summary, "--summary");
   } catch (const std::exception& error) {
     outcome.summary_error = error.what();
@@ -247,7 +245,7 @@ NightlyOutcome run_nightly(const NightlyRequest& given) {
   // Made after the sweep: a Ctrl-C before the sweep's own handlers are in place leaves nothing behind.
   const ScratchFolder scratch;
   outcome.summary = render_nightly_summary(judge_night(request, night, pinned, scratch, outcome));
-  write_summary(outcome);
+  write_summary(request, outcome);
   if (!request.history_dir.empty()) copy_into_history(request, scratch, outcome);
   return outcome;
 }

@@ -46,9 +46,9 @@ struct NightlyOutcome {
   // Cases whose time was not judged tonight because a validity label was
   // `suspect` ("label: which side and why"), counted apart from the verdicts.
   std::vector<std::string> suspect;
-  // Cases timed on both sides whose time still has no verdict (NOT_TIMED): no
-  // night of their window timed them (every one `suspect`, or none left after an
-  // acceptance) ("label: why"). Not judged, as suspect ones (issue 55, item 4).
+  // Cases whose time could not be judged (compare's CaseComparison::unjudged: a
+  // shared GPU, a non-finite output, a capped slowdown, no night of the window
+  // that timed them), "label: why" (issue 55, item 4).
   std::vector<std::string> unjudged;
   int window_nights = 0;     // good nights in the time window (0: pinned baseline or first night)
   bool inconclusive = false;  // no regression, but cases whose time could not be judged (shared GPU, ...)

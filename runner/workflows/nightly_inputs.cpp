@@ -85,6 +85,28 @@ void check_history_folder(const std::string& history) {
 
 }  // namespace
 
+void refuse_night_output(const NightlyRequest& request, const NightlyOutcome& outcome, const std::string& output,
+                         const std::string& option) {
+  // Every input of the night, which no output may replace (the one rule of every
+  // output, runner/common/whole_file.hpp): the night's database, the config that
+  // runs, the pinned baseline, the markdown summary (for the JSON), and the history.
+  std::vector<std::pair<std::string, std::string>> inputs = {
+      {outcome.db_path, "the night's database (--db)"}, {request.config_path, "the config that runs"}};
+  if (!request.baseline.empty()) {
+    inputs.emplace_back(compare::parse_run_argument(request.baseline, "--baseline").path, "the pinned baseline (--baseline)");
+  }
+  if (option != "--summary") inputs.emplace_back(outcome.summary_path, "the markdown summary (--summary)");
+  refuse_output_path(output, option, inputs);
+  if (!request.history_dir.empty() && (same_file(folder_of(output), request.history_dir) ||
+                                      resolves_into(output, request.history_dir))) {
+    // Only nightly's own files enter the history, copied in at the end (a bucket mount takes whole files).
+    throw BadInputError(option + " " + output + " is in the --history folder " + request.history_dir +
+                        " (itself or through a symbolic link); the summaries go elsewhere, and the markdown one is "
+                        "copied in at the end");
+  }
+  refuse_history_file(output, option, request.history_dir);  // a hard link to a stored night
+}
+
 NightlyOutcome name_night_files(const NightlyRequest& request) {
   if (request.history_dir.empty() == request.baseline.empty()) {
     throw BadInputError("nightly needs exactly one of --history DIR (compare with the previous night there) and "
@@ -121,34 +143,12 @@ void check_night_files(const NightlyRequest& request, const NightlyOutcome& outc
     // Another nightly started this second in this folder: the two would share one database.
     throw BadInputError(outcome.db_path + ": already exists (another nightly started this second here?); nothing ran");
   }
-  // Every input of the night, which neither summary may replace (the one rule of
-  // every output, runner/common/whole_file.hpp): the night's database, the
-  // config that runs, the pinned baseline, and what the history folder holds.
-  std::vector<std::pair<std::string, std::string>> inputs = {
-      {outcome.db_path, "the night's database (--db)"}, {request.config_path, "the config that runs"}};
-  if (!request.baseline.empty()) {
-    inputs.emplace_back(compare::parse_run_argument(request.baseline, "--baseline").path, "the pinned baseline (--baseline)");
-  }
-  for (const auto& input : history_inputs(request.history_dir)) inputs.push_back(input);
   check_writable_folder(folder_of(outcome.summary_path), "--summary");
-  refuse_output_path(outcome.summary_path, "--summary", inputs);
-  if (!request.history_dir.empty() && (same_file(folder_of(outcome.summary_path), request.history_dir) ||
-                                      resolves_into(outcome.summary_path, request.history_dir))) {
-    // A stored night's summary is never written over; tonight's is copied in at the end.
-    throw BadInputError("--summary " + outcome.summary_path + " is in the --history folder " + request.history_dir +
-                        " (itself or through a symbolic link); the summary goes elsewhere, and is copied in at the end");
-  }
+  refuse_night_output(request, outcome, outcome.summary_path, "--summary");
   check_temp_folder();
   if (!request.json_path.empty()) {
-    inputs.emplace_back(outcome.summary_path, "the markdown summary (--summary)");
     check_writable_folder(folder_of(request.json_path), "--summary-json");
-    refuse_output_path(request.json_path, "--summary-json", inputs);
-    if (!request.history_dir.empty() && (same_file(folder_of(request.json_path), request.history_dir) ||
-                                        resolves_into(request.json_path, request.history_dir))) {
-      throw BadInputError("--summary-json " + request.json_path + " is in the --history folder " + request.history_dir +
-                          " (itself or through a symbolic link), which only nightly's own files enter; give a file "
-                          "elsewhere");
-    }
+    refuse_night_output(request, outcome, request.json_path, "--summary-json");
   }
   if (!request.history_dir.empty() && (fs::exists(outcome.history_db) || fs::exists(outcome.history_summary))) {
     throw BadInputError(outcome.history_db + ": already exists (another nightly started this second?); nothing ran");

@@ -44,7 +44,6 @@ Json flagged_case(const compare::CaseComparison& c, const NightlyOutcome& outcom
   };
   add_lines(outcome.watch, "watch");
   add_lines(outcome.suspect, "suspect");
-  add_lines(outcome.unjudged, "unjudged");
   if (!c.unjudged.empty()) {
     if (kind.empty()) kind = "unjudged";
     reasons.push_back(Json{{"check", "unjudged"}, {"detail", c.unjudged.text}});

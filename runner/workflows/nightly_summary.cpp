@@ -90,13 +90,6 @@ std::string compared(const NightlySummary& s) {
                           "backend, status and numerics are; docs/measurement.md, \"Validity\")",
                       s.suspect);
   }
-  if (!s.unjudged.empty()) {
-    text += item_list("**Not judged on time** (" + std::to_string(s.unjudged.size()) + " case" +
-                          plural_s(s.unjudged.size()) +
-                          " timed tonight with no night of their window to judge them by: every night suspect, or "
-                          "none left after an acceptance; their counts, backend, status and numerics are judged)",
-                      s.unjudged);
-  }
   if (s.comparison->cases.empty()) {
     // Another kind of device, or other shapes: a gate that compared nothing must not pass.
     text += "**No case of tonight's run is in the baseline: nothing was compared** (another device kind, "

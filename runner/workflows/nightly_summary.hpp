@@ -38,9 +38,9 @@ struct NightlySummary {
   std::optional<int> baseline_migrated_from;  // the baseline's older schema version
   std::vector<std::string> window_nights;    // with --history: the time window's nights, newest first
   int consecutive = 0;                       // --consecutive
-  std::vector<std::string> watch, suspect, unjudged;   // NightlyOutcome's
-  std::vector<std::string> trust_reasons;
-  std::vector<std::string> accepted;         // NightlyOutcome's    // NightlyOutcome's: why the night is no pass, first in the summary
+  std::vector<std::string> watch, suspect;   // NightlyOutcome's
+  std::vector<std::string> trust_reasons;    // NightlyOutcome's: why the night is no pass, first in the summary
+  std::vector<std::string> accepted;         // NightlyOutcome's
   std::optional<compare::Comparison> comparison;
 };
 

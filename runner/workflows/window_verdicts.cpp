@@ -27,6 +27,11 @@ void take_window_time(compare::CaseComparison& c, const CaseAlert& alert) {
   if (c.unjudged.empty() && c.time.verdict == TimeVerdict::slower && c.time.marked()) {
     c.unjudged = {Unjudged::Why::capped_slower, "SLOWER than the window while " + c.time.cap_mark};
   }
+  // Timed tonight and no night of its window timed it: no baseline, so no verdict,
+  // never "same" (issue 55, item 4).
+  if (c.unjudged.empty() && c.time.verdict == TimeVerdict::not_timed) {
+    c.unjudged = {Unjudged::Why::no_window, c.time.reason.empty() ? "no night of the window timed this case" : c.time.reason};
+  }
 }
 
 // The kernel list was chosen by compare's verdict against the newest night
