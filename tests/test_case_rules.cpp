@@ -62,8 +62,8 @@ TEST(CaseRules, ABadRuleIsRefusedWithItsKey) {
            {"nightly: [1]\n", "rules.yaml:5:10: nightly: expected a mapping with the key rules"},
            {"nightly: {rules: {variant: x}}\n", "nightly.rules: expected a list of rules"},
            {"nightly: {rules: [{variant: '', threshold: 5}]}\n", "nightly.rules[0].variant: an empty pattern"},
-           {"nightly: {rules: [{variant: x, threshold: -1}]}\n", "nightly.rules[0].threshold: must be greater than 0"},
-           {"nightly: {rules: [{variant: x, ignore: ''}]}\n", "nightly.rules[0].ignore: give the reason"},
+           {"nightly: {rules: [{variant: naive, threshold: -1}]}\n", "nightly.rules[0].threshold: must be greater than 0"},
+           {"nightly: {rules: [{variant: naive, ignore: ''}]}\n", "nightly.rules[0].ignore: give the reason"},
            {"nightly: {rule: []}\n", "nightly.rule: unknown key"}}) {
     try {
       parse_config(head + nightly, "rules.yaml");

@@ -154,7 +154,7 @@ TEST(Claims, ABadClaimIsOneLineNamingTheFileLineKeyAndWhatIsAllowed) {
   }
   std::remove(scratch.path("published.yaml").c_str());
   const std::string missing = refusal("<absent>");
-  EXPECT_NE(missing.find("sweep.yaml: claims: 'published.yaml': no such claims file (looked for "), std::string::npos) << missing;
+  EXPECT_NE(missing.find("sweep.yaml:7:10: claims: 'published.yaml': no such claims file (looked for "), std::string::npos) << missing;
   // In the config: a claims file listed twice.
   const std::string twice = scratch.write("twice.yaml", std::string(kConfig) + "# x\n");
   std::string text = kConfig;
@@ -176,7 +176,7 @@ TEST(Claims, ABadClaimIsOneLineNamingTheFileLineKeyAndWhatIsAllowed) {
     load_config(twice);
     FAIL();
   } catch (const BadInputError& error) {
-    EXPECT_NE(std::string(error.what()).find("twice.yaml: claims: 'sub/../published.yaml' is the file 'published.yaml' already names"),
+    EXPECT_NE(std::string(error.what()).find("twice.yaml:7:26: claims: 'sub/../published.yaml': is the file 'published.yaml' already names"),
               std::string::npos)
         << error.what();
   }

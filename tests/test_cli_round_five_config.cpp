@@ -16,6 +16,8 @@
 
 #include "runner/config/config.hpp"
 #include "runner/plan/cost.hpp"
+#include "runner/plan/plan.hpp"
+#include "runner/plan/shard.hpp"
 #include "tests/support/cli_test.hpp"
 #include "tests/support/file_text.hpp"
 #include "tests/support/run_attnsweep.hpp"
@@ -75,7 +77,7 @@ TEST_F(CliRoundFiveConfig, ASoftcapNoDtypeCanHoldIsRefusedWithItsLine) {
                             "soft-capping) or a cap above 0 up to 3.4e+38, e.g. 30 (Gemma 2's 50, Grok's 30)\n");
   outcome = plan("dtypes: [bf16]\nsoftcap: [none, 50, 1e39]\n");
   EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
-  EXPECT_TRUE(contains(outcome.output, "error: " + file + ":6:22: softcap[2]: '1e39' is more than float32 holds"))
+  EXPECT_TRUE(contains(outcome.output, "error: " + file + ":6:21: softcap[2]: '1e39' is more than float32 holds"))
       << outcome.output;
   // An exclude rule's cap is held to the same (it could never match a case).
   outcome = plan("dtypes: [fp32]\nsoftcap: [none, 50]\nexclude: [{softcap: 3.5e38}]\n");
@@ -93,7 +95,7 @@ TEST_F(CliRoundFiveConfig, ASoftcapAboveWhatFp16HoldsIsRefusedNamingTheDtype) {
   const std::string file = path("c.yaml");
   Outcome outcome = plan("dtypes: [fp32, fp16]\nsoftcap: [30, 1e5]\n");
   EXPECT_EQ(outcome.exit_code, 2) << outcome.output;
-  EXPECT_EQ(outcome.output, "error: " + file + ":6:14: softcap[1]: '1e5' is more than fp16 holds (65504), and dtypes "
+  EXPECT_EQ(outcome.output, "error: " + file + ":6:15: softcap[1]: '1e5' is more than fp16 holds (65504), and dtypes "
                             "has fp16, in which naive computes s / cap (it underflows: fp16's rel_error is 4e-3 at 3e5 "
                             "against its bound 2e-3, 0.7 from 1e8); give fp16 a cap up to 65504, or sweep this cap in "
                             "a config without fp16\n");
@@ -135,8 +137,8 @@ measure: {warmup: 0, profiled_forwards: 1, min_samples: 1, max_samples: 1, max_c
       ++skipped;
       EXPECT_EQ(rows.getColumn(4).getString(), "NULL");
       EXPECT_EQ(rows.getColumn(5).getString(), "NULL");
-      // 4096 x 4096 float64 scores at 10 ns each on a CPU (a backward's autograd 3 times that), against 60 x 0.001 s.
-      const std::string seconds = rows.getColumn(2).getString() == "forward" ? "0.2" : "0.5";
+      // 4096 x 4096 float64 scores at 10 ns each on a CPU (a backward's check 3.5 times that), against 60 x 0.001 s.
+      const std::string seconds = rows.getColumn(2).getString() == "forward" ? "0.2" : "0.6";
       EXPECT_TRUE(contains(warnings, "numerics not checked: the float64 reference would take about " + seconds +
                                          " s on cpu (1x1x4096x4096 float64 scores; limit 0.06 s: 60 x "
                                          "measure.max_case_seconds)"))
@@ -160,9 +162,9 @@ TEST_F(CliRoundFiveConfig, TheReferenceEstimateCountsTheFloat64Scores) {
   shape.heads = shape.kv_heads = 1;
   shape.seq_len_q = shape.seq_len_kv = 65536;
   shape.head_dim = 1;
-  // 2^32 scores: 10 ns each on a CPU, 0.04 ns on a GPU; a backward is 3 forwards (its autograd).
+  // 2^32 scores: 10 ns each on a CPU, 0.04 ns on a GPU; a backward's check is 3.5 forward ones (its autograd).
   EXPECT_EQ(expected_reference_check_ns(shape, Pass::forward, /*cuda=*/false), 42949672960);
-  EXPECT_EQ(expected_reference_check_ns(shape, Pass::backward, /*cuda=*/false), 3 * std::int64_t{42949672960});
+  EXPECT_EQ(expected_reference_check_ns(shape, Pass::backward, /*cuda=*/false), 150323855360);
   EXPECT_EQ(expected_reference_check_ns(shape, Pass::forward, /*cuda=*/true), 171798691);
   MeasureSettings measure;
   EXPECT_EQ(reference_limit_ns(measure), 600000000000);  // 60 x the default 10 s
@@ -175,34 +177,67 @@ TEST_F(CliRoundFiveConfig, TheReferenceEstimateCountsTheFloat64Scores) {
   shape.head_dim = 128;
   measure.max_case_seconds = 3;
   EXPECT_LT(expected_reference_check_ns(shape, Pass::backward, /*cuda=*/true), reference_limit_ns(measure));
-  // The plan's estimate on one H200 counts them too: 1x1x65536x1 was 0.34 ms of reference.
+  // The plan's estimate on one H200 counts them too (1x1x65536x1: 0.34 ms of reference before, by work
+  // alone); the shard split keeps its work-based term (cost_lpt_v1).
   shape.heads = shape.kv_heads = 1;
   shape.head_dim = 1;
-  EXPECT_EQ(expected_reference_ns(shape), 171798691);
+  Plan plan;
+  Case one;
+  one.variant = "sdpa_flash";
+  one.dtype = Dtype::fp32;
+  one.shape = shape;
+  plan.cases.push_back(one);
+  MeasureSettings defaults;
+  EXPECT_EQ(expected_plan_ns(plan, defaults), expected_case_ns(one, defaults) + expected_reference_ns(shape) + 171798691);
+  EXPECT_EQ(expected_reference_ns(shape), 343597);
+  defaults.accuracy_check = false;
+  EXPECT_EQ(expected_plan_ns(plan, defaults), expected_case_ns(one, defaults) + expected_reference_ns(shape));
+}
+
+// Before: `plan` of the issue's case on the CPU said "0.0 min" (an H200's estimate)
+// and nothing of the float64 check that takes minutes on the CPU. Now a CPU plan
+// says what its checks take by the model, and which will be measured without them.
+TEST_F(CliRoundFiveConfig, ACpuPlanSaysWhatItsFloat64ChecksTake) {
+  const auto cpu_plan = [&](const std::string& seq_len) {
+    return run_attnsweep("plan " + write("long.yaml", "name: long\ndevice: cpu\nvariants: [naive]\ndtypes: [fp32]\n"
+                                                      "shapes: {batch: 1, heads: 1, seq_len: " + seq_len +
+                                                      ", head_dim: 1}\n"));
+  };
+  const Outcome one = cpu_plan("65536");  // 2^32 scores at 10 ns: 43 s
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_TRUE(contains(one.output, "the float64 checks on the CPU by the cost model: about 0.7 min (docs/measurement.md)"))
+      << one.output;
+  const Outcome over = cpu_plan("262144");  // 2^36 scores: 687 s, over 60 x the default 10 s
+  ASSERT_EQ(over.exit_code, 0) << over.output;
+  EXPECT_TRUE(contains(over.output, "the float64 checks on the CPU by the cost model: about 10.0 min; 1 case group over "
+                                    "the limit of 600 s (60 x measure.max_case_seconds) will be measured without their "
+                                    "numerics"))
+      << over.output;
 }
 
 // Before: a Ctrl-C during a long float64 reference said nothing and stopped only once
-// the reference was done (minutes: 32 chunks of 2048 rows of 65536 doubles on two
-// cores). Now one line at once, and the reference stops at its next chunk.
+// the reference was done (minutes: 32 chunks of two heads of 8192 x 8192 doubles on
+// two cores). Now one line at once, and the reference stops at its next chunk.
 TEST_F(CliRoundFiveConfig, ACtrlCInTheReferenceSaysSoAtOnceAndStopsAtTheNextChunk) {
   const std::string config = write("slow-reference.yaml", R"(name: slow-reference
 device: cpu
 variants: [sdpa_flash]
 dtypes: [fp32]
-shapes: {batch: 1, heads: 1, seq_len: 65536, head_dim: 1}
+shapes: {batch: 1, heads: 64, seq_len: 8192, head_dim: 1}
 measure: {warmup: 0, profiled_forwards: 1, min_samples: 1, max_samples: 1}
 )");
   const std::string log_path = path("run.log"), db = path("r.db");
   const pid_t pid = attnsweep::testing::spawn_attnsweep({"run", config, "--db", db}, log_path);
   // The run's first line comes once the run is stored, just before the handlers are installed
-  // and the case starts (its one forward takes seconds, then the reference).
+  // and the case starts: its inputs and one forward take about 2.5 s here, then the reference
+  // (4.3e9 float64 scores, 43 s by the model: under the limit of 60 x 10 s, so it is computed).
   bool started = false;
   for (int tick = 0; tick < 600 && !started; ++tick) {
     started = contains(read_file(log_path), "run 1 'slow-reference'");
     if (!started) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ASSERT_TRUE(started) << read_file(log_path);
-  std::this_thread::sleep_for(std::chrono::milliseconds(4000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(8000));
   kill(pid, SIGINT);
   // A hang guard, not a timing: the reference left alone takes minutes here.
   int status = 0;
@@ -239,20 +274,20 @@ TEST_F(CliRoundFiveConfig, NightlyRulesThatCanNeverApplyAreRefused) {
   };
   const std::vector<Refused> refused = {
       {"{variant: nave, threshold: 5}",
-       ":6:27: nightly.rules[0].variant: 'nave' matches no variant this config can name; did you mean 'naive'? "
+       ":6:29: nightly.rules[0].variant: 'nave' matches no variant this config can name; did you mean 'naive'? "
        "Allowed: a pattern (fnmatch: *, ?, [...]) of naive, naive_inplace, sdpa_math, sdpa_efficient, sdpa_flash, "
        "sdpa_cudnn, sdpa_auto"},
       {"{pass: sideways, ignore: noisy}",
-       ":6:24: nightly.rules[0].pass: 'sideways' matches no pass. Allowed: a pattern (fnmatch: *, ?, [...]) of "
+       ":6:26: nightly.rules[0].pass: 'sideways' matches no pass. Allowed: a pattern (fnmatch: *, ?, [...]) of "
        "forward, backward, forward_backward"},
       {"{dtype: fp64, ignore: noisy}",
-       ":6:25: nightly.rules[0].dtype: 'fp64' matches no dtype; did you mean 'fp16'? Allowed: a pattern (fnmatch: *, "
+       ":6:27: nightly.rules[0].dtype: 'fp64' matches no dtype; did you mean 'fp16'? Allowed: a pattern (fnmatch: *, "
        "?, [...]) of bf16, fp16, fp32, fp8_e4m3, fp8_e5m2"},
       {"{case: 'naive [1', ignore: noisy}",
-       ":6:24: nightly.rules[0].case: 'naive [1' has an unclosed '[' at character 7 (fnmatch then reads it as a "
+       ":6:26: nightly.rules[0].case: 'naive [1' has an unclosed '[' at character 7 (fnmatch then reads it as a "
        "plain '['); close it, as in 'sdpa_[fc]*', or write '[[]' for a '['"},
       {"{shape: '1x2x[16', threshold: 5}",
-       ":6:25: nightly.rules[0].shape: '1x2x[16' has an unclosed '[' at character 5 (fnmatch then reads it as a "
+       ":6:27: nightly.rules[0].shape: '1x2x[16' has an unclosed '[' at character 5 (fnmatch then reads it as a "
        "plain '['); close it, as in 'sdpa_[fc]*', or write '[[]' for a '['"},
   };
   for (const Refused& r : refused) {
@@ -287,7 +322,7 @@ TEST_F(CliRoundFiveConfig, DuplicateValuesInEveryListCountOnce) {
   const std::string plain = "dtypes: [fp32]\ncausal: [true, false]\nwindow: [none, {left: 4}]\nsoftcap: [none, 30]\n"
                             "alibi: [false, true]\nsinks: [true]\ndeterministic: [false]\npasses: [forward, backward]\n";
   const std::string twice = "dtypes: [fp32, fp32]\ncausal: [true, top_left, false, false]\n"
-                            "window: [none, {left: 4}, none, {left: 4, right: 0}]\nsoftcap: [none, 30, 30.0, none]\n"
+                            "window: [none, {left: 4}, none, {left: 4}]\nsoftcap: [none, 30, 30.0, none]\n"
                             "alibi: [false, true, true]\nsinks: [true, true]\ndeterministic: [false, false]\n"
                             "passes: [forward, backward, forward]\n"
                             "exclude: [{alibi: [true, true], sinks: [true, true], softcap: [30, 30.0], dtype: [fp16, fp16],"
@@ -298,7 +333,7 @@ TEST_F(CliRoundFiveConfig, DuplicateValuesInEveryListCountOnce) {
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
   EXPECT_EQ(case_rows(outcome.output), case_rows(expected.output));
   EXPECT_TRUE(contains(expected.output, "32 cases (")) << expected.output;
-  EXPECT_TRUE(contains(outcome.output, "32 cases (")) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "32 cases (")) << outcome.output;  // nothing merged as a duplicate shape
 }
 
 // Before: a stored softcap of 0 (the schema's CHECK is > 0) was read as a cap of 0:

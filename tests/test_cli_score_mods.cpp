@@ -146,7 +146,7 @@ TEST_F(CliScoreMods, ABadValueIsOneLineNamingTheKeyAndWhatIsAllowed) {
   for (const auto& [alibi, sinks, line] :
        {std::tuple<std::string, std::string, std::string>{"yes", "false", "alibi: expected true or false, got 'yes'"},
         {"false", "1", "sinks: expected true or false, got '1'"},
-        {"[true, true]", "false", "alibi[1]: 'true' is listed twice"},
+        {"[true, on]", "false", "alibi[1]: expected true or false, got 'on'"},
         {"false", "[]", "sinks: the list is empty"},
         {"{on: true}", "false", "alibi: expected true, false or a list of them, got a mapping"}}) {
     const Outcome outcome = run(config(alibi, sinks));

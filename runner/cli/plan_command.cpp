@@ -11,6 +11,7 @@
 #include "runner/execute/fit_check.hpp"
 #include "runner/execute/shard_choice.hpp"
 #include "runner/plan/claims_match.hpp"
+#include "runner/plan/cost.hpp"
 #include "runner/plan/plan.hpp"
 #include "runner/plan/shard.hpp"
 #include "runner/report/escaping.hpp"
@@ -68,6 +69,19 @@ int plan_command(const PlanOptions& options) {
     std::cout << "expected time on one H200 by the cost model: "
               << text::fixed(static_cast<double>(expected_plan_ns(plan, config.measure)) / 60e9, 1)
               << " min (docs/scale-out.md)\n";
+    if (device.is_cpu()) {
+      // On the CPU the float64 checks can outweigh everything else (issue 55, item 11): said apart.
+      const ReferenceChecks checks = expected_reference_checks(plan, config.measure, /*cuda=*/false);
+      std::cout << "the float64 checks on the CPU by the cost model: about "
+                << text::fixed(static_cast<double>(checks.ns) / 60e9, 1) << " min";
+      if (checks.over_limit > 0) {
+        std::cout << "; " << checks.over_limit << " case group" << (checks.over_limit == 1 ? "" : "s")
+                  << " over the limit of " << text::fixed(static_cast<double>(reference_limit_ns(config.measure)) / 1e9, 0)
+                  << " s (" << kReferenceLimitCaseSeconds
+                  << " x measure.max_case_seconds) will be measured without their numerics";
+      }
+      std::cout << " (docs/measurement.md)\n";
+    }
     return static_cast<int>(kExitOk);
   });
 }

@@ -126,18 +126,24 @@ std::int64_t expected_plan_ns(const Plan& plan, const MeasureSettings& measure) 
   for (const WorkUnit& unit : work_units(plan, measure, 1)) total += unit.cost_ns;
   // The float64 checks by their score matrices (cost.hpp), on top of the split's
   // work-based term: the estimate counts what a head_dim of 1 costs, the split
-  // (cost_lpt_v1) stays what it was. One check per group, each pass's own.
-  if (measure.accuracy_check) {
-    for (const auto& group : groups_of(plan)) {
-      Pass costliest = Pass::forward;
-      for (const Case* c : group) {
-        if (pass_cost_tenths(c->pass) > pass_cost_tenths(costliest)) costliest = c->pass;
-      }
-      total += std::min(expected_reference_check_ns(group.front()->shape, costliest, /*cuda=*/true),
-                        reference_limit_ns(measure));
+  // (cost_lpt_v1) stays what it was.
+  return total + expected_reference_checks(plan, measure, /*cuda=*/true).ns;
+}
+
+ReferenceChecks expected_reference_checks(const Plan& plan, const MeasureSettings& measure, bool cuda) {
+  ReferenceChecks checks;
+  if (!measure.accuracy_check) return checks;
+  for (const auto& group : groups_of(plan)) {  // one check per group, its costliest pass's
+    Pass costliest = Pass::forward;
+    for (const Case* c : group) {
+      if (pass_cost_tenths(c->pass) > pass_cost_tenths(costliest)) costliest = c->pass;
     }
+    const std::int64_t expected = expected_reference_check_ns(group.front()->shape, costliest, cuda);
+    const std::int64_t limit = reference_limit_ns(measure);
+    if (expected > limit) ++checks.over_limit;
+    checks.ns += std::min(expected, limit);
   }
-  return total;
+  return checks;
 }
 
 Plan shard_plan(const Plan& plan, const MeasureSettings& measure, const ShardSpec& shard, const std::string& config_path) {

@@ -54,6 +54,16 @@ std::vector<std::vector<int>> split_into_shards(const Plan& plan, const MeasureS
 // Expected wall time of running the whole plan in one process (cost.hpp).
 std::int64_t expected_plan_ns(const Plan& plan, const MeasureSettings& measure);
 
+// The plan's float64 checks on a CPU or a GPU by the cost model
+// (expected_reference_check_ns), one per group of cases that share inputs:
+// their expected time, each capped at reference_limit_ns (a longer one is not
+// computed), and how many groups are over that limit.
+struct ReferenceChecks {
+  std::int64_t ns = 0;
+  int over_limit = 0;
+};
+ReferenceChecks expected_reference_checks(const Plan& plan, const MeasureSettings& measure, bool cuda);
+
 // The cases of one shard, in plan order, each keeping its plan_index in the
 // whole plan. Throws BadInputError, naming `config_path`, when there are more
 // shards than cases (whichever the shard: some would have nothing to run).
