@@ -53,6 +53,13 @@ std::string stamp_of(std::time_t time) {
   return text;
 }
 
+// A config of the example op library (a copy at `library`) over `axes` (dtypes, causal, shapes).
+std::string example_op_config(const std::string& library, const std::string& axes) {
+  return "name: op-library\ndevice: cpu\nvariants:\n  - name: example\n    kind: op_library\n"
+         "    library: '" + library + "'\n    op: attnsweep_example::attention\n    causal: is_causal\n    scale: scale\n" +
+         axes + "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n";
+}
+
 class CliRoundFiveNights : public attnsweep::testing::CliTest {
  protected:
   CliRoundFiveNights() : CliTest("attnsweep-round-five-nights") {}
@@ -348,14 +355,10 @@ TEST_F(CliRoundFiveNights, AnIsolatedRunStopsWhenItsOpLibraryIsRebuilt) {
   const std::string library = path("lib/example.so");
   fs::create_directories(path("lib"));
   fs::copy_file(ATTNSWEEP_EXAMPLE_OP_LIBRARY, library);
-  const std::string config = write("op.yaml",
-                                   "name: op-library\ndevice: cpu\nvariants:\n  - name: example\n    kind: op_library\n"
-                                   "    library: '" + library + "'\n    op: attnsweep_example::attention\n"
-                                   "    causal: is_causal\n    scale: scale\n"
-                                   "dtypes: [fp32, bf16]\ncausal: [true, false]\n"
-                                   "shapes:\n  - {batch: 1, heads: 4, seq_len: 64, head_dim: 32}\n"
-                                   "  - {batch: 1, heads: 4, seq_len: 32, head_dim: 32}\n"
-                                   "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n");
+  const std::string config = write("op.yaml", example_op_config(library,
+                                                                "dtypes: [fp32, bf16]\ncausal: [true, false]\n"
+                                                                "shapes:\n  - {batch: 1, heads: 4, seq_len: 64, head_dim: 32}\n"
+                                                                "  - {batch: 1, heads: 4, seq_len: 32, head_dim: 32}\n"));
   const std::string db = path("results.db");
   const pid_t pid = attnsweep::testing::spawn_attnsweep({"--log-level", "warn", "run", config, "--db", db, "--isolate"},
                                                          path("run.log"));
@@ -391,12 +394,9 @@ TEST_F(CliRoundFiveNights, AWorkerRefusesALibraryRebuiltBeforeItLoadedIt) {
   const std::string library = path("lib/example.so");
   fs::create_directories(path("lib"));
   fs::copy_file(ATTNSWEEP_EXAMPLE_OP_LIBRARY, library);
-  const std::string config = write("op.yaml",
-                                   "name: op-library\ndevice: cpu\nvariants:\n  - name: example\n    kind: op_library\n"
-                                   "    library: '" + library + "'\n    op: attnsweep_example::attention\n"
-                                   "    causal: is_causal\n    scale: scale\n"
-                                   "dtypes: [fp32]\ncausal: [true]\nshapes:\n  - {batch: 1, heads: 2, seq_len: 16, head_dim: 8}\n"
-                                   "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n");
+  const std::string config = write("op.yaml", example_op_config(library,
+                                                                "dtypes: [fp32]\ncausal: [true]\n"
+                                                                "shapes:\n  - {batch: 1, heads: 2, seq_len: 16, head_dim: 8}\n"));
   const std::string db = path("results.db");
   ASSERT_EQ(run_attnsweep("--log-level off run " + config + " --db " + db).exit_code, 0);
   std::string config_sha256;

@@ -41,12 +41,7 @@ void copy_to_new_file(const std::string& from, const std::string& to) {
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) throw remove_partial(errno);
     if (got == 0) break;
-    for (ssize_t written = 0; written < got;) {
-      const ssize_t put = ::write(out.fd, buffer.data() + written, static_cast<std::size_t>(got - written));
-      if (put < 0 && errno == EINTR) continue;
-      if (put < 0) throw remove_partial(errno);
-      written += put;
-    }
+    if (!write_all(out.fd, buffer.data(), static_cast<std::size_t>(got))) throw remove_partial(errno);
   }
   const int closed = ::close(out.fd);  // a network or bucket mount may report a full disk only here
   out.fd = -1;
@@ -55,6 +50,19 @@ void copy_to_new_file(const std::string& from, const std::string& to) {
     ::unlink(to.c_str());
     throw fail(error);
   }
+}
+
+bool write_all(int fd, const char* data, std::size_t size) {
+  for (std::size_t written = 0; written < size;) {
+    const ssize_t put = ::write(fd, data + written, size - written);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) {
+      if (put == 0) errno = EIO;
+      return false;
+    }
+    written += static_cast<std::size_t>(put);
+  }
+  return true;
 }
 
 }  // namespace attnsweep

@@ -3,6 +3,7 @@
 // --history): written once, sequentially, and closed; every failure with the
 // system's own reason. std::filesystem::copy_file reports a disk that fills
 // mid-copy as "Input/output error" (a short sendfile), not ENOSPC.
+#include <cstddef>
 #include <string>
 
 namespace attnsweep {
@@ -13,5 +14,9 @@ namespace attnsweep {
 // strerror: "No space left on device", "File exists", ...); a partial copy is
 // removed.
 void copy_to_new_file(const std::string& from, const std::string& to);
+
+// Writes all `size` bytes at `data` to `fd`, through short writes and EINTR.
+// False on a failure, with errno set (EIO for a write that wrote nothing).
+bool write_all(int fd, const char* data, std::size_t size);
 
 }  // namespace attnsweep

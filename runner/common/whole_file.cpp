@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "runner/common/copy_file.hpp"
 #include "runner/common/errors.hpp"
 #include "runner/common/same_file.hpp"
 
@@ -98,17 +99,11 @@ void write_whole_file(const std::string& output, const std::string& text, const 
   const int fd = ::mkstemp(temporary.data());
   if (fd < 0) throw failed("a temporary file beside it");
   ::fchmod(fd, 0666 & ~current_umask());  // best effort: a bucket mount may keep its own modes
-  for (std::size_t written = 0; written < text.size();) {
-    const ssize_t wrote = ::write(fd, text.data() + written, text.size() - written);
-    if (wrote < 0 && errno == EINTR) continue;
-    if (wrote <= 0) {
-      if (wrote == 0) errno = EIO;
-      const std::runtime_error failure = failed("to it");
-      ::close(fd);
-      std::remove(temporary.c_str());
-      throw failure;
-    }
-    written += static_cast<std::size_t>(wrote);
+  if (!write_all(fd, text.data(), text.size())) {
+    const std::runtime_error failure = failed("to it");
+    ::close(fd);
+    std::remove(temporary.c_str());
+    throw failure;
   }
   if (::close(fd) != 0) {
     const std::runtime_error failure = failed("to it");

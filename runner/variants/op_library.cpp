@@ -1,3 +1,6 @@
+// Over 600 lines (601), kept whole for now: loading (dlopen, hub build choice), the schema
+// check of the mapping and the boxed call share the loaded library's registry; the split
+// behind the op library door is issue 56's.
 #include "runner/variants/op_library.hpp"
 
 #include <ATen/ATen.h>

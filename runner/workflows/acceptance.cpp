@@ -16,6 +16,7 @@
 #include <optional>
 #include <sstream>
 
+#include "runner/common/copy_file.hpp"
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
 #include "runner/report/escaping.hpp"
@@ -116,12 +117,7 @@ void write_new_file(const std::string& path, const std::string& text) {
     ::unlink(path.c_str());
     return std::runtime_error("accept: cannot write " + path + ": " + std::strerror(error) + "; nothing was recorded");
   };
-  for (std::size_t written = 0; written < text.size();) {
-    const ssize_t wrote = ::write(fd, text.data() + written, text.size() - written);
-    if (wrote < 0 && errno == EINTR) continue;
-    if (wrote <= 0) throw fail(wrote < 0 ? errno : EIO);
-    written += static_cast<std::size_t>(wrote);
-  }
+  if (!write_all(fd, text.data(), text.size())) throw fail(errno);
   if (::close(fd) != 0) {
     const int error = errno;
     ::unlink(path.c_str());
