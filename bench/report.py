@@ -146,7 +146,7 @@ def main():
                     f"{'' if held else 'short'} | {counts} / {pcounts} | {c['samples']} | "
                     f"{pct(c['rel_noise'])} / {pct(c['median_ci_rel'])} ({c['stop_reason']}) |")
     print("## 1. Fidelity: attnsweep against PyTorch in Python on the same GPU, same call\n")
-    print("Python: tests/gpu/torch_reference.py --protocol v2 (the same inputs, drawn on the GPU from the same "
+    print("Python: scripts/torch_reference.py --protocol v2 (the same inputs, drawn on the GPU from the same "
           "seed; a memset of 2x L2 before each sample, torch.cuda._sleep holding the stream while Python enqueues, "
           f"CUDA events, 200 samples, median). Target: within 3% for every case of {SHORT:.0f} us or more.\n")
     print(f"**{checked - len(misses)} of {checked} cases of 200 us or more are within 3%.** "

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The measurement benchmark (docs/benchmarks.md), in one call on the GPU machine,
 # after container/build.sh:  bash bench/run_benchmarks.sh  (results in $OUT).
-#   1. fidelity: configs/bench.yaml against tests/gpu/torch_reference.py (same protocol, same call)
+#   1. fidelity: configs/bench.yaml against scripts/torch_reference.py (same protocol, same call)
 #   2. kernel counts against torch.profiler in Python
 #   3. sweep cost against bench/study_like.py (the study's way, twice as the study did it and
 #      twice held to the same 1% noise target); also attnsweep twice without its extras (no
@@ -54,7 +54,7 @@ for i in 1 2; do lean+=("$(sweep "lean$i" "$WORK/bench_lean.yaml")"); done
 cp "$WORK/lean1.db" "$WORK/lean.db"; cp "$WORK/lean1.log" "$WORK/lean.log"
 tail -20 "$WORK/bench1.txt"
 
-timeout 240 python3 tests/gpu/torch_reference.py --shapes "$SHAPES" --dtypes bf16,fp16,fp32 --variants "$VARIANTS" \
+timeout 240 python3 scripts/torch_reference.py --shapes "$SHAPES" --dtypes bf16,fp16,fp32 --variants "$VARIANTS" \
   --protocol v2 --samples 200 > "$WORK/python.jsonl" 2> "$WORK/python.err"
 echo "python reference exit $?"
 # The study's way, twice each (the first Python process on a machine pays for cold caches):

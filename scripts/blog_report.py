@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Markdown report of the study sweep: attnsweep's numbers from its database next
-to the independent Python measurement (tests/gpu/torch_reference.py) from the
+to the independent Python measurement (scripts/torch_reference.py) from the
 same call.   usage: blog_report.py RESULTS.db PYTHON.jsonl [MACHINE.txt]"""
 import sqlite3
 import sys
@@ -35,7 +35,7 @@ def main():
     print("Shape: batch 8, heads 16, seq 1024, head_dim 64, bf16, causal.\n")
     print(f"attnsweep's timing protocol (runs.timing_protocol): {run['timing_protocol']}. "
           "Its stopping rule: target 2% relative stdev after at least 50 samples (configs/blog.yaml).\n")
-    print("Python (tests/gpu/torch_reference.py, same call, same GPU, bit-identical inputs): protocol "
+    print("Python (scripts/torch_reference.py, same call, same GPU, bit-identical inputs): protocol "
           "v2, the same steps with Python's means: a memset of 2x the L2 size, torch.cuda._sleep holding the "
           "stream while Python enqueues, CUDA events around one forward, 200 samples, median; pinned backends "
           "entered once outside the timed forward. 'profiler device us': the sum of kernel, memcpy and memset "

@@ -22,7 +22,7 @@ ls /tmp/blog-traces | head -3; du -sh /tmp/blog-traces
 backup /tmp/blog.db "$OUT/blog.db"
 
 echo "== independent measurement (torch.profiler + CUDA events in Python)"
-python3 tests/gpu/torch_reference.py --dtype bf16 > "$OUT/python_blog.jsonl" 2> "$OUT/python_blog.err"
+python3 scripts/torch_reference.py --dtype bf16 > "$OUT/python_blog.jsonl" 2> "$OUT/python_blog.err"
 echo "python exit $?"
 python3 scripts/blog_report.py /tmp/blog.db "$OUT/python_blog.jsonl" "$OUT/machine.txt" > "$OUT/h200-blog.md"
 cat "$OUT/h200-blog.md"

@@ -87,7 +87,7 @@ PY
 [ $? -eq 0 ] || failed=1
 
 echo "== 3c. PyTorch's own profiler and CUDA events (Python), the same GPU"
-python3 tests/gpu/torch_reference.py --dtype bf16 > "$OUT/python_blog.jsonl" 2> "$OUT/python_blog.err"
+python3 scripts/torch_reference.py --dtype bf16 > "$OUT/python_blog.jsonl" 2> "$OUT/python_blog.err"
 status=$?; [ "$status" -eq 0 ] || failed=1
 echo "python exit $status"
 python3 scripts/blog_report.py /tmp/image.db "$OUT/python_blog.jsonl" "$OUT/machine.txt" > "$OUT/h200-image-blog.md"

@@ -1,8 +1,10 @@
 # shellcheck shell=bash
 # The prologue of the scripts run on the GPU machine (scripts/device_*.sh, bench/run_benchmarks.sh,
-# bench/fa3_levels.sh), sourced as each one's first line, so that the setting up is one copy:
-#   source "$(dirname "$0")/device_prologue.sh"              (from scripts/)
-#   source "$(dirname "$0")/../scripts/device_prologue.sh"   (from bench/)
+# the device proofs' scripts in proofs/ and proofs/<topic>/), sourced as each one's first line, so
+# that the setting up is one copy:
+#   source "$(dirname "$0")/device_prologue.sh"                 (from scripts/)
+#   source "$(dirname "$0")/../scripts/device_prologue.sh"      (from bench/ and proofs/)
+#   source "$(dirname "$0")/../../scripts/device_prologue.sh"   (from proofs/<topic>/)
 # It sets up:
 #   - set -uo pipefail: no -e, so that a step that fails is reported and the call goes on to bring
 #     back what it has (each script keeps the exit status it means in its own variables);

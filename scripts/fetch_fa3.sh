@@ -4,7 +4,7 @@
 # committed). The wheel (27.6 MB) is what travels to the GPU machine
 # (run(..., carry=[".devdeps", ".devwheels"]): the unpacked .so is 105 MB, over
 # the 64 MiB a call carries); UNPACK=1 also unpacks it into .devwheels/fa3,
-# where bench/fa3.yaml points (scripts/device_op_library.sh does that there).
+# where proofs/fa3/fa3.yaml points (proofs/fa3/device_op_library.sh does that there).
 # docs/op-libraries.md
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Markdown of bench/fa3.yaml's sweep (counts, medians, TFLOP/s, errors per variant,
+"""Markdown of proofs/fa3/fa3.yaml's sweep (counts, medians, TFLOP/s, errors per variant,
 shape and mask) with FA3's independent Python measurement next to attnsweep's.
    usage: op_library_report.py FA3.db FA3_PYTHON.jsonl [MACHINE.txt]"""
 import sqlite3

@@ -1,5 +1,5 @@
 """What the report scripts read beside a results database: the independent Python measurement
-(tests/gpu/*_reference.py: one JSON object per line) and the call's machine.txt."""
+(scripts/*_reference.py: one JSON object per line) and the call's machine.txt."""
 import json
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Markdown report of a training sweep (issue 23): attnsweep's forward, backward
 and forward_backward cases from its database next to the independent Python
-measurement of the same cases (tests/gpu/torch_reference.py --pass ...).
+measurement of the same cases (scripts/torch_reference.py --pass ...).
 
    usage: training_report.py RESULTS.db PYTHON.jsonl [MACHINE.txt]  > report.md
           training_report.py --python-args RESULTS.db [--per-shape]
@@ -23,7 +23,7 @@ is also taken over its first n samples, n the timed samples attnsweep took for
 the case (cases.samples, the dropped ones included): both medians then cover the
 same stretch from the start of the case (where Python took fewer, all of its
 samples, and the column says so). That is the judged one: a kernel that draws the GPU into its power cap slows as the
-case goes on (docs/results/h100-cudnn-gqa-gap.md), so a median of 300 samples
+case goes on (proofs/cudnn-gqa-gap/h100-cudnn-gqa-gap.md), so a median of 300 samples
 against one of 56 compares two duty cycles, not two tools.
 """
 import json
@@ -128,7 +128,7 @@ def db_cases(db, run_id):
 
 
 def measured_by_serving_reference(case):
-    """A variable-length batch, a paged cache or a sliding window: tests/gpu/serving_reference.py measures those
+    """A variable-length batch, a paged cache or a sliding window: scripts/serving_reference.py measures those
     (torch_reference.py draws uniform batches with a plain causal mask or none, so such a case would be matched
     with its padded or unwindowed shape's line)."""
     keys = case.keys()
@@ -228,7 +228,7 @@ def report(db_path, python_path, machine_path):
           f"attnsweep {run['attnsweep_version']} ({run['git_sha']}), timing protocol {run['timing_protocol']}.\n")
     if machine:
         print("```\n" + machine + "\n```\n")
-    print("Python: tests/gpu/torch_reference.py --pass ..., the same call on the same GPU, the same inputs "
+    print("Python: scripts/torch_reference.py --pass ..., the same call on the same GPU, the same inputs "
           "(seeded), the same upstream gradient (float32 randn from a generator seeded seed + 1, cast). "
           "backward: an untimed forward on leaves that require grad, a synchronize, then a memset of 2x the L2, "
           f"{hold_words(python)}, CUDA events around "

@@ -1341,7 +1341,7 @@ TEST_F(CliReportShapes, ChromiumDrawsAGroupOfBarsPerShapeWithTheVariantsSideBySi
   EXPECT_EQ(probe_out_["rows"], 40) << probe_text_;
   EXPECT_EQ(probe_out_["failures"], 10) << probe_text_;
 
-  // A screenshot, kept in the build folder to look at (docs/report-shape-list.png is bench/report_shape_list.yaml's).
+  // A screenshot, kept in the build folder to look at (docs/report-shape-list.png is proofs/report/report_shape_list.yaml's).
   screenshot(browser, "report-shapes-screenshot.png");
 }
 

@@ -154,7 +154,7 @@ measure: {warmup: 0, profiled_forwards: 1, min_samples: 1, max_samples: 1, max_c
 }
 
 // The model behind it: the float64 scores count, so a head_dim of 1 no longer makes
-// the reference free; the GPU's rate is the H200's (docs/results/h200-long-context.md).
+// the reference free; the GPU's rate is the H200's (proofs/long-context/h200-long-context.md).
 TEST_F(CliRoundFiveConfig, TheReferenceEstimateCountsTheFloat64Scores) {
   using namespace attnsweep;
   Shape shape;

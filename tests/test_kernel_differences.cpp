@@ -4,7 +4,7 @@
 // databases in which "a different backend was pinned".
 //
 // The real databases are excerpts of the H200 runs of issue 23
-// (docs/results/h200-training.md), made with sqlite3 from the run's bench.db
+// (proofs/training/h200-training.md), made with sqlite3 from the run's bench.db
 // and training.db (cases deleted, then VACUUM; every value left as measured):
 //   tests/data/h200_bench_excerpt.db     bench.db, cases 3-6 and 41-42: sdpa_math,
 //                                        _efficient, _flash, _cudnn 8x16x1024x64 bf16,

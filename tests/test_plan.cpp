@@ -452,18 +452,20 @@ TEST(Plan, EveryShippedConfigLoadsAndPlans) {
   EXPECT_GE(configs, 6);  // quickstart, bench, blog, nightly, scale_out, training
 }
 
-// So does every config of bench/ (the device proofs' sweeps): bench/score_mods_device.yaml was
-// first sent to the GPU with a zip row short of a key and refused there. bench/overhead.yaml is
-// a sed template (FLUSH and BLOCK stand for true or false), not a config.
-TEST(Plan, EveryBenchConfigLoadsAndPlans) {
+// So does every config of bench/ and proofs/ (the device proofs' sweeps, one folder per proof):
+// proofs/score-mods/score_mods_device.yaml was first sent to the GPU with a zip row short of a key
+// and refused there.
+TEST(Plan, EveryBenchAndProofConfigLoadsAndPlans) {
   int configs = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(ATTNSWEEP_SOURCE_DIR "/bench")) {
-    if (entry.path().extension() != ".yaml" || entry.path().filename() == "overhead.yaml") continue;
-    ++configs;
-    const Plan plan = make_plan(load_config(entry.path().string()));
-    EXPECT_FALSE(plan.cases.empty()) << entry.path();
+  for (const char* folder : {ATTNSWEEP_SOURCE_DIR "/bench", ATTNSWEEP_SOURCE_DIR "/proofs"}) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(folder)) {
+      if (entry.path().extension() != ".yaml") continue;
+      ++configs;
+      const Plan plan = make_plan(load_config(entry.path().string()));
+      EXPECT_FALSE(plan.cases.empty()) << entry.path();
+    }
   }
-  EXPECT_GE(configs, 14);
+  EXPECT_GE(configs, 20);
 }
 
 // configs/training.yaml (issue 23): the study's shape, two long-sequence shapes and

@@ -29,7 +29,7 @@ void launch_kernels(CaseResult& r, int kernels) {
   r.graph_launches_per_replay = kernels;
 }
 
-// sdpa_cudnn 8x16x1024x64 bf16 forward on the H200 (docs/results): event median
+// sdpa_cudnn 8x16x1024x64 bf16 forward on the H200 (the device proofs of proofs/): event median
 // 60.4 us, profiler kernel time 57.3 us, one kernel, graph replay the same.
 CaseResult healthy_cuda_case() {
   CaseResult r;
@@ -234,7 +234,7 @@ std::vector<TimingSample> samples_on_levels(const std::vector<std::pair<int, dou
 }
 
 TEST(Validity, SamplesThatMoveBetweenLevelsAreSuspect) {
-  // FA3's variable-length prefill on the H200 (docs/results/h200-serving.md):
+  // FA3's variable-length prefill on the H200 (proofs/serving/h200-serving.md):
   // 190 samples on levels of about 482, 505 and 523 us.
   CaseResult r = healthy_cuda_case();
   r.samples = samples_on_levels({{54, 482.0}, {70, 505.0}, {46, 523.0}, {20, 482.0}});

@@ -1,6 +1,6 @@
 // GPU checks: they skip where no CUDA device exists and run for real on the
 // device machine. Kernel counts are compared with torch.profiler in Python on
-// the same GPU (tests/gpu/torch_reference.py), never with hard-coded numbers.
+// the same GPU (scripts/torch_reference.py), never with hard-coded numbers.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -46,7 +46,7 @@ std::map<std::string, PythonCounts> python_counts(const std::string& dtype, cons
                                                   const std::string& more = "") {
   const char* python = std::getenv("ATTNSWEEP_PYTHON");
   const std::string command = std::string(python ? python : "python3") + " " ATTNSWEEP_SOURCE_DIR
-                              "/tests/gpu/torch_reference.py --counts-only --dtype " + dtype +
+                              "/scripts/torch_reference.py --counts-only --dtype " + dtype +
                               (pass == "forward" ? "" : " --pass " + pass) + more;
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
   std::map<std::string, PythonCounts> out;
@@ -121,7 +121,7 @@ TEST(GpuCases, InputsHaveTheSameBitsAsPythonsDrawOnTheSameGpu) {
   SKIP_WITHOUT_CUDA();
   const char* python = std::getenv("ATTNSWEEP_PYTHON");
   const std::string command = std::string(python ? python : "python3") + " " ATTNSWEEP_SOURCE_DIR
-                              "/tests/gpu/torch_reference.py --inputs-only --shapes 2x4x256x64 --dtypes bf16 --seed 7";
+                              "/scripts/torch_reference.py --inputs-only --shapes 2x4x256x64 --dtypes bf16 --seed 7";
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
   ASSERT_TRUE(pipe);
   char line[1024] = {};
@@ -147,7 +147,7 @@ TEST(GpuCases, InputsHaveTheSameBitsAsPythonsDrawOnTheSameGpu) {
 TEST(GpuCases, KernelCountsMatchTorchProfilerInPython) {
   SKIP_WITHOUT_CUDA();
   const auto expected = python_counts("bf16");
-  ASSERT_EQ(expected.size(), 7u) << "tests/gpu/torch_reference.py gave no counts (is torch importable by python3?)";
+  ASSERT_EQ(expected.size(), 7u) << "scripts/torch_reference.py gave no counts (is torch importable by python3?)";
   CaseRunner runner(Device::cuda(0), quick_settings(), 0);
   for (const std::string variant :
        {"naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto"}) {
@@ -184,7 +184,7 @@ TEST(GpuCases, AValueHeadDimOtherThanTheQuerysRunsWherePyTorchRunsIt) {
   CaseRunner runner(Device::cuda(0), quick_settings(), 0);
   for (const Pass pass : {Pass::forward, Pass::backward}) {
     const auto expected = python_counts("bf16", to_string(pass), " --shapes 2x8x512x192/128");
-    ASSERT_EQ(expected.size(), 7u) << "tests/gpu/torch_reference.py gave no " << to_string(pass) << " counts";
+    ASSERT_EQ(expected.size(), 7u) << "scripts/torch_reference.py gave no " << to_string(pass) << " counts";
     for (const std::string variant :
          {"naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto"}) {
       SCOPED_TRACE(variant + " " + to_string(pass));
@@ -219,7 +219,7 @@ TEST(GpuCases, SoftcapRunsOnTheNaiveVariantsAsPythonComputesItAndSdpaRefusesIt) 
     const std::string more = std::string(pass == Pass::forward ? " --pass forward" : "") +
                              " --shapes 2x8x512x128 --softcap 2";
     const auto expected = python_counts("bf16", to_string(pass), more);
-    ASSERT_EQ(expected.size(), 7u) << "tests/gpu/torch_reference.py gave no " << to_string(pass) << " lines";
+    ASSERT_EQ(expected.size(), 7u) << "scripts/torch_reference.py gave no " << to_string(pass) << " lines";
     for (const std::string variant :
          {"naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto"}) {
       SCOPED_TRACE(variant + " " + to_string(pass));
@@ -256,7 +256,7 @@ TEST(GpuCases, AlibiAndSinksRunWherePythonRunsThemWithItsCountsAndErrors) {
       const std::string more = std::string(pass == Pass::forward ? " --pass forward" : "") + " --shapes 2x8x512x128" +
                                (alibi ? " --alibi 1" : "") + (sinks ? " --sinks 1" : "");
       const auto expected = python_counts("bf16", to_string(pass), more);
-      ASSERT_EQ(expected.size(), 7u) << "tests/gpu/torch_reference.py gave no lines for" << more;
+      ASSERT_EQ(expected.size(), 7u) << "scripts/torch_reference.py gave no lines for" << more;
       for (const std::string variant :
            {"naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto"}) {
         Case c{0, variant, shape, Dtype::bf16, true};
@@ -296,7 +296,7 @@ TEST(GpuCases, DeterministicCasesRunWherePythonRunsThemWithItsCounts) {
     const std::string more = std::string(pass == Pass::forward ? " --pass forward" : "") +
                              " --shapes 2x8x512x128 --deterministic 1";
     const auto expected = python_counts("bf16", to_string(pass), more);
-    ASSERT_EQ(expected.size(), 7u) << "tests/gpu/torch_reference.py gave no lines for" << more;
+    ASSERT_EQ(expected.size(), 7u) << "scripts/torch_reference.py gave no lines for" << more;
     for (const std::string variant :
          {"naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto"}) {
       Case c{0, variant, shape, Dtype::bf16, true};
@@ -329,7 +329,7 @@ TEST(GpuPasses, BackwardCountsMatchTorchProfilerInPythonAndGradientsFloat64) {
   std::map<std::string, std::int64_t> backward_peak;
   for (const Pass pass : {Pass::backward, Pass::forward_backward}) {
     const auto expected = python_counts("bf16", to_string(pass));
-    ASSERT_EQ(expected.size(), 7u) << "tests/gpu/torch_reference.py gave no " << to_string(pass) << " counts";
+    ASSERT_EQ(expected.size(), 7u) << "scripts/torch_reference.py gave no " << to_string(pass) << " counts";
     for (const std::string variant :
          {"naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto"}) {
       SCOPED_TRACE(variant + " " + to_string(pass));

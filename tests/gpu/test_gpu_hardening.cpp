@@ -210,7 +210,7 @@ TEST_F(GpuValidity, GraphChecksLeavePeakMemoryAsItIsAndHoldForBackwardPasses) {
   // On the H200 sdpa_math's peak was 33, 101 and 168 MiB higher with graphs than without (forward,
   // backward, training step) while it was read after the profile phase, with the graph alive;
   // it is now read after the eager samples, and the cuBLAS workspaces of earlier
-  // captures are cleared before each case's count (docs/results/h200-trust.md).
+  // captures are cleared before each case's count (proofs/trust/h200-trust.md).
   SQLite::Statement peaks(db, "SELECT c.variant || ' ' || c.pass, c.peak_mem_bytes, o.peak_mem_bytes FROM cases c "
                               "JOIN other.cases o USING (plan_index)");
   int compared = 0;

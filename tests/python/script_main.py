@@ -1,4 +1,4 @@
-"""Calls a script's main() as its command line would, and imports tests/gpu's scripts, for the CPU
+"""Calls a script's main() as its command line would, and imports the scripts of scripts/ (the Python reference tools among them), for the CPU
 tests of those scripts."""
 import contextlib
 import importlib
@@ -8,11 +8,11 @@ import sys
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tests", "gpu"))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 
 def import_with_torch(name):
-    """The module `name` (a script of tests/gpu, or torch itself), or None where this python cannot
+    """The module `name` (a script of scripts/, or torch itself), or None where this python cannot
     import torch: the tests that need it are skipped (needs_torch)."""
     try:
         import torch  # noqa: F401

@@ -1,4 +1,4 @@
-"""CPU tests of tests/gpu/energy_check.py, the device's validation of the energy method
+"""CPU tests of scripts/energy_check.py, the device's validation of the energy method
 (docs/measurement.md, "Energy"): its window against a simulated counter (step-aligned
 ends, the power read back, a counter that never steps), its statistics and arguments,
 and the --device cpu dry run end to end (no NVML; JSON lines; exit 0).
@@ -11,7 +11,7 @@ import time
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tests", "gpu"))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 import energy_check as ec  # noqa: E402  (imports torch only in main)
 
@@ -21,7 +21,7 @@ except ImportError:
     torch = None
 
 needs_torch = unittest.skipIf(torch is None, "torch is not importable by this python")
-SCRIPT = os.path.join(ROOT, "tests", "gpu", "energy_check.py")
+SCRIPT = os.path.join(ROOT, "scripts", "energy_check.py")
 
 
 class Window(unittest.TestCase):

@@ -1,8 +1,8 @@
-"""CPU tests of scripts/nightly_figures.py (issue 24's false-alarm and detection figures):
+"""CPU tests of proofs/nightly/nightly_figures.py (issue 24's false-alarm and detection figures):
 its reading of nightly summaries (a GPU-like first slowdown night, where the planted knob
 also doubles the kernel count, with a kernel-differences table that is no finding), the
-figures over a made-up work folder; and scripts/device_nightly.sh PHASE=W and
-scripts/device_kernel_diff.sh end to end on the CPU with the built attnsweep (skipped when
+figures over a made-up work folder; and proofs/nightly/device_nightly.sh PHASE=W and
+proofs/trust/device_kernel_diff.sh end to end on the CPU with the built attnsweep (skipped when
 there is none).
    run: tests/python/run_python_tests.sh"""
 import datetime
@@ -15,7 +15,7 @@ import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "proofs", "nightly"))
 
 import nightly_figures as nf  # noqa: E402
 
@@ -204,7 +204,7 @@ class Figures(unittest.TestCase):
 
     def test_unreadable_work(self):
         with tempfile.TemporaryDirectory() as work:
-            result = subprocess.run([sys.executable, os.path.join(ROOT, "scripts/nightly_figures.py"), work],
+            result = subprocess.run([sys.executable, os.path.join(ROOT, "proofs/nightly/nightly_figures.py"), work],
                                     capture_output=True, text=True)
         self.assertEqual(result.returncode, 2)
         self.assertIn("nights.tsv", result.stderr)
@@ -215,7 +215,7 @@ ATTNSWEEP = os.environ.get("ATTNSWEEP_BIN") or os.path.join(ROOT, "build", "attn
 
 @unittest.skipUnless(os.access(ATTNSWEEP, os.X_OK), "no built attnsweep (build/attnsweep or $ATTNSWEEP_BIN)")
 class DeviceScriptDryRun(unittest.TestCase):
-    """scripts/device_nightly.sh PHASE=W on the CPU: the real attnsweep, a CPU config, the planted
+    """proofs/nightly/device_nightly.sh PHASE=W on the CPU: the real attnsweep, a CPU config, the planted
     slowdown 8 times over (a CPU median is noisier than a GPU's; the CPU has no kernel counts, so
     the first slowdown night is a WATCH item, exit 0, as the alert rule says)."""
 
@@ -225,7 +225,7 @@ class DeviceScriptDryRun(unittest.TestCase):
             env = dict(os.environ, PHASE="W", OUT=out, TMPDIR=tmp, BIN=ATTNSWEEP, DEVICE="cpu",
                        CONFIG="tests/python/data/nightly_window_cpu.yaml", SLOWDOWN="sdpa_flash:8",
                        NIGHTLY_ARGS="--threshold 99", IDENTICAL_NIGHTS="4", OMP_NUM_THREADS="1")
-            result = subprocess.run(["bash", os.path.join(ROOT, "scripts/device_nightly.sh")], env=env,
+            result = subprocess.run(["bash", os.path.join(ROOT, "proofs/nightly/device_nightly.sh")], env=env,
                                     capture_output=True, text=True, timeout=240)
             log = result.stdout + result.stderr
             self.assertEqual(result.returncode, 0, log)
@@ -250,7 +250,7 @@ class DeviceScriptDryRun(unittest.TestCase):
 
 @unittest.skipUnless(os.access(ATTNSWEEP, os.X_OK), "no built attnsweep (build/attnsweep or $ATTNSWEEP_BIN)")
 class KernelDiffDryRun(unittest.TestCase):
-    """scripts/device_kernel_diff.sh on the CPU: three runs, the second with a variable set, and
+    """proofs/trust/device_kernel_diff.sh on the CPU: three runs, the second with a variable set, and
     compare's three formats (a CPU has no kernels: the plumbing, not the lists)."""
 
     def test_script(self):
@@ -258,7 +258,7 @@ class KernelDiffDryRun(unittest.TestCase):
             out = os.path.join(tmp, "out")
             env = dict(os.environ, OUT=out, TMPDIR=tmp, BIN=ATTNSWEEP, DEVICE="cpu", OMP_NUM_THREADS="1",
                        CONFIG="tests/python/data/kernel_diff_cpu.yaml", VARIABLE="ATTNSWEEP_TEST_SLOWDOWN=sdpa_auto:8")
-            result = subprocess.run(["bash", os.path.join(ROOT, "scripts/device_kernel_diff.sh")], env=env,
+            result = subprocess.run(["bash", os.path.join(ROOT, "proofs/trust/device_kernel_diff.sh")], env=env,
                                     capture_output=True, text=True, timeout=120)
             log = result.stdout + result.stderr
             self.assertEqual(result.returncode, 0, log)

@@ -1,4 +1,4 @@
-"""CPU tests of tests/gpu/sample_blocks.py (the block-by-block look at a case's times): what it
+"""CPU tests of scripts/sample_blocks.py (the block-by-block look at a case's times): what it
 refuses, with exit 2 and one line, before it touches a GPU.
    run: tests/python/run_python_tests.sh"""
 import os

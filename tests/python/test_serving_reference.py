@@ -1,4 +1,4 @@
-"""CPU tests of tests/gpu/serving_reference.py (issue 25): its masks, built from PyTorch's own
+"""CPU tests of scripts/serving_reference.py (issue 25): its masks, built from PyTorch's own
 diagonals, must be the keys each query sees (the same sets attnsweep's C++ builds its own way;
 tests/test_variants_cpu.cpp checks those), and its mask labels attnsweep's; for variable-length
 batches and paged KV caches (schema 13) its lengths, cu_seqlens, packing, padded mask, per-sequence
@@ -512,7 +512,7 @@ class ServingReferenceSchema13(unittest.TestCase):
             db.close()
             # A flag takes no value; a file that is not a run is refused the same way with it.
             import subprocess
-            script = os.path.join(ROOT, "tests", "gpu", "serving_reference.py")
+            script = os.path.join(ROOT, "scripts", "serving_reference.py")
             flagged = subprocess.run([sys.executable, script, os.path.join(tmp, "mixed.db"), "--windowed=1"],
                                      capture_output=True, text=True)
             self.assertEqual((flagged.returncode, flagged.stdout), (2, ""))

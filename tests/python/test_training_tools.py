@@ -1,4 +1,4 @@
-"""CPU tests of the Python side of issue 23: tests/gpu/torch_reference.py's
+"""CPU tests of the Python side of issue 23: scripts/torch_reference.py's
 argument and shape parsing, its per-pass counting of a Chrome trace (a made-up
 GPU trace and a real CPU one), its float64 gradients, a smoke run of every pass
 on the CPU, and scripts/training_report.py on a small database made from
@@ -15,7 +15,6 @@ import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tests", "gpu"))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 import training_report  # noqa: E402
@@ -161,7 +160,7 @@ class Numerics(unittest.TestCase):
         dout = ref.make_dout(q.shape, "bf16", 7, "cpu")
         expected = torch.randn(2, 4, 8, 4, generator=torch.Generator("cpu").manual_seed(8)).to(torch.bfloat16)
         self.assertTrue(torch.equal(dout, expected))
-        # the old four-number shape still works (bench/fa3_reference.py)
+        # the old four-number shape still works (scripts/fa3_reference.py)
         self.assertTrue(torch.equal(ref.make_inputs((2, 4, 8, 4), "bf16", 7, "cpu")[0], q))
 
     def test_chunked_float64_gradients_equal_one_piece_autograd(self):
@@ -327,7 +326,7 @@ class SmokeRunOnTheCpu(unittest.TestCase):
         env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
         env.pop("TEARDOWN_CUPTI", None)
         result = subprocess.run(
-            [sys.executable, os.path.join(ROOT, "tests", "gpu", "torch_reference.py"), "--device", "cpu",
+            [sys.executable, os.path.join(ROOT, "scripts", "torch_reference.py"), "--device", "cpu",
              "--pass", "forward,backward,forward_backward", "--shapes", "1x4/2x16x8", "--dtypes", "bf16",
              "--variants", "naive,sdpa_flash,sdpa_cudnn", "--warmup", "1", "--samples", "3", "--forwards", "2",
              "--max-seconds", "1e-9", "--min-samples", "2", "--hold", "0"],
@@ -649,17 +648,17 @@ print("stub sweep: 4 cases", file=sys.stderr)
 
 @needs_torch
 class DeviceScriptDryRun(unittest.TestCase):
-    """scripts/device_training.sh end to end with stand-ins for nvidia-smi, the build and attnsweep,
+    """proofs/training/device_training.sh end to end with stand-ins for nvidia-smi, the build and attnsweep,
     and the Python reference on the CPU: the steps, the files brought back, the exit status."""
 
     def test_dry_run(self):
         with tempfile.TemporaryDirectory() as tmp:
             tree, bin_dir, out = (os.path.join(tmp, d) for d in ("tree", "bin", "out"))
-            for folder in ("scripts", "tests/gpu", "runner/storage", "container", "configs", "build"):
+            for folder in ("scripts", "proofs/training", "runner/storage", "container", "configs", "build"):
                 os.makedirs(os.path.join(tree, folder))
             os.makedirs(bin_dir)
-            for path in ("scripts/device_training.sh", "scripts/device_prologue.sh", "scripts/training_report.py",
-                         "scripts/results_db.py", "tests/gpu/torch_reference.py", "runner/storage/schema.sql"):
+            for path in ("proofs/training/device_training.sh", "scripts/device_prologue.sh", "scripts/training_report.py",
+                         "scripts/results_db.py", "scripts/torch_reference.py", "runner/storage/schema.sql"):
                 with open(os.path.join(ROOT, path)) as src, open(os.path.join(tree, path), "w") as dst:
                     dst.write(src.read())
             stub = STUB_ATTNSWEEP.format(python=sys.executable, tests=os.path.dirname(os.path.abspath(__file__)))
@@ -677,7 +676,7 @@ class DeviceScriptDryRun(unittest.TestCase):
             env = dict(os.environ, OUT=out, PATH=bin_dir + os.pathsep + os.environ["PATH"], PY_DEVICE="cpu",
                        PY_SAMPLES="3", PY_HOLD="0", PY_TIMEOUT="200", DEVICE_TESTS="none", CUDA_VISIBLE_DEVICES="")
             env.pop("TEARDOWN_CUPTI", None)
-            result = subprocess.run(["bash", os.path.join(tree, "scripts/device_training.sh")], env=env,
+            result = subprocess.run(["bash", os.path.join(tree, "proofs/training/device_training.sh")], env=env,
                                     capture_output=True, text=True, timeout=280)
             log = result.stdout + result.stderr
             self.assertEqual(result.returncode, 0, log)
