@@ -40,8 +40,10 @@ for replay in kernel user; do
     ATTNSWEEP_COUNTER_REPLAY=$replay ATTNSWEEP_COUNTER_L2=$l2 timeout -s INT 60 build/attnsweep -q run "$WORK/l2.yaml" \
       --device cuda --db "$db" > "$WORK/$replay-$l2.txt" 2>&1 || echo "exit $? for $replay $l2"
     python3 - "$db" "$replay" "$l2" <<'PY' | tee -a "$REPORT"
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+import sys
+sys.path.insert(0, "scripts")
+from results_db import open_read_only
+db = open_read_only(sys.argv[1])
 cells = {}
 for variant, sq, rd, wr, why in db.execute("SELECT variant, seq_len_q, dram_read_bytes, dram_write_bytes, counters_why_not FROM cases"):
     cells[(variant, sq)] = f"{rd / 1e6:.2f} / {wr / 1e6:.2f}" if rd is not None else (why or "-")[:40]

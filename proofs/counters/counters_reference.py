@@ -18,10 +18,10 @@ and cases tables of the run), and both against the minimum bytes (cases.min_byte
 import argparse
 import csv
 import os
-import sqlite3
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from results_db import open_read_only  # noqa: E402
 
 
 def parse_case_shape(text):
@@ -106,7 +106,7 @@ def report(args):
     ncu = {}
     for label, name, read, written in read_ncu(args.report[0]):
         ncu.setdefault(label, []).append((name, read, written))
-    db = sqlite3.connect(args.report[1])
+    db = open_read_only(args.report[1])
     print("| case | kernel | ncu read MB | attnsweep read MB | ncu written MB | attnsweep written MB |")
     print("|---|---|---|---|---|---|")
     summary = []

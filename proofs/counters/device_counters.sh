@@ -39,8 +39,10 @@ done
 build/attnsweep report "$WORK/with.db" --format markdown --output "$WORK/with.md" > /dev/null 2>&1
 sed -n '/^## Hardware counters/,/^## Unsupported/p' "$WORK/with.md" | tee "$OUT/counters.md"
 python3 - "$WORK/with.db" "$WORK/without.db" <<'PY' | tee -a "$OUT/counters.md"
-import sqlite3, sys
-w, wo = (sqlite3.connect(p) for p in sys.argv[1:3])
+import sys
+sys.path.insert(0, "scripts")
+from results_db import open_read_only
+w, wo = (open_read_only(p) for p in sys.argv[1:3])
 q = ("SELECT r.variant, r.batch || 'x' || r.heads || '/' || r.kv_heads || 'x' || r.seq_len_q || ':' || r.seq_len_kv || 'x' || "
      "r.head_dim, r.time_us_median, c.wall_seconds, c.counter_seconds, c.counter_replay_passes FROM results r JOIN cases c "
      "USING (case_id) WHERE r.status = 'ok' ORDER BY r.plan_index")

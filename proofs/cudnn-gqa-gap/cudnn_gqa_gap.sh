@@ -51,6 +51,8 @@ for b, h, kv, s in [(2, 16, 16, 4096), (1, 32, 8, 8192)]:
 PY
 python3 - "$WORK" > "$OUT/gap.md" <<'PY'
 import glob, json, sqlite3, statistics, sys
+sys.path.insert(0, "scripts")
+from results_db import open_read_only
 work = sys.argv[1]
 print("| round | shape | pass | attnsweep median us | python median us | ratio | attnsweep validity |")
 print("|---|---|---|---|---|---|---|")
@@ -63,7 +65,7 @@ for r in (1, 2, 3):
     except OSError:
         pass
     try:
-        db = sqlite3.connect(f"{work}/round{r}.db")
+        db = open_read_only(f"{work}/round{r}.db")
         rows = db.execute("SELECT batch || 'x' || heads || CASE WHEN kv_heads != heads THEN '/' || kv_heads ELSE '' END "
                           "|| 'x' || seq_len_q || 'x' || head_dim, pass, time_us_median, validity FROM results").fetchall()
     except sqlite3.Error as e:
@@ -73,7 +75,7 @@ for r in (1, 2, 3):
         ratio = f"{med / p:.3f}" if med and p else "-"
         print(f"| {r} | {shape} | {pss} | {med and round(med, 1)} | {p and round(p, 1)} | {ratio} | {validity} |")
 print("\n## attnsweep's kernels (round 3, Kineto's total per pass, us)\n")
-db = sqlite3.connect(f"{work}/round3.db")
+db = open_read_only(f"{work}/round3.db")
 for row in db.execute("SELECT c.batch, c.heads, c.kv_heads, c.seq_len_q, c.pass, round(k.total_us, 1), k.grid, k.block, "
                       "substr(k.name, 1, 150) FROM kernels k JOIN cases c USING (case_id) ORDER BY c.case_id, k.total_us DESC"):
     print("    " + " | ".join(str(x) for x in row))

@@ -1,7 +1,10 @@
 """shift.md of proofs/cudnn-gqa-gap/level_shift_device.sh: per phase, blocks of 100 samples in order, each with its
 median time and what nvidia-smi saw during the block's wall window (mean power, SM and memory clock,
 GPU and HBM temperature, clock event reasons)."""
-import datetime, sqlite3, statistics, sys
+import datetime, os, sqlite3, statistics, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from results_db import open_read_only  # noqa: E402
 
 work = sys.argv[1]
 smi = []
@@ -42,7 +45,7 @@ for name in ("python1", "python2"):  # python2: no hold
         print(f"\n## {name}: {e}")
 for name in ("attnsweep", "burst"):  # burst: proofs/cudnn-gqa-gap/level_shift_burst.yaml
     try:
-        db = sqlite3.connect(f"{work}/{name}.db")
+        db = open_read_only(f"{work}/{name}.db")
         rows = db.execute("SELECT gpu_time_us, sm_clock_mhz FROM samples WHERE mode = 'eager' "
                           "ORDER BY case_id, sample_index").fetchall()
         span = db.execute("SELECT finished_at, timing_seconds, ifnull(cooldown_seconds, 0) FROM cases").fetchone()

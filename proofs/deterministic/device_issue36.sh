@@ -71,8 +71,10 @@ timeout "${OSS_PY:-90}" python3 scripts/serving_reference.py "$WORK/oss-whole.db
 echo "serving_reference.py exit $?"; tail -3 "$WORK/oss-python.err"
 build/attnsweep report "$WORK/oss-whole.db" --format markdown --output "$WORK/oss-report.md" > /dev/null 2>&1
 python3 - "$WORK/oss-whole.db" <<'PY' | tee -a "$OUT/gpt-oss-serving.md"
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
+import sys
+sys.path.insert(0, "scripts")
+from results_db import open_read_only
+db = open_read_only(sys.argv[1])
 print("\n## The sweep (attnsweep, this call)\n")
 print("| variant | shape | window | sinks | status | median us | rel_error | reason |")
 print("|---|---|---|---|---|---|---|---|")
