@@ -32,8 +32,8 @@ int compare_command(const CompareOptions& options) {
     settings.min_change_us = compare::parse_min_change_us(options.min_change_us);
     const compare::RunArgument baseline = compare::parse_run_argument(options.baseline, "BASELINE");
     const compare::RunArgument candidate = compare::parse_run_argument(options.candidate, "CANDIDATE");
-    const auto baseline_database = compare::open_readable(baseline.path, "BASELINE");
-    const auto candidate_database = compare::open_readable(candidate.path, "CANDIDATE");
+    const auto baseline_database = storage::open_readable(baseline.path, "BASELINE");
+    const auto candidate_database = storage::open_readable(candidate.path, "CANDIDATE");
     const storage::RunReader& baseline_reader = baseline_database->reader();
     const storage::RunReader& candidate_reader = candidate_database->reader();
     const std::int64_t baseline_run = compare::resolve_run(baseline_reader, baseline, "BASELINE");

@@ -24,7 +24,7 @@
 #include "runner/compare/time_verdict.hpp"
 #include "runner/storage/run_reader.hpp"
 // What every caller of a comparison also needs: naming the runs, opening the files.
-#include "runner/compare/readable_database.hpp"
+#include "runner/storage/readable_database.hpp"
 #include "runner/compare/run_argument.hpp"
 
 namespace attnsweep::compare {

@@ -190,7 +190,7 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
   return run_id;
 }
 
-std::int64_t run_to_resume(const compare::ReadableDatabase& database, const std::string& wanted,
+std::int64_t run_to_resume(const storage::ReadableDatabase& database, const std::string& wanted,
                            const std::string& config_path, const std::string& config_sha256, const Device& device,
                            const std::optional<ShardSpec>& shard, bool with_gpus,
                            const std::optional<std::string>& sweep_id, const std::string& op_libraries) {

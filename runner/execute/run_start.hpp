@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "runner/compare/compare_runs.hpp"
 #include "runner/config/config.hpp"
 #include "runner/device/environment.hpp"
 #include "runner/execute/shard_choice.hpp"
 #include "runner/plan/claims_match.hpp"
+#include "runner/storage/readable_database.hpp"
 #include "runner/storage/run_reader.hpp"
 #include "runner/storage/store.hpp"
 
@@ -47,7 +47,7 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run);
 // started would measure another kernel under the same variant name.
 // Reads only: `database` reads an older schema through a migrated copy, so a
 // refused resume leaves the file as it was.
-std::int64_t run_to_resume(const compare::ReadableDatabase& database, const std::string& wanted,
+std::int64_t run_to_resume(const storage::ReadableDatabase& database, const std::string& wanted,
                            const std::string& config_path, const std::string& config_sha256, const Device& device,
                            const std::optional<ShardSpec>& shard = std::nullopt, bool with_gpus = false,
                            const std::optional<std::string>& sweep_id = std::nullopt,

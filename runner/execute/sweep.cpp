@@ -369,7 +369,7 @@ SweepOutcome run_sweep(const SweepRequest& request) {
   if (request.resume) {
     // Checked by reading only (an older schema through a migrated copy): a
     // refused resume leaves the database as it was. The claim migrates it.
-    outcome.run_id = run_to_resume(compare::ReadableDatabase(request.db_path), *request.resume, request.config_path,
+    outcome.run_id = run_to_resume(storage::ReadableDatabase(request.db_path), *request.resume, request.config_path,
                                    config_sha256, device,
                                    request.shard ? std::optional<ShardSpec>(request.shard->spec) : std::nullopt,
                                    request.gpus.has_value(),

@@ -151,7 +151,7 @@ bool RunReport::has_energy() const {
 }
 
 RunReport build_run_report(const ReportRequest& request) {
-  const auto database = compare::open_readable(request.db_path, "");
+  const auto database = storage::open_readable(request.db_path, "");
   const storage::RunReader& reader = database->reader();
   const std::int64_t run_id = chosen_run(reader, request);
   RunReport report;
@@ -200,7 +200,7 @@ RunReport build_run_report(const ReportRequest& request) {
   }
   if (!request.compare_with.empty()) {
     const compare::RunArgument previous = compare::parse_run_argument(request.compare_with, "--compare");
-    const auto other = compare::open_readable(previous.path, "--compare");
+    const auto other = storage::open_readable(previous.path, "--compare");
     const std::int64_t previous_run = compare::resolve_run(other->reader(), previous, "--compare");
     report.comparison = compare::compare_runs(other->reader(), previous_run, reader, run_id);
     report.comparison->baseline.path = previous.path;

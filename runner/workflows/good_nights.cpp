@@ -22,7 +22,7 @@ std::string skip_reason(std::string message, const std::string& copy, const std:
   for (std::size_t at = message.find(copy); at != std::string::npos; at = message.find(copy, at + original.size())) {
     message.replace(at, copy.size(), original);
   }
-  return compare::without_db_advice(message);
+  return storage::without_db_advice(message);
 }
 
 // Cases of a night measured while another process computed on its GPU.
@@ -39,7 +39,7 @@ int shared_cases(const compare::RunCases& run) {
 std::optional<GoodNight> night_if_good(const std::string& night, const std::string& copy,
                                        std::optional<DeviceKind> device_kind, std::string& why) {
   // An older schema (the night before an upgrade) is read through a migrated copy.
-  auto database = std::make_unique<compare::ReadableDatabase>(copy);
+  auto database = std::make_unique<storage::ReadableDatabase>(copy);
   const auto run = database->reader().latest_run();
   if (run) database->reader().check_run(run->run_id);  // a damaged night is skipped, by its value (issue 33)
   const std::string not_its_night = run ? night_run_problem(night, run->started_at) : std::string();

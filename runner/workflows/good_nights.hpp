@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "runner/common/identities.hpp"
-#include "runner/compare/readable_database.hpp"
+#include "runner/storage/readable_database.hpp"
 #include "runner/compare/run_cases.hpp"
 
 namespace attnsweep::workflows {
@@ -36,7 +36,7 @@ void refuse_history_file(const std::string& output, const std::string& option, c
 // One good night, copied out of the history, open and read.
 struct GoodNight {
   std::string file;                                     // nightly-<stamp>.db, its name in the history
-  std::unique_ptr<compare::ReadableDatabase> database;  // the scratch copy (an older schema: through a migrated copy)
+  std::unique_ptr<storage::ReadableDatabase> database;  // the scratch copy (an older schema: through a migrated copy)
   compare::RunCases run;                                // its latest run, read through `database`
 };
 

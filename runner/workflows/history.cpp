@@ -123,7 +123,7 @@ History read_history(const HistoryRequest& request) {
   history.history_dir = dir;
   ScratchFolder scratch;
   const std::time_t now = std::time(nullptr);
-  std::vector<std::unique_ptr<compare::ReadableDatabase>> databases;  // parallel to history.nights
+  std::vector<std::unique_ptr<storage::ReadableDatabase>> databases;  // parallel to history.nights
   // Newest first until --last readable nights are found (unreadable ones do not
   // count against it), then put back in time order.
   for (auto it = files.rbegin(); it != files.rend() && history.nights.size() < static_cast<std::size_t>(request.last);
@@ -143,7 +143,7 @@ History read_history(const HistoryRequest& request) {
       continue;
     }
     try {
-      auto database = std::make_unique<compare::ReadableDatabase>(copy);
+      auto database = std::make_unique<storage::ReadableDatabase>(copy);
       const auto run = database->reader().latest_run();
       if (!run) {
         history.skipped.push_back(file + ": no run in it");
@@ -158,7 +158,7 @@ History read_history(const HistoryRequest& request) {
       history.nights.push_back({file, stamp_in(file), *run, {}, 0});
       databases.push_back(std::move(database));
     } catch (const std::exception& problem) {
-      std::string why = compare::without_db_advice(problem.what());
+      std::string why = storage::without_db_advice(problem.what());
       for (auto at = why.find(copy); at != std::string::npos; at = why.find(copy)) why.replace(at, copy.size(), file);
       history.skipped.push_back(file + ": " + why);
     }

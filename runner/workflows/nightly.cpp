@@ -64,7 +64,7 @@ execute::SweepOutcome run_tonight(const NightlyRequest& request, const NightlyOu
 
 // The pinned run, read after the sweep (its run id was fixed before it).
 GoodNight read_pinned(const compare::RunArgument& argument) {
-  auto database = std::make_unique<compare::ReadableDatabase>(argument.path);
+  auto database = std::make_unique<storage::ReadableDatabase>(argument.path);
   const std::int64_t run_id = compare::resolve_run(database->reader(), argument, "--baseline");
   compare::RunCases run = compare::read_run_cases(database->reader(), run_id);
   return {argument.path, std::move(database), std::move(run)};

@@ -14,7 +14,7 @@
 #include "runner/common/temp_folder.hpp"
 #include "runner/common/whole_file.hpp"
 #include "runner/common/text.hpp"
-#include "runner/compare/readable_database.hpp"
+#include "runner/storage/readable_database.hpp"
 #include "runner/workflows/good_nights.hpp"
 
 namespace attnsweep::workflows {
@@ -170,7 +170,7 @@ compare::RunArgument check_baseline(const NightlyRequest& request, const Nightly
                           outcome.summary_path + "); give another --summary");
     }
     try {
-      const compare::ReadableDatabase check(baseline_argument.path);
+      const storage::ReadableDatabase check(baseline_argument.path);
       // Pinned now: "the latest run" means the latest before tonight's.
       baseline_argument.run_id = compare::resolve_run(check.reader(), baseline_argument, "--baseline");
       check.reader().check_run(*baseline_argument.run_id);  // a damaged baseline is refused before the sweep

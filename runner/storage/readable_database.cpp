@@ -1,4 +1,4 @@
-#include "runner/compare/readable_database.hpp"
+#include "runner/storage/readable_database.hpp"
 
 #include <stdlib.h>
 
@@ -10,7 +10,7 @@
 #include "runner/storage/older_schema.hpp"
 #include "runner/storage/store.hpp"
 
-namespace attnsweep::compare {
+namespace attnsweep::storage {
 namespace {
 
 // Removes a folder that holds only files (the copy and SQLite's -wal and -shm
@@ -31,7 +31,7 @@ ReadableDatabase::ReadableDatabase(const std::string& path) : path_(path) {
     reader_.emplace(path);
     return;
   } catch (const BadInputError&) {
-    const std::optional<int> version = storage::older_schema_version(path);
+    const std::optional<int> version = older_schema_version(path);
     if (!version) throw;
     // An attnsweep database of an older schema: migrate a copy, never the file.
     std::string folder = (std::filesystem::path(temp_folder()) / "attnsweep-compare-XXXXXX").string();
@@ -39,14 +39,14 @@ ReadableDatabase::ReadableDatabase(const std::string& path) : path_(path) {
     copy_folder_ = folder;
     const std::string copy = folder + "/" + std::filesystem::path(path).filename().string();
     try {
-      storage::snapshot_database(path, copy);  // a consistent copy, WAL contents included
+      snapshot_database(path, copy);  // a consistent copy, WAL contents included
       // Migrated at the open (Open::existing would wait for a first write).
-      { const storage::Store migrated(copy, storage::Store::Open::create_if_absent); }
+      { const Store migrated(copy, Store::Open::create_if_absent); }
       reader_.emplace(copy);
     } catch (const std::exception& error) {
       remove_flat_folder(copy_folder_);
       throw BadInputError(path + ": database schema version " + std::to_string(*version) +
-                          " (this attnsweep reads " + std::to_string(storage::kSchemaVersion) +
+                          " (this attnsweep reads " + std::to_string(kSchemaVersion) +
                           "), and a migrated copy could not be made: " + error.what());
     }
     migrated_from_ = *version;
@@ -76,4 +76,4 @@ ReadableDatabase::~ReadableDatabase() {
   if (!copy_folder_.empty()) remove_flat_folder(copy_folder_);
 }
 
-}  // namespace attnsweep::compare
+}  // namespace attnsweep::storage

@@ -10,9 +10,9 @@
 
 #include "runner/storage/run_reader.hpp"
 
-namespace attnsweep::compare {
+namespace attnsweep::storage {
 
-// Throws BadInputError as storage::RunReader does, or when the migrated copy
+// Throws BadInputError as RunReader does, or when the migrated copy
 // of an older database cannot be made. The copy is removed with this object.
 class ReadableDatabase {
  public:
@@ -22,14 +22,14 @@ class ReadableDatabase {
   ReadableDatabase& operator=(const ReadableDatabase&) = delete;
 
   // Reads the copy when one was made: its path() is the copy's.
-  const storage::RunReader& reader() const { return *reader_; }
+  const RunReader& reader() const { return *reader_; }
   const std::string& path() const { return path_; }  // the file as given
   std::optional<int> migrated_from() const { return migrated_from_; }  // the file's older schema version
 
  private:
   std::string path_, copy_folder_;
   std::optional<int> migrated_from_;
-  std::optional<storage::RunReader> reader_;
+  std::optional<RunReader> reader_;
 };
 
 // A refusal of the reader without its advice for `run --db` ("; choose another
@@ -40,4 +40,4 @@ std::string without_db_advice(std::string message);
 // (just "why" when `name` is empty), without the advice for `run --db`.
 std::unique_ptr<ReadableDatabase> open_readable(const std::string& path, const std::string& name);
 
-}  // namespace attnsweep::compare
+}  // namespace attnsweep::storage
