@@ -1,33 +1,37 @@
 #include "runner/compare/case_key.hpp"
 
-#include <functional>
-#include <tuple>
+#include "runner/plan/case_axes.hpp"
 
 namespace attnsweep::compare {
-namespace {
 
-auto tied(const CaseKey& key) {
-  const Shape& s = key.shape;
-  return std::make_tuple(std::cref(key.variant), s.batch, s.heads, s.kv_heads, s.seq_len_q, s.seq_len_kv, s.head_dim,
-                         std::cref(s.seq_lens_q), std::cref(s.seq_lens_kv), s.page_size, s.value_dim(), key.dtype, key.mask, key.pass,
-                         key.device_kind, key.scores, key.deterministic);
+CaseKey::CaseKey(const Case& c, DeviceKind kind) : Case(c), device_kind(kind) {
+  plan_index = 0;  // neither tells one measurement from another
+  where = {};
 }
 
-}  // namespace
-
-CaseKey CaseKey::of(const storage::CaseRow& row) {
-  return {row.identity.variant, row.identity.shape,       row.identity.dtype,
-          row.identity.mask,    row.device.kind(),        row.identity.pass,
-          row.identity.scores, row.identity.deterministic};
+CaseKey::CaseKey(std::string variant_in, Shape shape_in, Dtype dtype_in, Mask mask_in, DeviceKind kind, Pass pass_in,
+                 ScoreMod scores_in, bool deterministic_in)
+    : device_kind(kind) {
+  variant = std::move(variant_in);
+  shape = std::move(shape_in);
+  dtype = dtype_in;
+  mask = mask_in;
+  pass = pass_in;
+  scores = std::move(scores_in);
+  deterministic = deterministic_in;
 }
 
-std::string CaseKey::label() const {
-  // The key is a case without its plan index and source location, which no label shows.
-  const Case c{/*plan_index=*/0, variant, shape, dtype, mask, /*where=*/{}, pass, scores, deterministic};
-  return c.label() + (device_kind == DeviceKind::cuda ? " cuda" : " cpu");
+CaseKey CaseKey::of(const storage::CaseRow& row) { return CaseKey(row.identity, row.device.kind()); }
+
+std::string CaseKey::label() const { return Case::label() + (device_kind == DeviceKind::cuda ? " cuda" : " cpu"); }
+
+bool CaseKey::operator<(const CaseKey& other) const {
+  const int order = measurement_order(*this, other);
+  return order != 0 ? order < 0 : device_kind < other.device_kind;
 }
 
-bool CaseKey::operator<(const CaseKey& other) const { return tied(*this) < tied(other); }
-bool CaseKey::operator==(const CaseKey& other) const { return tied(*this) == tied(other); }
+bool CaseKey::operator==(const CaseKey& other) const {
+  return device_kind == other.device_kind && measurement_order(*this, other) == 0;
+}
 
 }  // namespace attnsweep::compare

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "runner/compare/comparison_report.hpp"
+#include "runner/report/axis_json.hpp"
 
 namespace attnsweep::compare {
 namespace {
@@ -16,28 +17,14 @@ Json optional_number(const std::optional<double>& value) {
   return value && std::isfinite(*value) ? Json(*value) : Json(nullptr);
 }
 
+// The label, whether the mask is causal (either alignment), every axis of the case
+// (runner/plan/case_axes.hpp: head_dim_v is the values' head dim, head_dim's unless it
+// differs; seq_lens_q/kv [] for a uniform batch; softcap null for none), then the device's kind.
 Json key_json(const CaseKey& key) {
-  return Json{{"label", key.label()},
-              {"variant", key.variant},
-              {"batch", key.shape.batch},
-              {"heads", key.shape.heads},
-              {"kv_heads", key.shape.kv_heads},
-              {"seq_len_q", key.shape.seq_len_q},
-              {"seq_len_kv", key.shape.seq_len_kv},
-              {"head_dim", key.shape.head_dim},
-              {"head_dim_v", key.shape.value_dim()},  // the values' head dim (head_dim unless it differs)
-              {"seq_lens_q", key.shape.seq_lens_q},    // [] for a uniform batch
-              {"seq_lens_kv", key.shape.seq_lens_kv},
-              {"page_size", key.shape.page_size},
-              {"dtype", to_string(key.dtype)},
-              {"causal", key.mask.is_causal()},
-              {"mask", key.mask.label()},
-              {"softcap", key.scores.softcap ? Json(*key.scores.softcap) : Json(nullptr)},  // null: none
-              {"alibi", key.scores.alibi},
-              {"sinks", key.scores.sinks},
-              {"deterministic", key.deterministic},
-              {"pass", to_string(key.pass)},
-              {"device", key.device_kind == DeviceKind::cuda ? "cuda" : "cpu"}};
+  Json out{{"label", key.label()}, {"causal", key.mask.is_causal()}};
+  report::put_axes(out, key);
+  out["device"] = key.device_kind == DeviceKind::cuda ? "cuda" : "cpu";
+  return out;
 }
 
 Json run_json(const ComparedRun& compared) {

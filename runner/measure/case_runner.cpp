@@ -44,6 +44,7 @@
 #include "runner/measure/timed_pass.hpp"
 #include "runner/measure/timer.hpp"
 #include "runner/measure/validity.hpp"
+#include "runner/plan/case_axes.hpp"
 #include "runner/plan/cost.hpp"
 #include "runner/variants/fp8_inputs.hpp"
 #include "runner/variants/registry.hpp"
@@ -128,7 +129,7 @@ struct CaseRunner::Impl {
   // The inputs of the last case: the plan runs all variants of a shape and dtype
   // back to back, and on the CPU device drawing large inputs anew for each would
   // cost up to a second per case (on a GPU the draw is cheap).
-  std::string inputs_key;
+  std::optional<Case> inputs_of;  // the case they were drawn for (same_inputs, case_axes.hpp)
   std::optional<AttentionInputs> inputs_cache;
   InputGuard inputs_guard;  // what the shared inputs held when drawn
   // For the backward passes of those inputs: the same tensors as leaves that
@@ -159,12 +160,11 @@ struct CaseRunner::Impl {
   const AttentionInputs& inputs_for(const Case& c) {
     // The reference kept with the inputs is the mask's and the score modification's too;
     // not determinism's (the references run with it off): a deterministic twin shares them.
-    const std::string key = c.shape.identity() + " " + to_string(c.dtype) + " " + c.mask.label() + " " + c.scores.label();
-    if (!inputs_cache || key != inputs_key) {
+    if (!inputs_cache || !inputs_of || !same_inputs(*inputs_of, c)) {
       drop_inputs();  // free the old inputs before drawing new ones
       inputs_cache = make_inputs(c, device, seed);
       inputs_guard = InputGuard(*inputs_cache);
-      inputs_key = key;
+      inputs_of = c;
     }
     return *inputs_cache;
   }
@@ -177,7 +177,7 @@ struct CaseRunner::Impl {
     leaves.reset();
     grad_output = at::Tensor();
     inputs_cache.reset();
-    inputs_key.clear();
+    inputs_of.reset();
   }
 
   // Which of q, k, v differ from what was drawn; empty when unchanged or none

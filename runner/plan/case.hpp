@@ -44,12 +44,9 @@ struct Shape {
   // Sequence b alone: batch 1, its own lengths, uniform.
   Shape sequence(std::size_t b) const;
 
-  bool operator==(const Shape& other) const {
-    return batch == other.batch && heads == other.heads && kv_heads == other.kv_heads &&
-           seq_len_q == other.seq_len_q && seq_len_kv == other.seq_len_kv && head_dim == other.head_dim &&
-           seq_lens_q == other.seq_lens_q && seq_lens_kv == other.seq_lens_kv && page_size == other.page_size &&
-           value_dim() == other.value_dim();
-  }
+  // Equal in every shape axis (case_axes.cpp), lists included.
+  bool operator==(const Shape& other) const;
+  bool operator!=(const Shape& other) const { return !(*this == other); }
   // "8x16x1024x64" (B x H x S x D); "8x16/4x1x4096x64" with GQA and Sq != Skv;
   // "8x32/8xvarlen[q 1, kv 512-32768 #3f2a9c01d4e7]x128" for a variable-length batch
   // (the shortest and longest lengths, a digest of the lists); " paged256"
@@ -59,8 +56,6 @@ struct Shape {
   // uniform batch); the first 12 hex digits of sha256("1,1,...;512,...,32768"), the lists as stored
   // (4 digits collided within a few hundred batches: issue 33, item 6).
   std::string varlen_label() const;
-  // Every field, lists included: equal for equal shapes (a set's key).
-  std::string identity() const;
 };
 
 // "512,3000,8192" as stored (cases.seq_lens_q, seq_lens_kv); "" for none.
@@ -93,12 +88,9 @@ struct Case {
     std::string text = scores.any() ? mask.label() + " " + scores.label() : mask.label();
     return deterministic ? text + " deterministic" : text;
   }
-  // The same measurement: variant, shape, dtype, mask, score modification,
-  // determinism and pass (not plan_index or where). What merge, resume and compare match cases by.
-  bool same_measurement(const Case& other) const {
-    return variant == other.variant && shape == other.shape && dtype == other.dtype && mask == other.mask &&
-           pass == other.pass && scores == other.scores && deterministic == other.deterministic;
-  }
+  // The same measurement: equal in every axis of case_axes.hpp (not plan_index
+  // or where). What merge, resume, claims and compare match cases by.
+  bool same_measurement(const Case& other) const;
 };
 
 }  // namespace attnsweep

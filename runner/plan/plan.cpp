@@ -1,6 +1,7 @@
 #include "runner/plan/plan.hpp"
 
 #include "runner/common/sha256.hpp"
+#include "runner/plan/case_axes.hpp"
 
 #include <algorithm>
 #include <array>
@@ -74,13 +75,6 @@ std::string Shape::varlen_label() const {
   const std::string digest =
       sha256_hex(lengths_text(seq_lens_q) + ";" + lengths_text(seq_lens_kv)).substr(0, kVarlenDigestDigits);
   return "varlen[q " + length_range(seq_lens_q) + ", kv " + length_range(seq_lens_kv) + " #" + digest + "]";
-}
-
-std::string Shape::identity() const {
-  return std::to_string(batch) + "x" + std::to_string(heads) + "/" + std::to_string(kv_heads) + "x" +
-         std::to_string(seq_len_q) + "x" + std::to_string(seq_len_kv) + "x" + std::to_string(head_dim) + " q[" +
-         lengths_text(seq_lens_q) + "] kv[" + lengths_text(seq_lens_kv) + "] page " + std::to_string(page_size) +
-         (value_dim() != head_dim ? " v " + std::to_string(value_dim()) : "");
 }
 
 std::string lengths_text(const std::vector<std::int64_t>& lengths) {
@@ -343,7 +337,9 @@ Plan make_plan(const Config& config) {
     std::string key;       // "shapes" or "shapes[i]", for messages
   };
   std::vector<Listed> shapes;
-  std::set<std::string> seen;  // Shape::identity()
+  // Shapes listed before, in their axes' order (case_axes.hpp).
+  const auto shape_less = [](const Shape& a, const Shape& b) { return shape_order(a, b) < 0; };
+  std::set<Shape, decltype(shape_less)> seen(shape_less);
   for (std::size_t b = 0; b < config.shapes.size(); ++b) {
     const ShapeBlock& block = config.shapes[b];
     for (const auto& values : expand_block(block)) {
@@ -356,7 +352,7 @@ Plan make_plan(const Config& config) {
                           "kv_heads (" + std::to_string(shape.kv_heads) + ") must divide heads (" +
                               std::to_string(shape.heads) + ") for grouped-query attention");
       }
-      if (seen.insert(shape.identity()).second) {
+      if (seen.insert(shape).second) {
         shapes.push_back({shape, block.where, key});
       } else {
         plan.duplicates += static_cast<int>(config.dtypes.size() * config.masks.size() * computations.size() *

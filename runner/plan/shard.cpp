@@ -6,25 +6,22 @@
 #include <tuple>
 
 #include "runner/common/errors.hpp"
+#include "runner/plan/case_axes.hpp"
 #include "runner/plan/cost.hpp"
 
 namespace attnsweep {
 namespace {
-
-bool same_group(const Case& a, const Case& b) {
-  return a.shape == b.shape && a.dtype == b.dtype && a.mask == b.mask && a.scores == b.scores;
-}
 
 WorkUnit single(const Case& c, const MeasureSettings& measure) {
   return {{c.plan_index}, expected_case_ns(c, measure) + expected_reference_ns(c.shape)};
 }
 
 // The plan's groups in plan order: variants vary fastest (plan.cpp), so the
-// cases of one shape, dtype and mask are neighbours.
+// cases that share inputs (case_axes.hpp) are neighbours.
 std::vector<std::vector<const Case*>> groups_of(const Plan& plan) {
   std::vector<std::vector<const Case*>> groups;
   for (const Case& c : plan.cases) {
-    if (groups.empty() || !same_group(*groups.back().front(), c)) groups.emplace_back();
+    if (groups.empty() || !same_inputs(*groups.back().front(), c)) groups.emplace_back();
     groups.back().push_back(&c);
   }
   return groups;

@@ -1,7 +1,10 @@
 #include "runner/report/plan_table.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <variant>
 
+#include "runner/plan/case_axes.hpp"
 #include "runner/variants/op_library_spec.hpp"
 #include "runner/variants/variant_names.hpp"
 
@@ -21,56 +24,48 @@ std::string plan_note(const Case& c, bool runs, const Device& device) {
   return "";
 }
 
+// An axis's value as a cell: a number, a word, a list of lengths ("512,3000"; none: NULL).
+Cell axis_cell(const AxisValue& value) {
+  if (const auto* number = std::get_if<std::int64_t>(&value)) return Cell::integer(*number);
+  if (const auto* lengths = std::get_if<std::vector<std::int64_t>>(&value)) {
+    return lengths->empty() ? Cell::null() : Cell::text(axis_text(value));
+  }
+  if (std::holds_alternative<std::monostate>(value)) return Cell::null();
+  return Cell::text(axis_text(value));
+}
+
 }  // namespace
 
-// The pass column shows only when a case times something other than the
-// forward, so a forward-only plan (every config before issue 23) reads as before.
-// Likewise the lengths of variable-length batches (seq_len_q and seq_len_kv are
-// then their longest), the page size of paged caches and the values' head dim
-// where a case's differs from its head_dim.
+// A column per axis of the case (runner/plan/case_axes.hpp), in the axes' order;
+// the mask part (the mask, score modifications, determinism) is one "mask" column
+// (Case::mask_label). An axis with a default (variable lengths, the page size,
+// the values' head dim, the pass) has its column only where some case is off it,
+// so a forward-only, uniform plan (every config before issue 23) reads as before.
 Table plan_table(const Plan& plan, const Device& device) {
-  const bool show_pass =
-      std::any_of(plan.cases.begin(), plan.cases.end(), [](const Case& c) { return c.pass != Pass::forward; });
-  const bool show_lengths =
-      std::any_of(plan.cases.begin(), plan.cases.end(), [](const Case& c) { return c.shape.variable_length(); });
-  const bool show_pages =
-      std::any_of(plan.cases.begin(), plan.cases.end(), [](const Case& c) { return c.shape.page_size > 0; });
-  const bool show_value_dims = std::any_of(plan.cases.begin(), plan.cases.end(),
-                                           [](const Case& c) { return c.shape.value_dim() != c.shape.head_dim; });
   Table table;
-  table.columns = {{"#", "", Align::right},
-                   {"variant"},
-                   {"batch", "", Align::right},
-                   {"heads", "", Align::right},
-                   {"kv_heads", "", Align::right},
-                   {"seq_len_q", "", Align::right},
-                   {"seq_len_kv", "", Align::right},
-                   {"head_dim", "", Align::right},
-                   {"dtype"},
-                   {"mask"}};
-  if (show_lengths) {
-    table.columns.push_back({"seq_lens_q"});
-    table.columns.push_back({"seq_lens_kv"});
+  table.columns = {{"#", "", Align::right}};
+  std::vector<std::function<Cell(const Case&)>> cells = {[](const Case& c) { return Cell::integer(c.plan_index); }};
+  bool mask_column = false;
+  for (const CaseAxis& axis : case_axes()) {
+    if (axis.part == LabelPart::mask) {
+      if (!mask_column) {
+        table.columns.push_back({"mask"});
+        cells.push_back([](const Case& c) { return Cell::text(c.mask_label()); });
+      }
+      mask_column = true;
+      continue;
+    }
+    if (axis.at_default && std::all_of(plan.cases.begin(), plan.cases.end(), axis.at_default)) continue;
+    const bool number = std::holds_alternative<std::int64_t>(axis.value(Case{}));
+    table.columns.push_back(number ? Column{axis.name, "", Align::right} : Column{axis.name});
+    cells.push_back([&axis](const Case& c) { return axis_cell(axis.value(c)); });
   }
-  if (show_pages) table.columns.push_back({"page_size", "", Align::right});
-  if (show_value_dims) table.columns.push_back({"head_dim_v", "", Align::right});
-  if (show_pass) table.columns.push_back({"pass"});
   table.columns.push_back({"note", "", Align::left, ""});
   for (const Case& c : plan.cases) {
     const VariantInfo* info = find_variant_info(c.variant);
     const bool runs = info && variant_runs_on(*info, device);
-    std::vector<Cell> row = {Cell::integer(c.plan_index),      Cell::text(c.variant),
-                             Cell::integer(c.shape.batch),     Cell::integer(c.shape.heads),
-                             Cell::integer(c.shape.kv_heads),  Cell::integer(c.shape.seq_len_q),
-                             Cell::integer(c.shape.seq_len_kv), Cell::integer(c.shape.head_dim),
-                             Cell::text(to_string(c.dtype)),   Cell::text(c.mask_label())};
-    if (show_lengths) {
-      row.push_back(c.shape.variable_length() ? Cell::text(lengths_text(c.shape.seq_lens_q)) : Cell::null());
-      row.push_back(c.shape.variable_length() ? Cell::text(lengths_text(c.shape.seq_lens_kv)) : Cell::null());
-    }
-    if (show_pages) row.push_back(Cell::integer(c.shape.page_size));
-    if (show_value_dims) row.push_back(Cell::integer(c.shape.value_dim()));
-    if (show_pass) row.push_back(Cell::text(to_string(c.pass)));
+    std::vector<Cell> row;
+    for (const auto& cell : cells) row.push_back(cell(c));
     const std::string note = plan_note(c, runs, device);
     row.push_back(note.empty() ? Cell::null() : Cell::text(note));
     table.add_row(row);

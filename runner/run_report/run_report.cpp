@@ -9,6 +9,7 @@
 
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
+#include "runner/plan/case_axes.hpp"
 #include "runner/storage/query.hpp"
 #include "runner/storage/store.hpp"
 #include "runner/storage/trace_location.hpp"
@@ -92,14 +93,6 @@ std::vector<std::pair<std::string, std::string>> environment_of(const storage::R
   facts.erase(std::remove_if(facts.begin(), facts.end(), [](const auto& fact) { return fact.second.empty(); }),
               facts.end());
   return facts;
-}
-
-// What makes a case the naive one of another: shape, dtype, mask, score
-// modification, determinism and pass (a backward is compared with naive's
-// backward, never with its forward; a soft-capped case with naive's soft-capped one).
-using Measurement = std::tuple<std::string, Dtype, Mask, ScoreMod, bool, Pass>;
-Measurement measurement_of(const Case& c) {
-  return {c.shape.identity(), c.dtype, c.mask, c.scores, c.deterministic, c.pass};
 }
 
 std::string link_from(const std::string& output_path, const std::string& file) {
@@ -186,14 +179,17 @@ RunReport build_run_report(const ReportRequest& request) {
     c.row = std::move(row);
     report.cases.push_back(std::move(c));
   }
-  std::map<Measurement, double> naive_median;
+  // Naive's case of the same measurement but for the variant (every other axis,
+  // runner/plan/case_axes.hpp: a backward is compared with naive's backward, a
+  // soft-capped case with naive's soft-capped one).
+  std::map<Case, double, SameButVariantLess> naive_median;
   for (const auto& c : report.cases) {
     if (c.row.identity.variant == kBaselineVariant && c.row.status == CaseStatus::ok && c.row.median_us()) {
-      naive_median[measurement_of(c.row.identity)] = *c.row.median_us();
+      naive_median[c.row.identity] = *c.row.median_us();
     }
   }
   for (auto& c : report.cases) {
-    const auto naive = naive_median.find(measurement_of(c.row.identity));
+    const auto naive = naive_median.find(c.row.identity);
     if (naive != naive_median.end() && c.row.status == CaseStatus::ok && c.row.median_us() && *c.row.median_us() > 0) {
       c.speedup_over_naive = naive->second / *c.row.median_us();
     }

@@ -1,9 +1,14 @@
 #include "runner/storage/case_columns.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "runner/plan/case_axes.hpp"
 
 namespace attnsweep::storage {
 namespace {
@@ -197,6 +202,38 @@ Field<C> phase_column(std::string column, double PhaseSeconds::*phase) {
   return member<C>(std::move(column), [phase](auto& c) -> auto& { return c.phases.*phase; }, kNotNegative);
 }
 
+// The stored column of a case's axis (runner/plan/case_axes.hpp lists them), held to its domain when read.
+Field<C> identity_column(const std::string& column) {
+  static const std::map<std::string, std::function<Field<C>()>> fields = {
+      {"variant", [] { return identity("variant", &Case::variant); }},
+      {"batch", [] { return identity("batch", [](auto& c) -> auto& { return c.shape.batch; }, kAtLeastOne); }},
+      {"heads", [] { return identity("heads", [](auto& c) -> auto& { return c.shape.heads; }, kAtLeastOne); }},
+      {"kv_heads", [] { return identity("kv_heads", [](auto& c) -> auto& { return c.shape.kv_heads; }, kAtLeastOne); }},
+      {"seq_len_q", [] { return identity("seq_len_q", [](auto& c) -> auto& { return c.shape.seq_len_q; }, kAtLeastOne); }},
+      {"seq_len_kv", [] { return identity("seq_len_kv", [](auto& c) -> auto& { return c.shape.seq_len_kv; }, kAtLeastOne); }},
+      {"head_dim", [] { return identity("head_dim", [](auto& c) -> auto& { return c.shape.head_dim; }, kAtLeastOne); }},
+      {"dtype", [] { return identity("dtype", &Case::dtype); }},
+      {"causal", causal_column},
+      {"causal_bottom_right", bottom_right_column},
+      {"window_left", [] { return identity("window_left", [](auto& c) -> auto& { return c.mask.window_left; }, kNotNegative); }},
+      {"window_right", [] { return identity("window_right", [](auto& c) -> auto& { return c.mask.window_right; }, kNotNegative); }},
+      {"seq_lens_q", [] { return sequence_lengths("seq_lens_q", &Shape::seq_lens_q, &Shape::seq_len_q); }},
+      {"seq_lens_kv", [] { return sequence_lengths("seq_lens_kv", &Shape::seq_lens_kv, &Shape::seq_len_kv); }},
+      {"page_size", [] { return identity("page_size", [](auto& c) -> auto& { return c.shape.page_size; }, kNotNegative); }},
+      {"head_dim_v", [] { return identity("head_dim_v", [](auto& c) -> auto& { return c.shape.head_dim_v; }, kNotNegative); }},
+      {"softcap", [] { return identity("softcap", [](auto& c) -> auto& { return c.scores.softcap; }, outside_caps); }},
+      {"alibi", [] { return identity("alibi", [](auto& c) -> auto& { return c.scores.alibi; }); }},
+      {"sinks", [] { return identity("sinks", [](auto& c) -> auto& { return c.scores.sinks; }); }},
+      {"deterministic", [] { return identity("deterministic", &Case::deterministic); }},
+      {"pass", [] { return identity("pass", &Case::pass); }},
+  };
+  const auto found = fields.find(column);
+  if (found == fields.end()) {
+    throw std::logic_error("case_axes.cpp names the stored column '" + column + "', which case_columns.cpp does not know");
+  }
+  return found->second();
+}
+
 // A value derived by SQLite when read, with the results view's expression (schema.sql).
 Field<C> derived(std::string column, std::string expression, std::optional<double> C::Derived::*value, Display display) {
   Field<C> field = member<C>(std::move(column), [value](auto& c) -> auto& { return c.derived.*value; });
@@ -214,29 +251,14 @@ const Table<CaseRow>& case_columns() {
         Field<C>{"case_id", {}, [](const SQLite::Column& v, const Where& w, C& c) { fields::from_column(v, w, c.case_id); }},
         member<C>("run_id", &C::run_id),
         identity("plan_index", &Case::plan_index, kNotNegative),
-        identity("variant", &Case::variant),
-        identity("batch", [](auto& c) -> auto& { return c.shape.batch; }, kAtLeastOne),
-        identity("heads", [](auto& c) -> auto& { return c.shape.heads; }, kAtLeastOne),
-        identity("kv_heads", [](auto& c) -> auto& { return c.shape.kv_heads; }, kAtLeastOne),
-        identity("seq_len_q", [](auto& c) -> auto& { return c.shape.seq_len_q; }, kAtLeastOne),
-        identity("seq_len_kv", [](auto& c) -> auto& { return c.shape.seq_len_kv; }, kAtLeastOne),
-        identity("head_dim", [](auto& c) -> auto& { return c.shape.head_dim; }, kAtLeastOne),
-        identity("dtype", &Case::dtype),
-        causal_column(),
-        bottom_right_column(),
-        identity("window_left", [](auto& c) -> auto& { return c.mask.window_left; }, kNotNegative),
-        identity("window_right", [](auto& c) -> auto& { return c.mask.window_right; }, kNotNegative),
-        sequence_lengths("seq_lens_q", &Shape::seq_lens_q, &Shape::seq_len_q),
-        sequence_lengths("seq_lens_kv", &Shape::seq_lens_kv, &Shape::seq_len_kv),
-        identity("page_size", [](auto& c) -> auto& { return c.shape.page_size; }, kNotNegative),
-        identity("head_dim_v", [](auto& c) -> auto& { return c.shape.head_dim_v; }, kNotNegative),
-        identity("softcap", [](auto& c) -> auto& { return c.scores.softcap; }, outside_caps),
-        identity("alibi", [](auto& c) -> auto& { return c.scores.alibi; }),
-        identity("sinks", [](auto& c) -> auto& { return c.scores.sinks; }),
-        identity("deterministic", &Case::deterministic),
+    };
+    // Every axis's columns (runner/plan/case_axes.hpp), in the axes' order.
+    for (const CaseAxis& axis : case_axes()) {
+      for (const std::string& column : axis.columns) columns.push_back(identity_column(column));
+    }
+    fields::append(columns, {
         // Written for SQL (the results view's tokens_per_s); the reader has it from the shape.
         Field<C>{"query_tokens", [](const C& c) { return to_value(c.identity.shape.query_tokens()); }},
-        identity("pass", &Case::pass),
         // What ran and how it ended.
         member<C>("device", &C::device),
         member<C>("status", &C::status),
@@ -254,7 +276,7 @@ const Table<CaseRow>& case_columns() {
         member<C>("profile_attempts", &C::profile_attempts, kNotNegative),
         member<C>("profiled_forwards", &C::profiled_forwards, kNotNegative),
         member<C>("kernel_time_us_per_forward", &C::kernel_time_us_per_forward, kNotNegative).shown(kMicroseconds),
-    };
+    });
     fields::append(columns, statistics_columns("gpu_time_us", &C::gpu_time_us, kEagerStatistics));
     fields::append(columns, statistics_columns("cpu_time_us", &C::cpu_time_us, kEagerStatistics));
     fields::append(columns, {

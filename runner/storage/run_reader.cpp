@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "runner/common/errors.hpp"
+#include "runner/plan/case_axes.hpp"
 #include "runner/storage/case_columns.hpp"
 #include "runner/storage/database_files.hpp"
 #include "runner/storage/fields.hpp"
@@ -78,13 +79,13 @@ std::optional<RunRow> first_run(SQLite::Statement& statement, const std::string&
 }
 
 // Rows of the cases table: "FILE: run N, case P (LABEL): cases.COLUMN = ...". The
-// label needs the whole identity (plan_index to pass, read first); a case whose
+// label needs the whole identity (plan_index and every axis's columns, read first); a case whose
 // identity is damaged is named by its stored plan_index and variant.
 std::vector<CaseRow> read_cases(SQLite::Statement& statement, const std::string& path) {
   static const std::size_t run_column = position_of(case_columns(), "run_id");
   static const std::size_t plan_column = position_of(case_columns(), "plan_index");
   static const std::size_t variant_column = position_of(case_columns(), "variant");
-  static const std::size_t last_identity_column = position_of(case_columns(), "pass");
+  static const std::size_t last_identity_column = position_of(case_columns(), case_axes().back().columns.back());
   std::vector<CaseRow> rows;
   while (statement.executeStep()) {
     CaseRow row;
