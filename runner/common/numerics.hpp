@@ -23,7 +23,7 @@ std::optional<NumericsVerdict> parse_numerics_verdict(const std::string& text);
 // The largest relative Frobenius error a correct attention reaches in a dtype,
 // with room: a few times the worst of PyTorch's own backends seen on the H200
 // and the CPU (bf16 about 3e-3, fp16 about 3e-4, fp32 about 1e-6, issue 23's
-// table and docs/results). compare uses the same bounds as its tolerances.
+// table and proofs/). compare uses the same bounds as its tolerances.
 double numerics_bound(Dtype dtype);
 
 // `rel_error` empty means the output was not finite.

@@ -94,7 +94,7 @@ void judge_validity(const Case& c, const ValidityLimits& limits, CaseResult& res
     // the loop) about as long as the events: the GPU itself spends that time
     // between the kernels, nothing idled inside the interval. On the H200, cuDNN
     // decoding over 4096 keys: 5 kernels of 41.5 us in 57.6 us of events, its
-    // replays 54.9 us (docs/results/h200-serving.md).
+    // replays 54.9 us (proofs/serving/h200-serving.md).
     const bool gaps_on_the_gpu = !kernels_longer && result.graph_time_us &&
                                  result.graph_time_us->median >= kGraphConfirmsEventsShare * event;
     if (std::abs(kernels - event) > allowed && !gaps_on_the_gpu) {

@@ -55,7 +55,7 @@ inline constexpr double kCapShare = 0.5;
 // spread: scattered noise alone stays under it) and kLevelMinUs. On the H200,
 // FA3's variable-length prefill sat on levels of 476 to 530 us for 30 to 100
 // samples at a time with no NVML sign, and PyTorch's flash decoding stepped
-// from 157 to 142 us mid-case (docs/results/h200-serving.md): such a median
+// from 157 to 142 us mid-case (proofs/serving/h200-serving.md): such a median
 // depends on where the case stopped.
 inline constexpr int kLevelMinBlock = 10;
 inline constexpr int kLevelBlocks = 8;

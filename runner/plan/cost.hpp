@@ -60,7 +60,7 @@ std::int64_t expected_reference_ns(const Shape& shape);
 // every head_dim up to 256 (measured: on a 2-core CPU 50-75 ns per score at
 // head_dim 1 to 256 alike, under load; 12 ns for 1x1x32768x1 on the issue's
 // machine; on the H200 37 ps per score for 1x64/8x65536x128, 31 ps for
-// 2x64/8x65536x64, docs/results/h200-long-context.md). A backward's check is its
+// 2x64/8x65536x64, proofs/long-context/h200-long-context.md). A backward's check is its
 // forward's and the gradients' by autograd: pass_cost_tenths() forwards, as the
 // cost model counts passes (the H200's 64k backward checks took 3.5 forward ones).
 inline constexpr std::int64_t kReferenceCpuScorePs = 10000;  // 10 ns: the machine, rounded down

@@ -5,7 +5,7 @@
 // fault-injection variant for the reliability tests (listed only when
 // ATTNSWEEP_TEST_VARIANTS=1), and its expected GPU time per forward relative to
 // sdpa_flash, in tenths (sdpa_flash = 10; measured on the H200 at the study's
-// shape, docs/results/h200-blog.md), which the shard split and the multi-GPU
+// shape, proofs/report/h200-blog.md), which the shard split and the multi-GPU
 // queue use to balance work (runner/plan/cost.hpp). The LibTorch-free catalogue (variant_names.cpp)
 // and the registry of implementations (registry.cpp) are both built from this
 // list, so they cannot disagree. No LibTorch here.
