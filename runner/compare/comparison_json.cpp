@@ -5,7 +5,7 @@
 #include <cmath>
 #include <map>
 
-#include "runner/compare/comparison_report.hpp"
+#include "runner/compare/comparison_headline.hpp"
 #include "runner/report/axis_json.hpp"
 
 namespace attnsweep::compare {

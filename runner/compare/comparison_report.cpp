@@ -8,6 +8,7 @@
 
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
+#include "runner/compare/comparison_headline.hpp"
 #include "runner/compare/comparison_json.hpp"
 #include "runner/report/escaping.hpp"
 #include "runner/report/table.hpp"
@@ -19,10 +20,6 @@ namespace {
 using report::Cell;
 using report::Column;
 using report::Table;
-
-std::string plural(int count, const std::string& one, const std::string& many) {
-  return std::to_string(count) + " " + (count == 1 ? one : many);
-}
 
 // "results.db run 3 (nightly, done, started 2026-11-30T03:15:53Z, NVIDIA H200, git 1a2b3c4d5e6f)".
 std::string run_line(const ComparedRun& compared) {
@@ -437,24 +434,6 @@ Format parse_format(const std::string& name) {
     if (names[i] == name) return static_cast<Format>(i);
   }
   throw BadInputError("--format: unknown format '" + name + "'; allowed: " + text::join(names, ", "));
-}
-
-std::string headline(const Comparison& comparison) {
-  std::vector<std::string> parts = {plural(comparison.regressions(), "regression", "regressions"),
-                                    plural(comparison.improvements(), "improvement", "improvements"),
-                                    std::to_string(comparison.same_cases()) + " same"};
-  const int ambiguous = comparison.verdict_counts().at(TimeVerdict::ambiguous);
-  if (ambiguous > 0) parts.push_back(std::to_string(ambiguous) + " ambiguous");
-  const int suspect = comparison.verdict_counts().at(TimeVerdict::suspect);
-  if (suspect > 0) parts.push_back(std::to_string(suspect) + " suspect (time not judged)");
-  if (comparison.marked_cases() > 0) parts.push_back(std::to_string(comparison.marked_cases()) + " marked");
-  if (comparison.unjudged_cases() > 0) {
-    parts.push_back(std::to_string(comparison.unjudged_cases()) + " not judged" +
-                    (comparison.inconclusive() ? " (INCONCLUSIVE)" : ""));
-  }
-  const std::size_t one_sided = comparison.only_in_baseline.size() + comparison.only_in_candidate.size();
-  if (one_sided > 0) parts.push_back(std::to_string(one_sided) + " only in one run");
-  return "attnsweep compare: " + text::join(parts, ", ");
 }
 
 std::string render(const Comparison& comparison, Format format) {

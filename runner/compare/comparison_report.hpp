@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runner/compare/compare_runs.hpp"
+#include "runner/compare/comparison_headline.hpp"  // headline(), the first line of each
 
 namespace attnsweep::compare {
 
@@ -15,10 +16,6 @@ enum class Format { text, markdown, json };
 // Throws BadInputError naming the allowed formats.
 Format parse_format(const std::string& name);
 const std::vector<std::string>& format_names();  // text, markdown, json
-
-// "attnsweep compare: 2 regressions, 1 improvement, 140 same" (and the
-// ambiguous, marked, noted and one-sided cases when there are any).
-std::string headline(const Comparison& comparison);
 
 // At most this many findings are rows of the markdown table (a pull-request
 // comment holds 65536 characters); the rest are counted below it.

@@ -10,11 +10,9 @@
 #include <vector>
 
 #include "runner/common/identities.hpp"
+#include "runner/scale_out/merged_run_source.hpp"  // kMergedRunSource, which callers of a merge read
 
 namespace attnsweep::scale_out {
-
-// runs.shard_source of a merged run.
-inline constexpr const char* kMergedRunSource = "merge";
 
 // Where one shard of the sweep stands in the merged run after a merge.
 struct ShardMerge {

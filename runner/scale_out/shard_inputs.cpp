@@ -12,7 +12,7 @@
 #include "runner/common/sha256.hpp"
 #include "runner/config/config.hpp"
 #include "runner/plan/cost.hpp"
-#include "runner/scale_out/merge.hpp"
+#include "runner/scale_out/merged_run_source.hpp"
 #include "runner/scale_out/shard_environment.hpp"
 #include "runner/storage/open_for_reading.hpp"
 #include "runner/storage/older_schema.hpp"  // older_schema_version: RunReader has named any other problem

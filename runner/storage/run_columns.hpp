@@ -5,9 +5,10 @@
 #include <string>
 
 #include "runner/device/environment.hpp"
+#include "runner/storage/claim.hpp"
 #include "runner/storage/fields.hpp"
+#include "runner/storage/run_record.hpp"
 #include "runner/storage/run_row.hpp"
-#include "runner/storage/store.hpp"
 
 namespace attnsweep::storage {
 

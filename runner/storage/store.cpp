@@ -158,12 +158,6 @@ std::string describe_age(std::int64_t seconds) {
 
 }  // namespace
 
-Claim Claim::this_process() {
-  char host[HOST_NAME_MAX + 1] = {};
-  if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
-  return {static_cast<std::int64_t>(::getpid()), host};
-}
-
 RunClaimedError::RunClaimedError(const std::string& path, std::int64_t run_id, Claim holder, std::string claimed_at,
                                  std::string heartbeat_at, std::optional<std::int64_t> heartbeat_age_seconds)
     : BadInputError(path + ": run " + std::to_string(run_id) + " is being run by pid " + std::to_string(holder.pid) +

@@ -17,38 +17,11 @@
 #include "runner/device/environment.hpp"
 #include "runner/measure/case_result.hpp"
 #include "runner/plan/case.hpp"
+#include "runner/storage/claim.hpp"
+#include "runner/storage/run_record.hpp"
 #include "runner/storage/schema_version.hpp"
 
 namespace attnsweep::storage {
-
-// A claim whose heartbeat is older than this may be taken over by another
-// process, on any host (docs/reliability.md). The holder beats well within it.
-inline constexpr int kClaimStaleAfterSeconds = 600;
-
-struct RunRecord {
-  std::string name;
-  std::string description;
-  std::string config_path;
-  std::string config_yaml;
-  std::string config_sha256;
-  EnvironmentInfo environment;
-  std::uint64_t seed = 0;
-  std::string timing_protocol;
-  std::string flop_convention;
-  MeasureSettings measure;
-  int planned_cases = 0;
-  bool isolate = false;
-  std::optional<double> ceiling_bf16_tflops;  // measured at run start on the GPU
-  std::optional<double> ceiling_copy_gbps;
-  std::string run_uuid;  // empty: begin_run draws one
-  std::string sweep_id;  // shared by the shards of one launch; empty when none was given
-  // A shard run: K of N, what set it (--shard, JOB_COMPLETION_INDEX, ...) and the split's version.
-  std::optional<int> shard_index, shard_count;
-  std::string shard_source, shard_split;
-  int sweep_cases = 0;   // cases in the whole plan (planned_cases counts this run's part)
-  std::string gpus;      // --gpus: "cuda:0,cuda:1"; empty for one device
-  std::string op_libraries;  // runs.op_libraries: each op library's build (op_library_build.hpp); empty when none
-};
 
 // One device a run measured on (run_devices): its environment and ceilings.
 struct RunDevice {
@@ -66,15 +39,6 @@ struct ClaimRow {
   std::optional<double> claimed_tflops, claimed_time_us;
   std::optional<int> plan_index;
   std::string unmatched_reason;  // empty when matched
-};
-
-// Who runs a run: one process on one host (runs.owner_pid, runs.owner_host).
-struct Claim {
-  std::int64_t pid = 0;
-  std::string host;
-
-  static Claim this_process();  // getpid() and gethostname()
-  bool operator==(const Claim& other) const { return pid == other.pid && host == other.host; }
 };
 
 // claim_run() found the run held by another live process. Exit code 2, like

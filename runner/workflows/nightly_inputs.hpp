@@ -6,7 +6,8 @@
 #include <string>
 
 #include "runner/compare/run_argument.hpp"
-#include "runner/workflows/nightly.hpp"
+#include "runner/workflows/nightly_outcome.hpp"
+#include "runner/workflows/nightly_request.hpp"
 
 namespace attnsweep::workflows {
 
