@@ -263,7 +263,7 @@ TEST_F(StoredClaims, ClaimsAreStoredWithTheRunAndTheResultsViewGivesTheirRatio) 
                          "VALUES (1, 'p.yaml', 'no-figure', 'T', 'naive', 'x')"),
                SQLite::Exception);
 
-  const auto lines = compare::read_claim_lines(db_, run);
+  const auto lines = compare::read_claim_lines(storage::RunReader(db_), run);
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[0].verdict, "above the claim");  // 100 us claimed, 80 measured
   EXPECT_EQ(lines[1].verdict, "below the claim");

@@ -226,8 +226,8 @@ Comparison compare_runs(const storage::RunReader& baseline, std::int64_t baselin
   const RunCases before = read_run_cases(baseline, baseline_run);
   const RunCases after = read_run_cases(candidate, candidate_run);
   Comparison comparison = compare_runs(before, after, settings);
-  comparison.baseline_claims = read_claim_lines(baseline.path(), baseline_run);
-  comparison.candidate_claims = read_claim_lines(candidate.path(), candidate_run);
+  comparison.baseline_claims = read_claim_lines(baseline, baseline_run);
+  comparison.candidate_claims = read_claim_lines(candidate, candidate_run);
   comparison.fastest_changes = choice_changes(read_choices(baseline, baseline_run), read_choices(candidate, candidate_run));
   return comparison;
 }

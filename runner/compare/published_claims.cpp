@@ -10,13 +10,10 @@
 
 #include "runner/common/text.hpp"
 #include "runner/report/escaping.hpp"
-#include "runner/storage/query_values.hpp"
 #include "runner/storage/run_reader.hpp"
 
 namespace attnsweep::compare {
 namespace {
-
-using storage::QueryValue;
 
 // cuDNN's version number as its releases are named (claims name "9.19.0"): 91900 is
 // 9.19.0 (major x 10000 from cuDNN 9), 8907 is 8.9.7 (major x 1000 before).
@@ -45,105 +42,46 @@ std::string gpu_model(const std::string& name) {
 
 std::string share_percent(double share) { return text::fixed(100 * share, 0) + "%"; }
 
-// A stored value as the damaged-database messages show one (runner/storage/fields.hpp):
-// NULL, -5, 0.5, 'fast' (at most 60 characters, control characters as '?').
-std::string shown(const QueryValue& value) {
-  if (std::holds_alternative<std::monostate>(value)) return "NULL";
-  if (const auto* integer = std::get_if<std::int64_t>(&value)) return std::to_string(*integer);
-  if (const auto* real = std::get_if<double>(&value)) {
-    std::ostringstream text;
-    text << std::setprecision(15) << *real;
-    return text.str();
-  }
-  std::string text = std::get<std::string>(value);
-  const bool cut = text.size() > 60;
-  if (cut) text.resize(60);
-  for (char& c : text) c = (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
-  return "'" + text + (cut ? "...'" : "'");
-}
-
-// The claims table's values held to what the store writes (the schema's CHECKs, which
-// a database written with them off, or by another tool, need not keep): a claimed
-// figure above 0, at least one of the two, a plan_index that is a case's. Anything
-// else is a damaged database, refused as the cases' values are (run_reader.cpp):
-// "FILE: run N, claim FILE:NAME: claims.COLUMN = VALUE: allowed: WHAT".
-class ClaimValues {
- public:
-  ClaimValues(const std::string& db_path, std::int64_t run_id, const std::string& claim)
-      : where_(db_path + ": run " + std::to_string(run_id) + ", claim " + claim + ": claims.") {}
-
-  std::optional<double> figure(const QueryValue& value, const char* column, const char* other_column,
-                               bool other_present) const {
-    if (std::holds_alternative<std::monostate>(value)) {
-      if (!other_present) {
-        refuse(column, value, std::string("a number > 0 (") + other_column + " is NULL too, and a claim has a figure)");
-      }
-      return std::nullopt;
-    }
-    if (std::holds_alternative<std::string>(value)) refuse(column, value, "a number > 0", "text");
-    const double number = *storage::query_real(value);
-    if (!std::isfinite(number) || number <= 0) refuse(column, value, "a number > 0");
-    return number;
-  }
-
-  std::optional<int> plan_index(const QueryValue& value) const {
-    if (std::holds_alternative<std::monostate>(value)) return std::nullopt;
-    const auto* integer = std::get_if<std::int64_t>(&value);
-    if (!integer) {
-      refuse("plan_index", value, "a whole number >= 0", std::holds_alternative<double>(value) ? "real" : "text");
-    }
-    if (*integer < 0 || *integer > std::numeric_limits<int>::max()) refuse("plan_index", value, "a whole number >= 0");
-    return static_cast<int>(*integer);
-  }
-
- private:
-  [[noreturn]] void refuse(const std::string& column, const QueryValue& value, const std::string& allowed,
-                           const std::string& wrong_type = "") const {
-    throw storage::DamagedDatabaseError(where_ + column + " = " + shown(value) +
-                                        (wrong_type.empty() ? "" : " (" + wrong_type + ")") + ": allowed: " + allowed);
-  }
-  std::string where_;
-};
-
 }  // namespace
 
-std::vector<ClaimLine> read_claim_lines(const std::string& db_path, std::int64_t run_id) {
+std::vector<ClaimLine> read_claim_lines(const storage::RunReader& reader, std::int64_t run_id) {
   std::vector<ClaimLine> lines;
-  const std::string sql =
-      "SELECT claims_file, name, source_title, source_where, source_url, claimed_gpu, claimed_software, variant, "
-      "case_label, claimed_tflops, claimed_time_us, plan_index, unmatched_reason, status, error_message, "
-      "measured_tflops, measured_time_us, claim_ratio, validity, validity_reasons, device_name, sm_clock_mhz_mean, "
-      "sm_clock_max_mhz, power_cap_share, thermal_cap_share, power_limit_w, torch_version, cuda_version, "
-      "cudnn_version FROM claim_results WHERE run_id = " + std::to_string(run_id) + " ORDER BY claim_id";
-  storage::run_query(db_path, sql, [](const std::vector<std::string>&) {}, [&](const std::vector<QueryValue>& row) {
+  std::vector<storage::ClaimResult> results;
+  try {
+    results = reader.claim_results(run_id);
+  } catch (const storage::DamagedClaimError& error) {
+    // The claim's name as stored text reaches the terminal escaped.
+    throw storage::DamagedDatabaseError(error.run + ", claim " + report::terminal_safe(error.claim) + ": " + error.detail);
+  }
+  for (const storage::ClaimResult& result : results) {
+    const storage::ClaimRow& claim = result.claim;
     ClaimLine line;
-    line.claims_file = storage::query_text(row[0]);
-    line.name = storage::query_text(row[1]);
-    line.source_title = storage::query_text(row[2]);
-    line.source_where = storage::query_text(row[3]);
-    line.source_url = storage::query_text(row[4]);
-    line.claimed_gpu = storage::query_text(row[5]);
-    line.claimed_software = storage::query_text(row[6]);
-    line.variant = storage::query_text(row[7]);
-    line.case_label = storage::query_text(row[8]);
-    const ClaimValues values(db_path, run_id, report::terminal_safe(line.claims_file + ":" + line.name));
-    const bool has_tflops = !std::holds_alternative<std::monostate>(row[9]);
-    const bool has_time = !std::holds_alternative<std::monostate>(row[10]);
-    line.claimed_tflops = values.figure(row[9], "claimed_tflops", "claimed_time_us", has_time);
-    line.claimed_time_us = values.figure(row[10], "claimed_time_us", "claimed_tflops", has_tflops);
-    line.plan_index = values.plan_index(row[11]);
-    line.unmatched_reason = storage::query_text(row[12]);
-    line.status = storage::query_text(row[13]);
-    line.error_message = storage::query_text(row[14]);
-    line.measured_tflops = storage::query_real(row[15]);
-    line.measured_time_us = storage::query_real(row[16]);
-    line.ratio = storage::query_real(row[17]);
-    line.validity = storage::query_text(row[18]);
-    line.validity_reasons = storage::query_text(row[19]);
-    line.device_name = storage::query_text(row[20]);
-    const auto clock = storage::query_real(row[21]), clock_max = storage::query_real(row[22]);
-    const auto power_cap = storage::query_real(row[23]), thermal_cap = storage::query_real(row[24]), power_limit = storage::query_real(row[25]);
-    const std::string torch = storage::query_text(row[26]), cuda = storage::query_text(row[27]), cudnn = storage::query_text(row[28]);
+    line.claims_file = claim.claims_file;
+    line.name = claim.name;
+    line.source_title = claim.source_title;
+    line.source_where = claim.source_where;
+    line.source_url = claim.source_url;
+    line.claimed_gpu = claim.claimed_gpu;
+    line.claimed_software = claim.claimed_software;
+    line.variant = claim.variant;
+    line.case_label = claim.case_label;
+    line.claimed_tflops = claim.claimed_tflops;
+    line.claimed_time_us = claim.claimed_time_us;
+    line.plan_index = claim.plan_index;
+    line.unmatched_reason = claim.unmatched_reason;
+    line.status = result.status;
+    line.error_message = result.error_message;
+    line.measured_tflops = result.measured_tflops;
+    line.measured_time_us = result.measured_time_us;
+    line.ratio = result.ratio;
+    line.validity = result.validity;
+    line.validity_reasons = result.validity_reasons;
+    line.device_name = result.device_name;
+    const auto clock = result.sm_clock_mhz_mean, clock_max = result.sm_clock_max_mhz;
+    const auto power_cap = result.power_cap_share, thermal_cap = result.thermal_cap_share, power_limit = result.power_limit_w;
+    const std::string& torch = result.torch_version;
+    const std::string& cuda = result.cuda_version;
+    const std::string& cudnn = result.cudnn_version;
 
     if (!line.plan_index) {
       line.verdict = "not measured: " + line.unmatched_reason;
@@ -160,7 +98,7 @@ std::vector<ClaimLine> read_claim_lines(const std::string& db_path, std::int64_t
     }
     if (line.status.empty()) {  // nothing measured: nothing to explain
       lines.push_back(std::move(line));
-      return;
+      continue;
     }
     if (!line.claimed_gpu.empty() && !line.device_name.empty() && gpu_model(line.claimed_gpu) != gpu_model(line.device_name)) {
       line.differences.push_back("another GPU: claimed on " + line.claimed_gpu + ", measured on " + line.device_name);
@@ -183,7 +121,7 @@ std::vector<ClaimLine> read_claim_lines(const std::string& db_path, std::int64_t
       line.differences.push_back("software: claimed " + line.claimed_software + "; here " + here);
     }
     lines.push_back(std::move(line));
-  });
+  }
   return lines;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runner/report/table.hpp"
+#include "runner/storage/run_reader.hpp"
 
 namespace attnsweep::compare {
 
@@ -33,7 +34,7 @@ struct ClaimLine {
 };
 
 // Every claim of the run, in the order stored (the claims files' order).
-std::vector<ClaimLine> read_claim_lines(const std::string& db_path, std::int64_t run_id);
+std::vector<ClaimLine> read_claim_lines(const storage::RunReader& reader, std::int64_t run_id);
 
 // claim, measured, ratio, verdict, validity, differences: the report's and compare's table.
 report::Table claims_table(const std::vector<ClaimLine>& lines);

@@ -36,8 +36,6 @@
 #include "runner/plan/shard.hpp"
 #include "runner/report/case_line.hpp"
 #include "runner/variants/op_library.hpp"
-#include "runner/storage/query.hpp"
-#include "runner/storage/query_values.hpp"
 #include "runner/storage/run_reader.hpp"
 #include "runner/storage/store.hpp"
 
@@ -260,11 +258,11 @@ std::vector<Device> devices_for_gpus(const std::string& gpus, const Device& requ
 void warn_if_resumed_on_another_gpu(const std::string& db_path, std::int64_t run_id, const std::string& here) {
   std::vector<std::string> started_on;
   try {
-    storage::run_query(db_path,
-                       "SELECT DISTINCT gpu_uuid FROM run_devices WHERE run_id = " + std::to_string(run_id) +
-                           " AND gpu_uuid IS NOT NULL AND gpu_uuid <> '' ORDER BY gpu_uuid",
-                       [](const std::vector<std::string>&) {},
-                       [&](const std::vector<storage::QueryValue>& row) { started_on.push_back(storage::query_text(row[0])); });
+    std::set<std::string> uuids;  // each once, in order
+    for (const storage::RunDevice& device : storage::RunReader(db_path).run_devices(run_id)) {
+      if (!device.environment.gpu_uuid.empty()) uuids.insert(device.environment.gpu_uuid);
+    }
+    started_on.assign(uuids.begin(), uuids.end());
   } catch (const std::exception& error) {
     log::debug(std::string("the run's GPUs could not be read: ") + error.what());
     return;

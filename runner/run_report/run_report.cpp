@@ -43,13 +43,16 @@ std::map<std::int64_t, CeilingShares> ceiling_shares(const std::string& db, std:
 }
 
 // The highest ceilings any GPU of the run measured (a --gpus run keeps them per GPU only).
-std::pair<std::optional<double>, std::optional<double>> device_ceilings(const std::string& db, std::int64_t run_id) {
+std::pair<std::optional<double>, std::optional<double>> device_ceilings(const storage::RunReader& reader,
+                                                                        std::int64_t run_id) {
   std::pair<std::optional<double>, std::optional<double>> ceilings;
-  storage::run_query(
-      db, "SELECT max(ceiling_bf16_tflops), max(ceiling_copy_gbps) FROM run_devices WHERE run_id = " +
-              std::to_string(run_id),
-      [](const std::vector<std::string>&) {},
-      [&](const std::vector<storage::QueryValue>& row) { ceilings = {real_of(row[0]), real_of(row[1])}; });
+  const auto take_max = [](std::optional<double>& highest, const std::optional<double>& value) {
+    if (value && (!highest || *value > *highest)) highest = value;
+  };
+  for (const storage::RunDevice& device : reader.run_devices(run_id)) {
+    take_max(ceilings.first, device.ceiling_bf16_tflops);
+    take_max(ceilings.second, device.ceiling_copy_gbps);
+  }
   return ceilings;
 }
 
@@ -157,11 +160,11 @@ RunReport build_run_report(const ReportRequest& request) {
   report.ceiling_tflops = report.run.ceiling_bf16_tflops;
   report.ceiling_gbps = report.run.ceiling_copy_gbps;
   if (!report.ceiling_tflops || !report.ceiling_gbps) {
-    const auto [tflops, gbps] = device_ceilings(reader.path(), run_id);
+    const auto [tflops, gbps] = device_ceilings(reader, run_id);
     if (!report.ceiling_tflops) report.ceiling_tflops = tflops;
     if (!report.ceiling_gbps) report.ceiling_gbps = gbps;
   }
-  report.claims = compare::read_claim_lines(reader.path(), run_id);
+  report.claims = compare::read_claim_lines(reader, run_id);
   report.choices = compare::read_choices(reader, run_id);
   const auto shares = ceiling_shares(reader.path(), run_id);
   for (storage::CaseRow& row : reader.cases(run_id)) {

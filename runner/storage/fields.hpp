@@ -365,30 +365,46 @@ bool stored(const Field<Row>& field) {
   return field.write && field.expression.empty();
 }
 
+// "key..., column...": the columns a row writes, in bind_row()'s order.
+template <typename Row>
+std::string insert_columns(const Table<Row>& table) {
+  std::string columns;
+  for (const auto& key : table.keys) columns += (columns.empty() ? "" : ", ") + key;
+  for (const auto& field : table.fields) {
+    if (stored(field)) columns += (columns.empty() ? "" : ", ") + field.column;
+  }
+  return columns;
+}
+
+// "?, ?, ...": one placeholder per insert_columns() column.
+template <typename Row>
+std::string insert_placeholders(const Table<Row>& table) {
+  std::string placeholders;
+  std::size_t count = table.keys.size();
+  for (const auto& field : table.fields) count += stored(field) ? 1 : 0;
+  for (std::size_t i = 0; i < count; ++i) placeholders += i == 0 ? "?" : ", ?";
+  return placeholders;
+}
+
 // "INSERT INTO name (key..., column...) VALUES (?, ...)": build it once per table.
 template <typename Row>
 std::string insert_sql(const Table<Row>& table) {
-  std::string columns, placeholders;
-  auto add = [&](const std::string& column) {
-    columns += (columns.empty() ? "" : ", ") + column;
-    placeholders += placeholders.empty() ? "?" : ", ?";
-  };
-  for (const auto& key : table.keys) add(key);
-  for (const auto& field : table.fields) {
-    if (stored(field)) add(field.column);
-  }
-  return "INSERT INTO " + table.name + " (" + columns + ") VALUES (" + placeholders + ")";
+  return "INSERT INTO " + table.name + " (" + insert_columns(table) + ") VALUES (" + insert_placeholders(table) + ")";
 }
 
-// Binds the keys (in table.keys order), then every field, to an insert_sql() statement.
+// Binds the keys (in table.keys order), then every field, to an insert_sql()
+// statement (or one that names insert_columns() from `first` on); returns the
+// position after the last one bound.
 template <typename Row>
-void bind_row(SQLite::Statement& statement, const Table<Row>& table, const std::vector<Value>& keys, const Row& row) {
+int bind_row(SQLite::Statement& statement, const Table<Row>& table, const std::vector<Value>& keys, const Row& row,
+             int first = 1) {
   if (keys.size() != table.keys.size()) throw std::logic_error(table.name + ": wrong number of key values");
-  int position = 1;
+  int position = first;
   for (const auto& key : keys) bind_value(statement, position++, key);
   for (const auto& field : table.fields) {
     if (stored(field)) bind_value(statement, position++, field.write(row));
   }
+  return position;
 }
 
 // "a, b, c": the fields a row is read from, for a SELECT (read_row() reads them in this order).
@@ -402,6 +418,14 @@ std::string select_list(const Table<Row>& table) {
   return columns;
 }
 
+// How many columns select_list(table) names.
+template <typename Row>
+int selected_count(const Table<Row>& table) {
+  int count = 0;
+  for (const auto& field : table.fields) count += field.read ? 1 : 0;
+  return count;
+}
+
 // The field named `column`, for a printer that picks columns by name; throws
 // std::logic_error for a name the table does not have (a programming error).
 template <typename Row>
@@ -412,12 +436,12 @@ const Field<Row>& field_named(const Table<Row>& table, const std::string& column
   throw std::logic_error(table.name + " has no column " + column);
 }
 
-// The current row of a statement that selected select_list(table) first, into
-// `row` field by field: when a value is out of its domain (OutOfDomain), the
-// fields before it are read.
+// The current row of a statement that selected select_list(table) first (or
+// from column `first` on), into `row` field by field: when a value is out of
+// its domain (OutOfDomain), the fields before it are read.
 template <typename Row>
-void read_row_into(const SQLite::Statement& statement, const Table<Row>& table, Row& row) {
-  int index = 0;
+void read_row_into(const SQLite::Statement& statement, const Table<Row>& table, Row& row, int first = 0) {
+  int index = first;
   for (const auto& field : table.fields) {
     if (field.read) field.read(statement.getColumn(index++), Where{table.name, field.column}, row);
   }

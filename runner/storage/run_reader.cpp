@@ -13,11 +13,13 @@
 #include "runner/common/errors.hpp"
 #include "runner/plan/case_axes.hpp"
 #include "runner/storage/case_columns.hpp"
+#include "runner/storage/claim_columns.hpp"
 #include "runner/storage/database_files.hpp"
 #include "runner/storage/fields.hpp"
 #include "runner/storage/migrations.hpp"
 #include "runner/storage/open_for_reading.hpp"
 #include "runner/storage/run_columns.hpp"
+#include "runner/storage/run_device_columns.hpp"
 #include "runner/storage/store.hpp"
 
 namespace attnsweep::storage {
@@ -228,6 +230,44 @@ std::vector<TimingSample> RunReader::samples(std::int64_t case_id) const {
   static const std::string sql =
       select_sql(fields::samples_table(), "WHERE case_id = ? ORDER BY mode <> 'eager', mode, sample_index");
   return read_children(impl_->database, path_, fields::samples_table(), sql, case_id);
+}
+
+std::vector<RunDevice> RunReader::run_devices(std::int64_t run_id) const {
+  static const std::string sql = select_sql(run_device_columns(), "WHERE run_id = ? ORDER BY rowid");
+  SQLite::Statement query(impl_->database, sql);
+  query.bind(1, run_id);
+  std::vector<RunDevice> rows;
+  while (query.executeStep()) {
+    try {
+      rows.push_back(fields::read_row(query, run_device_columns()));
+    } catch (const OutOfDomain& error) {
+      throw DamagedDatabaseError(path_ + ": run " + std::to_string(run_id) + ": " + error.what());
+    }
+  }
+  return rows;
+}
+
+std::vector<ClaimResult> RunReader::claim_results(std::int64_t run_id) const {
+  static const int claim_fields = fields::selected_count(claim_columns());
+  static const std::string sql = "SELECT " + fields::select_list(claim_columns()) + ", " +
+                                 fields::select_list(claim_result_columns()) +
+                                 " FROM claim_results WHERE run_id = ? ORDER BY claim_id";
+  SQLite::Statement query(impl_->database, sql);
+  query.bind(1, run_id);
+  std::vector<ClaimResult> rows;
+  while (query.executeStep()) {
+    ClaimResult row;
+    try {
+      fields::read_row_into(query, claim_columns(), row.claim);
+      fields::read_row_into(query, claim_result_columns(), row, claim_fields);
+    } catch (const OutOfDomain& error) {
+      // claims_file and name come first, so they are read.
+      throw DamagedClaimError(path_ + ": run " + std::to_string(run_id), row.claim.claims_file + ":" + row.claim.name,
+                              error.what());
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 void RunReader::check_run(std::int64_t run_id) const {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runner/common/errors.hpp"
@@ -18,6 +19,8 @@
 #include "runner/plan/case.hpp"
 #include "runner/profile/profile_summary.hpp"
 #include "runner/storage/case_row.hpp"
+#include "runner/storage/claim_result.hpp"
+#include "runner/storage/run_device.hpp"
 #include "runner/storage/run_row.hpp"
 
 namespace attnsweep::storage {
@@ -30,6 +33,20 @@ namespace attnsweep::storage {
 class DamagedDatabaseError : public BadInputError {
  public:
   using BadInputError::BadInputError;
+};
+
+// A claim's value outside what the store writes (claim_results): the message
+// "FILE: run N, claim FILE:NAME: claims.COLUMN = VALUE: allowed: WHAT", with
+// its parts for a caller that shows the claim's name its own way (escaped).
+class DamagedClaimError : public DamagedDatabaseError {
+ public:
+  DamagedClaimError(std::string run, std::string claim, std::string detail)
+      : DamagedDatabaseError(run + ", claim " + claim + ": " + detail),
+        run(std::move(run)), claim(std::move(claim)), detail(std::move(detail)) {}
+
+  std::string run;     // "FILE: run N"
+  std::string claim;   // "FILE:NAME", as stored
+  std::string detail;  // "claims.COLUMN = VALUE: allowed: WHAT"
 };
 
 class RunReader {
@@ -57,6 +74,13 @@ class RunReader {
   std::vector<OpStat> ops(std::int64_t case_id) const;          // in the order stored
   // Eager samples, then graph replays, each by sample_index.
   std::vector<TimingSample> samples(std::int64_t case_id) const;
+
+  // The devices the run measured on (run_devices), in the order recorded.
+  std::vector<RunDevice> run_devices(std::int64_t run_id) const;
+  // The run's claims, each beside what the run measured of its case (the
+  // claim_results view), in the order stored. Throws DamagedClaimError for a
+  // claimed figure or plan_index outside what the store writes.
+  std::vector<ClaimResult> claim_results(std::int64_t run_id) const;
 
   // Reads every stored value of the run: its row, its cases and their samples,
   // kernels and ops. Throws DamagedDatabaseError at the first out of its domain;

@@ -1,7 +1,6 @@
 #include "runner/storage/store.hpp"
 
 #include <SQLiteCpp/SQLiteCpp.h>
-#include <nlohmann/json.hpp>
 #include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -26,15 +25,16 @@
 #include "runner/common/file_kind.hpp"
 #include "runner/common/text.hpp"
 #include "schema_sql.hpp"
-#include "runner/device/environment_facts.hpp"
 #include "runner/storage/case_columns.hpp"
 #include "runner/storage/case_record.hpp"
+#include "runner/storage/claim_columns.hpp"
 #include "runner/storage/database_files.hpp"
 #include "runner/storage/fields.hpp"
 #include "runner/storage/migrations.hpp"
 #include "runner/storage/new_database.hpp"
 #include "runner/storage/open_for_reading.hpp"
 #include "runner/storage/run_columns.hpp"
+#include "runner/storage/run_device_columns.hpp"
 #include "runner/storage/sqlite_failure.hpp"
 #include "runner/storage/trace_location.hpp"
 
@@ -44,21 +44,6 @@ namespace {
 using fields::Table;
 using fields::Value;
 using fields::to_value;
-
-// ---- run_devices ------------------------------------------------------------
-
-// An environment fact as run_devices stores it: its JSON value as a column's
-// (env_vars as compact JSON text, "{}" when none is set).
-Value stored_fact(const EnvironmentFact& fact, const EnvironmentInfo& environment) {
-  const nlohmann::json value = fact.get(environment);
-  if (value.is_null()) return Value{};
-  if (value.is_object()) return env_vars_json(environment);
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_boolean()) return to_value(value.get<bool>());
-  if (value.is_number_integer()) return static_cast<std::int64_t>(value.get<std::int64_t>());
-  if (value.is_number_unsigned()) return to_value(value.get<std::uint64_t>());
-  return to_value(value.get<double>());
-}
 
 // ---- opening ----------------------------------------------------------------
 
@@ -506,27 +491,14 @@ void Store::set_run_gpus(std::int64_t run_id, const std::string& gpus) {
 bool Store::add_run_device(std::int64_t run_id, const RunDevice& device) {
   return written(impl_->database, path_, continue_run(run_id), [&] {
     impl_->prepare();
-    // The device's environment facts (environment_facts.hpp: the list the
-    // fingerprint and the worker use too), then what the run knows of the device.
-    std::string columns = "run_id, shard_index", values = "run_id, shard_index";
-    std::vector<Value> bound;
-    for (const EnvironmentFact& fact : environment_facts()) {
-      if (!fact.stored_in_run_devices()) continue;
-      columns += std::string(", ") + fact.name;
-      values += ", ?";
-      bound.push_back(stored_fact(fact, device.environment));
-    }
-    for (const auto& [column, value] : {std::pair<const char*, Value>{"ceiling_bf16_tflops", to_value(device.ceiling_bf16_tflops)},
-                                        {"ceiling_copy_gbps", to_value(device.ceiling_copy_gbps)},
-                                        {"recorded_at", to_value(utc_now_iso8601())}}) {
-      columns += std::string(", ") + column;
-      values += ", ?";
-      bound.push_back(value);
-    }
-    SQLite::Statement insert(impl_->database, "INSERT OR IGNORE INTO run_devices (" + columns + ") SELECT " + values +
-                                                  " FROM runs WHERE run_id = ?");
-    bound.push_back(to_value(run_id));
-    for (std::size_t i = 0; i < bound.size(); ++i) fields::bind_value(insert, static_cast<int>(i) + 1, bound[i]);
+    // The device's environment facts and ceilings (run_device_columns: the facts of
+    // environment_facts.hpp, the list the fingerprint and the worker use too), under the run's keys.
+    static const std::string sql = "INSERT OR IGNORE INTO run_devices (run_id, shard_index, " +
+                                   fields::insert_columns(run_device_columns()) + ") SELECT run_id, shard_index, " +
+                                   fields::insert_placeholders(run_device_columns()) + " FROM runs WHERE run_id = ?";
+    SQLite::Statement insert(impl_->database, sql);
+    const int next = fields::bind_row(insert, run_device_columns(), {to_value(utc_now_iso8601())}, device);
+    insert.bind(next, run_id);
     return insert.exec() == 1;
   });
 }
@@ -536,22 +508,11 @@ void Store::add_claims(std::int64_t run_id, const std::vector<ClaimRow>& claims)
   written(impl_->database, path_, continue_run(run_id), [&] {
     impl_->prepare();
     SQLite::Transaction transaction(impl_->database);
-    SQLite::Statement insert(
-        impl_->database,
-        "INSERT INTO claims (run_id, claims_file, name, source_title, source_repository, source_path, "
-        "source_commit, source_url, source_where, claimed_gpu, claimed_software, note, variant, case_label, "
-        "claimed_tflops, claimed_time_us, plan_index, unmatched_reason) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, claims_file, name) DO NOTHING");
+    static const std::string sql =
+        fields::insert_sql(claim_columns()) + " ON CONFLICT (run_id, claims_file, name) DO NOTHING";
+    SQLite::Statement insert(impl_->database, sql);
     for (const ClaimRow& claim : claims) {
-      const std::vector<Value> bound = {
-          to_value(run_id), to_value(claim.claims_file), to_value(claim.name), to_value(claim.source_title),
-          fields::null_if_empty(claim.source_repository), fields::null_if_empty(claim.source_path), fields::null_if_empty(claim.source_commit),
-          fields::null_if_empty(claim.source_url), fields::null_if_empty(claim.source_where), fields::null_if_empty(claim.claimed_gpu),
-          fields::null_if_empty(claim.claimed_software), fields::null_if_empty(claim.note), to_value(claim.variant),
-          to_value(claim.case_label), to_value(claim.claimed_tflops), to_value(claim.claimed_time_us),
-          claim.plan_index ? to_value(static_cast<std::int64_t>(*claim.plan_index)) : Value(),
-          claim.plan_index ? Value() : to_value(claim.unmatched_reason)};
-      for (std::size_t i = 0; i < bound.size(); ++i) fields::bind_value(insert, static_cast<int>(i) + 1, bound[i]);
+      fields::bind_row(insert, claim_columns(), {to_value(run_id)}, claim);
       insert.exec();
       insert.reset();
     }

@@ -18,28 +18,12 @@
 #include "runner/measure/case_result.hpp"
 #include "runner/plan/case.hpp"
 #include "runner/storage/claim.hpp"
+#include "runner/storage/claim_row.hpp"
+#include "runner/storage/run_device.hpp"
 #include "runner/storage/run_record.hpp"
 #include "runner/storage/schema_version.hpp"
 
 namespace attnsweep::storage {
-
-// One device a run measured on (run_devices): its environment and ceilings.
-struct RunDevice {
-  EnvironmentInfo environment;
-  std::optional<double> ceiling_bf16_tflops, ceiling_copy_gbps;
-};
-
-// A published figure as the run stores it (the claims table, issue 37): read
-// from a claims file, matched to the run's case at plan_index or not (why_unmatched).
-struct ClaimRow {
-  std::string claims_file, name;
-  std::string source_title, source_repository, source_path, source_commit, source_url, source_where;
-  std::string claimed_gpu, claimed_software, note;
-  std::string variant, case_label;
-  std::optional<double> claimed_tflops, claimed_time_us;
-  std::optional<int> plan_index;
-  std::string unmatched_reason;  // empty when matched
-};
 
 // claim_run() found the run held by another live process. Exit code 2, like
 // every BadInputError: nothing was changed.
