@@ -24,6 +24,7 @@
 #include "runner/common/sha256.hpp"
 #include "runner/compare/compare_runs.hpp"
 #include "runner/compare/comparison_report.hpp"
+#include "runner/compare/environment_differences.hpp"
 #include "runner/compare/mann_whitney.hpp"
 #include "runner/measure/statistics.hpp"
 #include "runner/storage/run_reader.hpp"
@@ -826,6 +827,59 @@ TEST_F(Compare, EnvironmentDifferencesComeFirstAndNeverFail) {
             std::make_pair(std::string("(unset)"), std::string("100")));
   const std::string text = render(comparison, Format::text);
   EXPECT_LT(text.find("Environment: 4 facts differ"), text.find("Findings: none")) << text;
+}
+
+// Every run fact differing at once, on two GPU runs: reported in the order and
+// with the text compare has always given them (issue 56 moved the list onto the
+// runs columns, storage::run_facts()); timing_protocol and measure_regime break timing.
+TEST(CompareRunFacts, EveryFactIsReportedInItsOrderWithItsStoredText) {
+  storage::RunRow a, b;
+  a.device = Device::parse("cuda:0");
+  b.device = Device::parse("cuda:1");
+  const auto set = [](storage::RunRow& r, int i) {
+    const std::string n = std::to_string(i);
+    r.device_name = "gpu" + n, r.driver_version = "d" + n, r.cuda_version = "c" + n, r.cudnn_version = "n" + n;
+    r.torch_version = "t" + n, r.attnsweep_version = "v" + n, r.git_sha = "g" + n, r.container_image = "i" + n;
+    r.op_libraries = "o" + n, r.hostname = "h" + n, r.timing_protocol = "p" + n, r.measure_regime = "r" + n;
+    r.flop_convention = "f" + n, r.config_sha256 = "s" + n, r.power_limit_w = 700.5 + i, r.sm_clock_max_mhz = 1980 + i;
+    r.sm_clock_start_mhz = 1000.25 + i, r.mem_clock_start_mhz = 2619 + i, r.temperature_start_c = 30 + i;
+    r.seed = 7 + static_cast<std::uint64_t>(i), r.isolate = i == 1, r.case_order = i == 1 ? CaseOrder::shuffled : CaseOrder::plan;
+    r.gpus = "cuda:" + n, r.l2_flush = i == 1, r.cuda_graph = i == 1, r.hide_launch_latency = i == 1;
+    r.throttle_fraction = 0.9 + 0.01 * i, r.min_gpu_seconds = 0.5 + i, r.warmup = 3 + i, r.profiled_forwards = 1 + i;
+    r.min_samples = 10 + i, r.max_samples = 100 + i, r.target_rel_stdev = 0.02 + 0.01 * i, r.max_case_seconds = 30 + i;
+    r.burst_cooldown_max_ms = 250 + i, r.clock_event_reasons_start = 4u + static_cast<std::uint64_t>(i);
+  };
+  set(a, 0);
+  set(b, 1);
+  const std::vector<EnvironmentDifference> differences = environment_differences({"a.db", a}, {"b.db", b});
+  std::vector<std::string> names, texts;
+  for (const EnvironmentDifference& d : differences) {
+    names.push_back(d.fact);
+    texts.push_back(d.baseline + "|" + d.candidate);
+    EXPECT_EQ(d.breaks_timing, d.fact == "timing_protocol" || d.fact == "measure_regime") << d.fact;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "device", "device_name", "driver_version", "cuda_version", "cudnn_version", "torch_version",
+                       "attnsweep_version", "git_sha", "container_image", "op_libraries", "hostname", "timing_protocol",
+                       "measure_regime", "flop_convention", "config_sha256", "power_limit_w", "sm_clock_max_mhz",
+                       "sm_clock_start_mhz", "mem_clock_start_mhz", "temperature_start_c", "seed", "isolate",
+                       "case_order", "gpus", "l2_flush", "cuda_graph", "hide_launch_latency", "throttle_fraction",
+                       "min_gpu_seconds", "warmup", "profiled_forwards", "min_samples", "max_samples",
+                       "target_rel_stdev", "max_case_seconds", "burst_cooldown_max_ms", "clock_event_reasons_start"}));
+  EXPECT_EQ(texts, (std::vector<std::string>{
+                       "cuda:0|cuda:1", "gpu0|gpu1", "d0|d1", "c0|c1", "n0|n1", "t0|t1", "v0|v1", "g0|g1", "i0|i1",
+                       "o0|o1", "h0|h1", "p0|p1", "r0|r1", "f0|f1", "s0|s1", "700.5|701.5", "1980|1981",
+                       "1000.25|1001.25", "2619|2620", "30|31", "7|8", "0|1", "plan|shuffled", "cuda:0|cuda:1",
+                       "0|1", "0|1", "0|1", "0.9|0.91", "0.5|1.5", "3|4", "1|2", "10|11", "100|101", "0.02|0.03",
+                       "30|31", "250|251", "4|5"}));
+  // On the CPU the GPU's facts are left out, and the run's empty text columns are "".
+  a.device = b.device = Device::cpu();
+  names.clear();
+  for (const EnvironmentDifference& d : environment_differences({"a.db", a}, {"b.db", b})) names.push_back(d.fact);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "power_limit_w"), 0);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "measure_regime"), 0);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "burst_cooldown_max_ms"), 0);
+  EXPECT_EQ(names.size(), 37u - 9u);
 }
 
 TEST_F(Compare, AMultiLineErrorMessageStaysOnItsRow) {

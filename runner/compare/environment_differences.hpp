@@ -16,12 +16,14 @@ namespace attnsweep::compare {
 struct EnvironmentDifference {
   std::string fact;  // the column name, or env_vars.NAME
   std::string baseline, candidate;  // "" when absent (NULL, or the variable unset)
-  // The times of the two runs are not like with like (timing_protocol, measure_regime).
+  // The times of the two runs are not like with like (timing_protocol, measure_regime:
+  // storage::MovesTimes::unlike).
   bool breaks_timing = false;
 };
 
-// In the order reported: the machine and software first, then how it measured,
-// the protocol settings (read from `path` by name), then env_vars. measure_regime,
+// In the order reported: the runs columns marked as facts where they are
+// declared (storage::run_facts(): the machine and software first, then how it
+// measured, the protocol settings), then env_vars. measure_regime,
 // burst_cooldown_max_ms, power_limit_w, the clocks, temperature and clock event
 // reasons at the start only where both runs are on a GPU.
 std::vector<EnvironmentDifference> environment_differences(const ComparedRun& baseline, const ComparedRun& candidate);

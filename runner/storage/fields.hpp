@@ -26,6 +26,7 @@
 #include "runner/common/identities.hpp"
 #include "runner/measure/case_result.hpp"
 #include "runner/profile/profile_summary.hpp"
+#include "runner/storage/fact_role.hpp"
 #include "runner/storage/stored_value.hpp"
 
 namespace attnsweep::storage::fields {
@@ -294,8 +295,16 @@ struct Field {
   // (the results view's), selected as the column; empty for a stored column.
   std::string expression;
 
+  // A runs column that compare reports where two runs differ, and how that
+  // change bears on times (fact_role.hpp, run_facts.hpp); none for any other.
+  std::optional<FactRole> fact;
+
   Field shown(Display how) && {
     display = std::move(how);
+    return std::move(*this);
+  }
+  Field as_fact(FactRole role) && {
+    fact = role;
     return std::move(*this);
   }
 };

@@ -21,6 +21,13 @@ using fields::member;
 using fields::text_or_null;
 using R = RunRow;
 
+// The roles of the facts compare reports (fact_role.hpp).
+const FactRole kFact{};
+const FactRole kGpuFact{true, MovesTimes::no};
+const FactRole kGpuMovesTimes{true, MovesTimes::yes};
+const FactRole kUnlikeTimes{false, MovesTimes::unlike};
+const FactRole kGpuUnlikeTimes{true, MovesTimes::unlike};
+
 template <typename T>
 std::optional<T> positive_or_empty(T value) {  // a size or clock where 0 means unknown
   return value > 0 ? std::optional<T>(value) : std::nullopt;
@@ -42,44 +49,57 @@ const Table<RunRow>& run_columns() {
        text_or_null<R>("description", &R::description),
        text_or_null<R>("config_path", &R::config_path),
        member<R>("config_yaml", &R::config_yaml),
-       member<R>("config_sha256", &R::config_sha256),
        member<R>("status", &R::status),
        member<R>("started_at", &R::started_at),
        text_or_null<R>("finished_at", &R::finished_at),
-       member<R>("device", &R::device),
-       text_or_null<R>("device_name", &R::device_name),
+       // The facts compare reports where two runs differ (run_facts.hpp), in its order: the
+       // machine and software, how the run measured, its protocol settings.
+       member<R>("device", &R::device).as_fact(kFact),
+       text_or_null<R>("device_name", &R::device_name).as_fact(kFact),
+       text_or_null<R>("driver_version", &R::driver_version).as_fact(kFact),
+       text_or_null<R>("cuda_version", &R::cuda_version).as_fact(kFact),
+       text_or_null<R>("cudnn_version", &R::cudnn_version).as_fact(kFact),
+       text_or_null<R>("torch_version", &R::torch_version).as_fact(kFact),
+       member<R>("attnsweep_version", &R::attnsweep_version).as_fact(kFact),
+       member<R>("git_sha", &R::git_sha).as_fact(kFact),
+       text_or_null<R>("container_image", &R::container_image).as_fact(kFact),
+       text_or_null<R>("op_libraries", &R::op_libraries).as_fact(kFact),
+       text_or_null<R>("hostname", &R::hostname).as_fact(kFact),
+       member<R>("timing_protocol", &R::timing_protocol).as_fact(kUnlikeTimes),
+       member<R>("measure_regime", &R::measure_regime, OneOf{measure_regime_names()}).as_fact(kGpuUnlikeTimes),
+       member<R>("flop_convention", &R::flop_convention).as_fact(kFact),
+       member<R>("config_sha256", &R::config_sha256).as_fact(kFact),
+       member<R>("power_limit_w", &R::power_limit_w, kNotNegative).as_fact(kGpuMovesTimes),
+       member<R>("sm_clock_max_mhz", &R::sm_clock_max_mhz, kNotNegative).as_fact(kGpuMovesTimes),
+       member<R>("sm_clock_start_mhz", &R::sm_clock_start_mhz, kNotNegative).as_fact(kGpuFact),
+       member<R>("mem_clock_start_mhz", &R::mem_clock_start_mhz, kNotNegative).as_fact(kGpuFact),
+       member<R>("temperature_start_c", &R::temperature_start_c).as_fact(kGpuFact),
+       member<R>("seed", &R::seed).as_fact(kFact),
+       member<R>("isolate", &R::isolate).as_fact(kFact),
+       member<R>("case_order", &R::case_order).as_fact(kFact),
+       text_or_null<R>("gpus", &R::gpus).as_fact(kFact),
+       member<R>("l2_flush", &R::l2_flush).as_fact(kFact),
+       member<R>("cuda_graph", &R::cuda_graph).as_fact(kFact),
+       member<R>("hide_launch_latency", &R::hide_launch_latency).as_fact(kFact),
+       member<R>("throttle_fraction", &R::throttle_fraction, kNotNegative).as_fact(kFact),
+       member<R>("min_gpu_seconds", &R::min_gpu_seconds, kNotNegative).as_fact(kFact),
+       member<R>("warmup", &R::warmup, kNotNegative).as_fact(kFact),
+       member<R>("profiled_forwards", &R::profiled_forwards, kNotNegative).as_fact(kFact),
+       member<R>("min_samples", &R::min_samples, kNotNegative).as_fact(kFact),
+       member<R>("max_samples", &R::max_samples, kNotNegative).as_fact(kFact),
+       member<R>("target_rel_stdev", &R::target_rel_stdev, kNotNegative).as_fact(kFact),
+       member<R>("max_case_seconds", &R::max_case_seconds, kNotNegative).as_fact(kFact),
+       member<R>("burst_cooldown_max_ms", &R::burst_cooldown_max_ms, kNotNegative).as_fact(kGpuFact),
+       member<R>("clock_event_reasons_start", &R::clock_event_reasons_start).as_fact(kGpuFact),
+       // The rest: sizes, ceilings, the process that holds the run, scale-out, the environment at the start.
        member<R>("sm_count", &R::sm_count, kNotNegative),
        member<R>("device_memory_bytes", &R::device_memory_bytes, kNotNegative),
        member<R>("l2_cache_bytes", &R::l2_cache_bytes, kNotNegative),
-       text_or_null<R>("torch_version", &R::torch_version),
-       text_or_null<R>("cuda_version", &R::cuda_version),
-       text_or_null<R>("cudnn_version", &R::cudnn_version),
-       text_or_null<R>("driver_version", &R::driver_version),
-       text_or_null<R>("hostname", &R::hostname),
-       member<R>("attnsweep_version", &R::attnsweep_version),
-       member<R>("git_sha", &R::git_sha),
-       member<R>("seed", &R::seed),
-       member<R>("timing_protocol", &R::timing_protocol),
-       member<R>("flop_convention", &R::flop_convention),
-       member<R>("warmup", &R::warmup, kNotNegative),
-       member<R>("profiled_forwards", &R::profiled_forwards, kNotNegative),
-       member<R>("min_samples", &R::min_samples, kNotNegative),
-       member<R>("max_samples", &R::max_samples, kNotNegative),
-       member<R>("target_rel_stdev", &R::target_rel_stdev, kNotNegative),
-       member<R>("max_case_seconds", &R::max_case_seconds, kNotNegative),
        member<R>("planned_cases", &R::planned_cases, kNotNegative),
-       member<R>("isolate", &R::isolate),
        member<R>("case_timeout_s", &R::case_timeout_s, kNotNegative),
-       member<R>("l2_flush", &R::l2_flush),
-       member<R>("cuda_graph", &R::cuda_graph),
-       member<R>("hide_launch_latency", &R::hide_launch_latency),
-       member<R>("min_gpu_seconds", &R::min_gpu_seconds, kNotNegative),
        member<R>("graph_target_median_ci", &R::graph_target_median_ci, kNotNegative),
-       member<R>("throttle_fraction", &R::throttle_fraction, kNotNegative),
-       member<R>("sm_clock_max_mhz", &R::sm_clock_max_mhz, kNotNegative),
        member<R>("ceiling_bf16_tflops", &R::ceiling_bf16_tflops, kNotNegative),
        member<R>("ceiling_copy_gbps", &R::ceiling_copy_gbps, kNotNegative),
-       member<R>("case_order", &R::case_order),
        member<R>("owner_pid", &R::owner_pid, kAtLeastOne),
        text_or_null<R>("owner_host", &R::owner_host),
        text_or_null<R>("claimed_at", &R::claimed_at),
@@ -91,21 +111,20 @@ const Table<RunRow>& run_columns() {
        text_or_null<R>("shard_source", &R::shard_source),
        text_or_null<R>("shard_split", &R::shard_split),
        member<R>("sweep_cases", &R::sweep_cases, kNotNegative),
-       text_or_null<R>("gpus", &R::gpus),
-       text_or_null<R>("container_image", &R::container_image),
-       text_or_null<R>("op_libraries", &R::op_libraries),
-       member<R>("measure_regime", &R::measure_regime, OneOf{measure_regime_names()}),
-       member<R>("burst_cooldown_max_ms", &R::burst_cooldown_max_ms, kNotNegative),
-       member<R>("power_limit_w", &R::power_limit_w, kNotNegative),
-       member<R>("sm_clock_start_mhz", &R::sm_clock_start_mhz, kNotNegative),
-       member<R>("mem_clock_start_mhz", &R::mem_clock_start_mhz, kNotNegative),
-       member<R>("temperature_start_c", &R::temperature_start_c),
-       member<R>("clock_event_reasons_start", &R::clock_event_reasons_start),
        member<R>("env_vars", &R::env_vars),
        member<R>("other_processes_start", &R::other_processes_start, kNotNegative),
        member<R>("gpu_utilization_start_pct", &R::gpu_utilization_start_pct, kNotNegative),
        member<R>("trace_path_base", &R::trace_path_base, OneOf{{"database", "working_directory"}})}};
   return table;
+}
+
+bool variable_moves_times(const std::string& name) {
+  // The allocator, TF32 and launch blocking: a change of any of them moves times.
+  for (const char* exact : {"PYTORCH_NO_CUDA_MEMORY_CACHING", "PYTORCH_CUDA_ALLOC_CONF", "CUDA_LAUNCH_BLOCKING",
+                            "NVIDIA_TF32_OVERRIDE"}) {
+    if (name == exact) return true;
+  }
+  return name.rfind("TORCH_ALLOW_TF32", 0) == 0;
 }
 
 RunRow run_record(const RunRecord& run, const std::string& started_at, const Claim& owner, const std::string& run_uuid) {

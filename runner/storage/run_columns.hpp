@@ -18,6 +18,11 @@ const fields::Table<RunRow>& run_columns();
 // that claims it from its start, and its run_uuid.
 RunRow run_record(const RunRecord& run, const std::string& started_at, const Claim& owner, const std::string& run_uuid);
 
+// Whether a change of the variable `name` in runs.env_vars moves times (the
+// allocator, TF32, launch blocking): the env_vars column's part of
+// moves_times() (run_facts.hpp).
+bool variable_moves_times(const std::string& name);
+
 // runs.env_vars and run_devices.env_vars: a JSON object, "{}" when none is set.
 std::string env_vars_json(const EnvironmentInfo& environment);
 

@@ -3,18 +3,12 @@
 #include <cmath>
 
 #include "runner/common/text.hpp"
+#include "runner/storage/run_facts.hpp"
 
 namespace attnsweep::workflows {
 
 bool moves_times(const compare::EnvironmentDifference& difference) {
-  if (difference.breaks_timing) return true;
-  const std::string& fact = difference.fact;
-  for (const char* exact : {"power_limit_w", "sm_clock_max_mhz", "env_vars.PYTORCH_NO_CUDA_MEMORY_CACHING",
-                            "env_vars.PYTORCH_CUDA_ALLOC_CONF", "env_vars.CUDA_LAUNCH_BLOCKING",
-                            "env_vars.NVIDIA_TF32_OVERRIDE"}) {
-    if (fact == exact) return true;
-  }
-  return fact.rfind("env_vars.TORCH_ALLOW_TF32", 0) == 0;
+  return storage::moves_times(difference.fact) != storage::MovesTimes::no;
 }
 
 NightTrust night_trust(const compare::Comparison& comparison) {

@@ -17,11 +17,12 @@ namespace attnsweep::workflows {
 // speak for the sweep (held-out on the H200: an allocator slip left 5 of 28 judged).
 inline constexpr double kMinJudgedShare = 0.5;
 
-// A run-level fact whose change moves times: the allocator
-// (PYTORCH_NO_CUDA_MEMORY_CACHING, PYTORCH_CUDA_ALLOC_CONF), TF32
-// (NVIDIA_TF32_OVERRIDE, TORCH_ALLOW_TF32*), CUDA_LAUNCH_BLOCKING, the power
-// limit, the GPU's maximum SM clock, and what compare marks as breaking timing
-// (timing_protocol, measure_regime). `fact` as EnvironmentDifference names it.
+// A run-level fact whose change moves times, as its column says where it is
+// declared (storage::moves_times, run_facts.hpp): the power limit, the GPU's
+// maximum SM clock, what compare marks as breaking timing (timing_protocol,
+// measure_regime), and in env_vars the allocator (PYTORCH_NO_CUDA_MEMORY_CACHING,
+// PYTORCH_CUDA_ALLOC_CONF), TF32 (NVIDIA_TF32_OVERRIDE, TORCH_ALLOW_TF32*) and
+// CUDA_LAUNCH_BLOCKING. `fact` as EnvironmentDifference names it.
 bool moves_times(const compare::EnvironmentDifference& difference);
 
 struct NightTrust {
