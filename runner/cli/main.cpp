@@ -12,6 +12,7 @@
 #include "runner/report/format.hpp"
 #include "runner/common/text.hpp"
 #include "runner/jobs/hf_cli.hpp"
+#include "runner/storage/example_queries.hpp"
 #include "git_sha.hpp"
 #include "version.hpp"
 
@@ -182,7 +183,8 @@ int main(int argc, char** argv) {
   cli::QueryOptions query;
   auto* query_command = app.add_subcommand("query", "Run one SQL statement on a results database, opened read-only");
   query_command->add_option("db", query.db_path, "results database")->required();
-  query_command->add_option("sql", query.sql, "SQL, e.g. \"SELECT * FROM results\" (docs/schema.md)")->required();
+  query_command->add_option("sql", query.sql, std::string("SQL, e.g. \"") + storage::kExampleQuery + "\" (docs/schema.md)")
+      ->required();
   query_command
       ->add_option("--format", query.format,
                    "table (aligned columns, NULL spelled out), csv (RFC 4180), json (an array of objects, "

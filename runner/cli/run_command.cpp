@@ -11,6 +11,7 @@
 #include "runner/execute/sweep.hpp"
 #include "runner/report/summary_table.hpp"
 #include "runner/report/writers.hpp"
+#include "runner/storage/example_queries.hpp"
 #include "runner/workflows/publish.hpp"
 
 namespace attnsweep::cli {
@@ -65,8 +66,7 @@ int run_command(const RunOptions& options) {
     }
     std::cout << "\nrun " << outcome.run_id << " stored in " << options.db_path << "\n"
               << "example: sqlite3 -header -column " << text::shell_quote(options.db_path)
-              << " \"SELECT variant, dtype, kernels_per_forward, time_us_median, tflops FROM results WHERE run_id = "
-              << outcome.run_id << " ORDER BY time_us_median\"\n";
+              << " \"" << storage::run_results_query(outcome.run_id) << "\"\n";
     if (!outcome.traces_dir.empty()) {
       std::cout << "traces: " << outcome.traces_dir << " (open in https://ui.perfetto.dev)\n";
     }

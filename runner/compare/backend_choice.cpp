@@ -3,12 +3,9 @@
 #include <map>
 
 #include "runner/common/text.hpp"
-#include "runner/storage/query_values.hpp"
 
 namespace attnsweep::compare {
 namespace {
-
-using storage::QueryValue;
 
 std::string lead_percent(double share) { return text::fixed(100 * share, share < 0.1 ? 1 : 0) + "%"; }
 
@@ -75,41 +72,34 @@ std::vector<ChoiceLine> read_choices(const storage::RunReader& reader, std::int6
   std::map<std::int64_t, storage::CaseRow> rows;
   for (storage::CaseRow& row : reader.cases(run_id)) rows.emplace(row.case_id, std::move(row));
   std::vector<std::pair<int, ChoiceLine>> ordered;
-  storage::run_query(
-      reader.path(),
-      "SELECT group_key, fastest_case_id, fastest_variant, fastest_backend, fastest_us, fastest_ci_rel, "
-      "fastest_validity, variants_timed, runner_up_variant, runner_up_us, lead, lead_verdict, auto_backend, auto_us, "
-      "auto_slower_by, auto_verdict FROM choice WHERE run_id = " + std::to_string(run_id),
-      [](const std::vector<std::string>&) {},
-      [&](const std::vector<QueryValue>& row) {
-        ChoiceLine line;
-        line.group_key = storage::query_text(row[0]);
-        const auto id = storage::query_real(row[1]);
-        const auto found = id ? rows.find(static_cast<std::int64_t>(*id)) : rows.end();
-        int order = 0;
-        if (found != rows.end()) {
-          const Case& c = found->second.identity;
-          line.group = c.shape.label() + " " + to_string(c.dtype) + " " + c.mask_label() +
-                       (c.pass == Pass::forward ? "" : std::string(" ") + to_string(c.pass));
-          order = c.plan_index;
-        }
-        line.fastest_variant = storage::query_text(row[2]);
-        line.fastest_backend = storage::query_text(row[3]);
-        line.fastest_us = storage::query_real(row[4]).value_or(0);
-        line.fastest_ci_rel = storage::query_real(row[5]);
-        line.fastest_validity = storage::query_text(row[6]);
-        line.variants_timed = static_cast<int>(storage::query_real(row[7]).value_or(0));
-        line.runner_up_variant = storage::query_text(row[8]);
-        line.runner_up_us = storage::query_real(row[9]);
-        line.lead = storage::query_real(row[10]);
-        line.lead_verdict = storage::query_text(row[11]);
-        line.auto_backend = storage::query_text(row[12]);
-        line.auto_us = storage::query_real(row[13]);
-        line.auto_slower_by = storage::query_real(row[14]);
-        line.auto_verdict = storage::query_text(row[15]);
-        line.sentence = sentence_of(line);
-        ordered.emplace_back(order, std::move(line));
-      });
+  for (const storage::ChoiceRow& row : reader.choices(run_id)) {
+    ChoiceLine line;
+    line.group_key = row.group_key;
+    const auto found = row.fastest_case_id ? rows.find(*row.fastest_case_id) : rows.end();
+    int order = 0;
+    if (found != rows.end()) {
+      const Case& c = found->second.identity;
+      line.group = c.shape.label() + " " + to_string(c.dtype) + " " + c.mask_label() +
+                   (c.pass == Pass::forward ? "" : std::string(" ") + to_string(c.pass));
+      order = c.plan_index;
+    }
+    line.fastest_variant = row.fastest_variant;
+    line.fastest_backend = row.fastest_backend;
+    line.fastest_us = row.fastest_us.value_or(0);
+    line.fastest_ci_rel = row.fastest_ci_rel;
+    line.fastest_validity = row.fastest_validity;
+    line.variants_timed = row.variants_timed;
+    line.runner_up_variant = row.runner_up_variant;
+    line.runner_up_us = row.runner_up_us;
+    line.lead = row.lead;
+    line.lead_verdict = row.lead_verdict;
+    line.auto_backend = row.auto_backend;
+    line.auto_us = row.auto_us;
+    line.auto_slower_by = row.auto_slower_by;
+    line.auto_verdict = row.auto_verdict;
+    line.sentence = sentence_of(line);
+    ordered.emplace_back(order, std::move(line));
+  }
   std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<ChoiceLine> lines;
   for (auto& [order, line] : ordered) lines.push_back(std::move(line));

@@ -10,7 +10,6 @@
 #include "runner/common/errors.hpp"
 #include "runner/common/text.hpp"
 #include "runner/plan/case_axes.hpp"
-#include "runner/storage/query.hpp"
 #include "runner/storage/store.hpp"
 #include "runner/storage/trace_location.hpp"
 
@@ -19,26 +18,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::optional<double> real_of(const storage::QueryValue& value) {
-  if (const auto* real = std::get_if<double>(&value)) return *real;
-  if (const auto* integer = std::get_if<std::int64_t>(&value)) return static_cast<double>(*integer);
-  return std::nullopt;
-}
-
 // The shares of the ceilings per case, as the results view computes them (the
 // GPU's own ceilings from run_devices, else the run's).
 struct CeilingShares {
   std::optional<double> tflops, bandwidth, dram;
 };
-std::map<std::int64_t, CeilingShares> ceiling_shares(const std::string& db, std::int64_t run_id) {
+std::map<std::int64_t, CeilingShares> ceiling_shares(const storage::RunReader& reader, std::int64_t run_id) {
   std::map<std::int64_t, CeilingShares> shares;
-  storage::run_query(
-      db, "SELECT case_id, tflops_share, bandwidth_share, dram_bandwidth_share FROM results WHERE run_id = " +
-              std::to_string(run_id),
-      [](const std::vector<std::string>&) {},
-      [&](const std::vector<storage::QueryValue>& row) {
-        shares[static_cast<std::int64_t>(*real_of(row[0]))] = {real_of(row[1]), real_of(row[2]), real_of(row[3])};
-      });
+  for (const storage::CaseShares& row : reader.case_shares(run_id)) {
+    shares[row.case_id] = {row.tflops_share, row.bandwidth_share, row.dram_bandwidth_share};
+  }
   return shares;
 }
 
@@ -166,7 +155,7 @@ RunReport build_run_report(const ReportRequest& request) {
   }
   report.claims = compare::read_claim_lines(reader, run_id);
   report.choices = compare::read_choices(reader, run_id);
-  const auto shares = ceiling_shares(reader.path(), run_id);
+  const auto shares = ceiling_shares(reader, run_id);
   for (storage::CaseRow& row : reader.cases(run_id)) {
     ReportCase c;
     c.kernels = reader.kernels(row.case_id);

@@ -13,20 +13,6 @@ using fields::Table;
 using fields::Value;
 using fields::Where;
 
-// TEXT (or a blob) as is, an INTEGER in decimal, "" for NULL and REAL: how the
-// claims' readers took text before they had a column table (query_text).
-std::string claim_text(const SQLite::Column& value) {
-  if (value.isText() || value.isBlob()) return value.getString();
-  if (value.isInteger()) return std::to_string(value.getInt64());
-  return "";
-}
-
-// A REAL or INTEGER; nothing for NULL and TEXT (query_real).
-std::optional<double> claim_number(const SQLite::Column& value) {
-  if (value.isFloat() || value.isInteger()) return value.getDouble();
-  return std::nullopt;
-}
-
 // A text member, written as it is or NULL when empty (`or_null`), read leniently.
 template <typename Row>
 Field<Row> lenient_text(std::string column, std::string Row::*member, bool or_null) {
@@ -34,7 +20,7 @@ Field<Row> lenient_text(std::string column, std::string Row::*member, bool or_nu
                     [member, or_null](const Row& row) {
                       return or_null ? fields::null_if_empty(row.*member) : fields::to_value(row.*member);
                     },
-                    [member](const SQLite::Column& value, const Where&, Row& row) { row.*member = claim_text(value); }};
+                    [member](const SQLite::Column& value, const Where&, Row& row) { row.*member = fields::view_text(value); }};
 }
 
 // A claimed figure: NULL, or a number above 0.
@@ -93,38 +79,32 @@ const Table<ClaimRow>& claim_columns() {
        // NULL for a matched claim, whatever the row holds (the schema's CHECK).
        Field<C>{"unmatched_reason",
                 [](const C& c) { return c.plan_index ? Value() : fields::to_value(c.unmatched_reason); },
-                [](const SQLite::Column& value, const Where&, C& c) { c.unmatched_reason = claim_text(value); }}}};
+                [](const SQLite::Column& value, const Where&, C& c) { c.unmatched_reason = fields::view_text(value); }}}};
   return table;
 }
 
 const Table<ClaimResult>& claim_result_columns() {
   using R = ClaimResult;
-  const auto text = [](std::string column, std::string R::*member) {
-    return Field<R>{std::move(column), {},
-                    [member](const SQLite::Column& value, const Where&, R& row) { row.*member = claim_text(value); }};
-  };
-  const auto number = [](std::string column, std::optional<double> R::*member) {
-    return Field<R>{std::move(column), {},
-                    [member](const SQLite::Column& value, const Where&, R& row) { row.*member = claim_number(value); }};
-  };
+  using fields::view_number_field;
+  using fields::view_text_field;
   static const Table<R> table{"claim_results",
                               {},
-                              {text("status", &R::status),
-                               text("error_message", &R::error_message),
-                               number("measured_tflops", &R::measured_tflops),
-                               number("measured_time_us", &R::measured_time_us),
-                               number("claim_ratio", &R::ratio),
-                               text("validity", &R::validity),
-                               text("validity_reasons", &R::validity_reasons),
-                               text("device_name", &R::device_name),
-                               number("sm_clock_mhz_mean", &R::sm_clock_mhz_mean),
-                               number("sm_clock_max_mhz", &R::sm_clock_max_mhz),
-                               number("power_cap_share", &R::power_cap_share),
-                               number("thermal_cap_share", &R::thermal_cap_share),
-                               number("power_limit_w", &R::power_limit_w),
-                               text("torch_version", &R::torch_version),
-                               text("cuda_version", &R::cuda_version),
-                               text("cudnn_version", &R::cudnn_version)}};
+                              {view_text_field<R>("status", &R::status),
+                               view_text_field<R>("error_message", &R::error_message),
+                               view_number_field<R>("measured_tflops", &R::measured_tflops),
+                               view_number_field<R>("measured_time_us", &R::measured_time_us),
+                               view_number_field<R>("claim_ratio", &R::ratio),
+                               view_text_field<R>("validity", &R::validity),
+                               view_text_field<R>("validity_reasons", &R::validity_reasons),
+                               view_text_field<R>("device_name", &R::device_name),
+                               view_number_field<R>("sm_clock_mhz_mean", &R::sm_clock_mhz_mean),
+                               view_number_field<R>("sm_clock_max_mhz", &R::sm_clock_max_mhz),
+                               view_number_field<R>("power_cap_share", &R::power_cap_share),
+                               view_number_field<R>("thermal_cap_share", &R::thermal_cap_share),
+                               view_number_field<R>("power_limit_w", &R::power_limit_w),
+                               view_text_field<R>("torch_version", &R::torch_version),
+                               view_text_field<R>("cuda_version", &R::cuda_version),
+                               view_text_field<R>("cudnn_version", &R::cudnn_version)}};
   return table;
 }
 

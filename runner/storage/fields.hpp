@@ -462,6 +462,33 @@ Row read_row(const SQLite::Statement& statement, const Table<Row>& table) {
   return row;
 }
 
+// ---- Views, read as their readers always took them ---------------------------------
+// A computed column of a view (claim_results, choice, results) is not held to a
+// domain: TEXT (or a blob) as it is, an INTEGER in decimal, "" for NULL and REAL
+// (as query_values.hpp's query_text) ...
+inline std::string view_text(const SQLite::Column& value) {
+  if (value.isText() || value.isBlob()) return value.getString();
+  if (value.isInteger()) return std::to_string(value.getInt64());
+  return "";
+}
+// ... and a REAL or INTEGER as a number, nothing for NULL and TEXT (query_real).
+inline std::optional<double> view_number(const SQLite::Column& value) {
+  if (value.isFloat() || value.isInteger()) return value.getDouble();
+  return std::nullopt;
+}
+
+// Fields of a view, read only, that way.
+template <typename Row>
+Field<Row> view_text_field(std::string column, std::string Row::*member) {
+  return Field<Row>{std::move(column), {},
+                    [member](const SQLite::Column& value, const Where&, Row& row) { row.*member = view_text(value); }};
+}
+template <typename Row>
+Field<Row> view_number_field(std::string column, std::optional<double> Row::*member) {
+  return Field<Row>{std::move(column), {},
+                    [member](const SQLite::Column& value, const Where&, Row& row) { row.*member = view_number(value); }};
+}
+
 // ---- The tables the store writes and the reader reads back as they are ----------
 
 // kernels: case_id, then one column per KernelStat member.

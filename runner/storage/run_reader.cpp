@@ -21,6 +21,7 @@
 #include "runner/storage/run_columns.hpp"
 #include "runner/storage/run_device_columns.hpp"
 #include "runner/storage/store.hpp"
+#include "runner/storage/view_columns.hpp"
 
 namespace attnsweep::storage {
 namespace {
@@ -268,6 +269,31 @@ std::vector<ClaimResult> RunReader::claim_results(std::int64_t run_id) const {
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+namespace {
+
+// A view's rows of a run: read leniently, never refused (view_columns.hpp).
+template <typename Row>
+std::vector<Row> view_rows(SQLite::Database& database, const fields::Table<Row>& table, const std::string& sql,
+                           std::int64_t run_id) {
+  SQLite::Statement query(database, sql);
+  query.bind(1, run_id);
+  std::vector<Row> rows;
+  while (query.executeStep()) rows.push_back(fields::read_row(query, table));
+  return rows;
+}
+
+}  // namespace
+
+std::vector<ChoiceRow> RunReader::choices(std::int64_t run_id) const {
+  static const std::string sql = select_sql(choice_columns(), "WHERE run_id = ?");
+  return view_rows(impl_->database, choice_columns(), sql, run_id);
+}
+
+std::vector<CaseShares> RunReader::case_shares(std::int64_t run_id) const {
+  static const std::string sql = select_sql(case_share_columns(), "WHERE run_id = ?");
+  return view_rows(impl_->database, case_share_columns(), sql, run_id);
 }
 
 void RunReader::check_run(std::int64_t run_id) const {

@@ -19,6 +19,8 @@
 #include "runner/plan/case.hpp"
 #include "runner/profile/profile_summary.hpp"
 #include "runner/storage/case_row.hpp"
+#include "runner/storage/case_shares.hpp"
+#include "runner/storage/choice_row.hpp"
 #include "runner/storage/claim_result.hpp"
 #include "runner/storage/run_device.hpp"
 #include "runner/storage/run_row.hpp"
@@ -81,6 +83,11 @@ class RunReader {
   // claim_results view), in the order stored. Throws DamagedClaimError for a
   // claimed figure or plan_index outside what the store writes.
   std::vector<ClaimResult> claim_results(std::int64_t run_id) const;
+
+  // The run's case groups as the choice view gives them (which backend to pick), in its order.
+  std::vector<ChoiceRow> choices(std::int64_t run_id) const;
+  // Each case's shares of the ceilings as the results view computes them.
+  std::vector<CaseShares> case_shares(std::int64_t run_id) const;
 
   // Reads every stored value of the run: its row, its cases and their samples,
   // kernels and ops. Throws DamagedDatabaseError at the first out of its domain;
