@@ -10,8 +10,7 @@
 
 #include <string>
 
-#include "tests/support/run_attnsweep.hpp"
-#include "tests/support/scratch_directory.hpp"
+#include "tests/support/cli_test.hpp"
 
 namespace {
 
@@ -33,14 +32,12 @@ std::string config(const std::string& variants, const std::string& passes = "[fo
          "measure: {warmup: 1, profiled_forwards: 2, min_samples: 4, max_samples: 4}\n";
 }
 
-class CliBackward : public ::testing::Test {
+class CliBackward : public attnsweep::testing::CliTest {
  protected:
+  CliBackward() : CliTest("attnsweep-cli-backward") {}
   Outcome run(const std::string& text, const std::string& db_name = "results.db") {
-    const std::string file = scratch_.write("sweep.yaml", text);
-    return run_attnsweep("--log-level off run " + file + " --db " + path(db_name), "OMP_NUM_THREADS=1 ");
+    return run_config("run", "sweep.yaml", text, db_name, "OMP_NUM_THREADS=1 ");
   }
-  std::string path(const std::string& name) const { return scratch_.path(name); }
-  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-cli-backward"};
 };
 
 struct Stored {

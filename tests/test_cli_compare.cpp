@@ -16,8 +16,7 @@
 
 #include "runner/common/sha256.hpp"
 #include "tests/support/file_text.hpp"
-#include "tests/support/run_attnsweep.hpp"
-#include "tests/support/scratch_directory.hpp"
+#include "tests/support/cli_test.hpp"
 
 namespace {
 
@@ -37,18 +36,17 @@ std::string file_hash(const std::string& path) { return attnsweep::sha256_hex(at
 
 std::size_t lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
 
-class CliCompare : public ::testing::Test {
+class CliCompare : public attnsweep::testing::CliTest {
  protected:
+  CliCompare() : CliTest("attnsweep-cli-compare") {}
   void SetUp() override {
-    const std::string config = scratch_.write("tiny.yaml", kTinyConfig);
+    const std::string config = write("tiny.yaml", kTinyConfig);
     baseline_ = path("baseline.db");
     const Outcome outcome = run("--log-level off run " + config + " --db " + baseline_ + " --device cpu");
     ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
     // One file, with everything in it (no -wal beside it), so copies are whole.
     SQLite::Database(baseline_, SQLite::OPEN_READWRITE).exec("PRAGMA wal_checkpoint(TRUNCATE)");
   }
-
-  std::string path(const std::string& name) const { return scratch_.path(name); }
 
   std::string copy(const std::string& name) const {
     fs::copy_file(baseline_, path(name));
@@ -79,7 +77,6 @@ class CliCompare : public ::testing::Test {
 
   static Outcome run(const std::string& arguments) { return attnsweep::testing::run_attnsweep(arguments); }
 
-  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-cli-compare"};
   std::string baseline_;
 };
 
@@ -254,10 +251,10 @@ TEST_F(CliCompare, JsonParses) {
 }
 
 TEST_F(CliCompare, EachBadArgumentIsOneLineAndExitTwo) {
-  const std::string text_file = scratch_.write("notes.db", "not a database\n");
+  const std::string text_file = write("notes.db", "not a database\n");
   expect_refused(path("absent.db") + " " + baseline_, "BASELINE: " + path("absent.db") + ": database not found");
   expect_refused(baseline_ + " " + text_file, "CANDIDATE: " + text_file + ": cannot read as a results database");
-  expect_refused(baseline_ + " " + scratch_.write("empty.db", ""), "is not an attnsweep results database");
+  expect_refused(baseline_ + " " + write("empty.db", ""), "is not an attnsweep results database");
   expect_refused(baseline_ + ":9 " + baseline_, "BASELINE: " + baseline_ + " has no run 9; its runs: 1");
   expect_refused(baseline_ + " " + baseline_ + ":x",
                  "CANDIDATE: '" + baseline_ + ":x': 'x' after ':' is not a run id (a positive integer) or latest");
@@ -326,10 +323,14 @@ TEST_F(CliCompare, HelpExplainsTheVerdictsAndExitCodes) {
 // Two real H200 databases (an excerpt of bench.db and a copy in which
 // sdpa_cudnn's case holds what sdpa_flash measured: the flash backend pinned in
 // place of cuDNN): the command says which kernels went and came, in each format.
-TEST(CliCompareKernels, AnotherBackendPinnedListsItsKernels) {
-  const attnsweep::testing::ScratchDirectory scratch("attnsweep-cli-compare-kernels");
+class CliCompareKernels : public attnsweep::testing::CliTest {
+ protected:
+  CliCompareKernels() : CliTest("attnsweep-cli-compare-kernels") {}
+};
+
+TEST_F(CliCompareKernels, AnotherBackendPinnedListsItsKernels) {
   const std::string excerpt = std::string(ATTNSWEEP_SOURCE_DIR) + "/tests/data/h200_bench_excerpt.db";
-  const std::string baseline = scratch.path("baseline.db"), candidate = scratch.path("flash-pinned.db");
+  const std::string baseline = path("baseline.db"), candidate = path("flash-pinned.db");
   fs::copy_file(excerpt, baseline);
   fs::copy_file(excerpt, candidate);
   fs::permissions(candidate, fs::perms::owner_read | fs::perms::owner_write);

@@ -6,6 +6,7 @@
 // read-only mount, and files that are not what they seem get one clear line.
 #include <gtest/gtest.h>
 
+#include "tests/support/damaged_database.hpp"
 #include "tests/support/file_text.hpp"
 #include "tests/support/spawn_attnsweep.hpp"
 
@@ -27,8 +28,8 @@
 
 #include "runner/common/sha256.hpp"
 #include "runner/storage/store.hpp"
-#include "tests/support/run_attnsweep.hpp"
-#include "tests/support/scratch_directory.hpp"
+#include "tests/support/cli_output_checks.hpp"
+#include "tests/support/cli_test.hpp"
 
 namespace {
 
@@ -51,7 +52,8 @@ measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 5, min_g
 
 std::string read(const std::string& path) { return attnsweep::testing::read_file(path); }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using attnsweep::testing::contains;
+using attnsweep::testing::damage;
 
 int count_of(const std::string& db, const std::string& sql) {
   SQLite::Database check(db, SQLite::OPEN_READONLY);
@@ -64,16 +66,15 @@ pid_t spawn(const std::vector<std::string>& arguments, const std::string& folder
 }
 using attnsweep::testing::wait_exit;
 
-class DatabaseFiles : public ::testing::Test {
+class DatabaseFiles : public attnsweep::testing::CliTest {
  protected:
-  std::string path(const std::string& name) const { return scratch_.path(name); }
-  std::string config() { return scratch_.write("tiny.yaml", kTinyConfig); }
+  DatabaseFiles() : CliTest("attnsweep-dbfiles") {}
+  std::string config() { return write("tiny.yaml", kTinyConfig); }
   // A finished run of the tiny config in `db` (extra: more options).
   void run_into(const std::string& db, const std::string& extra = "") {
     const Outcome run = run_attnsweep("run " + config() + " --db " + db + " -q " + extra);
     ASSERT_EQ(run.exit_code, 0) << run.output;
   }
-  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-dbfiles"};
 };
 
 // Finding 6. Before: "run 3 stored", exit 0, then every reader failed
@@ -94,7 +95,7 @@ TEST_F(DatabaseFiles, PublishIntoTheDatabasesOwnFolderIsRefusedBeforeTheSweep) {
 // Finding 6. Before: a user's other.db.publish beside the database was deleted,
 // and an unrelated DIR/<name>.db silently replaced.
 TEST_F(DatabaseFiles, PublishNeverReplacesAnUnrelatedFileNorAUsersDotPublishFile) {
-  const std::string notes = scratch_.write("other.db.publish", "my notes\n");
+  const std::string notes = write("other.db.publish", "my notes\n");
   fs::create_directories(path("out"));
   run_into(path("other.db"), "--publish " + path("out"));
   EXPECT_EQ(read(notes), "my notes\n");
@@ -112,7 +113,7 @@ TEST_F(DatabaseFiles, PublishNeverReplacesAnUnrelatedFileNorAUsersDotPublishFile
   EXPECT_TRUE(contains(foreign.output, "holds runs that " + path("elsewhere/other.db") + " lacks")) << foreign.output;
   EXPECT_EQ(attnsweep::sha256_hex(read(path("out/other.db"))), before);
   EXPECT_EQ(count_of(path("elsewhere/other.db"), "SELECT count(*) FROM runs"), 1);  // refused before the sweep
-  scratch_.write("out/text.db", "not a database\n");
+  write("out/text.db", "not a database\n");
   const Outcome text = run_attnsweep("run " + config() + " --db " + path("text.db") + " --publish " + path("out") + " -q");
   EXPECT_EQ(text.exit_code, 2) << text.output;
   EXPECT_TRUE(contains(text.output, "is not an attnsweep database")) << text.output;
@@ -316,7 +317,7 @@ TEST_F(DatabaseFiles, ARefusedResumeLeavesADatabaseOfAnOlderSchemaUnmigrated) {
   std::string saved_config;
   {
     SQLite::Database old(db, SQLite::OPEN_READONLY);
-    saved_config = scratch_.write("saved.yaml", old.execAndGet("SELECT config_yaml FROM runs").getString());
+    saved_config = write("saved.yaml", old.execAndGet("SELECT config_yaml FROM runs").getString());
   }
   const std::string resume = "run " + saved_config + " --db " + db + " --device cpu --shard 0/1 -q --resume ";
   std::string before = attnsweep::sha256_hex(read(db));
@@ -447,11 +448,6 @@ class DamagedValues : public DatabaseFiles {
     run_into(path(name));
     fs::copy_file(path(name), path(damaged));
     damage(path(damaged), sql);
-  }
-  static void damage(const std::string& db, const std::string& sql) {
-    SQLite::Database file(db, SQLite::OPEN_READWRITE);
-    file.exec("PRAGMA ignore_check_constraints = ON");
-    file.exec(sql);
   }
   // One night of the tiny config into `history` (a second after the last, so that no two share a stamp).
   Outcome night(const std::string& history) {

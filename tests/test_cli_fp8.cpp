@@ -14,17 +14,16 @@
 
 #include <string>
 
+#include "tests/support/cli_output_checks.hpp"
+#include "tests/support/cli_test.hpp"
 #include "tests/support/flash_like_variant.hpp"
-#include "tests/support/run_attnsweep.hpp"
-#include "tests/support/scratch_directory.hpp"
 
 namespace {
 
-using attnsweep::testing::Outcome;
+using attnsweep::testing::contains;
 using attnsweep::testing::flash_like;
+using attnsweep::testing::Outcome;
 const auto text = attnsweep::testing::rows_text;
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 const char* const kDescales = "    arguments: {q_descale: descale_q, k_descale: descale_k, v_descale: descale_v}\n";
 
@@ -41,14 +40,9 @@ std::string config(const std::string& dtypes, const std::string& passes = "[forw
          "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n";
 }
 
-class CliFp8 : public ::testing::Test {
+class CliFp8 : public attnsweep::testing::CliSweepTest {
  protected:
-  std::string path(const std::string& name) const { return scratch_.path(name); }
-  Outcome run(const std::string& yaml, const std::string& command = "run") {
-    return attnsweep::testing::run_attnsweep("--log-level off " + command + " " + scratch_.write("s.yaml", yaml) +
-                                             (command == "run" ? " --db " + path("r.db") : ""));
-  }
-  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-cli-fp8"};
+  CliFp8() : CliSweepTest("attnsweep-cli-fp8") {}
 };
 
 TEST_F(CliFp8, NaiveEmulatesAnOpReadsTheDescalesAndSdpaSaysWhyNot) {
@@ -102,7 +96,7 @@ TEST_F(CliFp8, NaiveEmulatesAnOpReadsTheDescalesAndSdpaSaysWhyNot) {
 }
 
 TEST_F(CliFp8, ABackwardIsUnsupportedAndPlanSaysSoFirst) {
-  const Outcome plan = run(config("[fp8_e4m3]", "[forward, backward]"), "plan");
+  const Outcome plan = run_config("plan", "s.yaml", config("[fp8_e4m3]", "[forward, backward]"), "");
   ASSERT_EQ(plan.exit_code, 0) << plan.output;
   std::size_t notes = 0;
   for (std::size_t at = plan.output.find("unsupported: fp8 cases are forward only"); at != std::string::npos;

@@ -16,15 +16,15 @@
 #include <utility>
 #include <vector>
 
+#include "tests/support/cli_output_checks.hpp"
 #include "tests/support/cli_test.hpp"
 #include "tests/support/run_attnsweep.hpp"
 
 namespace {
 
+using attnsweep::testing::contains;
 using attnsweep::testing::Outcome;
 using attnsweep::testing::run_attnsweep;
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::string op_variant(const std::string& name, const std::string& op, const std::string& extra = "") {
   return "  - name: " + name + "\n    kind: op_library\n    library: '" ATTNSWEEP_MISBEHAVING_OPS_LIBRARY "'\n"
@@ -52,8 +52,7 @@ class CliHardening : public attnsweep::testing::CliTest {
  protected:
   CliHardening() : CliTest("attnsweep-cli-hardening") {}
   Outcome run(const std::string& text, const std::string& db_name = "results.db", const std::string& env = "") {
-    const std::string file = write("sweep.yaml", text);
-    return run_attnsweep("--log-level off run " + file + " --db " + path(db_name), env);
+    return run_config("run", "sweep.yaml", text, db_name, env);
   }
   // Each variant's stored bf16 case in results.db, "status|numerics|error_message", as `expected` lists them.
   void expect_stored(const std::vector<std::pair<std::string, std::string>>& expected) const {

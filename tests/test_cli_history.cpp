@@ -21,6 +21,7 @@
 
 #include "tests/support/cli_output_checks.hpp"
 #include "tests/support/cli_test.hpp"
+#include "tests/support/example_op_copy.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/tiny_nightly.hpp"
 #include "runner/variants/op_library_build.hpp"
@@ -31,29 +32,19 @@ namespace fs = std::filesystem;
 
 using attnsweep::testing::Outcome;
 
-const char* const kNightlyConfig = attnsweep::testing::kTinyNightlyConfig;
-
 const char* const kSlow = "ATTNSWEEP_TEST_SLOWDOWN=naive:8 ";
 
 using attnsweep::testing::contains;
 using attnsweep::testing::contains_each;
+using attnsweep::testing::kTinyNightlyConfig;
 
 std::size_t lines_of(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
 
 std::string read(const std::string& path) { return attnsweep::testing::read_file(path); }
 
-class CliNightlyHistory : public attnsweep::testing::CliTest {
+class CliNightlyHistory : public attnsweep::testing::TinyNightlyTest {
  protected:
-  CliNightlyHistory() : CliTest("attnsweep-cli-history") {}
-  // One night into the history folder; a second apart, so that no two share a stamp.
-  Outcome night(const std::string& environment = "", const std::string& extra = "--threshold 99") {
-    ++nights_;
-    if (nights_ > 1) ::sleep(1);
-    return attnsweep::testing::run_attnsweep("--log-level off nightly " + config_ + " --history " + history_ +
-                                                 " --db " + path("n" + std::to_string(nights_) + ".db") +
-                                                 " " + extra,
-                                             "OMP_NUM_THREADS=1 " + environment);
-  }
+  CliNightlyHistory() : TinyNightlyTest("attnsweep-cli-history") {}
   void good_nights(int count) {
     for (int i = 0; i < count; ++i) {
       const Outcome outcome = night();
@@ -63,10 +54,6 @@ class CliNightlyHistory : public attnsweep::testing::CliTest {
   Outcome history(const std::string& arguments) const {
     return attnsweep::testing::run_attnsweep("--log-level off history " + arguments);
   }
-
-  std::string config_ = write("nightly.yaml", kNightlyConfig);
-  std::string history_ = path("history");
-  int nights_ = 0;
 };
 
 TEST_F(CliNightlyHistory, OneSlowNightIsAWatchItemAndTwoInARowARegression) {
@@ -512,7 +499,7 @@ TEST_F(CliNightlyHistory, AnAcceptedSlowdownIsJudgedFromItsNightOnAndMarkedInThe
 // Issue 38: a nightly config's per-case rules. An ignored case's slowdown is a
 // note with the rule's reason, never a regression; a bad rule is refused like a config key.
 TEST_F(CliNightlyHistory, ANightlyRuleIgnoresItsCasesWithItsReason) {
-  config_ = write("ruled.yaml", std::string(kNightlyConfig) +
+  config_ = write("ruled.yaml", std::string(kTinyNightlyConfig) +
                                     "nightly:\n  rules:\n    - {variant: naive, ignore: \"CPU noise, not a kernel\"}\n"
                                     "    - {variant: sdpa_*, dtype: fp32, threshold: 95}\n");
   good_nights(1);
@@ -526,7 +513,7 @@ TEST_F(CliNightlyHistory, ANightlyRuleIgnoresItsCasesWithItsReason) {
            {"    - {variant: naive, threshold: 100}\n", "nightly.rules[0].threshold: a number of percent > 0 and < 100"},
            {"    - {variant: naive, threshold: 5, ignore: x}\n", "a rule gives a threshold or ignores its cases, not both"},
            {"    - {varient: naive, threshold: 5}\n", "varient"}}) {
-    config_ = write("bad.yaml", std::string(kNightlyConfig) + "nightly:\n  rules:\n" + rule);
+    config_ = write("bad.yaml", std::string(kTinyNightlyConfig) + "nightly:\n  rules:\n" + rule);
     const Outcome refused = night();
     EXPECT_EQ(refused.exit_code, 2) << refused.output;
     EXPECT_TRUE(contains(refused.output, "bad.yaml:")) << refused.output;
@@ -538,9 +525,7 @@ TEST_F(CliNightlyHistory, ANightlyRuleIgnoresItsCasesWithItsReason) {
 // the library is rebuilt (its bytes change) on the night naive slows down, and --culprits names
 // the change of runs.op_libraries among the versions changed; --by op_library shows each night's.
 TEST_F(CliNightlyHistory, ARebuiltOpLibraryIsAVersionTheCulpritListNames) {
-  const std::string library = path("lib/example.so");
-  fs::create_directories(path("lib"));
-  fs::copy_file(ATTNSWEEP_EXAMPLE_OP_LIBRARY, library);
+  const std::string library = attnsweep::testing::example_op_copy(path("lib"));
   config_ = write("op.yaml", "name: op-nightly\ndevice: cpu\nvariants:\n  - naive\n  - name: example\n"
                              "    kind: op_library\n    library: '" + library + "'\n"
                              "    op: attnsweep_example::attention\n    causal: is_causal\n    scale: scale\n"

@@ -16,18 +16,17 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/common/sha256.hpp"
-#include "tests/support/run_attnsweep.hpp"
-#include "tests/support/scratch_directory.hpp"
+#include "tests/support/cli_output_checks.hpp"
+#include "tests/support/cli_test.hpp"
 #include "tests/support/tiny_nightly.hpp"
 #include "tests/support/two_varlen_batches.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
+using attnsweep::testing::contains;
 using attnsweep::testing::Outcome;
 using nlohmann::json;
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The JSON a page embeds in <script type="application/json" id="ID">.
 json embedded(const std::string& html, const std::string& id) {
@@ -48,9 +47,9 @@ std::string shape_label(const std::string& kv) {
   return "4x2xvarlen[q 1, kv 8-32 #" + attnsweep::sha256_hex("1,1,1,1;" + kv).substr(0, 12) + "]x8";
 }
 
-class CliLabels : public ::testing::Test {
+class CliLabels : public attnsweep::testing::CliTest {
  protected:
-  std::string path(const std::string& name) const { return scratch_.path(name); }
+  CliLabels() : CliTest("attnsweep-cli-labels") {}
   static Outcome attnsweep(const std::string& arguments) {
     return attnsweep::testing::run_attnsweep("--log-level off " + arguments, "OMP_NUM_THREADS=1 ");
   }
@@ -62,13 +61,12 @@ class CliLabels : public ::testing::Test {
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return outcome;
   }
-  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-cli-labels"};
 };
 
 TEST_F(CliLabels, TwoBatchesOfOneRangeAreTwoRowsAndTwoSeriesInTheReportAndTheHistory) {
   const std::string first = shape_label("8,8,12,32"), second = shape_label("8,15,19,32");
   ASSERT_NE(first, second);
-  const std::string config = scratch_.write("two.yaml", kTwoBatches);
+  const std::string config = write("two.yaml", kTwoBatches);
   const std::string history = path("history");
   const Outcome night = attnsweep("nightly " + config + " --history " + history + " --db " + path("n1.db"));
   ASSERT_EQ(night.exit_code, 0) << night.output;
@@ -108,7 +106,7 @@ TEST_F(CliLabels, TwoBatchesOfOneRangeAreTwoRowsAndTwoSeriesInTheReportAndTheHis
 // merge refuses a shard whose case is not the one its config plans there; it
 // named the two by one label ("is X, but the config plans X there").
 TEST_F(CliLabels, MergesRefusalOfAnotherBatchNamesTwoLabels) {
-  const std::string config = scratch_.write("two.yaml", kTwoBatches);
+  const std::string config = write("two.yaml", kTwoBatches);
   const Outcome shard = attnsweep("run " + config + " --shard 0/1 --db " + path("shard.db"));
   ASSERT_EQ(shard.exit_code, 0) << shard.output;
   {
@@ -127,7 +125,7 @@ TEST_F(CliLabels, MergesRefusalOfAnotherBatchNamesTwoLabels) {
 // A drawn batch of 100,000 sequences: each sequence's FLOP count copied both
 // length lists (quadratic), and `plan` did not answer for minutes.
 TEST_F(CliLabels, ADrawnBatchOfAHundredThousandSequencesPlansInSeconds) {
-  const std::string config = scratch_.write(
+  const std::string config = write(
       "many.yaml",
       "device: cpu\nvariants: [naive]\ndtypes: [fp32]\ncausal: false\n"
       "shapes:\n  - batch: 100000\n    heads: 1\n    head_dim: 8\n"
@@ -140,7 +138,7 @@ TEST_F(CliLabels, ADrawnBatchOfAHundredThousandSequencesPlansInSeconds) {
   std::cout << "plan of 100,000 drawn sequences: " << seconds << " s\n";
 
   // Past the batch size a case can hold: refused, naming the limit.
-  const std::string huge = scratch_.write(
+  const std::string huge = write(
       "huge.yaml",
       "device: cpu\nvariants: [naive]\ndtypes: [fp32]\ncausal: false\n"
       "shapes:\n  - batch: 16000000\n    heads: 1\n    head_dim: 8\n"
@@ -176,7 +174,7 @@ std::string aliased_config(int rules, bool same) {
 
 TEST_F(CliLabels, AnExcludeRuleRepeatedByAliasesIsCountedExpanded) {
   for (const bool same : {true, false}) {
-    const std::string big = scratch_.write("aliases.yaml", aliased_config(599, same));
+    const std::string big = write("aliases.yaml", aliased_config(599, same));
     EXPECT_LT(fs::file_size(big), 64000u);
     double seconds = 0;
     const Outcome refused = plan(big, seconds);
@@ -189,7 +187,7 @@ TEST_F(CliLabels, AnExcludeRuleRepeatedByAliasesIsCountedExpanded) {
     std::cout << "plan of 599 aliased rules" << (same ? " (one rule)" : "") << ": " << seconds << " s\n";
   }
 
-  const std::string fewer = scratch_.write("fewer.yaml", aliased_config(150, false));
+  const std::string fewer = write("fewer.yaml", aliased_config(150, false));
   double seconds = 0;
   const Outcome planned = plan(fewer, seconds);
   EXPECT_EQ(planned.exit_code, 0) << planned.output.substr(0, 2000);
@@ -207,7 +205,7 @@ TEST_F(CliLabels, MoreThanAThousandExcludeRulesAreRefused) {
                      "shapes: {batch: 1, heads: 1, head_dim: 8, seq_len: 8}\nexclude:\n";
   for (int r = 0; r < 1001; ++r) yaml += "  - {seq_len: " + std::to_string(1000 + r) + "}\n";
   double seconds = 0;
-  const Outcome refused = plan(scratch_.write("rules.yaml", yaml), seconds);
+  const Outcome refused = plan(write("rules.yaml", yaml), seconds);
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
   EXPECT_TRUE(contains(refused.output, "rules.yaml:7:3: exclude: lists 1001 rules; at most 1000 are allowed"))
       << refused.output;

@@ -22,8 +22,7 @@
 #include "runner/common/sha256.hpp"
 #include "runner/storage/store.hpp"
 #include "tests/support/file_text.hpp"
-#include "tests/support/run_attnsweep.hpp"
-#include "tests/support/scratch_directory.hpp"
+#include "tests/support/cli_test.hpp"
 #include "tests/support/shard_sweeps.hpp"
 #include "tests/support/spawn_attnsweep.hpp"
 
@@ -87,11 +86,10 @@ std::string row_counts(const std::string& path) {
   return counts;
 }
 
-class CliMerge : public ::testing::Test {
+class CliMerge : public attnsweep::testing::CliTest {
  protected:
-  void SetUp() override { config_ = scratch_.write("tiny.yaml", kTinyConfig); }
-
-  std::string path(const std::string& name) const { return scratch_.path(name); }
+  CliMerge() : CliTest("attnsweep-cli-merge") {}
+  void SetUp() override { config_ = write("tiny.yaml", kTinyConfig); }
 
   // Runs shard `shard` ("K/N") of `config` into `db`; returns the db's path.
   std::string run_shard(const std::string& shard, const std::string& db, const std::string& config = "") {
@@ -124,7 +122,6 @@ class CliMerge : public ::testing::Test {
     if (existed) EXPECT_EQ(file_hash(out), before) << "the output changed";
   }
 
-  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-cli-merge"};
   std::string config_;
 };
 
@@ -166,11 +163,11 @@ TEST_F(CliMerge, MergedShardsHoldExactlyTheCasesOfTheUnshardedRun) {
 // Issue 37: every shard stores the config's claims (matched by the whole plan's
 // plan_index); the merged run holds each once, matched to its merged case.
 TEST_F(CliMerge, TheMergedRunHoldsTheClaimsOnceMatchedToItsCases) {
-  scratch_.write("published.yaml", "source: {title: T}\nclaims:\n  - name: last\n    case: {variant: sdpa_math, batch: 1, "
+  write("published.yaml", "source: {title: T}\nclaims:\n  - name: last\n    case: {variant: sdpa_math, batch: 1, "
                                    "heads: 2, seq_len: 32, head_dim: 8, dtype: fp32, causal: true}\n    time_us: 10\n"
                                    "  - name: absent\n    case: {variant: fa3, batch: 1, heads: 2, seq_len: 32, "
                                    "head_dim: 8, dtype: fp32, causal: true}\n    time_us: 10\n");
-  const std::string config = scratch_.write("claimed.yaml", kTinyConfig + "claims: [published.yaml]\n");
+  const std::string config = write("claimed.yaml", kTinyConfig + "claims: [published.yaml]\n");
   const std::vector<std::string> shards = {run_shard("0/3", "c0.db", config), run_shard("1/3", "c1.db", config),
                                            run_shard("2/3", "c2.db", config)};
   for (const auto& shard : shards) EXPECT_EQ(single(shard, "SELECT count(*) FROM claims"), "2");
@@ -238,7 +235,7 @@ TEST_F(CliMerge, AnOutputHoldingAnotherRunKeepsItUntouched) {
 }
 
 TEST_F(CliMerge, RefusesShardsOfAnotherConfig) {
-  const std::string other = scratch_.write("other.yaml", std::string(kTinyConfig) + "seed: 3\n");
+  const std::string other = write("other.yaml", std::string(kTinyConfig) + "seed: 3\n");
   expect_refused(path("merged.db"), {run_shard("0/3", "s0.db"), run_shard("1/3", "other.db", other)},
                  "other.db: run 1 (shard 1/3) is of another sweep than " + path("s0.db") + " run 1 (shard 0/3): another config");
 }

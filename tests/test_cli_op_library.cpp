@@ -13,16 +13,16 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/cli_output_checks.hpp"
 #include "tests/support/cli_run_cut_short.hpp"
-#include "tests/support/run_attnsweep.hpp"
-#include "tests/support/scratch_directory.hpp"
+#include "tests/support/cli_test.hpp"
+#include "tests/support/example_op_copy.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
+using attnsweep::testing::contains;
 using attnsweep::testing::Outcome;
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The example op as a variant; `extra` lines go into its mapping, `library` replaces the path.
 std::string config_with(const std::string& library, const std::string& extra = "",
@@ -45,15 +45,12 @@ std::string config_with(const std::string& library, const std::string& extra = "
          "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n";
 }
 
-class CliOpLibrary : public ::testing::Test {
+class CliOpLibrary : public attnsweep::testing::CliTest {
  protected:
-  std::string path(const std::string& name) const { return scratch_.path(name); }
+  CliOpLibrary() : CliTest("attnsweep-cli-op-library") {}
   Outcome run(const std::string& config_text, const std::string& verb = "run") {
-    const std::string config = scratch_.write("op.yaml", config_text);
-    return attnsweep::testing::run_attnsweep("--log-level off " + verb + " " + config +
-                                             (verb == "run" ? " --db " + path("results.db") : std::string()));
+    return run_config(verb, "op.yaml", config_text, "results.db");
   }
-  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-cli-op-library"};
 };
 
 TEST_F(CliOpLibrary, TheExampleOpIsSweptNextToABuiltInVariantAndMatchesFloat64) {
@@ -80,9 +77,7 @@ TEST_F(CliOpLibrary, TheExampleOpIsSweptNextToABuiltInVariantAndMatchesFloat64) 
 // A library rebuilt between a run's start and its --resume would measure another kernel
 // under the same variant name: refused (exit 2, the database untouched); the same build resumes.
 TEST_F(CliOpLibrary, AResumeRefusesALibraryRebuiltSinceTheRunStarted) {
-  const std::string library = path("lib/example.so");
-  fs::create_directories(path("lib"));
-  fs::copy_file(ATTNSWEEP_EXAMPLE_OP_LIBRARY, library);
+  const std::string library = attnsweep::testing::example_op_copy(path("lib"));
   ASSERT_EQ(run(config_with(library)).exit_code, 0);
   attnsweep::testing::cut_run_short(path("results.db"), "variant = 'example'", "interrupted");
   std::string stored;
@@ -133,7 +128,7 @@ TEST_F(CliOpLibrary, AHubFolderLoadsTheBuildThisTorchPicks) {
 TEST_F(CliOpLibrary, EveryBadLibraryOperatorOrMappingIsOneLineAndExitTwo) {
   const std::string library = ATTNSWEEP_EXAMPLE_OP_LIBRARY;
   fs::create_directories(path("empty-hub/build/torch29-cxx11-cu126-x86_64-linux"));
-  scratch_.write("not-a-library.so", "text\n");
+  write("not-a-library.so", "text\n");
   struct Bad {
     std::string config, message;
   };

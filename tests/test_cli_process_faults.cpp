@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/cli_output_checks.hpp"
 #include "tests/support/cli_test.hpp"
 #include "tests/support/file_text.hpp"
 #include "tests/support/run_attnsweep.hpp"
@@ -23,6 +24,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using attnsweep::testing::contains;
 using attnsweep::testing::Outcome;
 
 std::string faulty_library(const std::string& target) {
@@ -46,8 +48,6 @@ std::string config_with(const std::string& library, const std::string& op = "att
          "shapes: {batch: 1, heads: 2, seq_len: 16, head_dim: 8}\n"
          "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n";
 }
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::string read(const std::string& path) { return attnsweep::testing::read_file(path); }
 

@@ -29,10 +29,9 @@
 #include "runner/measure/statistics.hpp"
 #include "runner/storage/store.hpp"
 #include "tests/support/cli_run_cut_short.hpp"
+#include "tests/support/cli_test.hpp"
 #include "tests/support/file_text.hpp"
-#include "tests/support/run_attnsweep.hpp"
 #include "tests/support/run_record.hpp"
-#include "tests/support/scratch_directory.hpp"
 
 namespace {
 
@@ -201,16 +200,16 @@ var pre = document.createElement('pre'); pre.id = 'probe'; pre.textContent = JSO
   return json::parse(text);
 }
 
-class CliReport : public ::testing::Test {
+class CliReport : public attnsweep::testing::CliTest {
  protected:
+  CliReport() : CliTest("report") {}
   void SetUp() override {
-    config_ = scratch_.write("sweep.yaml", kConfig);
+    config_ = write("sweep.yaml", kConfig);
     db_ = path("results.db");
     const Outcome outcome = run("-q run " + config_ + " --db " + db_);
     ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
   }
 
-  std::string path(const std::string& name) const { return scratch_.path(name); }
   static Outcome run(const std::string& arguments) { return attnsweep::testing::run_attnsweep(arguments); }
 
   // Exit 2, one line "error: report: ..." holding `expected`, and no report written.
@@ -225,7 +224,6 @@ class CliReport : public ::testing::Test {
     EXPECT_FALSE(fs::exists(path("results-report.html")));
   }
 
-  attnsweep::testing::ScratchDirectory scratch_{"report"};
   std::string config_, db_;
 };
 
@@ -467,9 +465,9 @@ TEST_F(CliReport, TextFromTheDatabaseIsShownAsTextInBothFormats) {
     bytes.bind(1, not_utf8.data(), static_cast<int>(not_utf8.size()));
     bytes.exec();
   }
-  scratch_.write("javascript:window.__planted=4", "{}");
+  write("javascript:window.__planted=4", "{}");
   fs::create_directories(path("night #1"));
-  scratch_.write("night #1/x?.json", "{}");
+  write("night #1/x?.json", "{}");
   ASSERT_EQ(run("report " + db_ + " -o " + path("r.html")).exit_code, 0);
   const std::string html = read_file(path("r.html"));
   // One <script> element of data, then Chart.js and the report's: nothing planted ended it.
@@ -705,7 +703,7 @@ TEST_F(CliReport, EachBadInputIsOneLineAndExitTwoAndWritesNothing) {
   expect_refused(db_ + " -o " + path(""), "is a folder");
   expect_refused(db_ + " --compare " + path("other.db"), "--compare: " + path("other.db") + ": database not found");
   expect_refused(db_ + " --compare " + db_ + ":7", "has no run 7");
-  const std::string text_file = scratch_.write("notes.txt", "not a database\n");
+  const std::string text_file = write("notes.txt", "not a database\n");
   expect_refused(text_file, "notes.txt");
   // Files that are not ours: another program's SQLite database, a device, a FIFO, and a name with shell characters.
   {
@@ -745,11 +743,12 @@ TEST_F(CliReport, AFullDiskIsExitOneWithTheSystemsReason) {
 // Built with the store, as `run` will write it once backward passes are measured:
 // naive, sdpa_flash and sdpa_auto at the study's shape in all three passes, and
 // sdpa_cudnn's backward unsupported. Times after issue 23's H200 table.
-class CliReportPasses : public ::testing::Test {
+class CliReportPasses : public attnsweep::testing::CliTest {
  protected:
+  CliReportPasses() : CliTest("report-passes") {}
   void SetUp() override {
     using namespace attnsweep;
-    db_ = scratch_.path("passes.db");
+    db_ = path("passes.db");
     storage::Store store(db_);
     storage::RunRecord record = attnsweep::testing::h200_run_record("training");
     record.config_path = "configs/training.yaml";
@@ -821,21 +820,20 @@ class CliReportPasses : public ::testing::Test {
   // Writes the run's report (r.html) and has `browser` draw it and click every pass:
   // what the page's probe found, once it loaded with no script error before or after the clicks.
   void probe_the_report(const std::string& browser, json& probe_out) {
-    const std::string report = scratch_.path("r.html");
+    const std::string report = path("r.html");
     ASSERT_EQ(run("report " + db_ + " -o " + report).exit_code, 0);
-    probe_out = probe_in_chromium(browser, report, chromium_flags(scratch_.path("chromium")));
+    probe_out = probe_in_chromium(browser, report, chromium_flags(path("chromium")));
     ASSERT_TRUE(probe_out.is_object());
     const std::string text = probe_out.dump();
     EXPECT_EQ(probe_out["errors"], json::array()) << text;
     EXPECT_EQ(probe_out["errors_after_clicks"], json::array()) << text;
   }
 
-  attnsweep::testing::ScratchDirectory scratch_{"report-passes"};
   std::string db_;
 };
 
 TEST_F(CliReportPasses, TheHtmlCarriesEachCasesPassItsWorstGradientErrorAndSpeedUpsWithinThePass) {
-  const std::string report = scratch_.path("r.html");
+  const std::string report = path("r.html");
   ASSERT_EQ(run("report " + db_ + " -o " + report).exit_code, 0);
   const std::string html = read_file(report);
   const json data = embedded_data(html);
@@ -932,8 +930,8 @@ TEST_F(CliReportPasses, ChromiumShowsAPassSelectorThatFiltersEveryChartAndTable)
   // A screenshot of the backward view, kept in the build folder to look at.
   const std::string screenshot = (fs::current_path() / "report-passes-screenshot.png").string();
   fs::remove(screenshot);
-  shell(browser + chromium_flags(scratch_.path("chromium")) + "--window-size=1400,2200 --screenshot=" + screenshot +
-        " file://" + scratch_.path("r.html"));
+  shell(browser + chromium_flags(path("chromium")) + "--window-size=1400,2200 --screenshot=" + screenshot +
+        " file://" + path("r.html"));
   EXPECT_GT(read_file(screenshot).size(), 50000u) << screenshot;
 }
 
@@ -995,14 +993,14 @@ class CliReportEnergy : public CliReportPasses {
 };
 
 TEST_F(CliReportEnergy, TheHtmlHasAnEnergySectionWhenARunHasEnergyAndEachCasesJoulesAndTflopPerJoule) {
-  const std::string before = scratch_.path("before.html");
+  const std::string before = path("before.html");
   ASSERT_EQ(run("report " + db_ + " -o " + before).exit_code, 0);
   const std::string plain = read_file(before);
   EXPECT_EQ(plain.find("charts-energy"), std::string::npos) << "no energy: no section, no link";
   EXPECT_TRUE(embedded_data(plain)["cases"][0]["energy_j"].is_null());
 
   plant_energy();
-  const std::string report = scratch_.path("r.html");
+  const std::string report = path("r.html");
   ASSERT_EQ(run("report " + db_ + " -o " + report).exit_code, 0);
   const std::string html = read_file(report);
   EXPECT_NE(html.find("<a href=\"#charts-energy\">Energy</a>"), std::string::npos);
@@ -1135,12 +1133,13 @@ std::string shape_category(const json& c, bool with_mask) {
   return with_mask ? text + " " + c["mask"].get<std::string>() : text;
 }
 
-class CliReportShapes : public ::testing::Test {
+class CliReportShapes : public attnsweep::testing::CliTest {
  protected:
+  CliReportShapes() : CliTest("report-shapes") {}
   // Sweeps `config` on the CPU into a fresh database and writes its report (r.html).
   void sweep(const std::string& config) {
     const attnsweep::testing::Outcome outcome =
-        attnsweep::testing::run_attnsweep("-q run " + scratch_.write("sweep.yaml", config) + " --db " + db_);
+        attnsweep::testing::run_attnsweep("-q run " + write("sweep.yaml", config) + " --db " + db_);
     ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
     const attnsweep::testing::Outcome report = attnsweep::testing::run_attnsweep("report " + db_ + " -o " + report_);
     ASSERT_EQ(report.exit_code, 0) << report.output;
@@ -1148,7 +1147,7 @@ class CliReportShapes : public ::testing::Test {
     ASSERT_TRUE(data_.is_object());
   }
   std::string flags() const {
-    return chromium_flags(scratch_.path("chromium"));
+    return chromium_flags(path("chromium"));
   }
   // Has `browser` draw the report (r.html): what the page's probe found, once it
   // loaded with no script error, into probe_out_ (and as text into probe_text_,
@@ -1168,7 +1167,7 @@ class CliReportShapes : public ::testing::Test {
   // Runs the swept config again (run 2), plants energy as a GPU's counter would give it
   // (100 W over each ok case's median) and reports run 2 against run 1 (r.html).
   void rerun_with_energy_against_the_first() {
-    ASSERT_EQ(attnsweep::testing::run_attnsweep("-q run " + scratch_.path("sweep.yaml") + " --db " + db_).exit_code, 0);
+    ASSERT_EQ(attnsweep::testing::run_attnsweep("-q run " + path("sweep.yaml") + " --db " + db_).exit_code, 0);
     SQLite::Database(db_, SQLite::OPEN_READWRITE)
         .exec("UPDATE cases SET energy_power_w = 100, energy_j = cpu_time_us_median * 100e-6, energy_window_s = 0.5, "
               "energy_passes = 10 WHERE run_id = 2 AND status = 'ok'");
@@ -1273,8 +1272,7 @@ class CliReportShapes : public ::testing::Test {
                         c["mask"]});
   }
 
-  attnsweep::testing::ScratchDirectory scratch_{"report-shapes"};
-  std::string db_ = scratch_.path("shapes.db"), report_ = scratch_.path("r.html");
+  std::string db_ = path("shapes.db"), report_ = path("r.html");
   json probe_out_;
   std::string probe_text_;
   json data_;

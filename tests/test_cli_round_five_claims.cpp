@@ -13,6 +13,7 @@
 
 #include "tests/support/cli_output_checks.hpp"
 #include "tests/support/cli_test.hpp"
+#include "tests/support/damaged_database.hpp"
 #include "tests/support/file_text.hpp"
 #include "tests/support/run_attnsweep.hpp"
 
@@ -20,12 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using attnsweep::testing::contains_each;
-using attnsweep::testing::Outcome;
-using attnsweep::testing::read_file;
-using attnsweep::testing::run_attnsweep;
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using namespace attnsweep::testing;  // the CLI tests' support: Outcome, run_attnsweep, contains, ...
 
 std::size_t occurrences(const std::string& text, const std::string& part) {
   std::size_t count = 0;
@@ -69,11 +65,6 @@ class CliRoundFiveClaims : public attnsweep::testing::CliTest {
   void run_into(const std::string& config_path, const std::string& db) {
     const Outcome ran = run_attnsweep("run " + config_path + " --device cpu --db " + db + " -q");
     ASSERT_EQ(ran.exit_code, 0) << ran.output;
-  }
-  static void damage(const std::string& db, const std::string& sql) {
-    SQLite::Database file(db, SQLite::OPEN_READWRITE);
-    file.exec("PRAGMA ignore_check_constraints = ON");
-    file.exec(sql);
   }
 };
 

@@ -18,7 +18,9 @@
 #include "runner/plan/cost.hpp"
 #include "runner/plan/plan.hpp"
 #include "runner/plan/shard.hpp"
+#include "tests/support/cli_output_checks.hpp"
 #include "tests/support/cli_test.hpp"
+#include "tests/support/damaged_database.hpp"
 #include "tests/support/file_text.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/spawn_attnsweep.hpp"
@@ -27,11 +29,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using attnsweep::testing::Outcome;
-using attnsweep::testing::read_file;
-using attnsweep::testing::run_attnsweep;
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using namespace attnsweep::testing;  // the CLI tests' support: Outcome, run_attnsweep, contains, ...
 
 // A config's head: one tiny CPU shape; each test adds its keys below it (line 5 on).
 const char* const kHead = R"(name: round-five
@@ -348,9 +346,7 @@ TEST_F(CliRoundFiveConfig, AStoredSoftcapOfZeroIsRefusedByEveryReader) {
   }
   fs::copy_file(path("a.db"), path("b.db"));
   for (const char* db : {"b.db", "s0.db"}) {
-    SQLite::Database file(path(db), SQLite::OPEN_READWRITE);
-    file.exec("PRAGMA ignore_check_constraints = ON");
-    file.exec("UPDATE cases SET softcap = 0 WHERE plan_index = 0");
+    attnsweep::testing::damage(path(db), "UPDATE cases SET softcap = 0 WHERE plan_index = 0");
   }
   const std::string allowed = "cases.softcap = 0: allowed: a number > 0 (a cap), or NULL (none)";
   const Outcome compare = run_attnsweep("compare " + path("a.db") + " " + path("b.db"));

@@ -27,6 +27,7 @@
 #include "tests/support/cli_output_checks.hpp"
 #include "tests/support/cli_run_cut_short.hpp"
 #include "tests/support/cli_test.hpp"
+#include "tests/support/example_op_copy.hpp"
 #include "tests/support/run_attnsweep.hpp"
 #include "tests/support/spawn_attnsweep.hpp"
 #include "tests/support/tiny_nightly.hpp"
@@ -35,10 +36,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using attnsweep::testing::contains;
-using attnsweep::testing::contains_each;
-using attnsweep::testing::Outcome;
-using attnsweep::testing::run_attnsweep;
+using namespace attnsweep::testing;  // the CLI tests' support: Outcome, run_attnsweep, contains, ...
 
 std::string read(const std::string& path) { return attnsweep::testing::read_file(path); }
 std::string digest(const std::string& path) { return attnsweep::sha256_hex(read(path)); }
@@ -60,18 +58,10 @@ std::string example_op_config(const std::string& library, const std::string& axe
          axes + "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n";
 }
 
-class CliRoundFiveNights : public attnsweep::testing::CliTest {
+class CliRoundFiveNights : public attnsweep::testing::TinyNightlyTest {
  protected:
-  CliRoundFiveNights() : CliTest("attnsweep-round-five-nights") {}
+  CliRoundFiveNights() : TinyNightlyTest("attnsweep-round-five-nights") {}
 
-  // One night into the history folder; a second apart, so that no two share a stamp.
-  Outcome night(const std::string& environment = "", const std::string& extra = "--threshold 99") {
-    ++nights_;
-    if (nights_ > 1) ::sleep(1);
-    return run_attnsweep("--log-level off nightly " + config_ + " --history " + history_ + " --db " +
-                             path("n" + std::to_string(nights_) + ".db") + " " + extra,
-                         "OMP_NUM_THREADS=1 " + environment);
-  }
   // The history's nights, oldest first.
   std::vector<std::string> nights() const {
     std::vector<std::string> found;
@@ -93,10 +83,6 @@ class CliRoundFiveNights : public attnsweep::testing::CliTest {
     }
     return found;
   }
-
-  std::string config_ = write("nightly.yaml", attnsweep::testing::kTinyNightlyConfig);
-  std::string history_ = path("history");
-  int nights_ = 0;
 };
 
 // Item 1 and 18: nightly's --summary and --summary-json were checked only
@@ -352,9 +338,7 @@ TEST_F(CliRoundFiveNights, StoredAndGivenTextReachesTheTerminalEscaped) {
 // Now the run stops before the first case of the new build, says why, and
 // --resume refuses it as it refuses any rebuilt library.
 TEST_F(CliRoundFiveNights, AnIsolatedRunStopsWhenItsOpLibraryIsRebuilt) {
-  const std::string library = path("lib/example.so");
-  fs::create_directories(path("lib"));
-  fs::copy_file(ATTNSWEEP_EXAMPLE_OP_LIBRARY, library);
+  const std::string library = attnsweep::testing::example_op_copy(path("lib"));
   const std::string config = write("op.yaml", example_op_config(library,
                                                                 "dtypes: [fp32, bf16]\ncausal: [true, false]\n"
                                                                 "shapes:\n  - {batch: 1, heads: 4, seq_len: 64, head_dim: 32}\n"
@@ -391,9 +375,7 @@ TEST_F(CliRoundFiveNights, AnIsolatedRunStopsWhenItsOpLibraryIsRebuilt) {
 // before a worker loads it (or before a --gpus worker's first case of it) is
 // seen by the worker, which measures nothing and answers `refused`.
 TEST_F(CliRoundFiveNights, AWorkerRefusesALibraryRebuiltBeforeItLoadedIt) {
-  const std::string library = path("lib/example.so");
-  fs::create_directories(path("lib"));
-  fs::copy_file(ATTNSWEEP_EXAMPLE_OP_LIBRARY, library);
+  const std::string library = attnsweep::testing::example_op_copy(path("lib"));
   const std::string config = write("op.yaml", example_op_config(library,
                                                                 "dtypes: [fp32]\ncausal: [true]\n"
                                                                 "shapes:\n  - {batch: 1, heads: 2, seq_len: 16, head_dim: 8}\n"));

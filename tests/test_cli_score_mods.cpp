@@ -16,17 +16,16 @@
 #include <string>
 #include <utility>
 
+#include "tests/support/cli_output_checks.hpp"
+#include "tests/support/cli_test.hpp"
 #include "tests/support/flash_like_variant.hpp"
-#include "tests/support/run_attnsweep.hpp"
-#include "tests/support/scratch_directory.hpp"
 
 namespace {
 
-using attnsweep::testing::Outcome;
+using attnsweep::testing::contains;
 using attnsweep::testing::flash_like;
+using attnsweep::testing::Outcome;
 const auto text = attnsweep::testing::rows_text;
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::string config(const std::string& alibi, const std::string& sinks, const std::string& passes = "[forward]",
                    const std::string& causal = "[true, false]") {
@@ -45,14 +44,9 @@ std::string config(const std::string& alibi, const std::string& sinks, const std
          "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n";
 }
 
-class CliScoreMods : public ::testing::Test {
+class CliScoreMods : public attnsweep::testing::CliSweepTest {
  protected:
-  std::string path(const std::string& name) const { return scratch_.path(name); }
-  Outcome run(const std::string& yaml, const std::string& db = "r.db") {
-    return attnsweep::testing::run_attnsweep("--log-level off run " + scratch_.write("s.yaml", yaml) + " --db " +
-                                             path(db));
-  }
-  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-cli-score-mods"};
+  CliScoreMods() : CliSweepTest("attnsweep-cli-score-mods") {}
 };
 
 TEST_F(CliScoreMods, NaiveSdpaAndAnOpWithTheArgumentsComputeThemAndTheRestSayWhyNot) {
@@ -177,7 +171,7 @@ TEST_F(CliScoreMods, DeterministicCasesRunWithPyTorchsFlagAndAnOpWithoutItIsUnsu
                            "shapes: {batch: 1, heads: 2, seq_len: 32, head_dim: 16}\n"
                            "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n";
   const Outcome outcome = attnsweep::testing::run_attnsweep(
-      "--log-level info run " + scratch_.write("d.yaml", yaml) + " --db " + path("d.db"), "ATTNSWEEP_TEST_VARIANTS=1 ");
+      "--log-level info run " + write("d.yaml", yaml) + " --db " + path("d.db"), "ATTNSWEEP_TEST_VARIANTS=1 ");
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
   EXPECT_TRUE(contains(outcome.output, "CUBLAS_WORKSPACE_CONFIG=:4096:8 for this run")) << outcome.output;
   SQLite::Database db(path("d.db"), SQLite::OPEN_READONLY);
@@ -215,7 +209,7 @@ TEST_F(CliScoreMods, EveryShardOfADeterministicSweepHasTheSameEnvironmentAndMerg
                            "shapes: {batch: 1, heads: 2, seq_len: [16, 32], head_dim: 8}\n"
                            "exclude: [{seq_len: 16, deterministic: true}]\n"
                            "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n";
-  const std::string config = scratch_.write("shards.yaml", yaml);
+  const std::string config = write("shards.yaml", yaml);
   std::string shards;
   int with_deterministic = 0;
   for (const char* shard : {"0/2", "1/2"}) {

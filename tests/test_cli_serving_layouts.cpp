@@ -11,17 +11,16 @@
 #include <filesystem>
 #include <string>
 
+#include "tests/support/cli_output_checks.hpp"
+#include "tests/support/cli_test.hpp"
 #include "tests/support/flash_like_variant.hpp"
-#include "tests/support/run_attnsweep.hpp"
-#include "tests/support/scratch_directory.hpp"
 
 namespace {
 
-using attnsweep::testing::Outcome;
+using attnsweep::testing::contains;
 using attnsweep::testing::flash_like;
+using attnsweep::testing::Outcome;
 const auto text = attnsweep::testing::rows_text;
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 const char* const kEveryArgument =
     "    arguments: {cu_seqlens_q: cu_seqlens_q, cu_seqlens_k: cu_seqlens_k, max_seqlen_q: max_seqlen_q,\n"
@@ -48,14 +47,9 @@ std::string config(const std::string& variants) {
          "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n";
 }
 
-class CliServingLayouts : public ::testing::Test {
+class CliServingLayouts : public attnsweep::testing::CliSweepTest {
  protected:
-  std::string path(const std::string& name) const { return scratch_.path(name); }
-  Outcome run(const std::string& yaml, const std::string& extra = "") {
-    return attnsweep::testing::run_attnsweep("--log-level off run " + scratch_.write("s.yaml", yaml) + " --db " +
-                                             path("r.db") + extra);
-  }
-  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-cli-serving-layouts"};
+  CliServingLayouts() : CliSweepTest("attnsweep-cli-serving-layouts") {}
 };
 
 TEST_F(CliServingLayouts, EveryBuiltInVariantRunsAVariableLengthBatchRightAndNoneReadsPages) {
@@ -123,7 +117,7 @@ TEST_F(CliServingLayouts, ABackwardOfAPagedCacheIsUnsupportedAndABadMappingIsRef
   yaml.replace(yaml.find("dtypes:"), 0, "passes: [forward, backward]\n");
   // plan says beforehand what run will find unsupported: of 16 cases, the 4 backward passes of a
   // paged case and the 4 forward passes on pages (a variable-length batch has its backward).
-  const Outcome plan = attnsweep::testing::run_attnsweep("--log-level off plan " + scratch_.write("p.yaml", yaml));
+  const Outcome plan = run_config("plan", "p.yaml", yaml, "");
   ASSERT_EQ(plan.exit_code, 0) << plan.output;
   const auto count = [&](const std::string& part) {
     std::size_t found = 0;
@@ -182,16 +176,14 @@ TEST_F(CliServingLayouts, ABackwardOfAPagedCacheIsUnsupportedAndABadMappingIsRef
 // The memory check counts what a variable-length case makes: here the real
 // rows are a few GiB, but the padded batch's masks are 2 x 2 x 16M x 16M bytes.
 TEST_F(CliServingLayouts, AVariableLengthCaseWhosePaddedMasksCannotFitIsRefusedBeforeAnythingRuns) {
-  const std::string yaml = scratch_.write("big.yaml",
-                                          "variants: [naive]\n"
-                                          "device: cpu\n"
-                                          "dtypes: [fp32]\n"
-                                          "causal: false\n"
-                                          "shapes:\n"
-                                          "  - {heads: 1, head_dim: 8, varlen: {seq_len_kv: [16777216, 1], seq_len_q: seq_len_kv}}\n");
+  const std::string yaml = "variants: [naive]\n"
+                           "device: cpu\n"
+                           "dtypes: [fp32]\n"
+                           "causal: false\n"
+                           "shapes:\n"
+                           "  - {heads: 1, head_dim: 8, varlen: {seq_len_kv: [16777216, 1], seq_len_q: seq_len_kv}}\n";
   for (const std::string verb : {"plan", "run"}) {
-    const Outcome outcome = attnsweep::testing::run_attnsweep(
-        "--log-level off " + verb + " " + yaml + (verb == "run" ? " --db " + path("big.db") : std::string()));
+    const Outcome outcome = run_config(verb, "big.yaml", yaml, "big.db");
     EXPECT_EQ(outcome.exit_code, 2) << verb << ": " << outcome.output;
     EXPECT_TRUE(contains(outcome.output, "big.yaml:6:5: shapes: case naive 2x1xvarlen[q 1-16777216, kv 1-16777216 #"))
         << outcome.output;

@@ -14,17 +14,16 @@
 #include <string>
 #include <utility>
 
+#include "tests/support/cli_output_checks.hpp"
+#include "tests/support/cli_test.hpp"
 #include "tests/support/flash_like_variant.hpp"
-#include "tests/support/run_attnsweep.hpp"
-#include "tests/support/scratch_directory.hpp"
 
 namespace {
 
-using attnsweep::testing::Outcome;
+using attnsweep::testing::contains;
 using attnsweep::testing::flash_like;
+using attnsweep::testing::Outcome;
 const auto text = attnsweep::testing::rows_text;
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::string config(const std::string& softcap, const std::string& passes = "[forward]") {
   return "name: softcap\n"
@@ -40,14 +39,9 @@ std::string config(const std::string& softcap, const std::string& passes = "[for
          "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n";
 }
 
-class CliSoftcap : public ::testing::Test {
+class CliSoftcap : public attnsweep::testing::CliSweepTest {
  protected:
-  std::string path(const std::string& name) const { return scratch_.path(name); }
-  Outcome run(const std::string& yaml, const std::string& db = "r.db") {
-    return attnsweep::testing::run_attnsweep("--log-level off run " + scratch_.write("s.yaml", yaml) + " --db " +
-                                             path(db));
-  }
-  attnsweep::testing::ScratchDirectory scratch_{"attnsweep-cli-softcap"};
+  CliSoftcap() : CliSweepTest("attnsweep-cli-softcap") {}
 };
 
 TEST_F(CliSoftcap, NaiveAndAnOpWithTheArgumentComputeItAndSdpaSaysWhyNot) {

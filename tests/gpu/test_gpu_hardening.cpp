@@ -17,15 +17,15 @@
 #include <thread>
 
 #include "tests/support/cli_cuda_sweep.hpp"
+#include "tests/support/cli_output_checks.hpp"
 #include "tests/support/gpu_checks.hpp"
 #include "tests/support/run_attnsweep.hpp"
 
 namespace {
 
+using attnsweep::testing::contains;
 using attnsweep::testing::Outcome;
 using attnsweep::testing::run_attnsweep;
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 using attnsweep::testing::scalar;
 

@@ -1,12 +1,16 @@
 #pragma once
-// What the CLI tests check in a command's output: that it says each of several
-// things. One assertion for the lot, whose failure names every part missing.
+// What the CLI tests check in a command's output: that it says a thing, or each
+// of several things (one assertion for the lot, whose failure names every part
+// missing).
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 namespace attnsweep::testing {
+
+// Whether `part` is somewhere in `text`.
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Whether `text` holds each of `parts` somewhere; a failure lists the parts it
 // lacks, then the whole text.

@@ -1,10 +1,14 @@
 #pragma once
-// What the nightly CLI tests share (tests/test_cli_nightly.cpp, tests/test_cli_history.cpp).
+// What the nightly CLI tests share (tests/test_cli_nightly.cpp, tests/test_cli_history.cpp,
+// tests/test_cli_round_five_nights.cpp).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <string>
 
-#include "tests/support/file_text.hpp"  // read_file, which the nightly tests use throughout
+#include "tests/support/cli_output_checks.hpp"
+#include "tests/support/cli_test.hpp"  // contains, which the nightly tests use throughout
+#include "tests/support/file_text.hpp"  // read_file, likewise
 
 namespace attnsweep::testing {
 
@@ -20,8 +24,25 @@ shapes: {batch: 1, heads: 4, seq_len: 256, head_dim: 32}
 measure: {warmup: 2, profiled_forwards: 1, min_samples: 40, max_samples: 40}
 )";
 
-// Whether `part` is somewhere in `text`.
-inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+// The fixture of the tests that run nights of kTinyNightlyConfig into a
+// history folder (history_) of the scratch folder.
+class TinyNightlyTest : public CliTest {
+ protected:
+  using CliTest::CliTest;
+
+  // One night into the history folder; a second apart, so that no two share a stamp.
+  Outcome night(const std::string& environment = "", const std::string& extra = "--threshold 99") {
+    ++nights_;
+    if (nights_ > 1) ::sleep(1);
+    return run_attnsweep("--log-level off nightly " + config_ + " --history " + history_ + " --db " +
+                             path("n" + std::to_string(nights_) + ".db") + " " + extra,
+                         "OMP_NUM_THREADS=1 " + environment);
+  }
+
+  std::string config_ = write("nightly.yaml", kTinyNightlyConfig);
+  std::string history_ = path("history");
+  int nights_ = 0;
+};
 
 // The night-stamp rule, as nightly and history both say it: a night stamped in
 // the future (20991231T235959Z), one whose stamp is no UTC time (20261301T000000Z)
