@@ -40,13 +40,7 @@ class ClaimsReader : public YamlReader {
       : YamlReader(std::move(source)), file_(std::move(file_as_named)), seed_(seed), room_(room) {}
 
   std::vector<ClaimedFigure> read(const std::string& text) {
-    YAML::Node root;
-    try {
-      check_yaml_structure(text, source_);
-      root = YAML::Load(text);
-    } catch (const YAML::ParserException& error) {
-      throw yaml_syntax_error(text, source_, error);
-    }
+    YAML::Node root = load_yaml(text, source_);
     if (!root || !root.IsMap()) {
       fail(root, "", "expected a mapping with keys " + text::join(kFileKeys, ", ") + " (docs/config.md, \"Claims\")");
     }

@@ -34,13 +34,7 @@ class Loader : public YamlReader {
   using YamlReader::YamlReader;
 
   Config load(const std::string& text) {
-    YAML::Node root;
-    try {
-      check_yaml_structure(text, source_);
-      root = YAML::Load(text);
-    } catch (const YAML::ParserException& error) {
-      throw yaml_syntax_error(text, source_, error);
-    }
+    YAML::Node root = load_yaml(text, source_);
     if (!root || root.IsNull()) {
       fail(root, "", "the file is empty; expected a mapping with keys " + text::join(kTopLevelKeys, ", "));
     }

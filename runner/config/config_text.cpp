@@ -193,6 +193,15 @@ ConfigError yaml_syntax_error(const std::string& text, const std::string& source
   return ConfigError(source, location(error.mark), "", "YAML syntax error: " + error.msg);
 }
 
+YAML::Node load_yaml(const std::string& text, const std::string& source) {
+  try {
+    check_yaml_structure(text, source);
+    return YAML::Load(text);
+  } catch (const YAML::ParserException& error) {
+    throw yaml_syntax_error(text, source, error);
+  }
+}
+
 // YAML must be UTF-8 text; name the first byte that is not. A NUL would cut the
 // stored config_yaml short; other control characters are not YAML (tab, line
 // feed and carriage return are).

@@ -4,6 +4,7 @@
 // aliases that expand past any sweep; and yaml-cpp's syntax errors as one line,
 // an unclosed bracket placed at the bracket rather than where the parser gave up.
 #include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/node/node.h>
 
 #include <string>
 
@@ -19,5 +20,8 @@ void check_config_text(const std::string& text, const std::string& source_name);
 void check_yaml_structure(const std::string& text, const std::string& source);
 // A yaml-cpp syntax error as one line.
 ConfigError yaml_syntax_error(const std::string& text, const std::string& source, const YAML::ParserException& error);
+// The document of `text` (a config or a claims file), built once check_yaml_structure
+// has passed it; a syntax error is yaml_syntax_error's one line. Throws ConfigError.
+YAML::Node load_yaml(const std::string& text, const std::string& source);
 
 }  // namespace attnsweep

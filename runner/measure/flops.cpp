@@ -1,6 +1,7 @@
 #include "runner/measure/flops.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace attnsweep {
 
@@ -50,39 +51,36 @@ double pass_flops(const Shape& shape, const Mask& mask, Pass pass) {
 }
 
 std::string flop_convention(const ConventionFacts& run) {
+  // The clause each fact of the run adds, in the order they are written.
+  const std::pair<bool, const char*> clauses[] = {
+      {run.softcap,
+       "; soft-capping (softcap) adds no flops: its tanh is not counted, as the softmax's exponentials are "
+       "not (FlashAttention's and cuDNN frontend's benchmarks count the same)"},
+      {run.alibi,
+       "; ALiBi adds no flops (its bias add is not counted) and no min_bytes (a fused kernel makes the bias "
+       "from one slope per head; an explicit (heads, Sq, Skv) bias read by naive and SDPA is their own cost)"},
+      {run.sinks, "; attention sinks add no flops and no min_bytes (one logit per head)"},
+      {run.fp8,
+       "; fp8 (fp8_e4m3, fp8_e5m2): flops as any dtype; min_bytes count q, k and v at 1 byte and the output at "
+       "bf16's 2 (the per-tensor descales not counted)"},
+      {run.value_head_dims,
+       "; a value head dim Dv (head_dim_v) other than D: flops = 2 * batch * heads * (D + Dv) * pairs (q k^T over "
+       "D, p v over Dv), and min_bytes count q and k with D, v and the output with Dv (in a backward also dq, dk "
+       "with D, dout and dv with Dv)"},
+      {run.variable_lengths,
+       "; a variable-length batch counts the sum over its sequences, each a batch of one with its own "
+       "lengths: the padding of a padded run is not counted"},
+      {run.serving_masks,
+       "; masks: causal bottom-right pairs = sum_i min(i + 1 + seq_len_kv - seq_len_q, seq_len_kv), a window "
+       "clips each row to its keys (docs/measurement.md); under a window min_bytes count only the keys and values "
+       "some query sees"},
+      {run.backward_passes,
+       "; passes (FlashAttention's convention): backward flops = 2.5 * forward, forward_backward = 3.5 * "
+       "forward; backward and forward_backward min_bytes = dtype_bytes * (4 * B*H*Sq*D + 4 * B*KVH*Skv*D)"},
+  };
   std::string text = kFlopConvention;
-  if (run.softcap) {
-    text += "; soft-capping (softcap) adds no flops: its tanh is not counted, as the softmax's exponentials are "
-            "not (FlashAttention's and cuDNN frontend's benchmarks count the same)";
-  }
-  if (run.alibi) {
-    text += "; ALiBi adds no flops (its bias add is not counted) and no min_bytes (a fused kernel makes the bias "
-            "from one slope per head; an explicit (heads, Sq, Skv) bias read by naive and SDPA is their own cost)";
-  }
-  if (run.sinks) {
-    text += "; attention sinks add no flops and no min_bytes (one logit per head)";
-  }
-  if (run.fp8) {
-    text += "; fp8 (fp8_e4m3, fp8_e5m2): flops as any dtype; min_bytes count q, k and v at 1 byte and the output at "
-            "bf16's 2 (the per-tensor descales not counted)";
-  }
-  if (run.value_head_dims) {
-    text += "; a value head dim Dv (head_dim_v) other than D: flops = 2 * batch * heads * (D + Dv) * pairs (q k^T over "
-            "D, p v over Dv), and min_bytes count q and k with D, v and the output with Dv (in a backward also dq, dk "
-            "with D, dout and dv with Dv)";
-  }
-  if (run.variable_lengths) {
-    text += "; a variable-length batch counts the sum over its sequences, each a batch of one with its own "
-            "lengths: the padding of a padded run is not counted";
-  }
-  if (run.serving_masks) {
-    text += "; masks: causal bottom-right pairs = sum_i min(i + 1 + seq_len_kv - seq_len_q, seq_len_kv), a window "
-            "clips each row to its keys (docs/measurement.md); under a window min_bytes count only the keys and values "
-            "some query sees";
-  }
-  if (run.backward_passes) {
-    text += "; passes (FlashAttention's convention): backward flops = 2.5 * forward, forward_backward = 3.5 * "
-            "forward; backward and forward_backward min_bytes = dtype_bytes * (4 * B*H*Sq*D + 4 * B*KVH*Skv*D)";
+  for (const auto& [applies, clause] : clauses) {
+    if (applies) text += clause;
   }
   return text;
 }

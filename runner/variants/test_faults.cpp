@@ -56,23 +56,18 @@ class TestNondeterministic final : public Variant {
   }
 };
 
+// The one instance of a test variant, made on first use, that the registry hands out.
+template <typename TestVariant>
+const Variant& only_instance() {
+  static const TestVariant instance;
+  return instance;
+}
+
 }  // namespace
 
-const Variant& test_nondeterministic_variant() {
-  static const TestNondeterministic instance;
-  return instance;
-}
-const Variant& test_abort_variant() {
-  static const TestAbort instance;
-  return instance;
-}
-const Variant& test_hang_variant() {
-  static const TestHang instance;
-  return instance;
-}
-const Variant& test_device_fault_variant() {
-  static const TestDeviceFault instance;
-  return instance;
-}
+const Variant& test_nondeterministic_variant() { return only_instance<TestNondeterministic>(); }
+const Variant& test_abort_variant() { return only_instance<TestAbort>(); }
+const Variant& test_hang_variant() { return only_instance<TestHang>(); }
+const Variant& test_device_fault_variant() { return only_instance<TestDeviceFault>(); }
 
 }  // namespace attnsweep
