@@ -151,6 +151,29 @@ class Counting(unittest.TestCase):
 
 @needs_torch
 class Numerics(unittest.TestCase):
+    @staticmethod
+    def grouped_case():
+        """The fp32 case the score modifications are written out on: 2x4/2x12x8 (query heads 4, key/value heads 2),
+        seed 3: q, k, v, the output's gradient and the scale."""
+        q, k, v = ref.make_inputs(ref.parse_shape("2x4/2x12x8"), "fp32", 3, "cpu")
+        return q, k, v, ref.make_dout(q.shape, "fp32", 3, "cpu"), 8 ** -0.5
+
+    def assert_naive_and_float64_agree(self, q, k, v, dout, scale, causal, mask, mods, expected, tolerance,
+                                       exact_mods=None):
+        """Each naive variant's output within 1e-5 of `expected` (the modified attention written out); the chunked
+        float64 reference's output within `tolerance` of it and its gradients of float64 autograd through naive
+        (with exact_mods(leaves), the modifications made again from the float64 leaves, where they hold tensors)."""
+        for variant in ("naive", "naive_inplace"):
+            out = ref.attention(variant, q, k, v, scale, causal, mask, mods)
+            self.assertLess(ref.rel_error(out, expected), 1e-5, variant)
+        leaves = [t.double().requires_grad_() for t in (q, k, v)]
+        out = ref.attention("naive", *leaves, scale, causal, mask, exact_mods(leaves) if exact_mods else mods)
+        grads = torch.autograd.grad(out, leaves, dout.double())
+        got_out, got = ref.reference_grads(q, k, v, dout, scale, causal, chunk_elements=1, mods=mods)
+        self.assertLess(ref.rel_error(got_out, expected), tolerance)
+        for g, e in zip(got, grads):
+            self.assertLess(ref.rel_error(g, e), tolerance)
+
     def test_inputs_and_dout_are_drawn_as_attnsweep_draws_them(self):
         q, k, v = ref.make_inputs(ref.parse_shape("2x4/2x8x4"), "bf16", 7, "cpu")
         self.assertEqual((tuple(q.shape), tuple(k.shape), tuple(v.shape)), ((2, 4, 8, 4), (2, 2, 8, 4), (2, 2, 8, 4)))
@@ -202,10 +225,7 @@ class Numerics(unittest.TestCase):
                 self.assertLess(ref.rel_error(g, e), 1e-14)
 
     def test_softcap_is_cap_times_tanh_before_the_mask_in_every_reference(self):
-        shape = ref.parse_shape("2x4/2x12x8")
-        q, k, v = ref.make_inputs(shape, "fp32", 3, "cpu")
-        dout = ref.make_dout(q.shape, "fp32", 3, "cpu")
-        scale = 8 ** -0.5
+        q, k, v, dout, scale = self.grouped_case()
         for causal in (True, False):
             mask = ref.causal_mask(q, k)
             # written out on its own: grouped heads repeated, cap 0.5, then the mask
@@ -217,16 +237,7 @@ class Numerics(unittest.TestCase):
             capped = ref.ScoreMods(0.5)
             self.assertLess(ref.rel_error(ref.reference(q, k, v, scale, causal, capped), expected), 1e-14)
             self.assertGreater(ref.rel_error(ref.reference(q, k, v, scale, causal), expected), 1e-2)  # the cap matters
-            for variant in ("naive", "naive_inplace"):
-                out = ref.attention(variant, q, k, v, scale, causal, mask, capped)
-                self.assertLess(ref.rel_error(out, expected), 1e-5, variant)
-            leaves = [t.double().requires_grad_() for t in (q, k, v)]
-            out = ref.attention("naive", *leaves, scale, causal, mask, capped)
-            grads = torch.autograd.grad(out, leaves, dout.double())
-            got_out, got = ref.reference_grads(q, k, v, dout, scale, causal, chunk_elements=1, mods=capped)
-            self.assertLess(ref.rel_error(got_out, expected), 1e-14)
-            for g, e in zip(got, grads):
-                self.assertLess(ref.rel_error(g, e), 1e-14)
+            self.assert_naive_and_float64_agree(q, k, v, dout, scale, causal, mask, capped, expected, 1e-14)
         with self.assertRaisesRegex(RuntimeError, "No available kernel"):
             ref.attention("sdpa_math", q, k, v, scale, True, None, ref.ScoreMods(0.5))
 
@@ -238,10 +249,7 @@ class Numerics(unittest.TestCase):
     def test_alibi_and_sinks_in_every_reference(self):
         # issue 36: written out on its own: the bias -slope_h * |i - j| added after the scale,
         # the mask, then each head's sink logit as one more softmax column that gives no value
-        shape = ref.parse_shape("2x4/2x12x8")
-        q, k, v = ref.make_inputs(shape, "fp32", 3, "cpu")
-        dout = ref.make_dout(q.shape, "fp32", 3, "cpu")
-        scale = 8 ** -0.5
+        q, k, v, dout, scale = self.grouped_case()
         for causal in (True, False):
             mods = ref.ScoreMods(0.0, True, True, q, k, causal, 3)
             self.assertEqual(mods.sinks.tolist(),
@@ -258,17 +266,9 @@ class Numerics(unittest.TestCase):
             expected = (weights / (weights.sum(-1, keepdim=True) + sink)) @ vd
             self.assertLess(ref.rel_error(ref.reference(q, k, v, scale, causal, mods), expected), 1e-13)
             self.assertGreater(ref.rel_error(ref.reference(q, k, v, scale, causal), expected), 1e-2)
-            for variant in ("naive", "naive_inplace"):
-                out = ref.attention(variant, q, k, v, scale, causal, mask, mods)
-                self.assertLess(ref.rel_error(out, expected), 1e-5, variant)
-            leaves = [t.double().requires_grad_() for t in (q, k, v)]
-            exact = ref.ScoreMods(0.0, True, True, *leaves[:2], causal, 3)
-            out = ref.attention("naive", *leaves, scale, causal, mask, exact)
-            grads = torch.autograd.grad(out, leaves, dout.double())
-            got_out, got = ref.reference_grads(q, k, v, dout, scale, causal, chunk_elements=1, mods=mods)
-            self.assertLess(ref.rel_error(got_out, expected), 1e-13)
-            for g, e in zip(got, grads):
-                self.assertLess(ref.rel_error(g, e), 1e-13)
+            self.assert_naive_and_float64_agree(
+                q, k, v, dout, scale, causal, mask, mods, expected, 1e-13,
+                exact_mods=lambda leaves: ref.ScoreMods(0.0, True, True, *leaves[:2], causal, 3))
             # SDPA takes ALiBi as its float attn_mask, and has no sinks
             alibi_only = ref.ScoreMods(0.0, True, False, q, k, causal, 3)
             out = ref.attention("sdpa_math", q, k, v, scale, causal, None, alibi_only)
@@ -394,6 +394,18 @@ def python_line(**fields):
                causal=True, status="ok", counts_consistent=True)
     row.update(fields)
     return json.dumps(row)
+
+
+def naive_forward_case(kernels, median_us, rel_error, **axes):
+    """make_db's row of a naive forward without copies or fills, with its axes (softcap=2.0, alibi=1, ...)."""
+    return dict(variant="naive", **{"pass": "forward"}, kernels_per_forward=kernels, memcpy_per_forward=0,
+                memset_per_forward=0, gpu_time_us_median=median_us, rel_error=rel_error, **axes)
+
+
+def naive_forward_line(kernels, median_us, rel_error, **axes):
+    """Python's line (python_line) of such a case."""
+    return python_line(variant="naive", **{"pass": "forward"}, kernels=kernels, memcpy=0, memset=0,
+                       median_us=median_us, rel_error=rel_error, **axes)
 
 
 class TrainingReport(unittest.TestCase):
@@ -569,23 +581,14 @@ class TrainingReport(unittest.TestCase):
 
     def test_a_capped_case_is_its_own_call_and_matched_by_its_cap(self):
         os.remove(self.db)
-        make_db(self.db, [
-            dict(variant="naive", **{"pass": "forward"}, kernels_per_forward=9, memcpy_per_forward=0,
-                 memset_per_forward=0, gpu_time_us_median=300.0, rel_error=2.5e-3, softcap=2.0),
-            dict(variant="naive", **{"pass": "forward"}, kernels_per_forward=6, memcpy_per_forward=0,
-                 memset_per_forward=0, gpu_time_us_median=250.0, rel_error=2.4e-3),
-        ])
+        make_db(self.db, [naive_forward_case(9, 300.0, 2.5e-3, softcap=2.0), naive_forward_case(6, 250.0, 2.4e-3)])
         code, out, _ = self.run_report("--python-args", self.db)
         self.assertEqual(code, 0)
         self.assertEqual(out.strip().splitlines(), [
             "--causal 1 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward --variants naive",
             "--causal 1 --softcap 2 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward --variants naive"])
         # Python's capped line is matched with the capped case only: 9 kernels with 9, 6 with 6.
-        self.write_python(
-            python_line(variant="naive", **{"pass": "forward"}, softcap=2.0, kernels=9, memcpy=0, memset=0,
-                        median_us=301.0, rel_error=2.5e-3),
-            python_line(variant="naive", **{"pass": "forward"}, kernels=6, memcpy=0, memset=0, median_us=251.0,
-                        rel_error=2.4e-3))
+        self.write_python(naive_forward_line(9, 301.0, 2.5e-3, softcap=2.0), naive_forward_line(6, 251.0, 2.4e-3))
         code, out, err = self.run_report(self.db, self.jsonl)
         self.assertEqual(code, 0, out + err)
         self.assertIn("counts equal 2/2", out)
@@ -593,27 +596,16 @@ class TrainingReport(unittest.TestCase):
 
     def test_alibi_and_sinks_cases_are_their_own_calls_and_matched_by_them(self):
         os.remove(self.db)
-        make_db(self.db, [
-            dict(variant="naive", **{"pass": "forward"}, kernels_per_forward=11, memcpy_per_forward=0,
-                 memset_per_forward=0, gpu_time_us_median=320.0, rel_error=2.6e-3, alibi=1, sinks=1),
-            dict(variant="naive", **{"pass": "forward"}, kernels_per_forward=7, memcpy_per_forward=0,
-                 memset_per_forward=0, gpu_time_us_median=280.0, rel_error=2.5e-3, alibi=1),
-            dict(variant="naive", **{"pass": "forward"}, kernels_per_forward=6, memcpy_per_forward=0,
-                 memset_per_forward=0, gpu_time_us_median=250.0, rel_error=2.4e-3),
-        ])
+        make_db(self.db, [naive_forward_case(11, 320.0, 2.6e-3, alibi=1, sinks=1),
+                          naive_forward_case(7, 280.0, 2.5e-3, alibi=1), naive_forward_case(6, 250.0, 2.4e-3)])
         code, out, _ = self.run_report("--python-args", self.db)
         self.assertEqual(code, 0)
         self.assertEqual(out.strip().splitlines(), [
             "--causal 1 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward --variants naive",
             "--causal 1 --alibi 1 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward --variants naive",
             "--causal 1 --alibi 1 --sinks 1 --shapes 2x32/8x4096x128 --dtypes bf16 --passes forward --variants naive"])
-        self.write_python(
-            python_line(variant="naive", **{"pass": "forward"}, alibi=True, sinks=True, kernels=11, memcpy=0,
-                        memset=0, median_us=321.0, rel_error=2.6e-3),
-            python_line(variant="naive", **{"pass": "forward"}, alibi=True, kernels=7, memcpy=0, memset=0,
-                        median_us=281.0, rel_error=2.5e-3),
-            python_line(variant="naive", **{"pass": "forward"}, kernels=6, memcpy=0, memset=0, median_us=251.0,
-                        rel_error=2.4e-3))
+        self.write_python(naive_forward_line(11, 321.0, 2.6e-3, alibi=True, sinks=True),
+                          naive_forward_line(7, 281.0, 2.5e-3, alibi=True), naive_forward_line(6, 251.0, 2.4e-3))
         code, out, err = self.run_report(self.db, self.jsonl)
         self.assertEqual(code, 0, out + err)
         self.assertIn("counts equal 3/3", out)
