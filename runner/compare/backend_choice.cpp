@@ -74,7 +74,7 @@ std::vector<ChoiceLine> read_choices(const storage::RunReader& reader, std::int6
   std::vector<std::pair<int, ChoiceLine>> ordered;
   for (const storage::ChoiceRow& row : reader.choices(run_id)) {
     ChoiceLine line;
-    line.group_key = row.group_key;
+    static_cast<storage::ChoiceRow&>(line) = row;
     const auto found = row.fastest_case_id ? rows.find(*row.fastest_case_id) : rows.end();
     int order = 0;
     if (found != rows.end()) {
@@ -83,20 +83,6 @@ std::vector<ChoiceLine> read_choices(const storage::RunReader& reader, std::int6
                    (c.pass == Pass::forward ? "" : std::string(" ") + to_string(c.pass));
       order = c.plan_index;
     }
-    line.fastest_variant = row.fastest_variant;
-    line.fastest_backend = row.fastest_backend;
-    line.fastest_us = row.fastest_us.value_or(0);
-    line.fastest_ci_rel = row.fastest_ci_rel;
-    line.fastest_validity = row.fastest_validity;
-    line.variants_timed = row.variants_timed;
-    line.runner_up_variant = row.runner_up_variant;
-    line.runner_up_us = row.runner_up_us;
-    line.lead = row.lead;
-    line.lead_verdict = row.lead_verdict;
-    line.auto_backend = row.auto_backend;
-    line.auto_us = row.auto_us;
-    line.auto_slower_by = row.auto_slower_by;
-    line.auto_verdict = row.auto_verdict;
     line.sentence = sentence_of(line);
     ordered.emplace_back(order, std::move(line));
   }

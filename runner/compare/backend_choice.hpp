@@ -15,18 +15,11 @@
 
 namespace attnsweep::compare {
 
-struct ChoiceLine {
-  std::string group_key;  // the choice view's: equal for the same group in two runs
-  std::string group;      // "1x64/8x16384x128 bf16 causal", " backward" after it for that pass
-  std::string fastest_variant, fastest_backend, fastest_validity;
-  double fastest_us = 0;
-  std::optional<double> fastest_ci_rel;
-  int variants_timed = 0;
-  std::string runner_up_variant;
-  std::optional<double> runner_up_us, lead;
-  std::string lead_verdict;  // significant, tie, alone, unknown
-  std::optional<double> auto_us, auto_slower_by;
-  std::string auto_backend, auto_verdict;  // fastest, slower, tie, unknown; empty: sdpa_auto did not run
+// A case group as the choice view gives it (storage::ChoiceRow: group_key is equal for the
+// same group in two runs; lead_verdict significant, tie, alone or unknown; auto_verdict fastest,
+// slower, tie or unknown, empty when sdpa_auto did not run), named and said in a sentence.
+struct ChoiceLine : storage::ChoiceRow {
+  std::string group;  // "1x64/8x16384x128 bf16 causal", " backward" after it for that pass
   std::string sentence;
 };
 

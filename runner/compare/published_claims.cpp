@@ -54,35 +54,8 @@ std::vector<ClaimLine> read_claim_lines(const storage::RunReader& reader, std::i
     throw storage::DamagedDatabaseError(error.run + ", claim " + report::terminal_safe(error.claim) + ": " + error.detail);
   }
   for (const storage::ClaimResult& result : results) {
-    const storage::ClaimRow& claim = result.claim;
     ClaimLine line;
-    line.claims_file = claim.claims_file;
-    line.name = claim.name;
-    line.source_title = claim.source_title;
-    line.source_where = claim.source_where;
-    line.source_url = claim.source_url;
-    line.claimed_gpu = claim.claimed_gpu;
-    line.claimed_software = claim.claimed_software;
-    line.variant = claim.variant;
-    line.case_label = claim.case_label;
-    line.claimed_tflops = claim.claimed_tflops;
-    line.claimed_time_us = claim.claimed_time_us;
-    line.plan_index = claim.plan_index;
-    line.unmatched_reason = claim.unmatched_reason;
-    line.status = result.status;
-    line.error_message = result.error_message;
-    line.measured_tflops = result.measured_tflops;
-    line.measured_time_us = result.measured_time_us;
-    line.ratio = result.ratio;
-    line.validity = result.validity;
-    line.validity_reasons = result.validity_reasons;
-    line.device_name = result.device_name;
-    const auto clock = result.sm_clock_mhz_mean, clock_max = result.sm_clock_max_mhz;
-    const auto power_cap = result.power_cap_share, thermal_cap = result.thermal_cap_share, power_limit = result.power_limit_w;
-    const std::string& torch = result.torch_version;
-    const std::string& cuda = result.cuda_version;
-    const std::string& cudnn = result.cudnn_version;
-
+    static_cast<storage::ClaimResult&>(line) = result;
     if (!line.plan_index) {
       line.verdict = "not measured: " + line.unmatched_reason;
     } else if (line.status.empty()) {
@@ -104,20 +77,23 @@ std::vector<ClaimLine> read_claim_lines(const storage::RunReader& reader, std::i
       line.differences.push_back("another GPU: claimed on " + line.claimed_gpu + ", measured on " + line.device_name);
     }
     if (line.status == "ok") {
-      if (clock && clock_max && *clock < 0.97 * *clock_max) {
-        line.differences.push_back("SM clock " + text::fixed(*clock, 0) + " of " + text::fixed(*clock_max, 0) + " MHz");
+      if (line.sm_clock_mhz_mean && line.sm_clock_max_mhz && *line.sm_clock_mhz_mean < 0.97 * *line.sm_clock_max_mhz) {
+        line.differences.push_back("SM clock " + text::fixed(*line.sm_clock_mhz_mean, 0) + " of " +
+                                   text::fixed(*line.sm_clock_max_mhz, 0) + " MHz");
       }
-      if (power_cap && *power_cap > 0) {
-        line.differences.push_back("power-capped in " + share_percent(*power_cap) + " of samples" +
-                                   (power_limit ? " (limit " + text::fixed(*power_limit, 0) + " W)" : ""));
+      if (line.power_cap_share && *line.power_cap_share > 0) {
+        line.differences.push_back("power-capped in " + share_percent(*line.power_cap_share) + " of samples" +
+                                   (line.power_limit_w ? " (limit " + text::fixed(*line.power_limit_w, 0) + " W)" : ""));
       }
-      if (thermal_cap && *thermal_cap > 0) line.differences.push_back("thermally slowed in " + share_percent(*thermal_cap) + " of samples");
+      if (line.thermal_cap_share && *line.thermal_cap_share > 0) {
+        line.differences.push_back("thermally slowed in " + share_percent(*line.thermal_cap_share) + " of samples");
+      }
       if (line.validity == "suspect") line.differences.push_back("suspect: " + line.validity_reasons);
     }
     if (!line.claimed_software.empty()) {
-      std::string here = "torch " + (torch.empty() ? "?" : torch);
-      if (!cuda.empty()) here += ", CUDA " + cuda;
-      if (!cudnn.empty()) here += ", cuDNN " + cudnn_release(cudnn);
+      std::string here = "torch " + (line.torch_version.empty() ? "?" : line.torch_version);
+      if (!line.cuda_version.empty()) here += ", CUDA " + line.cuda_version;
+      if (!line.cudnn_version.empty()) here += ", cuDNN " + cudnn_release(line.cudnn_version);
       line.differences.push_back("software: claimed " + line.claimed_software + "; here " + here);
     }
     lines.push_back(std::move(line));

@@ -17,16 +17,8 @@ namespace attnsweep::compare {
 // Within this share of the claim either way: reproduced.
 inline constexpr double kClaimReproducedShare = 0.05;
 
-struct ClaimLine {
-  std::string claims_file, name, source_title, source_where, source_url, claimed_gpu, claimed_software;
-  std::string variant, case_label;
-  std::optional<double> claimed_tflops, claimed_time_us;
-  std::optional<int> plan_index;
-  std::string unmatched_reason;
-  std::string status, error_message;  // the case's; empty when not stored
-  std::optional<double> measured_tflops, measured_time_us, ratio;
-  std::string validity, validity_reasons;
-  std::string device_name;
+// A stored claim beside what the run measured of it (storage::ClaimResult), and what compare makes of it.
+struct ClaimLine : storage::ClaimResult {
   // "reproduced (within 5%)", "below the claim", "above the claim", or why there is no ratio.
   std::string verdict;
   // What differs between the claim's conditions and the run's: one short phrase each.

@@ -13,7 +13,8 @@ struct ChoiceRow {
   std::string group_key;
   std::optional<std::int64_t> fastest_case_id;
   std::string fastest_variant, fastest_backend, fastest_validity;
-  std::optional<double> fastest_us, fastest_ci_rel;
+  double fastest_us = 0;  // 0 when the view gives none
+  std::optional<double> fastest_ci_rel;
   int variants_timed = 0;
   std::string runner_up_variant;
   std::optional<double> runner_up_us, lead;

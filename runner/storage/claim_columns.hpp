@@ -9,8 +9,8 @@
 namespace attnsweep::storage {
 
 // claims: run_id (the key), then one column per ClaimRow member. Read back as
-// the readers of claims always took it: text leniently (NULL and numbers as
-// text, as query_values.hpp), the figures and plan_index held to what the
+// the readers of claims always took it: text leniently (fields::view_text: NULL
+// as "", a whole number as its digits), the figures and plan_index held to what the
 // store writes (a claimed figure above 0, at least one of the two, a
 // plan_index >= 0): anything else is a damaged database.
 const fields::Table<ClaimRow>& claim_columns();

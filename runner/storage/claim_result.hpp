@@ -8,8 +8,7 @@
 
 namespace attnsweep::storage {
 
-struct ClaimResult {
-  ClaimRow claim;
+struct ClaimResult : ClaimRow {
   std::string status, error_message;  // the case's; empty when it is not stored
   std::optional<double> measured_tflops, measured_time_us, ratio;  // ratio: the view's claim_ratio
   std::string validity, validity_reasons;

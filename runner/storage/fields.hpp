@@ -464,14 +464,13 @@ Row read_row(const SQLite::Statement& statement, const Table<Row>& table) {
 
 // ---- Views, read as their readers always took them ---------------------------------
 // A computed column of a view (claim_results, choice, results) is not held to a
-// domain: TEXT (or a blob) as it is, an INTEGER in decimal, "" for NULL and REAL
-// (as query_values.hpp's query_text) ...
+// domain: TEXT (or a blob) as it is, an INTEGER in decimal, "" for NULL and REAL ...
 inline std::string view_text(const SQLite::Column& value) {
   if (value.isText() || value.isBlob()) return value.getString();
   if (value.isInteger()) return std::to_string(value.getInt64());
   return "";
 }
-// ... and a REAL or INTEGER as a number, nothing for NULL and TEXT (query_real).
+// ... and a REAL or INTEGER as a number, nothing for NULL and TEXT.
 inline std::optional<double> view_number(const SQLite::Column& value) {
   if (value.isFloat() || value.isInteger()) return value.getDouble();
   return std::nullopt;

@@ -10,11 +10,8 @@
 namespace attnsweep::storage {
 namespace {
 
-using fields::Field;
 using fields::OutOfDomain;
-using fields::Table;
 using fields::Value;
-using fields::Where;
 
 // An environment fact as run_devices stores it: its JSON value as a column's
 // (env_vars as compact JSON text, "{}" when none is set).
@@ -32,7 +29,8 @@ Value stored_fact(const EnvironmentFact& fact, const EnvironmentInfo& environmen
 // The inverse: the stored value as the fact's JSON (env_vars' text parsed
 // back into its object), set into the environment. A value the fact cannot
 // take is a damaged database.
-void read_fact(const EnvironmentFact& fact, const SQLite::Column& value, const Where& where, EnvironmentInfo& out) {
+void read_fact(const EnvironmentFact& fact, const SQLite::Column& value, const fields::Where& where,
+               EnvironmentInfo& out) {
   nlohmann::json json;
   if (value.isInteger()) {
     json = value.getInt64();
@@ -53,16 +51,17 @@ void read_fact(const EnvironmentFact& fact, const SQLite::Column& value, const W
 
 }  // namespace
 
-const Table<RunDevice>& run_device_columns() {
+const fields::Table<RunDevice>& run_device_columns() {
   using D = RunDevice;
-  static const Table<D> table = [] {
-    Table<D> built{"run_devices", {"recorded_at"}, {}};
+  static const fields::Table<D> table = [] {
+    fields::Table<D> built{"run_devices", {"recorded_at"}, {}};
     for (const EnvironmentFact& fact : environment_facts()) {
       if (!fact.stored_in_run_devices()) continue;
-      built.fields.push_back(Field<D>{fact.name, [&fact](const D& row) { return stored_fact(fact, row.environment); },
-                                      [&fact](const SQLite::Column& value, const Where& where, D& row) {
-                                        read_fact(fact, value, where, row.environment);
-                                      }});
+      built.fields.push_back(fields::Field<D>{
+          fact.name, [&fact](const D& row) { return stored_fact(fact, row.environment); },
+          [&fact](const SQLite::Column& value, const fields::Where& where, D& row) {
+            read_fact(fact, value, where, row.environment);
+          }});
     }
     fields::append(built.fields, {fields::member<D>("ceiling_bf16_tflops", &D::ceiling_bf16_tflops, fields::kNotNegative),
                                   fields::member<D>("ceiling_copy_gbps", &D::ceiling_copy_gbps, fields::kNotNegative)});

@@ -259,11 +259,11 @@ std::vector<ClaimResult> RunReader::claim_results(std::int64_t run_id) const {
   while (query.executeStep()) {
     ClaimResult row;
     try {
-      fields::read_row_into(query, claim_columns(), row.claim);
+      fields::read_row_into(query, claim_columns(), static_cast<ClaimRow&>(row));
       fields::read_row_into(query, claim_result_columns(), row, claim_fields);
     } catch (const OutOfDomain& error) {
       // claims_file and name come first, so they are read.
-      throw DamagedClaimError(path_ + ": run " + std::to_string(run_id), row.claim.claims_file + ":" + row.claim.name,
+      throw DamagedClaimError(path_ + ": run " + std::to_string(run_id), row.claims_file + ":" + row.name,
                               error.what());
     }
     rows.push_back(std::move(row));

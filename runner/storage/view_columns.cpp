@@ -19,7 +19,10 @@ const fields::Table<ChoiceRow>& choice_columns() {
                 }},
        view_text_field<C>("fastest_variant", &C::fastest_variant),
        view_text_field<C>("fastest_backend", &C::fastest_backend),
-       view_number_field<C>("fastest_us", &C::fastest_us),
+       Field<C>{"fastest_us", {},
+                [](const SQLite::Column& value, const Where&, C& row) {
+                  row.fastest_us = fields::view_number(value).value_or(0);
+                }},
        view_number_field<C>("fastest_ci_rel", &C::fastest_ci_rel),
        view_text_field<C>("fastest_validity", &C::fastest_validity),
        Field<C>{"variants_timed", {},

@@ -13,14 +13,15 @@ if [ "${1:-}" = "--self-test" ]; then
   copy=$(mktemp -d)
   trap 'rm -rf "$copy"' EXIT
   cp -r "$here/runner" "$copy/"
-  # Two files of compare that include each other (one through its .cpp), a
-  # cycle of three in plan, and an include of another folder that must pass.
-  echo '#include "runner/compare/mann_whitney.hpp"' >> "$copy/runner/compare/value_text.cpp"
-  echo '#include "runner/compare/value_text.hpp"' >> "$copy/runner/compare/mann_whitney.hpp"
-  printf '%s\n' '#pragma once' '#include "runner/plan/loop_b.hpp"' > "$copy/runner/plan/loop_a.hpp"
-  printf '%s\n' '#pragma once' '#include "runner/plan/loop_c.hpp"' > "$copy/runner/plan/loop_b.hpp"
-  printf '%s\n' '#include "runner/plan/loop_c.hpp"' '#include "runner/plan/loop_a.hpp"' > "$copy/runner/plan/loop_c.cpp"
-  echo '#include "runner/common/text.hpp"' >> "$copy/runner/plan/cost.hpp"
+  # Two files of compare that include each other (one through its .cpp), a cycle
+  # of three in plan, and an include of another folder, which is no loop ("2 loops").
+  plant() { local file="$1"; shift; printf '#include "runner/%s"\n' "$@" >> "$copy/runner/$file"; }
+  plant compare/value_text.cpp compare/mann_whitney.hpp
+  plant compare/mann_whitney.hpp compare/value_text.hpp
+  plant plan/loop_a.hpp plan/loop_b.hpp
+  plant plan/loop_b.hpp plan/loop_c.hpp
+  plant plan/loop_c.cpp plan/loop_c.hpp plan/loop_a.hpp
+  plant plan/cost.hpp common/text.hpp
   source "$here/tests/rules/self_test.sh"
   expect_caught "include loops" "$here/tests/rules/include_loops_test.sh" "$copy" \
     "runner/compare: mann_whitney and value_text include each other (runner/compare/mann_whitney.hpp includes runner/compare/value_text.hpp; runner/compare/value_text.cpp includes runner/compare/mann_whitney.hpp)" \

@@ -9,13 +9,14 @@
 #   tests/rules/sql_text_test.sh --self-test   (a copy with planted violations must fail)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
+keywords='SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|ATTACH|DETACH|VACUUM|BEGIN|COMMIT|ROLLBACK|SAVEPOINT|REINDEX|FROM|WHERE|JOIN|VALUES|ORDER BY|GROUP BY'
 
 if [ "${1:-}" = "--self-test" ]; then
   copy=$(mktemp -d)
   trap 'rm -rf "$copy"' EXIT
   cp -r "$here/runner" "$copy/"
-  # A query in compare, a statement's second line in a raw string in workflows; none
-  # of a comment, a storage file or a word in lower case may be taken for one.
+  # A query in compare, a statement's second line in a raw string in workflows; a
+  # comment, a storage file and a word in lower case are no SQL text ("2 with SQL text").
   target="$copy/runner/compare/case_key.cpp"
   printf '%s\n' '// "SELECT * FROM cases" in a comment is no SQL text' \
     'static const char* planted_query = "SELECT variant FROM cases WHERE run_id = ?";' >> "$target"
@@ -29,16 +30,11 @@ if [ "${1:-}" = "--self-test" ]; then
     "runner/compare/case_key.cpp:$planted_line holds SQL text (\"SELECT variant FROM cases WHERE run_id = ?\")" \
     "runner/workflows/history.cpp:$raw_line holds SQL text" \
     ", 2 with SQL text"
-  if grep -q "store.cpp\|:$((planted_line - 1)) \|select a variant" <<< "$caught_output"; then
-    echo "sql text self-test: a comment, a storage file or a lower-case word was taken for SQL: $caught_output" >&2
-    exit 1
-  fi
   exit
 fi
 
 root="${1:-$here}"
 cd "$root"
-keywords='SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|ATTACH|DETACH|VACUUM|BEGIN|COMMIT|ROLLBACK|SAVEPOINT|REINDEX|FROM|WHERE|JOIN|VALUES|ORDER BY|GROUP BY'
 
 literals=$(find runner -type f \( -name '*.hpp' -o -name '*.h' -o -name '*.cpp' -o -name '*.cu' -o -name '*.cuh' -o -name '*.inc' \) \
              -not -path 'runner/storage/*' -not -path 'runner/scale_out/*' -print0 | sort -z |
