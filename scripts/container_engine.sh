@@ -1,6 +1,7 @@
+# shellcheck shell=bash
 # Sourced by scripts/image.sh, image_test.sh and extract_image.sh: defines
 # VERSION (attnsweep's, from CMakeLists.txt), DEFAULT_IMAGE, die,
-# check_image_name, and pick_engine, which each script calls once its arguments
+# check_image_name, take_image, and pick_engine, which each script calls once its arguments
 # are checked (a bad argument is refused before any engine is asked or
 # installed). pick_engine picks the container engine and defines `engine` (a
 # function running it) and ENGINE (its name):
@@ -46,6 +47,13 @@ check_image_name() {
     die "${1@Q} is not an image name; allowed: [REGISTRY/]NAME[:TAG][@sha256:DIGEST], NAME of lowercase letters," \
         "digits and '.', '_', '-' between them, parts separated by '/' (e.g. $DEFAULT_IMAGE, docker.io/org/attnsweep:dev)"
   fi
+}
+
+# take_image [NAME]: IMAGE, NAME or DEFAULT_IMAGE, checked; the working directory the repository's root.
+take_image() {
+  cd "$SOURCE" || die "cannot enter $SOURCE"
+  IMAGE="${1:-$DEFAULT_IMAGE}"
+  check_image_name "$IMAGE"
 }
 
 pick_engine() {

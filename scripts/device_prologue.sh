@@ -18,8 +18,15 @@
 #   seconds_since START   whole seconds from START (date +%s) to now
 #   elapsed               "N s" since the call began
 #   machine_facts FIELDS  "== machine", nvidia-smi --query-gpu=FIELDS as CSV, torch's, CUDA's and
-#                         cuDNN's versions and the commit ($ATTNSWEEP_GIT_SHA, else the checkout's):
-#                         the head of machine.txt
+#                         cuDNN's versions, the CPU cores and the commit ($ATTNSWEEP_GIT_SHA, else
+#                         the checkout's): the head of machine.txt
+#   proof_work NAME [ARCHIVE [EXCLUDE]]
+#                         WORK, a fresh folder /tmp/NAME.XXXXXX for the call's databases and logs;
+#                         with ARCHIVE, WORK is packed into $OUT/ARCHIVE when the script exits (files
+#                         matching EXCLUDE left out, default '*.db-*': a WAL database's side files)
+#   build_unless_built LOG   device_build LOG none unless build/attnsweep is there; exit 2 when no
+#                         program comes of it
+#   need_built SCRIPT     exit 2, naming SCRIPT (which builds it), when there is no build/attnsweep
 #   device_build LOG TESTS [LINES]
 #                         container/build.sh into LOG: with TESTS "none" the targets of BUILD_TARGET
 #                         only (default attnsweep; set it empty for every target), else with --test
@@ -49,6 +56,7 @@ machine_facts() {
   fi
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())' \
     2> /dev/null || echo "torch: not importable by python3"
+  nproc | sed 's/^/cpu cores /'
   echo "git ${ATTNSWEEP_GIT_SHA:-$(git rev-parse --short HEAD 2> /dev/null || echo unknown)}"
 }
 
@@ -69,6 +77,15 @@ device_build() {
 }
 
 stop_unless_built() { [ -x build/attnsweep ] || { tail -40 "$1"; exit "$2"; }; }
+build_unless_built() { [ -x build/attnsweep ] || { device_build "$1" none; stop_unless_built "$1" 2; }; }
+need_built() { [ -x build/attnsweep ] || { echo "build/attnsweep is not built: run $1 first"; exit 2; }; }
+
+proof_work() {
+  WORK="$(mktemp -d "/tmp/$1.XXXXXX")"
+  proof_archive="${2:-}" proof_exclude="${3:-*.db-*}"
+  # shellcheck disable=SC2154  # set just above; read when the script exits
+  [ -n "$proof_archive" ] && trap 'tar -C "$WORK" -czf "$OUT/$proof_archive" --exclude="$proof_exclude" . 2> /dev/null' EXIT
+}
 
 backup() { python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()" "$1" "$2"; }
 

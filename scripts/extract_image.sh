@@ -14,11 +14,9 @@
 set -euo pipefail
 SOURCE="$(cd "$(dirname "$0")/.." && pwd)"
 source "$SOURCE/scripts/container_engine.sh"
-cd "$SOURCE"
-IMAGE="${1:-$DEFAULT_IMAGE}"
+take_image "${1:-}"
 DIR="${2:-.devimage}"
 MARKER=.attnsweep-extraction
-check_image_name "$IMAGE"
 # An extraction made before the marker: exactly the files one makes.
 made_before_marker() {
   [ "$(LC_ALL=C ls -A "$1" | tr '\n' ' ')" = "attnsweep image.txt lib libattnsweep_example_attention_op.so versions " ]

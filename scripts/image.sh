@@ -21,9 +21,7 @@
 set -euo pipefail
 SOURCE="$(cd "$(dirname "$0")/.." && pwd)"
 source "$SOURCE/scripts/container_engine.sh"
-cd "$SOURCE"
-IMAGE="${1:-$DEFAULT_IMAGE}"
-check_image_name "$IMAGE"
+take_image "${1:-}"
 [ -z "${ATTNSWEEP_PUSH_NAME:-}" ] || check_image_name "$ATTNSWEEP_PUSH_NAME"
 pick_engine
 BASE="${ATTNSWEEP_BASE_IMAGE:-docker.io/library/debian:bookworm-slim}"

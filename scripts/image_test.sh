@@ -18,9 +18,7 @@
 set -euo pipefail
 SOURCE="$(cd "$(dirname "$0")/.." && pwd)"
 source "$SOURCE/scripts/container_engine.sh"
-cd "$SOURCE"
-IMAGE="${1:-$DEFAULT_IMAGE}"
-check_image_name "$IMAGE"
+take_image "${1:-}"
 pick_engine
 command -v sqlite3 >/dev/null || die "sqlite3 not found (make setup installs it)"
 engine image inspect "$IMAGE" >/dev/null 2>&1 || die "no image $IMAGE: build it with make image"

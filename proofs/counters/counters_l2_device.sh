@@ -12,10 +12,8 @@
 # $OUT: machine.txt, l2.md (both tables), l2.tgz (databases, CSVs, logs).
 # shellcheck source=../../scripts/device_prologue.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/../../scripts/device_prologue.sh"
-WORK="$(mktemp -d /tmp/counters-l2.XXXXXX)"
+proof_work counters-l2 l2.tgz
 machine_facts name,driver_version,memory.total,power.limit 2>&1 | tee "$OUT/machine.txt"
-finish() { tar -C "$WORK" -czf "$OUT/l2.tgz" --exclude='*.db-*' . 2> /dev/null; }
-trap finish EXIT
 device_build "$WORK/build.log" none
 stop_unless_built "$WORK/build.log" 2
 REPORT="$OUT/l2.md"

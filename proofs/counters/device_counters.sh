@@ -10,13 +10,11 @@
 # $OUT: machine.txt, gpu-tests.log, counters.md (attnsweep's report section), ncu.md, counters.tgz.
 # shellcheck source=../../scripts/device_prologue.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/../../scripts/device_prologue.sh"
-WORK="$(mktemp -d /tmp/counters.XXXXXX)"
+proof_work counters counters.tgz
 {
   machine_facts name,driver_version,clocks.max.sm,memory.total,power.limit
   command -v ncu || ls /usr/local/cuda/bin/ncu 2>&1
 } 2>&1 | tee "$OUT/machine.txt"
-finish() { tar -C "$WORK" -czf "$OUT/counters.tgz" --exclude='*.db-*' . 2> /dev/null; }
-trap finish EXIT
 
 echo "== 1. build and the counter tests ($(elapsed))"
 BUILD_TARGET="attnsweep attnsweep_cli_tests" device_build "$WORK/build.log" none

@@ -9,11 +9,9 @@
 # $OUT: gap.md (the table), gap.tgz (databases, logs).
 # shellcheck source=../../scripts/device_prologue.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/../../scripts/device_prologue.sh"
-WORK="$(mktemp -d /tmp/gqa-gap.XXXXXX)"
-finish() { tar -C "$WORK" -czf "$OUT/gap.tgz" --exclude='*.db-*' . 2> /dev/null; }
-trap finish EXIT
+proof_work gqa-gap gap.tgz
 machine_facts name,driver_version,clocks.max.sm,power.limit | tee "$OUT/gap-machine.txt"
-[ -x build/attnsweep ] || { device_build "$WORK/build.log" none; stop_unless_built "$WORK/build.log" 2; }
+build_unless_built "$WORK/build.log"
 clocks() { nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv,noheader; }
 for round in 1 2 3; do
   echo "== round $round ($(elapsed)); clocks $(clocks)"

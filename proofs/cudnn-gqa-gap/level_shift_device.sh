@@ -11,11 +11,9 @@
 # each block's wall window), shift.tgz (the series, the trace, the database).
 # shellcheck source=../../scripts/device_prologue.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/../../scripts/device_prologue.sh"
-WORK="$(mktemp -d /tmp/level-shift.XXXXXX)"
-finish() { tar -C "$WORK" -czf "$OUT/shift.tgz" --exclude='*.db-*' . 2> /dev/null; }
-trap finish EXIT
+proof_work level-shift shift.tgz
 machine_facts name,driver_version,clocks.max.sm,power.limit | tee "$OUT/shift-machine.txt"
-[ -x build/attnsweep ] || { device_build "$WORK/build.log" none; stop_unless_built "$WORK/build.log" 2; }
+build_unless_built "$WORK/build.log"
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,temperature.memory,clocks_event_reasons.active \
   --format=csv,noheader,nounits -lms 50 > "$WORK/smi.csv" 2>&1 &
 smi=$!

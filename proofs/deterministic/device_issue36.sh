@@ -15,13 +15,8 @@
 # $OUT: machine.txt, gpu-tests.log, deterministic.md, gpt-oss-serving.md, issue36.tgz (databases, logs).
 # shellcheck source=../../scripts/device_prologue.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/../../scripts/device_prologue.sh"
-WORK="$(mktemp -d /tmp/issue36.XXXXXX)"
-{
-  machine_facts name,driver_version,clocks.max.sm,memory.total,power.limit
-  nproc | sed 's/^/cpu cores /'
-} 2>&1 | tee "$OUT/machine.txt"
-finish() { tar -C "$WORK" -czf "$OUT/issue36.tgz" --exclude='*.db-*' . 2> /dev/null; }
-trap finish EXIT
+proof_work issue36 issue36.tgz
+machine_facts name,driver_version,clocks.max.sm,memory.total,power.limit 2>&1 | tee "$OUT/machine.txt"
 
 PARTS="${PARTS:-tests,det,oss}"
 part() { [[ ",$PARTS," == *",$1,"* ]]; }

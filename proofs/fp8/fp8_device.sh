@@ -8,8 +8,8 @@
 # Writes fp8-builtin.md, fp8-fa3.md and fp8.db.gz to $OUT.
 # shellcheck source=../../scripts/device_prologue.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/../../scripts/device_prologue.sh"
-WORK="$(mktemp -d /tmp/fp8.XXXXXX)"
-[ -x build/attnsweep ] || { echo "build/attnsweep is not built: run proofs/serving/device_serving.sh first"; exit 2; }
+proof_work fp8
+need_built proofs/serving/device_serving.sh
 unpack_fa3
 echo "== proofs/fp8/fp8_device.yaml ($(elapsed))"
 start=$(date +%s)

@@ -11,9 +11,8 @@
 # SWEEP_TIMEOUT (seconds, default 240). $OUT gets machine.txt, window.txt, window.db.gz, logs.tgz.
 # shellcheck source=../../scripts/device_prologue.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/../../scripts/device_prologue.sh"
-WORK="$(mktemp -d /tmp/long-context.XXXXXX)"
+proof_work long-context logs.tgz '*.db*'
 machine_facts name,driver_version,clocks.max.sm,memory.total,power.limit 2>&1 | tee "$OUT/machine.txt"
-trap 'tar -C "$WORK" -czf "$OUT/logs.tgz" --exclude="*.db*" . 2>/dev/null' EXIT
 
 device_build "$WORK/build_test.log" "${DEVICE_TESTS:-Gpu|ReferenceChunks}"
 stop_unless_built "$WORK/build_test.log" 2

@@ -13,13 +13,8 @@
 # serving.txt (the sweep's summary), serving.db.gz and serving-report.html, logs.tgz.
 # shellcheck source=../../scripts/device_prologue.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/../../scripts/device_prologue.sh"
-WORK="$(mktemp -d /tmp/serving-work.XXXXXX)"
-{
-  machine_facts name,driver_version,clocks.max.sm,memory.total,power.limit
-  nproc | sed 's/^/cpu cores /'
-} 2>&1 | tee "$OUT/machine.txt"
-finish() { tar -C "$WORK" -czf "$OUT/logs.tgz" --exclude='*.db*' . 2> /dev/null; }
-trap finish EXIT
+proof_work serving-work logs.tgz '*.db*'
+machine_facts name,driver_version,clocks.max.sm,memory.total,power.limit 2>&1 | tee "$OUT/machine.txt"
 
 echo "== 1. build and the GPU tests ($(elapsed))"
 tests="${DEVICE_TESTS:-GpuServing|GpuValidity}"

@@ -10,8 +10,8 @@
 # Writes softcap-fa3.md and softcap-fa3.db.gz to $OUT.
 # shellcheck source=../../scripts/device_prologue.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/../../scripts/device_prologue.sh"
-WORK="$(mktemp -d /tmp/softcap-fa3.XXXXXX)"
-[ -x build/attnsweep ] || { echo "build/attnsweep is not built: run proofs/training/device_training.sh first"; exit 2; }
+proof_work softcap-fa3
+need_built proofs/training/device_training.sh
 unpack_fa3
 echo "== proofs/softcap/softcap_fa3.yaml"
 start=$(date +%s)

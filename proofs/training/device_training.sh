@@ -37,7 +37,6 @@ clocks() {
 }
 {
   machine_facts name,driver_version,clocks.max.sm,memory.total,power.limit
-  nproc | sed 's/^/cpu cores /'
   echo "== clocks at start"; clocks
 } 2>&1 | tee "$OUT/machine.txt"
 

@@ -10,13 +10,12 @@
 # binary_under_test, ATTNSWEEP_BINARY or the fixture's run_config.
 #   tests/rules/cli_fixture_test.sh [source root]
 #   tests/rules/cli_fixture_test.sh --self-test   (a copy with planted violations must fail)
-set -euo pipefail
-here="$(cd "$(dirname "$0")/../.." && pwd)"
+# shellcheck source=rules_common.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/rules_common.sh"
 runs_binary='run_attnsweep|spawn_attnsweep|binary_under_test|ATTNSWEEP_BINARY|run_config'
 
 if [ "${1:-}" = "--self-test" ]; then
-  copy=$(mktemp -d)
-  trap 'rm -rf "$copy"' EXIT
+  planting_copy
   mkdir -p "$copy/tests"
   cp -r "$here/tests/support" "$copy/tests/"
   cp "$here"/tests/test_cli*.cpp "$copy/tests/"
@@ -41,7 +40,6 @@ TEST(PlantedPlain, RunsTheBinary) {
   const auto outcome = attnsweep::testing::run_attnsweep("--version");
 }
 CPP
-  source "$here/tests/rules/self_test.sh"
   expect_caught "cli fixture" "$here/tests/rules/cli_fixture_test.sh" "$copy" \
     "tests/test_cli_planted.cpp runs the binary, but no fixture of it derives from CliTest" \
     "tests/test_cli_planted.cpp: fixture Planted derives from ::testing::Test, not from CliTest" \

@@ -7,16 +7,15 @@
 # lacks the marker fails too: the list holds exactly the long files that say why.
 #   tests/rules/file_size_test.sh [source root]
 #   tests/rules/file_size_test.sh --self-test   (a copy with planted violations must fail)
-set -euo pipefail
-here="$(cd "$(dirname "$0")/../.." && pwd)"
+# shellcheck source=rules_common.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/rules_common.sh"
 limit=600
 marker="Over 600 lines"
 # The long files that state their reason at their top (keep each one's reason there).
 allowed=(runner/measure/case_runner.cpp runner/variants/op_library.cpp runner/run_report/assets/report.js)
 
 if [ "${1:-}" = "--self-test" ]; then
-  copy=$(mktemp -d)
-  trap 'rm -rf "$copy"' EXIT
+  planting_copy
   cp -r "$here/runner" "$copy/"
   # A long file nobody listed; a listed one that gives no reason; a listed one
   # that is short now; a listed one that is gone.
@@ -24,7 +23,6 @@ if [ "${1:-}" = "--self-test" ]; then
   { echo "// a long file with no word of why"; seq 1 649 | sed 's|^|// line |'; } > "$copy/${allowed[0]}"
   { echo "// $marker, once: planted"; seq 1 99 | sed 's|^|// line |'; } > "$copy/${allowed[1]}"
   rm "$copy/${allowed[2]}"
-  source "$here/tests/rules/self_test.sh"
   expect_caught "file size" "$here/tests/rules/file_size_test.sh" "$copy" \
     "runner/common/planted_long.cpp: 601 lines, over $limit and not on the allow-list of tests/rules/file_size_test.sh" \
     "${allowed[0]}: 650 lines, on the allow-list but no comment in its first 10 lines says why (\"$marker ...\")" \

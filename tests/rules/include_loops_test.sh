@@ -6,12 +6,11 @@
 # in the old header: move them into a header of their own.
 #   tests/rules/include_loops_test.sh [source root]
 #   tests/rules/include_loops_test.sh --self-test   (a copy with planted loops must fail)
-set -euo pipefail
-here="$(cd "$(dirname "$0")/../.." && pwd)"
+# shellcheck source=rules_common.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/rules_common.sh"
 
 if [ "${1:-}" = "--self-test" ]; then
-  copy=$(mktemp -d)
-  trap 'rm -rf "$copy"' EXIT
+  planting_copy
   cp -r "$here/runner" "$copy/"
   # Two files of compare that include each other (one through its .cpp), a cycle
   # of three in plan, and an include of another folder, which is no loop ("2 loops").
@@ -22,7 +21,6 @@ if [ "${1:-}" = "--self-test" ]; then
   plant plan/loop_b.hpp plan/loop_c.hpp
   plant plan/loop_c.cpp plan/loop_c.hpp plan/loop_a.hpp
   plant plan/cost.hpp common/text.hpp
-  source "$here/tests/rules/self_test.sh"
   expect_caught "include loops" "$here/tests/rules/include_loops_test.sh" "$copy" \
     "runner/compare: mann_whitney and value_text include each other (runner/compare/mann_whitney.hpp includes runner/compare/value_text.hpp; runner/compare/value_text.cpp includes runner/compare/mann_whitney.hpp)" \
     "runner/plan: loop_a -> loop_b -> loop_c -> loop_a (runner/plan/loop_a.hpp includes runner/plan/loop_b.hpp; runner/plan/loop_b.hpp includes runner/plan/loop_c.hpp; runner/plan/loop_c.cpp includes runner/plan/loop_a.hpp)" \
@@ -35,8 +33,7 @@ cd "$root"
 
 # One line per include of a file of the same folder: "FOLDER<TAB>FROM<TAB>TO<TAB>FILE<TAB>INCLUDED",
 # FROM and TO the two files' names without extension.
-edges=$(find runner -type f \( -name '*.hpp' -o -name '*.h' -o -name '*.cpp' -o -name '*.cu' -o -name '*.cuh' -o -name '*.inc' \) \
-          -print0 | sort -z | xargs -0 -r awk '
+edges=$(runner_sources | xargs -0 -r awk '
   match($0, /^[[:space:]]*#[[:space:]]*include[[:space:]]*["<]runner\/[^">]*[">]/) {
     included = $0
     sub(/^[[:space:]]*#[[:space:]]*include[[:space:]]*["<]/, "", included)

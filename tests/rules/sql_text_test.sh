@@ -7,13 +7,12 @@
 # CREATE, PRAGMA, FROM, WHERE, ...) inside a literal; comments are not looked at.
 #   tests/rules/sql_text_test.sh [source root]
 #   tests/rules/sql_text_test.sh --self-test   (a copy with planted violations must fail)
-set -euo pipefail
-here="$(cd "$(dirname "$0")/../.." && pwd)"
+# shellcheck source=rules_common.sh source-path=SCRIPTDIR
+source "$(dirname "$0")/rules_common.sh"
 keywords='SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|ATTACH|DETACH|VACUUM|BEGIN|COMMIT|ROLLBACK|SAVEPOINT|REINDEX|FROM|WHERE|JOIN|VALUES|ORDER BY|GROUP BY'
 
 if [ "${1:-}" = "--self-test" ]; then
-  copy=$(mktemp -d)
-  trap 'rm -rf "$copy"' EXIT
+  planting_copy
   cp -r "$here/runner" "$copy/"
   # A query in compare, a statement's second line in a raw string in workflows; a
   # comment, a storage file and a word in lower case are no SQL text ("2 with SQL text").
@@ -25,7 +24,6 @@ if [ "${1:-}" = "--self-test" ]; then
     'static const char* planted_word = "select a variant from the list";' >> "$copy/runner/workflows/history.cpp"
   raw_line=$(( $(awk 'END { print NR }' "$copy/runner/workflows/history.cpp") - 2 ))
   echo 'static const char* allowed_here = "DELETE FROM cases";' >> "$copy/runner/storage/store.cpp"
-  source "$here/tests/rules/self_test.sh"
   expect_caught "sql text" "$here/tests/rules/sql_text_test.sh" "$copy" \
     "runner/compare/case_key.cpp:$planted_line holds SQL text (\"SELECT variant FROM cases WHERE run_id = ?\")" \
     "runner/workflows/history.cpp:$raw_line holds SQL text" \
@@ -36,8 +34,7 @@ fi
 root="${1:-$here}"
 cd "$root"
 
-literals=$(find runner -type f \( -name '*.hpp' -o -name '*.h' -o -name '*.cpp' -o -name '*.cu' -o -name '*.cuh' -o -name '*.inc' \) \
-             -not -path 'runner/storage/*' -not -path 'runner/scale_out/*' -print0 | sort -z |
+literals=$(runner_sources -not -path 'runner/storage/*' -not -path 'runner/scale_out/*' |
            xargs -0 -r awk -f "$here/tests/rules/string_literals.awk")
 checked=$(grep -c . <<< "$literals" || true)
 violations=0
