@@ -5,6 +5,7 @@
 // the plan table and the report (HTML and markdown). A new axis without a way to
 // vary it here fails the first test, so the next axis cannot skip a printer.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <functional>
 #include <map>
@@ -15,6 +16,7 @@
 #include "runner/compare/case_key.hpp"
 #include "runner/compare/comparison_json.hpp"
 #include "runner/plan/case_axes.hpp"
+#include "runner/report/axis_json.hpp"
 #include "runner/report/plan_table.hpp"
 #include "runner/report/writers.hpp"
 #include "runner/run_report/html_report.hpp"
@@ -207,6 +209,15 @@ std::string html_of(const Case& c) {
   return out.str();
 }
 
+// The case the HTML report embedded for its script (report.js reads it).
+nlohmann::json embedded_case(const std::string& html) {
+  const std::string open = "<script type=\"application/json\" id=\"report-data\">";
+  const auto start = html.find(open);
+  if (start == std::string::npos) return nullptr;
+  const auto end = html.find("</script>", start);
+  return nlohmann::json::parse(html.substr(start + open.size(), end - start - open.size()))["cases"][0];
+}
+
 std::string markdown_of(const Case& c) {
   std::ostringstream out;
   run_report::write_markdown_report(out, report_of(c));
@@ -222,9 +233,23 @@ TEST(CaseAxes, EveryPrinterShowsEveryAxis) {
     Case before = v.before, after = v.after;
     after.plan_index = before.plan_index;  // the row's number is no axis
     EXPECT_NE(plan_text(before), plan_text(after));
-    EXPECT_NE(html_of(before), html_of(after));
+    const std::string html = html_of(after);
+    EXPECT_NE(html_of(before), html);
+    // Under the axis's name, its value: the report prints the axes, not a copy of them.
+    EXPECT_EQ(embedded_case(html)[axis->name], report::axis_json<nlohmann::json>(axis->value(after))) << html;
     EXPECT_NE(markdown_of(before), markdown_of(after));
   }
+}
+
+// The plan table aligns an axis by whole_number: the counts of a shape, nothing else.
+TEST(CaseAxes, TheCountsOfAShapeAreWholeNumbers) {
+  std::set<std::string> counts;
+  for (const CaseAxis& axis : case_axes()) {
+    if (axis.whole_number) counts.insert(axis.name);
+    EXPECT_EQ(axis.whole_number, std::holds_alternative<std::int64_t>(axis.value(base_case()))) << axis.name;
+  }
+  EXPECT_EQ(counts, (std::set<std::string>{"batch", "heads", "kv_heads", "seq_len_q", "seq_len_kv", "head_dim",
+                                           "page_size", "head_dim_v"}));
 }
 
 }  // namespace

@@ -1127,10 +1127,10 @@ std::string title_text(const json& title) {
 // A shape's category as the report's script writes it (report.js, shapeParts): the
 // mask as attnsweep labels it ("full", "causal", "causal_bottom_right window[8,0]").
 std::string shape_category(const json& c, bool with_mask) {
-  const int b = c["b"], h = c["h"], kvh = c["kvh"], sq = c["sq"], skv = c["skv"];
+  const int b = c["batch"], h = c["heads"], kvh = c["kv_heads"], sq = c["seq_len_q"], skv = c["seq_len_kv"];
   std::string text = std::to_string(b) + "x" + std::to_string(h) + (kvh != h ? "/" + std::to_string(kvh) : "") + " q=" +
                      std::to_string(sq) + " k=" + std::to_string(skv);
-  return with_mask ? text + " " + c["mask"].get<std::string>() : text;
+  return with_mask ? text + " " + c["mask_label"].get<std::string>() : text;
 }
 
 class CliReportShapes : public attnsweep::testing::CliTest {
@@ -1204,12 +1204,12 @@ class CliReportShapes : public attnsweep::testing::CliTest {
         EXPECT_EQ(c["status"], "ok") << text;
         EXPECT_EQ(shape_category(c, with_mask), chart["labels"][i]) << text;
         // The title starts with the chart's dtype and head_dim, then ": " (a whole group) or ", " (a part of it).
-        const std::string group = c["dtype"].get<std::string>() + ", head_dim " + std::to_string(c["d"].get<int>());
+        const std::string group = c["dtype"].get<std::string>() + ", head_dim " + std::to_string(c["head_dim"].get<int>());
         const std::string title = title_text(chart["title"]);
         EXPECT_TRUE(title.rfind(group + ": ", 0) == 0 || title.rfind(group + ", ", 0) == 0) << text;
         const double time_us = c["time_us"];
         const double expected = kind == "time-shapes"            ? time_us
-                                : kind == "tokens-shapes"        ? c["b"].get<double>() * c["sq"].get<double>() / (time_us * 1e-6)
+                                : kind == "tokens-shapes"        ? c["batch"].get<double>() * c["seq_len_q"].get<double>() / (time_us * 1e-6)
                                 : kind == "tflops-shapes"        ? c["tflops"].get<double>()
                                 : kind == "speedup-naive-shapes" ? c["vs_naive"].get<double>()
                                 : kind == "speedup-previous-shapes" ? c["vs_previous"].get<double>()
@@ -1248,7 +1248,7 @@ class CliReportShapes : public attnsweep::testing::CliTest {
         EXPECT_EQ(c["variant"], dataset["label"]) << text;
         EXPECT_EQ(c["status"], "ok") << text;
         EXPECT_EQ(family_title(c), chart["title"]) << c.dump() << "\n" << text;
-        EXPECT_EQ(point["x"], c["skv"]) << text;
+        EXPECT_EQ(point["x"], c["seq_len_kv"]) << text;
         EXPECT_GT(point["x"].get<double>(), previous_keys) << text;  // along the keys
         previous_keys = point["x"];
         const double expected = kind == "time-family"               ? c["time_us"].get<double>()
@@ -1265,11 +1265,11 @@ class CliReportShapes : public attnsweep::testing::CliTest {
   // A sweep family's chart title as the script writes it: two lines, the group with the
   // family's batch x heads[/kv_heads] and query length ("q=k" where it is the key length), and its mask.
   static json family_title(const json& c) {
-    const int b = c["b"], h = c["h"], kvh = c["kvh"], sq = c["sq"], skv = c["skv"];
-    return json::array({c["dtype"].get<std::string>() + ", head_dim " + std::to_string(c["d"].get<int>()) + ", " + std::to_string(b) +
+    const int b = c["batch"], h = c["heads"], kvh = c["kv_heads"], sq = c["seq_len_q"], skv = c["seq_len_kv"];
+    return json::array({c["dtype"].get<std::string>() + ", head_dim " + std::to_string(c["head_dim"].get<int>()) + ", " + std::to_string(b) +
                             "x" + std::to_string(h) + (kvh != h ? "/" + std::to_string(kvh) : "") + " q=" +
                             (sq != skv ? std::to_string(sq) : std::string("k")),
-                        c["mask"]});
+                        c["mask_label"]});
   }
 
   std::string db_ = path("shapes.db"), report_ = path("r.html");
@@ -1285,8 +1285,8 @@ TEST_F(CliReportShapes, TheHtmlOfAListOfShapesCarriesWhatEachShapesBarsNeed) {
   int ok = 0;
   for (const json& c : data_["cases"]) {
     // The shape's axes apart, as the bars' categories and tokens per second read them.
-    for (const char* field : {"b", "h", "kvh", "sq", "skv", "d"}) ASSERT_TRUE(c[field].is_number_integer()) << field << c.dump();
-    EXPECT_EQ(c["d"], 16);
+    for (const char* field : {"batch", "heads", "kv_heads", "seq_len_q", "seq_len_kv", "head_dim", "head_dim_v"}) ASSERT_TRUE(c[field].is_number_integer()) << field << c.dump();
+    EXPECT_EQ(c["head_dim"], 16);
     EXPECT_EQ(c["causal"], false);
     shapes.insert(shape_category(c, false));
     if (c["variant"] == "sdpa_efficient") {
@@ -1509,7 +1509,7 @@ TEST_F(CliReportShapes, ALengthSweepBesideSingleShapesIsAChartPerSweepFamilyAndB
   ASSERT_EQ(data_["cases"].size(), 138u);
   int ok = 0;
   for (const json& c : data_["cases"]) {
-    EXPECT_TRUE(c["mask"] == kBottomRight || c["mask"] == kWindow) << c.dump();
+    EXPECT_TRUE(c["mask_label"] == kBottomRight || c["mask_label"] == kWindow) << c.dump();
     if (c["status"] == "ok") ++ok;
   }
   ASSERT_EQ(ok, 92);
@@ -1663,9 +1663,9 @@ measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3, cuda_
       for (std::size_t i = 0; i < dataset["cases"].size(); ++i) {
         if (dataset["cases"][i].is_null()) continue;
         const json& c = data_["cases"][dataset["cases"][i].get<std::size_t>()];
-        if (!masks) EXPECT_EQ(c["mask"], mask) << title;
+        if (!masks) EXPECT_EQ(c["mask_label"], mask) << title;
         if (title.find("head_dim 8,") != std::string::npos) {
-          EXPECT_NE(title.find(", " + std::to_string(c["h"].get<int>()) + (c["h"] != 2 ? "/2" : "") + " heads"), std::string::npos)
+          EXPECT_NE(title.find(", " + std::to_string(c["heads"].get<int>()) + (c["heads"] != 2 ? "/2" : "") + " heads"), std::string::npos)
               << title << " " << c.dump();
         }
         drawn[kind].insert(dataset["cases"][i].get<std::size_t>());

@@ -92,9 +92,7 @@ TEST_F(CliScoreMods, ACaseWhoseModificationTheNumericsCannotSeeSaysSo) {
                            "alibi: [false, true]\nsinks: true\n"
                            "shapes: {batch: 1, heads: 2, seq_len_q: 16, seq_len_kv: 2048, head_dim: 16}\n"
                            "measure: {warmup: 1, profiled_forwards: 1, min_samples: 3, max_samples: 3}\n";
-  const Outcome outcome = run(yaml);
-  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
-  SQLite::Database db(path("r.db"), SQLite::OPEN_READONLY);
+  SQLite::Database db = swept(yaml);
   EXPECT_EQ(text(db, "SELECT alibi, numerics, ifnull(warnings, '') LIKE '%numerics cannot tell that sinks was applied%' FROM cases "
                      "ORDER BY plan_index"),
             "0|ok|1\n1|ok|0\n");
@@ -103,9 +101,7 @@ TEST_F(CliScoreMods, ACaseWhoseModificationTheNumericsCannotSeeSaysSo) {
 }
 
 TEST_F(CliScoreMods, TheBackwardOfNaiveAndSdpaMathIsCheckedAgainstFloat64Autograd) {
-  const Outcome outcome = run(config("true", "[false, true]", "[backward]", "true"));
-  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
-  SQLite::Database db(path("r.db"), SQLite::OPEN_READONLY);
+  SQLite::Database db = swept(config("true", "[false, true]", "[backward]", "true"));
   EXPECT_EQ(text(db, "SELECT variant, sinks, status FROM cases WHERE variant IN ('naive', 'naive_inplace', 'sdpa_math') "
                      "ORDER BY 2, 1"),
             "naive|0|ok\nnaive_inplace|0|ok\nsdpa_math|0|ok\nnaive|1|ok\nnaive_inplace|1|ok\nsdpa_math|1|unsupported\n");

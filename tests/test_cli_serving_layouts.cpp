@@ -75,9 +75,7 @@ TEST_F(CliServingLayouts, EveryBuiltInVariantRunsAVariableLengthBatchRightAndNon
 }
 
 TEST_F(CliServingLayouts, AnOpGivenTheGeneratedArgumentsReadsPackedRowsPagesAndWindowsRight) {
-  const Outcome outcome = run(config("  - sdpa_math\n" + flash_like("fa3_like", kEveryArgument)));
-  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
-  SQLite::Database db(path("r.db"), SQLite::OPEN_READONLY);
+  SQLite::Database db = swept(config("  - sdpa_math\n" + flash_like("fa3_like", kEveryArgument)));
   // Every layout and mask: 2 shapes x 2 page sizes x 2 masks.
   EXPECT_EQ(text(db, "SELECT status, numerics, count(*) FROM cases WHERE variant = 'fa3_like' GROUP BY 1, 2"), "ok|ok|8\n");
   EXPECT_LT(db.execAndGet("SELECT max(rel_error) FROM cases WHERE variant = 'fa3_like'").getDouble(), 1e-5);
@@ -127,9 +125,7 @@ TEST_F(CliServingLayouts, ABackwardOfAPagedCacheIsUnsupportedAndABadMappingIsRef
   EXPECT_EQ(count("backward  unsupported: paged cases are forward only\n"), 4u) << plan.output;
   EXPECT_EQ(count("forward   unsupported: no built-in variant reads pages\n"), 4u) << plan.output;
   EXPECT_EQ(count("unsupported"), 8u) << plan.output;
-  const Outcome outcome = run(yaml);
-  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
-  SQLite::Database db(path("r.db"), SQLite::OPEN_READONLY);
+  SQLite::Database db = swept(yaml);
   EXPECT_EQ(text(db, "SELECT pass, status, count(*) FROM cases WHERE page_size = 0 GROUP BY 1, 2"),
             "backward|ok|4\nforward|ok|4\n");
   EXPECT_EQ(text(db, "SELECT DISTINCT error_message FROM cases WHERE pass = 'backward' AND page_size > 0"),
@@ -208,9 +204,7 @@ TEST_F(CliServingLayouts, AVariableLengthBatchsBackwardRunsPaddedAndPackedAndIsR
   yaml.replace(yaml.find("dtypes:"), 0, "passes: [backward, forward_backward]\n");
   // Training's packed prefill: each sequence's queries are its keys, so the padded batch has padding query rows.
   yaml.replace(yaml.find("seq_len_q: 3}"), 13, "seq_len_q: seq_len_kv}");
-  const Outcome outcome = run(yaml);
-  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
-  SQLite::Database db(path("r.db"), SQLite::OPEN_READONLY);
+  SQLite::Database db = swept(yaml);
   EXPECT_EQ(text(db, "SELECT DISTINCT seq_lens_q FROM cases WHERE seq_lens_q IS NOT NULL"), "5,40,17\n");
   // 3 variants x 2 masks x 2 passes on the contiguous variable-length batch, all measured and right.
   EXPECT_EQ(text(db, "SELECT variant, status, numerics, count(*) FROM cases WHERE seq_lens_q IS NOT NULL AND "

@@ -80,9 +80,7 @@ TEST_F(CliSoftcap, NaiveAndAnOpWithTheArgumentComputeItAndSdpaSaysWhyNot) {
 }
 
 TEST_F(CliSoftcap, TheBackwardOfACappedNaiveIsCheckedAgainstFloat64Autograd) {
-  const Outcome outcome = run(config("2", "[backward]"));
-  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
-  SQLite::Database db(path("r.db"), SQLite::OPEN_READONLY);
+  SQLite::Database db = swept(config("2", "[backward]"));
   EXPECT_EQ(text(db, "SELECT variant, status FROM cases WHERE causal = 1 AND variant LIKE 'naive%' ORDER BY 1"),
             "naive|ok\nnaive_inplace|ok\n");
   EXPECT_LT(db.execAndGet("SELECT max(max(grad_rel_error_q, grad_rel_error_k, grad_rel_error_v)) FROM cases "

@@ -232,6 +232,11 @@ class Compare : public ::testing::Test {
     db.exec(sql);
   }
 
+  // Sets `assignments` (SQL, e.g. "rel_error = 3e-2") on the case of run 1 at `plan_index`.
+  static void set_case(const std::string& path, int plan_index, const std::string& assignments) {
+    plant(path, "UPDATE cases SET " + assignments + " WHERE case_id = " + case_id(plan_index));
+  }
+
   // case_id of a case of run 1 by its place in the plan.
   static std::string case_id(int plan_index) {
     return "(SELECT case_id FROM cases WHERE run_id = 1 AND plan_index = " + std::to_string(plan_index) + ")";
@@ -300,8 +305,8 @@ TEST_F(Compare, ReportsExactlyThePlantedRegressions) {
   const std::string candidate = copy("candidate.db");
   const int counts = index_of("naive", 1024), backend = index_of("sdpa_auto", 1024);
   const int status = index_of("sdpa_cudnn", 1024), slower = index_of("sdpa_flash", 2048);
-  plant(candidate, "UPDATE cases SET kernels_per_forward = 6 WHERE case_id = " + case_id(counts));
-  plant(candidate, "UPDATE cases SET sdpa_backend = 'efficient_attention' WHERE case_id = " + case_id(backend));
+  set_case(candidate, counts, "kernels_per_forward = 6");
+  set_case(candidate, backend, "sdpa_backend = 'efficient_attention'");
   plant(candidate, "UPDATE cases SET status = 'error', error_message = 'CUDA error: an illegal memory access', "
                    "kernels_per_forward = NULL, memcpy_per_forward = NULL, memset_per_forward = NULL, "
                    "gpu_time_us_median = NULL, rel_error = NULL WHERE case_id = " + case_id(status));
@@ -349,7 +354,7 @@ TEST_F(Compare, AnEnergyChangeBeyondTenPercentIsANoteNeverCounted) {
   set_energy(candidate, within, 0.0540, 560);  // +8%: within the counter's noise
   set_energy(candidate, one_sided, 0.9, 650);  // measured tonight only
   set_energy(candidate, shared, 0.0800, 690);  // +60%, but another process shared the GPU
-  plant(candidate, "UPDATE cases SET other_processes = 1 WHERE case_id = " + case_id(shared));
+  set_case(candidate, shared, "other_processes = 1");
 
   const Comparison comparison = compare(candidate);
   EXPECT_FALSE(comparison.has_regression()) << render(comparison, Format::text);
@@ -470,9 +475,9 @@ TEST_F(Compare, KernelDifferencesGoWithCountBackendAndTimeChangesOnly) {
                    "; DELETE FROM kernels WHERE case_id = " + case_id(status));
   plant(candidate, "UPDATE samples SET gpu_time_us = gpu_time_us * CASE WHEN sample_index % 10 < 3 THEN 0.9 ELSE 1.3 "
                    "END WHERE case_id = " + case_id(mix));
-  plant(candidate, "UPDATE cases SET rel_error = 0.5 WHERE case_id = " + case_id(numerics));
+  set_case(candidate, numerics, "rel_error = 0.5");
   scale_times(candidate, capped, 1.07);
-  plant(candidate, "UPDATE cases SET power_cap_share = 0.85 WHERE case_id = " + case_id(capped));
+  set_case(candidate, capped, "power_cap_share = 0.85");
 
   const Comparison comparison = compare(candidate);
   ASSERT_EQ(case_named(comparison, mix).time.verdict, TimeVerdict::ambiguous);
@@ -569,8 +574,8 @@ TEST_F(Compare, TheOtherWayRoundTheStatusChangeIsAnImprovement) {
 TEST_F(Compare, AStatusChangeBetweenFailuresIsReportedNotCounted) {
   const std::string before = copy("before.db"), after = copy("after.db");
   const int math = index_of("sdpa_math", 1024);
-  plant(before, "UPDATE cases SET status = 'unsupported' WHERE case_id = " + case_id(math));
-  plant(after, "UPDATE cases SET status = 'oom' WHERE case_id = " + case_id(math));
+  set_case(before, math, "status = 'unsupported'");
+  set_case(after, math, "status = 'oom'");
   const storage::RunReader a(before), b(after);
   const Comparison comparison = compare_runs(a, 1, b, 1, {});
   EXPECT_FALSE(comparison.has_regression());
@@ -681,7 +686,7 @@ TEST_F(Compare, APowerCapDifferenceMarksTheVerdictAndDoesNotFail) {
   const std::string candidate = copy("capped.db");
   const int flash = index_of("sdpa_flash", 2048);
   scale_times(candidate, flash, 1.07);
-  plant(candidate, "UPDATE cases SET power_cap_share = 0.85 WHERE case_id = " + case_id(flash));
+  set_case(candidate, flash, "power_cap_share = 0.85");
   const Comparison comparison = compare(candidate);
   const CaseComparison& c = case_named(comparison, flash);
   EXPECT_EQ(c.time.verdict, TimeVerdict::slower);
@@ -693,7 +698,7 @@ TEST_F(Compare, APowerCapDifferenceMarksTheVerdictAndDoesNotFail) {
   EXPECT_NE(render(comparison, Format::text).find("MARKED"), std::string::npos);
 
   // Without the cap difference the same slowdown is a regression.
-  plant(candidate, "UPDATE cases SET power_cap_share = 0.05 WHERE case_id = " + case_id(flash));
+  set_case(candidate, flash, "power_cap_share = 0.05");
   EXPECT_TRUE(compare(candidate).has_regression());
 }
 
@@ -701,7 +706,7 @@ TEST_F(Compare, AThermalCapDifferenceMarksTooAndAnUnknownShareDoesNot) {
   const std::string candidate = copy("thermal.db");
   const int flash = index_of("sdpa_flash", 2048);
   scale_times(candidate, flash, 1.10);
-  plant(candidate, "UPDATE cases SET thermal_cap_share = 0.5 WHERE case_id = " + case_id(flash));
+  set_case(candidate, flash, "thermal_cap_share = 0.5");
   EXPECT_EQ(case_named(compare(candidate), flash).time.cap_mark,
             "thermally slowed 50% vs 0% of samples (candidate vs baseline)");
   plant(candidate, "UPDATE cases SET thermal_cap_share = NULL, power_cap_share = NULL WHERE case_id = " +
@@ -717,16 +722,16 @@ TEST_F(Compare, NumericsBeyondTheDtypeTolerance) {
   const int fp32 = index_of("sdpa_efficient", 2048, Dtype::fp32), flash = index_of("sdpa_flash", 1024);
   const int math = index_of("sdpa_math", 1024);
   // bf16 within 1.6e-2 before, 3e-2 now: a regression.
-  plant(after, "UPDATE cases SET rel_error = 3e-2 WHERE case_id = " + case_id(naive));
+  set_case(after, naive, "rel_error = 3e-2");
   // fp16 beyond 2e-3 on both sides, 1.5x worse: not a regression; 2.5x worse on fp32: one.
-  plant(before, "UPDATE cases SET rel_error = 4e-3 WHERE case_id = " + case_id(fp16));
-  plant(after, "UPDATE cases SET rel_error = 6e-3 WHERE case_id = " + case_id(fp16));
-  plant(before, "UPDATE cases SET rel_error = 2e-4 WHERE case_id = " + case_id(fp32));
-  plant(after, "UPDATE cases SET rel_error = 5e-4 WHERE case_id = " + case_id(fp32));
+  set_case(before, fp16, "rel_error = 4e-3");
+  set_case(after, fp16, "rel_error = 6e-3");
+  set_case(before, fp32, "rel_error = 2e-4");
+  set_case(after, fp32, "rel_error = 5e-4");
   // Beyond before, within now: an improvement.
-  plant(before, "UPDATE cases SET rel_error = 5e-2 WHERE case_id = " + case_id(flash));
+  set_case(before, flash, "rel_error = 5e-2");
   // No rel_error now (a non-finite output): a note.
-  plant(after, "UPDATE cases SET rel_error = NULL WHERE case_id = " + case_id(math));
+  set_case(after, math, "rel_error = NULL");
   const storage::RunReader a(before), b(after);
   const Comparison comparison = compare_runs(a, 1, b, 1, {});
   expect_findings(comparison, {{naive, "numerics rel_error regression"},
@@ -744,12 +749,12 @@ TEST_F(Compare, AnFp8KernelsOwnErrorDoublingIsARegressionThatRelErrorCannotShow)
     plant(db, "UPDATE cases SET dtype = 'fp8_e4m3', rel_error = 5.0e-2 WHERE case_id IN (" + case_id(doubled) + ", " +
                   case_id(small) + ", " + case_id(gone) + ")");
   }
-  plant(before, "UPDATE cases SET rel_error_dequantized = 2.0e-2 WHERE case_id = " + case_id(doubled));
-  plant(after, "UPDATE cases SET rel_error = 5.4e-2, rel_error_dequantized = 4.5e-2 WHERE case_id = " + case_id(doubled));
+  set_case(before, doubled, "rel_error_dequantized = 2.0e-2");
+  set_case(after, doubled, "rel_error = 5.4e-2, rel_error_dequantized = 4.5e-2");
   // 2.5x worse, but within the bf16 tolerance (an emulation computing in bf16): no finding.
-  plant(before, "UPDATE cases SET rel_error_dequantized = 3.0e-3 WHERE case_id = " + case_id(small));
-  plant(after, "UPDATE cases SET rel_error_dequantized = 7.5e-3 WHERE case_id = " + case_id(small));
-  plant(before, "UPDATE cases SET rel_error_dequantized = 3.0e-3 WHERE case_id = " + case_id(gone));
+  set_case(before, small, "rel_error_dequantized = 3.0e-3");
+  set_case(after, small, "rel_error_dequantized = 7.5e-3");
+  set_case(before, gone, "rel_error_dequantized = 3.0e-3");
   const storage::RunReader a(before), b(after);
   const Comparison comparison = compare_runs(a, 1, b, 1, {});
   const auto fp8_label = [](int plan_index) {
@@ -770,7 +775,7 @@ TEST_F(Compare, AnFp8KernelsOwnErrorDoublingIsARegressionThatRelErrorCannotShow)
 TEST_F(Compare, CasesOnOneSideAreListed) {
   const std::string candidate = copy("moved.db");
   const int moved = index_of("naive_inplace", 1024);
-  plant(candidate, "UPDATE cases SET seq_len_q = 4096, seq_len_kv = 4096 WHERE case_id = " + case_id(moved));
+  set_case(candidate, moved, "seq_len_q = 4096, seq_len_kv = 4096");
   const Comparison comparison = compare(candidate);
   EXPECT_FALSE(comparison.has_regression());
   ASSERT_EQ(comparison.only_in_baseline.size(), 1u);
@@ -802,7 +807,7 @@ TEST_F(Compare, RunsThatDifferOnlyByThePassAreNotMatched) {
 
   // One case's pass changed: that case alone is unmatched, the rest compare as before.
   const std::string one = copy("one-backward.db");
-  plant(one, "UPDATE cases SET pass = 'forward_backward' WHERE case_id = " + case_id(naive));
+  set_case(one, naive, "pass = 'forward_backward'");
   const Comparison partly = compare(one);
   EXPECT_EQ(partly.cases.size(), synthetic_cases().size() - 1);
   ASSERT_EQ(partly.only_in_candidate.size(), 1u);

@@ -13,13 +13,7 @@ namespace attnsweep::cli {
 
 int accept_command(const AcceptOptions& options) {
   return guarded("error: ", [&] {
-    workflows::AcceptRequest request;
-    request.history_dir = options.history_dir;
-    request.night = options.night;
-    request.cases = options.cases;
-    request.reason = options.reason;
-    request.by = options.by;
-    const workflows::Acceptance accepted = workflows::record_acceptance(request);
+    const workflows::Acceptance accepted = workflows::record_acceptance(options);
     // Given text is shown, never obeyed: escapes and line breaks as escapes (issue 55, item 17).
     using report::terminal_safe;
     std::cout << "accepted: the change of night " << accepted.night << " for "

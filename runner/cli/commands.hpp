@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "runner/workflows/acceptance.hpp"
+
 namespace attnsweep::cli {
 
 struct RunOptions {
@@ -69,12 +71,8 @@ struct HistoryOptions {
 };
 int history_command(const HistoryOptions& options);
 
-struct AcceptOptions {
-  std::string history_dir;
-  std::string night;               // a stamp or nightly-<stamp>.db
-  std::vector<std::string> cases;  // globs on case labels
-  std::string reason, by;
-};
+// The options are the request itself: each is one of its fields, as given.
+using AcceptOptions = workflows::AcceptRequest;
 int accept_command(const AcceptOptions& options);
 
 struct QueryOptions {

@@ -1,5 +1,6 @@
 #include "runner/plan/case_axes.hpp"
 
+#include <type_traits>
 #include <utility>
 
 namespace attnsweep {
@@ -28,6 +29,7 @@ CaseAxis axis(std::string name, std::vector<std::string> columns, LabelPart part
   a.columns = std::move(columns);
   a.part = part;
   a.shares_inputs = shares_inputs;
+  a.whole_number = std::is_same_v<std::decay_t<decltype(get(std::declval<const Case&>()))>, std::int64_t>;
   a.value = [get](const Case& c) { return shown(get(c)); };
   a.order = [get](const Case& x, const Case& y) { return three_way(get(x), get(y)); };
   a.at_default = std::move(at_default);

@@ -36,6 +36,7 @@ struct CaseAxis {
   // Cases equal in every axis that shares inputs get the same seeded inputs, so
   // that they are made once (the case runner) and the cases stay on one shard.
   bool shares_inputs = true;
+  bool whole_number = false;  // its value is a count (a table aligns it right), from the member's type
   // The value as printers show it (head_dim_v: the values' head dim even where it is head_dim's).
   std::function<AxisValue(const Case&)> value;
   // Three-way comparison in the value's own order (the mask's, not its label's).

@@ -56,8 +56,7 @@ Table plan_table(const Plan& plan, const Device& device) {
       continue;
     }
     if (axis.at_default && std::all_of(plan.cases.begin(), plan.cases.end(), axis.at_default)) continue;
-    const bool number = std::holds_alternative<std::int64_t>(axis.value(Case{}));
-    table.columns.push_back(number ? Column{axis.name, "", Align::right} : Column{axis.name});
+    table.columns.push_back(axis.whole_number ? Column{axis.name, "", Align::right} : Column{axis.name});
     cells.push_back([&axis](const Case& c) { return axis_cell(axis.value(c)); });
   }
   table.columns.push_back({"note", "", Align::left, ""});

@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "report_assets.hpp"
+#include "runner/report/axis_json.hpp"
 #include "runner/report/escaping.hpp"
 #include "version.hpp"
 
@@ -88,24 +89,13 @@ json case_json(const ReportCase& c, int index) {
   }
   json out = {{"index", index},
           {"plan_index", r.identity.plan_index},
-          {"variant", r.identity.variant},
           {"shape", s.label()},
-          {"b", s.batch},
-          {"h", s.heads},
-          {"kvh", s.kv_heads},
-          {"sq", s.seq_len_q},
-          {"skv", s.seq_len_kv},
-          {"d", s.head_dim},
-          {"dv", s.value_dim()},
-          // A variable-length batch ("varlen[q 1, kv 512-32768]", else ""), the page size (0:
-          // contiguous) and the queries that are not padding: shapes apart, tokens right.
+          // A variable-length batch ("varlen[q 1, kv 512-32768]", else "") and the queries
+          // that are not padding: shapes apart, tokens right.
           {"varlen", s.varlen_label()},
-          {"page", s.page_size},
           {"tokens", s.query_tokens()},
-          {"dtype", to_string(r.identity.dtype)},
           {"causal", r.identity.mask.is_causal()},
-          {"mask", r.identity.mask_label()},  // with a score modification: "causal softcap30"
-          {"pass", to_string(r.identity.pass)},
+          {"mask_label", r.identity.mask_label()},  // with a score modification: "causal softcap30"
           {"device", r.device.to_string()},
           {"status", to_string(r.status)},
           {"error", r.error_message},
@@ -126,6 +116,9 @@ json case_json(const ReportCase& c, int index) {
           {"trace", c.trace_link},
           {"trace_exists", c.trace_exists},
           {"kernel_rows", kernels}};
+  // Every axis of the case under its name (runner/plan/case_axes.hpp): variant, batch, heads,
+  // kv_heads, seq_len_q, seq_len_kv, head_dim, dtype, mask, ..., head_dim_v (the values'), pass.
+  report::put_axes(out, r.identity);
   const bool ok = r.status == CaseStatus::ok;
   for (const StoredKey& stored : kStoredKeys) {
     out[stored.key] = stored.ok_only && !ok ? json(nullptr) : stored_json(storage::case_value(r, stored.column).value);

@@ -30,6 +30,10 @@ Case study_case(const std::string& variant, const std::string& dtype = "bf16") {
   return Case{0, variant, Shape{8, 16, 16, 1024, 1024, 64}, *parse_dtype(dtype), true};
 }
 
+// The built-in variants, in the order scripts/torch_reference.py prints them (its 7 lines).
+constexpr const char* kBuiltInVariants[] = {"naive",      "naive_inplace", "sdpa_math", "sdpa_efficient",
+                                            "sdpa_flash", "sdpa_cudnn",    "sdpa_auto"};
+
 // Warm-up 3, 5 to 20 samples, at most 2 s, 5 profiled forwards.
 MeasureSettings quick_settings() { return attnsweep::testing::few_samples(3, 5, 20, 2, 5); }
 
@@ -149,8 +153,7 @@ TEST(GpuCases, KernelCountsMatchTorchProfilerInPython) {
   const auto expected = python_counts("bf16");
   ASSERT_EQ(expected.size(), 7u) << "scripts/torch_reference.py gave no counts (is torch importable by python3?)";
   CaseRunner runner(Device::cuda(0), quick_settings(), 0);
-  for (const std::string variant :
-       {"naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto"}) {
+  for (const std::string variant : kBuiltInVariants) {
     const CaseResult result = runner.run(study_case(variant));
     ASSERT_EQ(result.status, CaseStatus::ok) << variant << ": " << result.error_message;
     ASSERT_TRUE(result.profile.has_value());
@@ -185,8 +188,7 @@ TEST(GpuCases, AValueHeadDimOtherThanTheQuerysRunsWherePyTorchRunsIt) {
   for (const Pass pass : {Pass::forward, Pass::backward}) {
     const auto expected = python_counts("bf16", to_string(pass), " --shapes 2x8x512x192/128");
     ASSERT_EQ(expected.size(), 7u) << "scripts/torch_reference.py gave no " << to_string(pass) << " counts";
-    for (const std::string variant :
-         {"naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto"}) {
+    for (const std::string variant : kBuiltInVariants) {
       SCOPED_TRACE(variant + " " + to_string(pass));
       Case c{0, variant, mla, Dtype::bf16, true};
       c.pass = pass;
@@ -220,8 +222,7 @@ TEST(GpuCases, SoftcapRunsOnTheNaiveVariantsAsPythonComputesItAndSdpaRefusesIt) 
                              " --shapes 2x8x512x128 --softcap 2";
     const auto expected = python_counts("bf16", to_string(pass), more);
     ASSERT_EQ(expected.size(), 7u) << "scripts/torch_reference.py gave no " << to_string(pass) << " lines";
-    for (const std::string variant :
-         {"naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto"}) {
+    for (const std::string variant : kBuiltInVariants) {
       SCOPED_TRACE(variant + " " + to_string(pass));
       Case c{0, variant, shape, Dtype::bf16, true};
       c.pass = pass;
@@ -257,8 +258,7 @@ TEST(GpuCases, AlibiAndSinksRunWherePythonRunsThemWithItsCountsAndErrors) {
                                (alibi ? " --alibi 1" : "") + (sinks ? " --sinks 1" : "");
       const auto expected = python_counts("bf16", to_string(pass), more);
       ASSERT_EQ(expected.size(), 7u) << "scripts/torch_reference.py gave no lines for" << more;
-      for (const std::string variant :
-           {"naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto"}) {
+      for (const std::string variant : kBuiltInVariants) {
         Case c{0, variant, shape, Dtype::bf16, true};
         c.pass = pass;
         c.scores.alibi = alibi;
@@ -297,8 +297,7 @@ TEST(GpuCases, DeterministicCasesRunWherePythonRunsThemWithItsCounts) {
                              " --shapes 2x8x512x128 --deterministic 1";
     const auto expected = python_counts("bf16", to_string(pass), more);
     ASSERT_EQ(expected.size(), 7u) << "scripts/torch_reference.py gave no lines for" << more;
-    for (const std::string variant :
-         {"naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto"}) {
+    for (const std::string variant : kBuiltInVariants) {
       Case c{0, variant, shape, Dtype::bf16, true};
       c.pass = pass;
       c.deterministic = true;
@@ -330,8 +329,7 @@ TEST(GpuPasses, BackwardCountsMatchTorchProfilerInPythonAndGradientsFloat64) {
   for (const Pass pass : {Pass::backward, Pass::forward_backward}) {
     const auto expected = python_counts("bf16", to_string(pass));
     ASSERT_EQ(expected.size(), 7u) << "scripts/torch_reference.py gave no " << to_string(pass) << " counts";
-    for (const std::string variant :
-         {"naive", "naive_inplace", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "sdpa_auto"}) {
+    for (const std::string variant : kBuiltInVariants) {
       SCOPED_TRACE(variant + " " + to_string(pass));
       Case c = study_case(variant);
       c.pass = pass;

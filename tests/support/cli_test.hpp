@@ -6,6 +6,9 @@
 // runs the binary has its fixture from this one.
 #include <gtest/gtest.h>
 
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <stdexcept>
 #include <string>
 
 #include "tests/support/run_attnsweep.hpp"
@@ -43,6 +46,16 @@ class CliSweepTest : public CliTest {
   using CliTest::CliTest;
   Outcome run(const std::string& yaml, const std::string& db = "r.db") const {
     return run_config("run", "s.yaml", yaml, db);
+  }
+
+  // `run`, then its database opened to read. A run that does not exit 0 fails the
+  // test here (an exception gtest reports with the run's output).
+  SQLite::Database swept(const std::string& yaml) const {
+    const Outcome outcome = run(yaml);
+    if (outcome.exit_code != 0) {
+      throw std::runtime_error("the sweep exited " + std::to_string(outcome.exit_code) + ":\n" + outcome.output);
+    }
+    return SQLite::Database(path("r.db"), SQLite::OPEN_READONLY);
   }
 };
 

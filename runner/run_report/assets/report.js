@@ -45,7 +45,7 @@
   // The one place a case's mask is named: every chart, table, series and family goes through it.
   // attnsweep's own label ("causal", "causal_bottom_right window[4096,0]", ...); reports of
   // databases written before masks had alignments and windows carry the flag only.
-  const mask = (c) => c.mask || (c.causal ? "causal" : "full");
+  const mask = (c) => c.mask_label || (c.causal ? "causal" : "full");
   // As Case::label: a pass other than forward is named at the end.
   const label = (c) => `${c.variant} ${c.shape} ${c.dtype} ${mask(c)}` + (c.pass && c.pass !== "forward" ? " " + c.pass : "");
   const failed = (c) => c.status !== "ok" && c.status !== "unsupported";
@@ -105,7 +105,7 @@
 
   // Cases grouped into one chart per dtype and head_dim; within a chart one
   // line per variant (and per mask, and per batch x heads, where those vary).
-  const groupOf = (c) => `${c.dtype}, head_dim ${c.d}${c.dv && c.dv !== c.d ? "/" + c.dv : ""}`;
+  const groupOf = (c) => `${c.dtype}, head_dim ${c.head_dim}${c.head_dim_v && c.head_dim_v !== c.head_dim ? "/" + c.head_dim_v : ""}`;
   function groups(selected) {
     const byGroup = new Map();
     for (const c of selected) {
@@ -114,12 +114,12 @@
       byGroup.get(key).push(c);
     }
     // bf16 before fp16 before fp32, and head_dim 64 before 128.
-    return [...byGroup.entries()].sort((a, b) => (a[1][0].dtype < b[1][0].dtype ? -1 : a[1][0].dtype > b[1][0].dtype ? 1 : a[1][0].d - b[1][0].d));
+    return [...byGroup.entries()].sort((a, b) => (a[1][0].dtype < b[1][0].dtype ? -1 : a[1][0].dtype > b[1][0].dtype ? 1 : a[1][0].head_dim - b[1][0].head_dim));
   }
   // batch x heads (/kv_heads where fewer), and the query length where it is not the key length.
   // A variable-length batch or a paged cache is a shape of its own, never a point of a length sweep.
-  const storage = (c) => (c.varlen ? " " + c.varlen : "") + (c.page ? " paged" + c.page : "");
-  const layout = (c) => `${c.b}x${c.h}${c.kvh !== c.h ? "/" + c.kvh : ""}${c.sq !== c.skv ? " q=" + c.sq : ""}${storage(c)}`;
+  const storage = (c) => (c.varlen ? " " + c.varlen : "") + (c.page_size ? " paged" + c.page_size : "");
+  const layout = (c) => `${c.batch}x${c.heads}${c.kv_heads !== c.heads ? "/" + c.kv_heads : ""}${c.seq_len_q !== c.seq_len_kv ? " q=" + c.seq_len_q : ""}${storage(c)}`;
   function series(group, value) {
     const masks = new Set(group.map(mask)).size > 1;
     const layouts = new Set(group.map(layout)).size > 1;
@@ -129,7 +129,7 @@
       if (y === null || y === undefined || !(y > 0)) continue;
       const name = c.variant + (masks ? " " + mask(c) : "") + (layouts ? " " + layout(c) : "");
       if (!bySeries.has(name)) bySeries.set(name, { c: c, points: [] });
-      bySeries.get(name).points.push({ x: c.skv, y: y, index: c.index });
+      bySeries.get(name).points.push({ x: c.seq_len_kv, y: y, index: c.index });
     }
     // sdpa_auto is whichever backend PyTorch chose, so it lies on that backend's
     // line: drawn as open rings on a dotted line to stay visible on top of it.
@@ -165,8 +165,8 @@
   const sweepLengths = 3, sweepFamilies = 4, shapesPerChart = 16, shapesPerChartWithMasks = 10;
   const family = (c) => mask(c) + " " + layout(c);
   // A family as its chart's title names it: batch x heads/kv_heads, the query length ("q=k" for square shapes).
-  const familyName = (c) => `${c.b}x${c.h}${c.kvh !== c.h ? "/" + c.kvh : ""} ${c.sq !== c.skv ? "q=" + c.sq : "q=k"}${storage(c)}`;
-  const headsOf = (c) => `${c.h}${c.kvh !== c.h ? "/" + c.kvh : ""} heads`;
+  const familyName = (c) => `${c.batch}x${c.heads}${c.kv_heads !== c.heads ? "/" + c.kv_heads : ""} ${c.seq_len_q !== c.seq_len_kv ? "q=" + c.seq_len_q : "q=k"}${storage(c)}`;
+  const headsOf = (c) => `${c.heads}${c.kv_heads !== c.heads ? "/" + c.kv_heads : ""} heads`;
   // group -> { mode: "sweep" | "list" | "split", sweeps: [family, ...] in drawing order,
   //            parts: [{ suffix, has(case) }], the bar charts of the single shapes }
   let plans = new Map();
@@ -174,7 +174,7 @@
   let shapeLists = new Set();  // the groups (groupOf) drawn as lists of shapes (bars only)
   let splitGroups = new Set();  // the groups drawn as a chart per sweep family (and bars for the rest)
   // A shape as a bar chart's category, whatever the chart shows (the mask always part of it).
-  const shapeKey = (c) => `${c.b}x${c.h}/${c.kvh} q=${c.sq} k=${c.skv}${storage(c)} ${mask(c)}`;
+  const shapeKey = (c) => `${c.batch}x${c.heads}/${c.kv_heads} q=${c.seq_len_q} k=${c.seq_len_kv}${storage(c)} ${mask(c)}`;
   // Splits cases into parts of `fits` size: by mask, then by heads, then into runs of categories.
   function barParts(selected) {
     const categories = (list) => [...new Set(list.map(shapeKey))];
@@ -215,18 +215,18 @@
     }
     const result = new Map();
     for (const [key, group] of byGroup) {
-      const isSweep = (list) => new Set(list.map((c) => c.skv)).size >= sweepLengths;
+      const isSweep = (list) => new Set(list.map((c) => c.seq_len_kv)).size >= sweepLengths;
       const sweeps = [...group.entries()].filter(([, list]) => isSweep(list));
       // One family of one key length is a single shape: bars, as the single shapes of other
       // groups are (a line of one point shows nothing against the keys).
-      const singleShape = group.size === 1 && new Set([...group.values()][0].map((c) => c.skv)).size === 1;
+      const singleShape = group.size === 1 && new Set([...group.values()][0].map((c) => c.seq_len_kv)).size === 1;
       if (!singleShape && (group.size === 1 || (sweeps.length === group.size && group.size <= sweepFamilies))) {
         result.set(key, { mode: "sweep", sweeps: [], parts: [] });
         continue;
       }
       // Sweep families in order of mask (as the plan first has them), then batch, heads, kv_heads and query length.
       const masks = [...new Set(selected.filter((c) => groupOf(c) === key).map(mask))];
-      const order = (list) => [masks.indexOf(mask(list[0])), list[0].b, list[0].h, list[0].kvh, list[0].sq];
+      const order = (list) => [masks.indexOf(mask(list[0])), list[0].batch, list[0].heads, list[0].kv_heads, list[0].seq_len_q];
       sweeps.sort((x, y) => {
         const a = order(x[1]), b = order(y[1]);
         for (let i = 0; i < a.length; ++i) if (a[i] !== b[i]) return a[i] - b[i];
@@ -269,8 +269,8 @@
   // A shape as a category: batch x heads[/kv_heads] q=<queries> k=<keys>, and the
   // mask where the chart holds several; one line each part under the bars (a
   // mask's window on a line of its own).
-  const shapeParts = (c, masks) => [`${c.b}x${c.h}${c.kvh !== c.h ? "/" + c.kvh : ""}`, c.varlen || `q=${c.sq} k=${c.skv}`]
-    .concat(c.page ? [`paged${c.page}`] : []).concat(masks ? mask(c).split(" ") : []);
+  const shapeParts = (c, masks) => [`${c.batch}x${c.heads}${c.kv_heads !== c.heads ? "/" + c.kv_heads : ""}`, c.varlen || `q=${c.seq_len_q} k=${c.seq_len_kv}`]
+    .concat(c.page_size ? [`paged${c.page_size}`] : []).concat(masks ? mask(c).split(" ") : []);
   // A shape-list chart's data: a category per shape (in plan order), a dataset of bars per variant.
   function bars(group, value) {
     const masks = new Set(group.map(mask)).size > 1;
@@ -339,7 +339,7 @@
     }, built.labels.length * built.datasets.length > 24 || built.labels.length > (built.masks ? 4 : 8));
   }
   // Tokens per second: the queries of the batch (batch x seq_len_q) over the median time.
-  const tokens = (c) => (c.tokens !== undefined ? c.tokens : c.b * c.sq);  // a variable-length batch's sum
+  const tokens = (c) => (c.tokens !== undefined ? c.tokens : c.batch * c.seq_len_q);  // a variable-length batch's sum
   const tokensPerSecond = (c) => tokens(c) / (c.time_us * 1e-6);
   const perToken = (c) => `${Number(c.time_us / tokens(c)).toPrecision(3)} µs per token`;
   const count3 = (v) => (v >= 1e9 ? (v / 1e9).toPrecision(3) + "G" : v >= 1e6 ? (v / 1e6).toPrecision(3) + "M" : v >= 1e3 ? (v / 1e3).toPrecision(3) + "k" : Number(v).toPrecision(3));
@@ -402,7 +402,7 @@
   // ---- the study's table ------------------------------------------------------
   const allColumns = [
     { name: "variant", value: (c) => c.variant },
-    { name: "shape", value: (c) => c.shape, sort: (c) => c.b * 1e12 + c.h * 1e9 + c.skv * 1e3 + c.d },
+    { name: "shape", value: (c) => c.shape, sort: (c) => c.batch * 1e12 + c.heads * 1e9 + c.seq_len_kv * 1e3 + c.head_dim },
     { name: "dtype", value: (c) => c.dtype },
     { name: "mask", value: mask },
   ];
