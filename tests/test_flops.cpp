@@ -49,9 +49,9 @@ TEST(Flops, AValueHeadDimCountsEachMatmulAndEachTensorWithItsOwnDim) {
   EXPECT_EQ(flop_convention({}), std::string(kFlopConvention));
   // Score modifications (issue 36) count no flops of their own, and say so only where a run has them.
   ConventionFacts capped, alibi, sinks, value_dims;
-  capped.softcap = true;
-  alibi.alibi = true;
-  sinks.sinks = true;
+  capped.score_mods = {"softcap"};
+  alibi.score_mods = {"alibi"};
+  sinks.score_mods = {"sinks"};
   value_dims.value_head_dims = true;
   EXPECT_NE(flop_convention(capped).find("soft-capping (softcap) adds no flops"), std::string::npos);
   EXPECT_EQ(flop_convention(capped).find("ALiBi"), std::string::npos);
@@ -59,6 +59,15 @@ TEST(Flops, AValueHeadDimCountsEachMatmulAndEachTensorWithItsOwnDim) {
   EXPECT_EQ(flop_convention(alibi).find("sinks"), std::string::npos);
   EXPECT_NE(flop_convention(sinks).find("attention sinks add no flops and no min_bytes"), std::string::npos);
   EXPECT_NE(flop_convention(value_dims).find("flops = 2 * batch * heads * (D + Dv) * pairs"), std::string::npos);
+  // Stored with each run and compared between runs: the clauses keep their order (softcap, ALiBi, sinks, fp8).
+  ConventionFacts all;
+  all.score_mods = {"sinks", "softcap", "alibi"};
+  all.fp8 = true;
+  const std::string text = flop_convention(all);
+  EXPECT_LT(text.find("; soft-capping"), text.find("; ALiBi")) << text;
+  EXPECT_LT(text.find("; ALiBi"), text.find("; attention sinks")) << text;
+  EXPECT_LT(text.find("; attention sinks"), text.find("; fp8")) << text;
+  EXPECT_NE(text.find("; fp8"), std::string::npos) << text;
 }
 
 TEST(Flops, ABackwardIsTwoAndAHalfForwardsAndATrainingStepThreeAndAHalf) {

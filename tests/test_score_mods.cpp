@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <string>
+#include <stdexcept>
 #include <vector>
 
 #include "runner/common/score_mod.hpp"
@@ -94,6 +95,27 @@ TEST(ScoreMods, LabelsNameEachModificationAfterTheMask) {
   EXPECT_TRUE(ScoreMod{} < alibi_only);
   EXPECT_FALSE(alibi_only < ScoreMod{});
   EXPECT_NE(alibi_only, mods);
+}
+
+// Issue 56: the keys are one list, and each has the words exclude rules match, its
+// switch and its FLOP clause (what a next score modification adds in one place).
+TEST(ScoreMods, EachKeyHasItsWordItsSwitchAndItsFlopClause) {
+  EXPECT_EQ(kScoreModKeys, (std::vector<std::string>{"softcap", "alibi", "sinks"}));
+  ScoreMod on;
+  on.softcap = 12.5;
+  on.alibi = true;
+  on.sinks = true;
+  const std::vector<std::string> off_words = {"none", "false", "false"}, on_words = {"12.5", "true", "true"};
+  for (std::size_t i = 0; i < kScoreModKeys.size(); ++i) {
+    SCOPED_TRACE(kScoreModKeys[i]);
+    EXPECT_FALSE(ScoreMod{}.has(i));
+    EXPECT_TRUE(on.has(i));
+    EXPECT_EQ(ScoreMod{}.word(i), off_words[i]);
+    EXPECT_EQ(on.word(i), on_words[i]);
+    EXPECT_EQ(std::string(ScoreMod::flop_clause(i)).rfind("; ", 0), 0u);
+  }
+  EXPECT_THROW(on.word(kScoreModKeys.size()), std::logic_error);
+  EXPECT_THROW(ScoreMod::flop_clause(kScoreModKeys.size()), std::logic_error);
 }
 
 // Every mask kind: top-left causal (offset 0), bottom-right causal and none

@@ -1,5 +1,7 @@
 #include "runner/common/score_mod.hpp"
 
+#include <stdexcept>
+
 #include <cstdio>
 #include <cmath>
 #include <cstdlib>
@@ -31,6 +33,37 @@ std::vector<double> alibi_slopes(std::int64_t heads) {
   const std::vector<double> finer = power_of_two_slopes(2 * closest);
   for (std::size_t i = 0; static_cast<std::int64_t>(slopes.size()) < heads; i += 2) slopes.push_back(finer[i]);
   return slopes;
+}
+
+std::string ScoreMod::word(std::size_t index) const {
+  switch (index) {
+    case 0: return softcap ? softcap_text(*softcap) : "none";
+    case 1: return alibi ? "true" : "false";
+    case 2: return sinks ? "true" : "false";
+  }
+  throw std::logic_error("no score modification at index " + std::to_string(index));
+}
+
+bool ScoreMod::has(std::size_t index) const {
+  switch (index) {
+    case 0: return softcap.has_value();
+    case 1: return alibi;
+    case 2: return sinks;
+  }
+  throw std::logic_error("no score modification at index " + std::to_string(index));
+}
+
+const char* ScoreMod::flop_clause(std::size_t index) {
+  switch (index) {
+    case 0:
+      return "; soft-capping (softcap) adds no flops: its tanh is not counted, as the softmax's exponentials are "
+             "not (FlashAttention's and cuDNN frontend's benchmarks count the same)";
+    case 1:
+      return "; ALiBi adds no flops (its bias add is not counted) and no min_bytes (a fused kernel makes the bias "
+             "from one slope per head; an explicit (heads, Sq, Skv) bias read by naive and SDPA is their own cost)";
+    case 2: return "; attention sinks add no flops and no min_bytes (one logit per head)";
+  }
+  throw std::logic_error("no score modification at index " + std::to_string(index));
 }
 
 std::string ScoreMod::label() const {

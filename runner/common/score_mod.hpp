@@ -14,6 +14,10 @@
 
 namespace attnsweep {
 
+// Their keys in a config, an exclude rule and a claim's case, in the order the
+// plan crosses them (softcap outermost); score_mod_reader.cpp reads each.
+inline const std::vector<std::string> kScoreModKeys = {"softcap", "alibi", "sinks"};
+
 struct ScoreMod {
   // cap * tanh(s / cap) on the scaled scores, before the mask; nullopt: off.
   std::optional<double> softcap;
@@ -37,6 +41,14 @@ struct ScoreMod {
   // with spaces ("softcap12.5 alibi sinks"): what case labels append after the
   // mask ("naive 1x8x512x64 bf16 causal softcap30").
   std::string label() const;
+  // The modification at kScoreModKeys[index], as an exclude rule matches it:
+  // softcap_text's cap or "none"; "true" or "false".
+  std::string word(std::size_t index) const;
+  // Whether the modification at kScoreModKeys[index] is on.
+  bool has(std::size_t index) const;
+  // What the modification at kScoreModKeys[index] adds to the FLOP convention of a
+  // run that has it (runner/measure/flops.cpp): "; ... adds no flops ...".
+  static const char* flop_clause(std::size_t index);
 };
 
 // A softcap as configs, labels and exclude rules write it: the shortest decimal

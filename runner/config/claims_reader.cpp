@@ -29,9 +29,6 @@ const std::vector<std::string> kFileKeys = {"source", "measured_on", "claims"};
 const std::vector<std::string> kClaimKeys = {"name", "where", "source", "measured_on", "note", "case", "tflops", "time_us"};
 const std::vector<std::string> kSourceKeys = {"title", "repository", "path", "commit", "url", "where"};
 const std::vector<std::string> kMeasuredOnKeys = {"gpu", "software"};
-// The keys of a claim's case: a config's axes, one value each.
-const std::vector<std::string> kCaseAxisKeys = {"variant", "dtype", "causal", "window", "softcap", "alibi",
-                                                "sinks", "deterministic", "pass"};
 
 class ClaimsReader : public YamlReader {
  public:
@@ -99,8 +96,10 @@ class ClaimsReader : public YamlReader {
     if (!claim.tflops && !claim.time_us) {
       fail(node, key, "a claim needs its figure: tflops (TFLOP/s, above 0) or time_us (microseconds, above 0), or both");
     }
-    require(node, "case", "a mapping: variant, the shape's keys (batch, heads, seq_len, head_dim, ...), dtype, causal, "
-                          "window, softcap, alibi, sinks, deterministic, pass");
+    const std::vector<std::string> after_dtype(config_keys::kCaseAxisKeys.begin() + 2,  // past variant, dtype
+                                               config_keys::kCaseAxisKeys.end());
+    require(node, "case", "a mapping: variant, the shape's keys (batch, heads, seq_len, head_dim, ...), dtype, " +
+                              text::join(after_dtype, ", "));
     try {
       claim.claimed_case = read_case(node["case"], key + ".case");
     } catch (const BadInputError& error) {
@@ -144,7 +143,7 @@ class ClaimsReader : public YamlReader {
 
   ClaimCase read_case(const YAML::Node& node, const std::string& key) {
     if (!node.IsMap()) fail(node, key, "expected a mapping of the case's axes, got a " + kind(node));
-    std::vector<std::string> allowed = kCaseAxisKeys;
+    std::vector<std::string> allowed = config_keys::kCaseAxisKeys;
     for (const auto& shape_key : config_keys::kShapeKeys) {
       if (shape_key != "zip") allowed.push_back(shape_key);
     }
@@ -159,7 +158,7 @@ class ClaimsReader : public YamlReader {
     require(node, "causal", "false, true (top_left), top_left or bottom_right");
     const std::vector<CausalAlignment> alignments = read_causal_alignments(source_, node["causal"], key + ".causal");
     c.mask = read_masks(source_, alignments, node["window"]).front();
-    c.scores = read_score_mods(source_, node["softcap"], node["alibi"], node["sinks"]).front();
+    c.scores = read_score_mods(source_, node).front();
     c.deterministic = read_switches(source_, node["deterministic"], key + ".deterministic").front();
     if (node["pass"]) c.pass = *parse_pass(names(node["pass"], key + ".pass", pass_names()).front());
     // Each claim's shape joins shapes_ before it is given the claim's values: a yaml-cpp node
@@ -170,7 +169,7 @@ class ClaimsReader : public YamlReader {
     shapes_.push_back(shape);
     for (const auto& entry : node) {
       const std::string name = entry.first.Scalar();
-      if (!contains(kCaseAxisKeys, name)) shape[name] = entry.second;
+      if (!contains(config_keys::kCaseAxisKeys, name)) shape[name] = entry.second;
     }
     for (const char* needed : {"batch", "heads", "head_dim"}) {
       if (!shape[needed]) fail(node, key + "." + needed, "the case needs its shape: batch, heads, seq_len (or seq_len_q and seq_len_kv) and head_dim");

@@ -58,7 +58,7 @@ class Loader : public YamlReader {
         root["causal"] ? read_causal_alignments(source_, root["causal"], "causal")
                        : std::vector<CausalAlignment>{CausalAlignment::top_left};
     config.masks = read_masks(source_, alignments, root["window"]);
-    config.score_mods = read_score_mods(source_, root["softcap"], root["alibi"], root["sinks"], config.dtypes);
+    config.score_mods = read_score_mods(source_, root, config.dtypes);
     config.deterministic = read_switches(source_, root["deterministic"], "deterministic");
     if (root["passes"]) {
       config.passes_where = location(root["passes"].Mark());

@@ -1,5 +1,7 @@
 #include "runner/config/exclude_reader.hpp"
 
+#include <algorithm>
+
 #include "runner/config/config_keys.hpp"
 #include "runner/config/mask_reader.hpp"
 #include "runner/config/score_mod_reader.hpp"
@@ -61,17 +63,9 @@ class ExcludeReader : public YamlReader {
             else if (raw == "top_left" || raw == "bottom_right") values.push_back(raw);
             else fail(item, field_key, "unknown value '" + raw + "'; allowed: " + kCausalValues);
           }
-        } else if (field == "softcap") {
-          // none, or a cap, or a list of them: matched as softcap_text writes a case's.
-          const std::vector<YAML::Node> listed = entry.second.IsSequence()
-                                                     ? std::vector<YAML::Node>(entry.second.begin(), entry.second.end())
-                                                     : std::vector<YAML::Node>{entry.second};
-          if (listed.empty()) fail(entry.second, field_key, "the list is empty; give none or a cap");
-          for (const auto& value : listed) {
-            const auto cap = read_softcap_item(source_, value, field_key);
-            values.push_back(cap ? softcap_text(*cap) : "none");
-          }
-        } else if (field == "alibi" || field == "sinks" || field == "deterministic") {
+        } else if (std::find(kScoreModKeys.begin(), kScoreModKeys.end(), field) != kScoreModKeys.end()) {
+          values = read_score_mod_words(source_, field, entry.second, field_key);
+        } else if (field == "deterministic") {
           for (const bool value : read_switches(source_, entry.second, field_key)) values.push_back(value ? "true" : "false");
         } else if (field == "pass") {
           values = names(entry.second, field_key, pass_names());

@@ -92,12 +92,30 @@ std::vector<bool> read_switches(const std::string& source, const YAML::Node& nod
   return values;
 }
 
-std::vector<ScoreMod> read_score_mods(const std::string& source, const YAML::Node& softcap, const YAML::Node& alibi,
-                                      const YAML::Node& sinks, const std::vector<Dtype>& dtypes) {
-  const std::vector<bool> alibis = read_switches(source, alibi, "alibi");
-  const std::vector<bool> sink_values = read_switches(source, sinks, "sinks");
+std::vector<std::string> read_score_mod_words(const std::string& source, const std::string& name, const YAML::Node& node,
+                                              const std::string& key) {
+  std::vector<std::string> words;
+  if (name == "softcap") {
+    // none, or a cap, or a list of them.
+    const std::vector<YAML::Node> listed =
+        node.IsSequence() ? std::vector<YAML::Node>(node.begin(), node.end()) : std::vector<YAML::Node>{node};
+    if (listed.empty()) YamlReader(source).fail(node, key, "the list is empty; give none or a cap");
+    for (const auto& value : listed) {
+      const auto cap = read_softcap_item(source, value, key);
+      words.push_back(cap ? softcap_text(*cap) : "none");
+    }
+  } else {
+    for (const bool value : read_switches(source, node, key)) words.push_back(value ? "true" : "false");
+  }
+  return words;
+}
+
+std::vector<ScoreMod> read_score_mods(const std::string& source, const YAML::Node& mapping,
+                                      const std::vector<Dtype>& dtypes) {
+  const std::vector<bool> alibis = read_switches(source, mapping["alibi"], "alibi");
+  const std::vector<bool> sink_values = read_switches(source, mapping["sinks"], "sinks");
   std::vector<ScoreMod> mods;
-  for (const ScoreMod& capped : read_softcaps(source, softcap, dtypes)) {
+  for (const ScoreMod& capped : read_softcaps(source, mapping["softcap"], dtypes)) {
     for (const bool with_alibi : alibis) {
       for (const bool with_sinks : sink_values) {
         ScoreMod mod = capped;

@@ -23,11 +23,17 @@ std::optional<double> read_softcap_item(const std::string& source, const YAML::N
 // of them, each once (a value written twice counts once), in the order written; absent: {false}.
 std::vector<bool> read_switches(const std::string& source, const YAML::Node& node, const std::string& key);
 
-// The cross product of `softcap` x `alibi` x `sinks` (the top-level keys; each
-// absent: off) as ScoreMods, softcap outermost. `dtypes`: the sweep's; with fp16
-// a cap above 65504 (what fp16 holds) is refused, naming fp16 (a claim's case,
-// read without them, is matched against a config that checked its own).
-std::vector<ScoreMod> read_score_mods(const std::string& source, const YAML::Node& softcap, const YAML::Node& alibi,
-                                      const YAML::Node& sinks, const std::vector<Dtype>& dtypes = {});
+// The values of an exclude rule's score-modification key `name` (one of
+// kScoreModKeys) written at `key`, as ScoreMod::word writes a case's.
+std::vector<std::string> read_score_mod_words(const std::string& source, const std::string& name, const YAML::Node& node,
+                                              const std::string& key);
+
+// The cross product of `softcap` x `alibi` x `sinks` (kScoreModKeys, read from
+// `mapping`: a config's top level or a claim's case; each absent: off) as
+// ScoreMods, softcap outermost. `dtypes`: the sweep's; with fp16 a cap above
+// 65504 (what fp16 holds) is refused, naming fp16 (a claim's case, read without
+// them, is matched against a config that checked its own).
+std::vector<ScoreMod> read_score_mods(const std::string& source, const YAML::Node& mapping,
+                                      const std::vector<Dtype>& dtypes = {});
 
 }  // namespace attnsweep

@@ -157,9 +157,9 @@ std::int64_t begin_new_run(storage::Store& store, const NewRun& run) {
                                        [](const ShapeBlock& block) { return !block.varlen_kv.empty(); });
   facts.value_head_dims = std::any_of(config.shapes.begin(), config.shapes.end(), gives_value_head_dims);
   for (const ScoreMod& scores : config.score_mods) {
-    facts.softcap = facts.softcap || scores.softcap.has_value();
-    facts.alibi = facts.alibi || scores.alibi;
-    facts.sinks = facts.sinks || scores.sinks;
+    for (std::size_t i = 0; i < kScoreModKeys.size(); ++i) {
+      if (scores.has(i)) facts.score_mods.insert(kScoreModKeys[i]);
+    }
   }
   facts.fp8 = std::any_of(config.dtypes.begin(), config.dtypes.end(), [](Dtype dtype) { return is_fp8(dtype); });
   record.flop_convention = flop_convention(facts);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "runner/common/score_mod.hpp"
+
 namespace attnsweep {
 
 const char* const kFlopConvention =
@@ -52,14 +54,12 @@ double pass_flops(const Shape& shape, const Mask& mask, Pass pass) {
 
 std::string flop_convention(const ConventionFacts& run) {
   // The clause each fact of the run adds, in the order they are written.
+  // The score modifications' first, in kScoreModKeys' order (each states its own).
+  std::string text = kFlopConvention;
+  for (std::size_t i = 0; i < kScoreModKeys.size(); ++i) {
+    if (run.score_mods.count(kScoreModKeys[i])) text += ScoreMod::flop_clause(i);
+  }
   const std::pair<bool, const char*> clauses[] = {
-      {run.softcap,
-       "; soft-capping (softcap) adds no flops: its tanh is not counted, as the softmax's exponentials are "
-       "not (FlashAttention's and cuDNN frontend's benchmarks count the same)"},
-      {run.alibi,
-       "; ALiBi adds no flops (its bias add is not counted) and no min_bytes (a fused kernel makes the bias "
-       "from one slope per head; an explicit (heads, Sq, Skv) bias read by naive and SDPA is their own cost)"},
-      {run.sinks, "; attention sinks add no flops and no min_bytes (one logit per head)"},
       {run.fp8,
        "; fp8 (fp8_e4m3, fp8_e5m2): flops as any dtype; min_bytes count q, k and v at 1 byte and the output at "
        "bf16's 2 (the per-tensor descales not counted)"},
@@ -78,7 +78,6 @@ std::string flop_convention(const ConventionFacts& run) {
        "; passes (FlashAttention's convention): backward flops = 2.5 * forward, forward_backward = 3.5 * "
        "forward; backward and forward_backward min_bytes = dtype_bytes * (4 * B*H*Sq*D + 4 * B*KVH*Skv*D)"},
   };
-  std::string text = kFlopConvention;
   for (const auto& [applies, clause] : clauses) {
     if (applies) text += clause;
   }

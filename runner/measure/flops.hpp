@@ -1,6 +1,7 @@
 #pragma once
 // The FLOP and byte conventions behind TFLOP/s and bandwidth (docs/schema.md).
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include "runner/plan/case.hpp"
@@ -43,9 +44,7 @@ struct ConventionFacts {  // what a run has that the convention must explain
   bool serving_masks = false;     // bottom-right causal masks or windows
   bool variable_lengths = false;
   bool value_head_dims = false;   // head_dim_v other than head_dim
-  bool softcap = false;
-  bool alibi = false;
-  bool sinks = false;
+  std::set<std::string> score_mods;  // the kScoreModKeys some case has (runner/common/score_mod.hpp)
   bool fp8 = false;
 };
 std::string flop_convention(const ConventionFacts& run);

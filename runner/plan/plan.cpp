@@ -158,9 +158,10 @@ Shape to_shape(const AxisValues& values, const ShapeBlock& block) {
   return shape;
 }
 
-// The keys of an exclude rule (config_loader.cpp's kExcludeKeys); the sizes first.
+// The keys of an exclude rule (config_keys.hpp's kExcludeKeys); the sizes first.
+// The score modifications' keys (kScoreModKeys) are one field, told apart by their index.
 enum class Field { batch, heads, kv_heads, seq_len, seq_len_q, seq_len_kv, head_dim, page_size, head_dim_v,
-                   variant, dtype, causal, window, softcap, alibi, sinks, deterministic, pass };
+                   variant, dtype, causal, window, score_mod, deterministic, pass };
 constexpr std::size_t kSizeFields = 9;
 
 std::optional<Field> field_of(const std::string& name) {
@@ -170,8 +171,8 @@ std::optional<Field> field_of(const std::string& name) {
       {"head_dim", Field::head_dim},    {"page_size", Field::page_size}, {"head_dim_v", Field::head_dim_v},
       {"variant", Field::variant},
       {"dtype", Field::dtype},          {"causal", Field::causal},     {"window", Field::window},
-      {"softcap", Field::softcap},      {"alibi", Field::alibi},       {"sinks", Field::sinks},
       {"deterministic", Field::deterministic}, {"pass", Field::pass}};
+  if (std::find(kScoreModKeys.begin(), kScoreModKeys.end(), name) != kScoreModKeys.end()) return Field::score_mod;
   const auto found = fields.find(name);
   return found == fields.end() ? std::nullopt : std::optional<Field>(found->second);
 }
@@ -183,7 +184,8 @@ std::optional<Field> field_of(const std::string& name) {
 struct FieldMatch {
   Field field;
   std::shared_ptr<const std::vector<std::int64_t>> sizes;  // a size key; null for the others
-  std::vector<std::string> words;                          // variant, dtype, causal, window, softcap, alibi, sinks, pass
+  std::vector<std::string> words;                          // the other keys' values
+  std::size_t score_mod = 0;                               // Field::score_mod: its index in kScoreModKeys
 };
 using CompiledRule = std::vector<FieldMatch>;
 
@@ -205,7 +207,11 @@ std::vector<CompiledRule> compile_rules(const std::vector<ExcludeRule>& rules) {
       const std::optional<Field> field = field_of(name);
       if (!field) known = false;  // no case has a value for it: the rule matches none
       if (!known) break;
-      FieldMatch match{*field, nullptr, {}};
+      FieldMatch match{*field, nullptr, {}, 0};
+      if (*field == Field::score_mod) {
+        match.score_mod = static_cast<std::size_t>(std::find(kScoreModKeys.begin(), kScoreModKeys.end(), name) -
+                                                   kScoreModKeys.begin());
+      }
       if (static_cast<std::size_t>(*field) < kSizeFields) {
         std::vector<std::int64_t> sizes;
         for (const std::string& word : words) sizes.push_back(std::stoll(word));  // the loader's own digits
@@ -227,8 +233,8 @@ std::vector<CompiledRule> compile_rules(const std::vector<ExcludeRule>& rules) {
 struct CaseValues {
   std::array<std::optional<std::int64_t>, kSizeFields> sizes;  // by Field; seq_len only where q and kv agree
   std::string variant, dtype, pass;
-  std::string softcap;  // "none", or the cap as softcap_text writes it
-  std::string alibi, sinks, deterministic;  // "true" or "false"
+  std::vector<std::string> score_mods;  // by kScoreModKeys, as ScoreMod::word writes them
+  std::string deterministic;            // "true" or "false"
   std::vector<std::string> causal;  // "true" and the alignment, or "false": true matches either alignment
   std::vector<std::string> window;  // "none", or "L,R" with "*" for a side a rule leaves out (any bound)
 };
@@ -241,9 +247,7 @@ CaseValues values_of(const Case& c) {
   v.variant = c.variant;
   v.dtype = to_string(c.dtype);
   v.pass = to_string(c.pass);
-  v.softcap = c.scores.softcap ? softcap_text(*c.scores.softcap) : "none";
-  v.alibi = c.scores.alibi ? "true" : "false";
-  v.sinks = c.scores.sinks ? "true" : "false";
+  for (std::size_t i = 0; i < kScoreModKeys.size(); ++i) v.score_mods.push_back(c.scores.word(i));
   v.deterministic = c.deterministic ? "true" : "false";
   v.causal = c.mask.is_causal() ? std::vector<std::string>{"true", to_string(c.mask.causal)} : std::vector<std::string>{"false"};
   if (!c.mask.windowed()) {
@@ -266,9 +270,7 @@ bool matches(const CompiledRule& rule, const CaseValues& v) {
       case Field::variant: hit = listed(v.variant); break;
       case Field::dtype: hit = listed(v.dtype); break;
       case Field::pass: hit = listed(v.pass); break;
-      case Field::softcap: hit = listed(v.softcap); break;
-      case Field::alibi: hit = listed(v.alibi); break;
-      case Field::sinks: hit = listed(v.sinks); break;
+      case Field::score_mod: hit = listed(v.score_mods[match.score_mod]); break;
       case Field::deterministic: hit = listed(v.deterministic); break;
       case Field::causal: hit = any_listed(v.causal); break;
       case Field::window: hit = any_listed(v.window); break;
